@@ -1,0 +1,352 @@
+//! Assembly: declare clocks, reserve components, connect typed links, install components,
+//! then `build` a [`Simulation`]. Wiring mistakes are reported here, naming both endpoints,
+//! never during the run.
+
+use crate::component::{Component, ComponentId};
+use crate::ctx::{Core, Links};
+use crate::error::BuildError;
+use crate::link::{
+    Arena, Bandwidth, InPort, LinkRef, LinkSpec, LinkState, LinkStats, OutPort, Payload, Timing,
+};
+use crate::sched::{Domain, Meta, Sched, State};
+use crate::sim::{LinkInfo, SimOptions, Simulation};
+use crate::time::{Clock, ClockId, Frequency, Time};
+use crate::trace::{TrackDecl, TrackId, TrackKind};
+use crate::trace_state::declare_path;
+use fxhash::FxHashMap;
+use std::any::TypeId;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Builds a [`Simulation`]. See the crate docs for a walk-through.
+#[derive(Default)]
+pub struct SimBuilder {
+    opts: SimOptions,
+    clocks: Vec<Clock>,
+    comps: Vec<Option<Box<dyn Component>>>,
+    names: Vec<String>,
+    domain_of: Vec<u32>,
+    by_name: FxHashMap<String, u32>,
+    arenas: Vec<Box<dyn crate::link::ErasedArena>>,
+    arena_of: FxHashMap<TypeId, u32>,
+    refs: Vec<LinkRef>,
+    links: Vec<LinkInfo>,
+    ports: FxHashMap<(u32, String), ()>,
+    inputs: Vec<Vec<LinkRef>>,
+    outputs: Vec<Vec<LinkRef>>,
+    decls: Vec<TrackDecl>,
+    groups: FxHashMap<(Option<TrackId>, String), TrackId>,
+    comp_tracks: Vec<TrackId>,
+    preloaded: u64,
+}
+
+impl SimBuilder {
+    /// An empty simulation with default options.
+    pub fn new() -> SimBuilder {
+        SimBuilder::default()
+    }
+
+    /// An empty simulation with `opts`.
+    pub fn with_options(opts: SimOptions) -> SimBuilder {
+        SimBuilder {
+            opts,
+            ..SimBuilder::default()
+        }
+    }
+
+    /// Declares a clock domain.
+    pub fn clock(&mut self, name: &str, freq: Frequency) -> Result<ClockId, BuildError> {
+        if self.clocks.iter().any(|c| c.name() == name) {
+            return Err(BuildError::DuplicateName {
+                what: "clock",
+                name: name.to_string(),
+            });
+        }
+        let clock = Clock::new(name, freq).map_err(|e| BuildError::BadClock {
+            name: name.to_string(),
+            reason: e.to_string(),
+        })?;
+        self.clocks.push(clock);
+        Ok(ClockId(self.clocks.len() as u32 - 1))
+    }
+
+    /// The clock `id`.
+    pub fn clock_of(&self, id: ClockId) -> &Clock {
+        &self.clocks[id.index()]
+    }
+
+    /// Reserves a component slot named `name` (dotted paths nest in traces: "chip0.core1.pe")
+    /// on `clock`, so links can be made before the component itself exists.
+    pub fn reserve(&mut self, name: &str, clock: ClockId) -> Result<ComponentId, BuildError> {
+        if self.by_name.contains_key(name) {
+            return Err(BuildError::DuplicateName {
+                what: "component",
+                name: name.to_string(),
+            });
+        }
+        let id = self.comps.len() as u32;
+        self.comps.push(None);
+        self.names.push(name.to_string());
+        self.domain_of.push(clock.0);
+        self.by_name.insert(name.to_string(), id);
+        self.inputs.push(Vec::new());
+        self.outputs.push(Vec::new());
+        let track = declare_path(
+            &mut self.decls,
+            &mut self.groups,
+            None,
+            name,
+            TrackKind::Slice,
+        );
+        self.comp_tracks.push(track);
+        Ok(ComponentId(id))
+    }
+
+    /// Installs the component for a reserved slot.
+    pub fn install(&mut self, id: ComponentId, comp: impl Component) -> Result<(), BuildError> {
+        let slot = &mut self.comps[id.index()];
+        if slot.is_some() {
+            return Err(BuildError::AlreadyInstalled {
+                name: self.names[id.index()].clone(),
+            });
+        }
+        *slot = Some(Box::new(comp));
+        Ok(())
+    }
+
+    /// Reserves and installs in one call (for components whose ports exist already).
+    pub fn add(
+        &mut self,
+        name: &str,
+        clock: ClockId,
+        comp: impl Component,
+    ) -> Result<ComponentId, BuildError> {
+        let id = self.reserve(name, clock)?;
+        self.install(id, comp)?;
+        Ok(id)
+    }
+
+    /// The name of component `id`.
+    pub fn name(&self, id: ComponentId) -> &str {
+        &self.names[id.index()]
+    }
+
+    /// The slice track of component `id` (its own row in trace viewers).
+    pub fn component_track(&self, id: ComponentId) -> TrackId {
+        self.comp_tracks[id.index()]
+    }
+
+    /// Declares an extra trace track owned by component `id` (e.g. one per queue), shown nested
+    /// under the component's own track.
+    pub fn track(&mut self, owner: ComponentId, name: &str, kind: TrackKind) -> TrackId {
+        let parent = Some(self.comp_tracks[owner.index()]);
+        let id = TrackId(self.decls.len() as u32);
+        self.decls.push(TrackDecl {
+            id,
+            parent,
+            name: name.to_string(),
+            kind,
+        });
+        id
+    }
+
+    /// Connects `src.src_port` to `dst.dst_port` with a link carrying `T`.
+    pub fn link<T: Payload>(
+        &mut self,
+        src: ComponentId,
+        src_port: &str,
+        dst: ComponentId,
+        dst_port: &str,
+        spec: LinkSpec,
+    ) -> Result<(OutPort<T>, InPort<T>), BuildError> {
+        let name = format!(
+            "{}.{} -> {}.{}",
+            self.names[src.index()],
+            src_port,
+            self.names[dst.index()],
+            dst_port
+        );
+        validate(&name, &spec)?;
+        for (c, p) in [(src, src_port), (dst, dst_port)] {
+            if self.ports.insert((c.0, p.to_string()), ()).is_some() {
+                return Err(BuildError::DuplicatePort {
+                    component: self.names[c.index()].clone(),
+                    port: p.to_string(),
+                });
+            }
+        }
+        let src_clock = &self.clocks[self.domain_of[src.index()] as usize];
+        let dst_clock = &self.clocks[self.domain_of[dst.index()] as usize];
+        let timing = Timing {
+            src,
+            dst,
+            latency: src_clock.cycles_to_dur(spec.latency),
+            credit_latency: dst_clock.cycles_to_dur(spec.credit_latency),
+            src_period: src_clock.cycles_to_dur(crate::time::Cycles(1)),
+            bandwidth: spec.bandwidth,
+            credits: spec.depth,
+            returns: VecDeque::with_capacity(spec.depth as usize),
+            busy_until: Time::ZERO,
+            window_start: Time::NEVER,
+            window_sends: 0,
+        };
+        let state = LinkState::<T> {
+            timing,
+            buf: VecDeque::with_capacity(spec.depth as usize),
+            stats: LinkStats::default(),
+        };
+        let arena = self.arena_for::<T>();
+        let any = self.arenas[arena as usize].as_any_mut();
+        let typed = any
+            .downcast_mut::<Arena<T>>()
+            .expect("arena registered for this payload type");
+        typed.links.push(state);
+        let r = LinkRef {
+            arena,
+            slot: typed.links.len() as u32 - 1,
+            id: crate::link::LinkId(self.refs.len() as u32),
+        };
+        self.refs.push(r);
+        self.links.push(LinkInfo {
+            name,
+            src,
+            dst,
+            src_port: src_port.to_string(),
+            dst_port: dst_port.to_string(),
+            spec,
+        });
+        self.outputs[src.index()].push(r);
+        self.inputs[dst.index()].push(r);
+        Ok((OutPort::new(r), InPort::new(r)))
+    }
+
+    fn arena_for<T: Payload>(&mut self) -> u32 {
+        let key = TypeId::of::<T>();
+        if let Some(&a) = self.arena_of.get(&key) {
+            return a;
+        }
+        self.arenas.push(Box::new(Arena::<T> { links: Vec::new() }));
+        let a = self.arenas.len() as u32 - 1;
+        self.arena_of.insert(key, a);
+        a
+    }
+
+    /// Puts `msg` in the receive buffer of `port`'s link before the run (visible at the first
+    /// edge), spending one credit.
+    pub fn preload<T: Payload>(&mut self, port: InPort<T>, msg: T) -> Result<(), BuildError> {
+        let r = port.r;
+        let any = self.arenas[r.arena as usize].as_any_mut();
+        let link = &mut any
+            .downcast_mut::<Arena<T>>()
+            .expect("port type matches arena")
+            .links[r.slot as usize];
+        if link.timing.credits == 0 {
+            let info = &self.links[r.id.index()];
+            return Err(BuildError::PreloadOverflow {
+                link: info.name.clone(),
+                depth: info.spec.depth,
+            });
+        }
+        link.timing.credits -= 1;
+        link.buf.push_back((Time::ZERO, msg));
+        link.stats.occupancy.set(Time::ZERO, link.buf.len() as u64);
+        self.preloaded += 1;
+        Ok(())
+    }
+
+    /// Checks that every reserved component was installed and builds the simulation. Every
+    /// component ticks on its clock's first edge (time 0) and then sleeps if it is idle.
+    pub fn build(self) -> Result<Simulation, BuildError> {
+        let missing: Vec<String> = self
+            .comps
+            .iter()
+            .zip(&self.names)
+            .filter(|(c, _)| c.is_none())
+            .map(|(_, n)| n.clone())
+            .collect();
+        if !missing.is_empty() {
+            return Err(BuildError::NotInstalled { names: missing });
+        }
+        let mut domains: Vec<Domain> = self
+            .clocks
+            .iter()
+            .map(|c| Domain {
+                clock: c.clone(),
+                cursor: c.cursor_at(0),
+                pending: Vec::new(),
+            })
+            .collect();
+        let mut meta = Vec::with_capacity(self.comps.len());
+        for (i, (ins, outs)) in self.inputs.into_iter().zip(self.outputs).enumerate() {
+            let domain = self.domain_of[i];
+            domains[domain as usize].pending.push(i as u32);
+            meta.push(Meta {
+                domain,
+                state: State::Queued,
+                wake: Time::NEVER,
+                timer: Time::NEVER,
+                inputs: ins,
+                outputs: outs,
+            });
+        }
+        let comps: Vec<Box<dyn Component>> = self.comps.into_iter().flatten().collect();
+        let core = Core {
+            now: Time::ZERO,
+            sched: Sched {
+                domains,
+                meta,
+                heap: BinaryHeap::new(),
+                floor: Time::ZERO,
+            },
+            links: Links {
+                arenas: self.arenas,
+                refs: self.refs,
+            },
+            trace: None,
+            progress: 0,
+            in_links: self.preloaded,
+            comp_tracks: Vec::new(),
+            flow_next: 0,
+        };
+        Ok(Simulation::new(
+            core,
+            comps,
+            self.names,
+            self.links,
+            self.decls,
+            self.comp_tracks,
+            self.opts,
+        ))
+    }
+}
+
+fn validate(name: &str, spec: &LinkSpec) -> Result<(), BuildError> {
+    let bad = |field, value: String, allowed| {
+        Err(BuildError::BadLink {
+            link: name.to_string(),
+            field,
+            value,
+            allowed,
+        })
+    };
+    if spec.latency.0 == 0 {
+        return bad(
+            "latency",
+            "0".into(),
+            ">= 1 sender cycle (no zero-latency paths between components)",
+        );
+    }
+    if spec.depth == 0 {
+        return bad("depth", "0".into(), ">= 1 message");
+    }
+    if spec.credit_latency.0 == 0 {
+        return bad("credit_latency", "0".into(), ">= 1 receiver cycle");
+    }
+    match spec.bandwidth {
+        Bandwidth::BytesPerCycle(0) | Bandwidth::MessagesPerCycle(0) => bad(
+            "bandwidth",
+            "0".into(),
+            "> 0 bytes or messages per cycle, or unlimited",
+        ),
+        _ => Ok(()),
+    }
+}

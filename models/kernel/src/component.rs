@@ -1,0 +1,49 @@
+//! The component trait: plain data plus a `tick` on its clock's rising edges.
+
+use crate::ctx::Ctx;
+use crate::stats::StatsWriter;
+
+/// Identifies a component within one simulation (dense index, in creation order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ComponentId(pub(crate) u32);
+
+impl ComponentId {
+    /// The dense index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What a component tells the kernel after a tick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activity {
+    /// Tick me again on my next edge.
+    Busy,
+    /// Nothing to do until a message arrives on one of my inputs, a credit returns on an output
+    /// I am blocked on (no credits left, or bandwidth busy), or a timer I set expires.
+    Idle,
+}
+
+/// A simulated block. Plain data plus a `tick` on its clock's rising edges.
+///
+/// **Contract.** In `tick` a component may read what has arrived on its input ports, send on
+/// its output ports (within their credits), set timers, and record trace events; it may not
+/// touch any other component's state (links are the only way state crosses components). It
+/// returns [`Activity::Idle`] only when nothing it could do now would change anything; the
+/// kernel then stops ticking it (it costs nothing) until an input message arrives, a credit
+/// returns on an output that had none, or a timer it set expires. A component that leaves
+/// arrived messages unread while idle must be waiting for one of those; otherwise it is stuck
+/// and the deadlock detector reports it.
+pub trait Component: std::any::Any {
+    /// One rising edge of this component's clock.
+    fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity;
+
+    /// Writes this component's statistics (called at report time; units in the names).
+    fn report(&self, _out: &mut StatsWriter<'_>) {}
+
+    /// True while the component holds work it has not finished (e.g. queued requests). Only the
+    /// deadlock detector and [`crate::Simulation::run_until_idle`] ask.
+    fn has_outstanding_work(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,298 @@
+//! What a component sees during its tick: the time, its ports, its timers, and the tracer.
+
+use crate::link::{Arena, Blocked, ErasedArena, InPort, LinkRef, LinkState, OutPort, Payload};
+use crate::sched::{Sched, State};
+use crate::time::{Clock, Cycles, Time};
+use crate::trace::{Arg, Flow, RecordKind, TraceRecord, TrackId};
+use crate::trace_state::TraceState;
+use crate::ComponentId;
+
+/// All links of a simulation, one arena per payload type.
+pub(crate) struct Links {
+    pub arenas: Vec<Box<dyn ErasedArena>>,
+    /// By link id.
+    pub refs: Vec<LinkRef>,
+}
+
+impl Links {
+    #[inline]
+    pub fn state<T: Payload>(&mut self, r: LinkRef) -> &mut LinkState<T> {
+        let arena = self.arenas[r.arena as usize]
+            .as_any_mut()
+            .downcast_mut::<Arena<T>>()
+            .expect(
+                "a port's payload type always matches its arena (ports are made by the builder)",
+            );
+        &mut arena.links[r.slot as usize]
+    }
+}
+
+/// Kernel state shared by all components during a step.
+pub(crate) struct Core {
+    pub now: Time,
+    pub sched: Sched,
+    pub links: Links,
+    pub trace: Option<Box<TraceState>>,
+    /// Messages sent plus received plus explicit progress marks: the deadlock detector's pulse.
+    pub progress: u64,
+    /// Messages currently in links.
+    pub in_links: u64,
+    /// Per-component track ids (when tracing is on, else empty).
+    pub comp_tracks: Vec<TrackId>,
+    pub flow_next: u64,
+}
+
+/// The view of the simulation a component gets while it ticks.
+pub struct Ctx<'a> {
+    pub(crate) core: &'a mut Core,
+    pub(crate) comp: u32,
+    pub(crate) cycle: u64,
+}
+
+impl<'a> Ctx<'a> {
+    /// Current simulated time (this component's clock edge).
+    #[inline]
+    pub fn now(&self) -> Time {
+        self.core.now
+    }
+    /// Index of the current edge of this component's clock.
+    #[inline]
+    pub fn cycle(&self) -> Cycles {
+        Cycles(self.cycle)
+    }
+    /// This component's id.
+    pub fn id(&self) -> ComponentId {
+        ComponentId(self.comp)
+    }
+    /// This component's clock.
+    pub fn clock(&self) -> &Clock {
+        let d = self.core.sched.meta[self.comp as usize].domain;
+        &self.core.sched.domains[d as usize].clock
+    }
+
+    /// Takes the oldest message that has arrived on `port`, returning its credit to the sender
+    /// after the link's credit latency.
+    #[inline]
+    pub fn recv<T: Payload>(&mut self, port: InPort<T>) -> Option<T> {
+        let now = self.core.now;
+        let r = port.r;
+        let link = self.core.links.state::<T>(r);
+        debug_assert_eq!(
+            link.timing.dst.0, self.comp,
+            "port used by a component that does not own it"
+        );
+        match link.buf.front() {
+            Some(&(at, _)) if at <= now => {}
+            _ => return None,
+        }
+        let (at, msg) = link.buf.pop_front()?;
+        let back = now + link.timing.credit_latency;
+        link.timing.returns.push_back(back);
+        link.stats.wait_ps.record(now.since(at).as_ps());
+        let occ = link.buf.len();
+        link.stats.occupancy.set(now, occ as u64);
+        let src = link.timing.src.0;
+        let blocked = self.core.sched.meta[src as usize].state == State::Asleep && {
+            link.timing.refresh(now);
+            link.timing.credits == 0
+        };
+        self.core.progress += 1;
+        self.core.in_links -= 1;
+        if blocked {
+            self.core.sched.arm(src, back);
+        }
+        if let Some(tr) = self.core.trace.as_deref_mut() {
+            tr.link_received(self.comp, r.id.index(), now, occ);
+            tr.credit_returned(r.id.index(), back);
+        }
+        Some(msg)
+    }
+
+    /// The oldest arrived message on `port`, without taking it.
+    #[inline]
+    pub fn peek<T: Payload>(&mut self, port: InPort<T>) -> Option<&T> {
+        let now = self.core.now;
+        let link = self.core.links.state::<T>(port.r);
+        match link.buf.front() {
+            Some((at, m)) if *at <= now => Some(m),
+            _ => None,
+        }
+    }
+
+    /// How many messages have arrived on `port` and wait to be received.
+    pub fn arrived<T: Payload>(&mut self, port: InPort<T>) -> usize {
+        let now = self.core.now;
+        let link = self.core.links.state::<T>(port.r);
+        link.buf.iter().take_while(|(at, _)| *at <= now).count()
+    }
+
+    /// Whether a send on `port` would be accepted now (a credit is free and the bandwidth
+    /// limit allows it).
+    #[inline]
+    pub fn can_send<T: Payload>(&mut self, port: OutPort<T>) -> bool {
+        let now = self.core.now;
+        self.core.links.state::<T>(port.r).timing.can_send(now)
+    }
+
+    /// Credits the sender holds on `port` now.
+    pub fn credits<T: Payload>(&mut self, port: OutPort<T>) -> u32 {
+        let now = self.core.now;
+        let t = &mut self.core.links.state::<T>(port.r).timing;
+        t.refresh(now);
+        t.credits
+    }
+
+    /// Sends `msg` on `port`. It becomes visible to the receiver after the link latency.
+    /// Refused (the message is handed back) when no credit is free or the bandwidth limit is
+    /// reached this cycle.
+    #[inline]
+    pub fn send<T: Payload>(&mut self, port: OutPort<T>, msg: T) -> Result<(), Blocked<T>> {
+        let now = self.core.now;
+        let r = port.r;
+        let link = self.core.links.state::<T>(r);
+        debug_assert_eq!(
+            link.timing.src.0, self.comp,
+            "port used by a component that does not own it"
+        );
+        if !link.timing.can_send(now) {
+            link.stats.refused += 1;
+            return Err(Blocked(msg));
+        }
+        let bytes = msg.size_bytes();
+        let bits = if self.core.trace.is_some() {
+            msg.trace_bits()
+        } else {
+            0
+        };
+        let arrival = link.timing.spend(now, bytes);
+        link.buf.push_back((arrival, msg));
+        link.stats.msgs += 1;
+        link.stats.bytes += u64::from(bytes);
+        let occ = link.buf.len();
+        link.stats.occupancy.set(now, occ as u64);
+        let dst = link.timing.dst.0;
+        self.core.progress += 1;
+        self.core.in_links += 1;
+        self.core.sched.arm(dst, arrival);
+        if let Some(tr) = self.core.trace.as_deref_mut() {
+            tr.link_sent(self.comp, r.id.index(), now, occ, bits);
+        }
+        Ok(())
+    }
+
+    /// Ticks this component again at the first edge at or after `t` even if it goes idle.
+    pub fn wake_at(&mut self, t: Time) {
+        let m = &mut self.core.sched.meta[self.comp as usize];
+        if t < m.timer {
+            m.timer = t;
+        }
+    }
+
+    /// Ticks this component again `n` cycles from now (n >= 1) even if it goes idle.
+    pub fn wake_after(&mut self, n: Cycles) {
+        let t = self.clock().edge(self.cycle + n.0.max(1));
+        self.wake_at(t);
+    }
+
+    /// Marks forward progress that sends no message (e.g. internal computation), so the
+    /// deadlock detector does not mistake a long computation for a hang.
+    pub fn progress(&mut self) {
+        self.core.progress += 1;
+    }
+
+    /// A fresh flow id for linking trace slices (deterministic: a counter per simulation,
+    /// mixed with the component id).
+    pub fn new_flow_id(&mut self) -> u64 {
+        self.core.flow_next += 1;
+        (u64::from(self.comp) << 40) | self.core.flow_next
+    }
+
+    /// The tracer, or `None` when no trace sink is attached (one branch).
+    #[inline]
+    pub fn tracer(&mut self) -> Option<Tracer<'_>> {
+        let comp = self.comp;
+        let now = self.core.now;
+        let track = self.core.comp_tracks.get(comp as usize).copied();
+        self.core.trace.as_deref_mut().map(|st| Tracer {
+            st,
+            comp,
+            now,
+            track,
+        })
+    }
+}
+
+/// Records trace events for the component that is ticking, stamped in simulated time.
+pub struct Tracer<'a> {
+    st: &'a mut TraceState,
+    comp: u32,
+    now: Time,
+    track: Option<TrackId>,
+}
+
+impl Tracer<'_> {
+    /// This component's own slice track.
+    pub fn own_track(&self) -> TrackId {
+        self.track.unwrap_or(TrackId(0))
+    }
+    /// A complete slice `[start, end)` on `track` (end may be now or earlier).
+    pub fn slice(
+        &mut self,
+        track: TrackId,
+        name: &'static str,
+        start: Time,
+        end: Time,
+        flow: Flow,
+        arg: Option<Arg>,
+    ) {
+        let kind = RecordKind::Slice {
+            name,
+            start,
+            end: end.max(start),
+            flow,
+            arg,
+        };
+        self.st.push(
+            self.comp,
+            TraceRecord {
+                time: self.now,
+                track,
+                kind,
+            },
+        );
+    }
+    /// An instant at the current time on `track`.
+    pub fn instant(&mut self, track: TrackId, name: &'static str, flow: Flow, arg: Option<Arg>) {
+        let kind = RecordKind::Instant { name, flow, arg };
+        self.st.push(
+            self.comp,
+            TraceRecord {
+                time: self.now,
+                track,
+                kind,
+            },
+        );
+    }
+    /// A counter sample at the current time on a counter `track`.
+    pub fn counter(&mut self, track: TrackId, value: f64) {
+        self.st.push(
+            self.comp,
+            TraceRecord {
+                time: self.now,
+                track,
+                kind: RecordKind::Counter { value },
+            },
+        );
+    }
+    /// A signal value at the current time on a signal `track`.
+    pub fn signal(&mut self, track: TrackId, value: u64) {
+        self.st.push(
+            self.comp,
+            TraceRecord {
+                time: self.now,
+                track,
+                kind: RecordKind::Signal { value },
+            },
+        );
+    }
+}

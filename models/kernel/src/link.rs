@@ -1,0 +1,340 @@
+//! Links: typed, point-to-point, bounded, credit-based channels with latency.
+//!
+//! ```text
+//!   sender (clock A)                                   receiver (clock B)
+//!   ┌─────────┐ send ──► [ in flight | buffered ] ──► recv ┌──────────┐
+//!   │ OutPort │ ◄── credits (returned after credit latency)│  InPort  │
+//!   └─────────┘                                            └──────────┘
+//! ```
+//!
+//! - **Latency** counts in the *sender's* clock: a message sent on sender edge `k` with latency
+//!   `n` arrives at `edge(k) + floor(n * period)` and is visible to the receiver from its first
+//!   edge at or after that time (for a same-clock link: exactly edge `k + n`).
+//! - **Credits**: the sender starts with `depth` credits (the receiver buffer depth); each send
+//!   spends one; each `recv` returns one after the credit latency, which counts in the
+//!   *receiver's* clock. So at most `depth` messages are ever in flight or buffered.
+//! - **Bandwidth** (optional): bytes per sender cycle (a message of `b` bytes occupies the link
+//!   for `ceil(b / bw)` cycles and its tail arrives that much later) or messages per cycle.
+//! - Latency is at least one cycle, so nothing sent at time `t` is visible at `t`: the order in
+//!   which components tick within a step cannot change what they see.
+//!
+//! What it leaves out: bit-level signalling (valid/ready wires are derived for VCD only),
+//! message reordering, loss (fabric models add CRC errors and replay on top).
+
+use crate::component::ComponentId;
+use crate::stats::{Histogram, TimeWeighted};
+use crate::time::{Cycles, Dur, Time};
+use std::any::Any;
+use std::collections::VecDeque;
+use std::marker::PhantomData;
+
+/// What a link can carry. `size_bytes` feeds bandwidth limits and byte statistics;
+/// `trace_bits` is the value shown on the link's VCD `data` signal.
+pub trait Payload: 'static {
+    /// Size on the wire, in bytes (default 8).
+    fn size_bytes(&self) -> u32 {
+        8
+    }
+    /// Up to 64 bits shown in waveforms (default 0).
+    fn trace_bits(&self) -> u64 {
+        0
+    }
+}
+
+macro_rules! int_payload {
+    ($($t:ty),*) => {$(
+        impl Payload for $t {
+            fn size_bytes(&self) -> u32 { std::mem::size_of::<$t>() as u32 }
+            fn trace_bits(&self) -> u64 { *self as u64 }
+        }
+    )*};
+}
+int_payload!(u8, u16, u32, u64, usize, i8, i16, i32, i64);
+
+impl Payload for () {
+    fn size_bytes(&self) -> u32 {
+        0
+    }
+}
+
+impl Payload for bool {
+    fn size_bytes(&self) -> u32 {
+        1
+    }
+    fn trace_bits(&self) -> u64 {
+        u64::from(*self)
+    }
+}
+
+/// Index of a link within its simulation (dense, in creation order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LinkId(pub(crate) u32);
+
+impl LinkId {
+    /// The dense index.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+    /// The link with dense index `i` (links are numbered in creation order).
+    pub fn from_index(i: usize) -> LinkId {
+        LinkId(i as u32)
+    }
+}
+
+/// Where a link's typed state lives: which arena (one per payload type) and which slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LinkRef {
+    pub arena: u32,
+    pub slot: u32,
+    pub id: LinkId,
+}
+
+/// The sending end of a link carrying `T`. Copyable handle; only the source component may use it.
+pub struct OutPort<T> {
+    pub(crate) r: LinkRef,
+    _t: PhantomData<fn(T) -> T>,
+}
+
+/// The receiving end of a link carrying `T`. Copyable handle; only the destination may use it.
+pub struct InPort<T> {
+    pub(crate) r: LinkRef,
+    _t: PhantomData<fn(T) -> T>,
+}
+
+macro_rules! port_impls {
+    ($p:ident) => {
+        impl<T> Clone for $p<T> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        impl<T> Copy for $p<T> {}
+        impl<T> std::fmt::Debug for $p<T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{}(link {})", stringify!($p), self.r.id.0)
+            }
+        }
+        impl<T> $p<T> {
+            pub(crate) fn new(r: LinkRef) -> Self {
+                $p { r, _t: PhantomData }
+            }
+            /// The link this port belongs to.
+            pub fn link(&self) -> LinkId {
+                self.r.id
+            }
+        }
+    };
+}
+port_impls!(OutPort);
+port_impls!(InPort);
+
+/// A bandwidth limit on a link, in the sender's cycles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bandwidth {
+    /// No limit beyond credits: any number of messages per cycle.
+    Unlimited,
+    /// At most this many bytes per sender cycle; a message occupies `ceil(bytes / n)` cycles.
+    BytesPerCycle(u32),
+    /// At most this many messages (flits) per sender cycle.
+    MessagesPerCycle(u32),
+}
+
+/// A link's parameters, fixed at assembly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkSpec {
+    /// Latency in the sender's cycles (>= 1).
+    pub latency: Cycles,
+    /// Receiver buffer depth = initial credits (>= 1).
+    pub depth: u32,
+    /// Credit-return latency in the receiver's cycles (>= 1).
+    pub credit_latency: Cycles,
+    /// Optional bandwidth limit.
+    pub bandwidth: Bandwidth,
+}
+
+impl Default for LinkSpec {
+    /// One cycle of latency, depth 2, one cycle of credit return, no bandwidth limit.
+    fn default() -> Self {
+        LinkSpec {
+            latency: Cycles(1),
+            depth: 2,
+            credit_latency: Cycles(1),
+            bandwidth: Bandwidth::Unlimited,
+        }
+    }
+}
+
+impl LinkSpec {
+    /// Same spec with latency `n` sender cycles.
+    pub fn latency(mut self, n: u64) -> Self {
+        self.latency = Cycles(n);
+        self
+    }
+    /// Same spec with buffer depth `d`.
+    pub fn depth(mut self, d: u32) -> Self {
+        self.depth = d;
+        self
+    }
+    /// Same spec with credit-return latency `n` receiver cycles.
+    pub fn credit_latency(mut self, n: u64) -> Self {
+        self.credit_latency = Cycles(n);
+        self
+    }
+    /// Same spec with bandwidth limit `bw`.
+    pub fn bandwidth(mut self, bw: Bandwidth) -> Self {
+        self.bandwidth = bw;
+        self
+    }
+}
+
+/// Why a send was refused; gives the message back.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Blocked<T>(pub T);
+
+/// Per-link statistics kept by the kernel.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LinkStats {
+    pub msgs: u64,
+    pub bytes: u64,
+    pub refused: u64,
+    pub occupancy: TimeWeighted,
+    /// Time from arrival to `recv`, in ps.
+    pub wait_ps: Histogram,
+}
+
+/// The timing and credit state of one link, independent of its payload type.
+#[derive(Clone, Debug)]
+pub(crate) struct Timing {
+    pub src: ComponentId,
+    pub dst: ComponentId,
+    pub latency: Dur,
+    pub credit_latency: Dur,
+    pub src_period: Dur,
+    pub bandwidth: Bandwidth,
+    /// Credits the sender may spend now (returns with time <= now are folded in lazily).
+    pub credits: u32,
+    /// Pending credit returns, in non-decreasing time order.
+    pub returns: VecDeque<Time>,
+    /// Bandwidth state: the link is busy until this time.
+    pub busy_until: Time,
+    /// Messages-per-cycle state: the sender edge of the last send, and sends at that edge.
+    pub window_start: Time,
+    pub window_sends: u32,
+}
+
+impl Timing {
+    /// Folds credit returns that are visible at `now`.
+    #[inline]
+    pub fn refresh(&mut self, now: Time) {
+        while let Some(&t) = self.returns.front() {
+            if t > now {
+                break;
+            }
+            self.returns.pop_front();
+            self.credits += 1;
+        }
+    }
+
+    /// Whether a send of `bytes` at `now` is allowed.
+    #[inline]
+    pub fn can_send(&mut self, now: Time) -> bool {
+        self.refresh(now);
+        if self.credits == 0 || now < self.busy_until {
+            return false;
+        }
+        match self.bandwidth {
+            Bandwidth::MessagesPerCycle(n) => self.window_start != now || self.window_sends < n,
+            _ => true,
+        }
+    }
+
+    /// Spends a credit for a send of `bytes` at `now`; returns the arrival time.
+    #[inline]
+    pub fn spend(&mut self, now: Time, bytes: u32) -> Time {
+        self.credits -= 1;
+        let mut arrival = now + self.latency;
+        match self.bandwidth {
+            Bandwidth::Unlimited => {}
+            Bandwidth::BytesPerCycle(bw) => {
+                let cycles = u64::from(bytes.div_ceil(bw).max(1));
+                let occupy = Dur::from_ps(self.src_period.as_ps() * cycles);
+                self.busy_until = now + occupy;
+                arrival += Dur::from_ps(self.src_period.as_ps() * (cycles - 1));
+            }
+            Bandwidth::MessagesPerCycle(_) => {
+                if self.window_start != now {
+                    self.window_start = now;
+                    self.window_sends = 0;
+                }
+                self.window_sends += 1;
+            }
+        }
+        arrival
+    }
+
+    /// The earliest pending credit return after `now`, if the sender has no credits now.
+    pub fn blocked_until(&mut self, now: Time) -> Time {
+        self.refresh(now);
+        if self.credits > 0 {
+            if now < self.busy_until {
+                return self.busy_until;
+            }
+            return Time::NEVER;
+        }
+        self.returns.front().copied().unwrap_or(Time::NEVER)
+    }
+}
+
+/// One link's full state: timing plus the typed FIFO of (arrival time, message).
+pub(crate) struct LinkState<T> {
+    pub timing: Timing,
+    pub buf: VecDeque<(Time, T)>,
+    pub stats: LinkStats,
+}
+
+/// All links carrying one payload type.
+pub(crate) struct Arena<T> {
+    pub links: Vec<LinkState<T>>,
+}
+
+/// Type-erased access to an arena, for what the scheduler and reports need.
+pub(crate) trait ErasedArena {
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+    fn timing_mut(&mut self, slot: u32) -> &mut Timing;
+    /// Arrival time of the first message that is not yet visible at `now`.
+    fn next_arrival_after(&self, slot: u32, now: Time) -> Time;
+    /// Messages in the link (in flight or buffered).
+    fn len(&self, slot: u32) -> usize;
+    /// Messages visible to the receiver at `now` but not yet received.
+    fn arrived(&self, slot: u32, now: Time) -> usize;
+    fn stats(&self, slot: u32) -> &LinkStats;
+}
+
+impl<T: Payload> ErasedArena for Arena<T> {
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn timing_mut(&mut self, slot: u32) -> &mut Timing {
+        &mut self.links[slot as usize].timing
+    }
+    fn next_arrival_after(&self, slot: u32, now: Time) -> Time {
+        let buf = &self.links[slot as usize].buf;
+        buf.iter()
+            .map(|(t, _)| *t)
+            .find(|&t| t > now)
+            .unwrap_or(Time::NEVER)
+    }
+    fn len(&self, slot: u32) -> usize {
+        self.links[slot as usize].buf.len()
+    }
+    fn arrived(&self, slot: u32, now: Time) -> usize {
+        self.links[slot as usize]
+            .buf
+            .iter()
+            .take_while(|(t, _)| *t <= now)
+            .count()
+    }
+    fn stats(&self, slot: u32) -> &LinkStats {
+        &self.links[slot as usize].stats
+    }
+}

@@ -1,0 +1,128 @@
+//! The scheduler's state: per-clock-domain lists of components to tick on the next edge, a heap
+//! of later wake-ups, and each component's sleep state.
+//!
+//! Invariants:
+//! - A domain's `pending` list holds components to tick at `cursor`, which is the domain's
+//!   earliest edge not before the current floor; later wake-ups go to the heap.
+//! - A component is in exactly one of: asleep (maybe with one live heap entry, `wake`), queued
+//!   (in its domain's pending list), ticking (being evaluated this step).
+//! - State changes that decide who ticks happen only between steps or in the update phase, never
+//!   in a way that depends on the order of ticks within a step.
+
+use crate::link::LinkRef;
+use crate::time::{Clock, EdgeCursor, Time};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// A component's scheduling state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    Asleep,
+    Queued,
+    Ticking,
+}
+
+/// Scheduling metadata of one component (kept apart from the component itself).
+#[derive(Clone, Debug)]
+pub(crate) struct Meta {
+    pub domain: u32,
+    pub state: State,
+    /// When asleep: the time of its live heap entry, or NEVER.
+    pub wake: Time,
+    /// Earliest timer the component set, or NEVER.
+    pub timer: Time,
+    pub inputs: Vec<LinkRef>,
+    pub outputs: Vec<LinkRef>,
+}
+
+/// One clock domain's schedule.
+#[derive(Clone, Debug)]
+pub(crate) struct Domain {
+    pub clock: Clock,
+    /// The edge at which `pending` ticks (fresh whenever `pending` is non-empty).
+    pub cursor: EdgeCursor,
+    pub pending: Vec<u32>,
+}
+
+impl Domain {
+    /// Moves the cursor to the first edge at or after `floor` (never backwards).
+    pub fn seek(&mut self, floor: Time) {
+        if self.cursor.time() >= floor {
+            return;
+        }
+        let period = self
+            .clock
+            .cycles_to_dur(crate::time::Cycles(1))
+            .as_ps()
+            .max(1);
+        if floor.as_ps() - self.cursor.time().as_ps() > 16 * period {
+            let k = self.clock.edge_index_at_or_after(floor);
+            self.cursor = self.clock.cursor_at(k);
+            return;
+        }
+        while self.cursor.time() < floor {
+            self.cursor.advance(&self.clock);
+        }
+    }
+}
+
+/// Domains, component states and the wake heap.
+pub(crate) struct Sched {
+    pub domains: Vec<Domain>,
+    pub meta: Vec<Meta>,
+    pub heap: BinaryHeap<Reverse<(Time, u32)>>,
+    /// No tick may be scheduled before this time (now during wake-up processing, now + 1 ps
+    /// during evaluation and update).
+    pub floor: Time,
+}
+
+impl Sched {
+    /// Makes sure component `c` ticks on its first edge at or after `at`, unless it is already
+    /// scheduled to tick no later than that.
+    #[inline]
+    pub fn arm(&mut self, c: u32, at: Time) {
+        let m = &mut self.meta[c as usize];
+        if m.state != State::Asleep || at >= m.wake {
+            return;
+        }
+        let d = &mut self.domains[m.domain as usize];
+        if d.pending.is_empty() {
+            d.seek(self.floor);
+        }
+        if at <= d.cursor.time() {
+            d.pending.push(c);
+            m.state = State::Queued;
+            m.wake = Time::NEVER;
+        } else {
+            self.heap.push(Reverse((at, c)));
+            m.wake = at;
+        }
+    }
+
+    /// Earliest time anything is scheduled, or NEVER.
+    pub fn next_time(&self) -> Time {
+        let mut t = self.heap.peek().map_or(Time::NEVER, |r| r.0 .0);
+        for d in &self.domains {
+            if !d.pending.is_empty() && d.cursor.time() < t {
+                t = d.cursor.time();
+            }
+        }
+        t
+    }
+
+    /// Pops heap entries due at or before `t` and queues their components.
+    pub fn wake_due(&mut self, t: Time) {
+        self.floor = t;
+        while let Some(&Reverse((at, c))) = self.heap.peek() {
+            if at > t {
+                break;
+            }
+            self.heap.pop();
+            let m = &mut self.meta[c as usize];
+            if m.state == State::Asleep && m.wake == at {
+                m.wake = Time::NEVER;
+                self.arm(c, at);
+            }
+        }
+    }
+}

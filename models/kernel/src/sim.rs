@@ -1,0 +1,603 @@
+//! A built simulation: the run loop (wake-ups, evaluate, update), run control, statistics and
+//! the deadlock detector.
+
+use crate::component::{Activity, Component, ComponentId};
+use crate::ctx::{Core, Ctx};
+use crate::error::{BlockedComponent, DeadlockReport, RunError};
+use crate::link::{LinkId, LinkSpec};
+use crate::rng::SimRng;
+use crate::sched::State;
+use crate::stats::{StatsReport, StatsWriter};
+use crate::time::{ClockId, Cycles, Dur, Time};
+use crate::trace::{TraceError, TraceSink, TrackDecl, TrackId, TrackKind};
+use crate::trace_state::{LinkTracks, TraceState};
+use std::any::Any;
+
+/// Run-wide options.
+#[derive(Clone, Debug)]
+pub struct SimOptions {
+    /// The run's seed (components derive their streams from it with [`SimRng::new`]).
+    pub seed: u64,
+    /// Order of ticks within a time step. Results never depend on it; the other orders exist
+    /// to prove that in tests.
+    pub tick_order: TickOrder,
+    /// Stop with a deadlock report when work is outstanding and nothing has moved for this
+    /// long (simulated time).
+    pub deadlock_window: Dur,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            seed: 1,
+            tick_order: TickOrder::Structural,
+            deadlock_window: Dur::from_us(100),
+        }
+    }
+}
+
+/// Order in which the components due at one time step are ticked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TickOrder {
+    /// By clock domain, then in the order they became due (deterministic).
+    Structural,
+    /// Reversed structural order (for order-independence tests).
+    Reversed,
+    /// A seeded random permutation per step (for order-independence tests).
+    Shuffled(u64),
+}
+
+/// What to trace on links when a sink is attached.
+#[derive(Clone, Debug, Default)]
+pub struct TraceOptions {
+    /// A counter track of messages in each link.
+    pub link_occupancy: bool,
+    /// Links whose `valid`, `data` and `credits` are traced as waveform signals (for VCD).
+    pub signal_links: Vec<LinkId>,
+}
+
+/// Static facts about one link.
+#[derive(Clone, Debug)]
+pub struct LinkInfo {
+    /// "src.port -> dst.port".
+    pub name: String,
+    /// Sending component.
+    pub src: ComponentId,
+    /// Receiving component.
+    pub dst: ComponentId,
+    /// Sender's port name.
+    pub src_port: String,
+    /// Receiver's port name.
+    pub dst_port: String,
+    /// Its parameters.
+    pub spec: LinkSpec,
+}
+
+/// Why a run call returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The time limit was reached.
+    Limit,
+    /// Nothing is scheduled any more and no work is outstanding.
+    Idle,
+    /// The caller's condition became true.
+    Condition,
+}
+
+/// Counters about the kernel's own work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelCounters {
+    /// Time steps evaluated.
+    pub steps: u64,
+    /// Component ticks.
+    pub ticks: u64,
+}
+
+/// A built simulation. Components and links are fixed; run it in one or more `run_*` calls.
+pub struct Simulation {
+    pub(crate) core: Core,
+    comps: Vec<Box<dyn Component>>,
+    names: Vec<String>,
+    links: Vec<LinkInfo>,
+    decls: Vec<TrackDecl>,
+    comp_tracks: Vec<TrackId>,
+    opts: SimOptions,
+    ticking: Vec<(u32, u64)>,
+    acts: Vec<Activity>,
+    order_rng: SimRng,
+    counters: KernelCounters,
+    last_progress: (u64, Time),
+}
+
+impl Simulation {
+    pub(crate) fn new(
+        core: Core,
+        comps: Vec<Box<dyn Component>>,
+        names: Vec<String>,
+        links: Vec<LinkInfo>,
+        decls: Vec<TrackDecl>,
+        comp_tracks: Vec<TrackId>,
+        opts: SimOptions,
+    ) -> Simulation {
+        let seed = match opts.tick_order {
+            TickOrder::Shuffled(s) => s,
+            _ => 0,
+        };
+        Simulation {
+            core,
+            comps,
+            names,
+            links,
+            decls,
+            comp_tracks,
+            opts,
+            ticking: Vec::new(),
+            acts: Vec::new(),
+            order_rng: SimRng::new(seed, u64::MAX),
+            counters: KernelCounters::default(),
+            last_progress: (0, Time::ZERO),
+        }
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.core.now
+    }
+
+    /// Kernel work counters (steps, ticks).
+    pub fn counters(&self) -> KernelCounters {
+        self.counters
+    }
+
+    /// Number of components.
+    pub fn component_count(&self) -> usize {
+        self.comps.len()
+    }
+
+    /// Component names, by id.
+    pub fn component_names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The id of the component called `name`.
+    pub fn component_id(&self, name: &str) -> Option<ComponentId> {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| ComponentId(i as u32))
+    }
+
+    /// The component `id`, if it is a `C`.
+    pub fn component<C: Component>(&self, id: ComponentId) -> Option<&C> {
+        let c: &dyn Any = self.comps.get(id.index())?.as_ref();
+        c.downcast_ref::<C>()
+    }
+
+    /// Static facts about every link, by id.
+    pub fn links(&self) -> &[LinkInfo] {
+        &self.links
+    }
+
+    /// The clock `id`.
+    pub fn clock(&self, id: ClockId) -> &crate::time::Clock {
+        &self.core.sched.domains[id.index()].clock
+    }
+
+    /// Attaches a trace sink: declares every track (components, then the link tracks that
+    /// `opts` asks for) and records from now on.
+    pub fn attach_trace(&mut self, sink: Box<dyn TraceSink>, opts: &TraceOptions) {
+        let mut decls = self.decls.clone();
+        let mut link_tracks = vec![LinkTracks::default(); self.links.len()];
+        let wants_links = opts.link_occupancy || !opts.signal_links.is_empty();
+        let root = if wants_links {
+            let id = TrackId(decls.len() as u32);
+            decls.push(TrackDecl {
+                id,
+                parent: None,
+                name: "links".into(),
+                kind: TrackKind::Group,
+            });
+            Some(id)
+        } else {
+            None
+        };
+        let credits: Vec<u32> = (0..self.links.len()).map(|i| self.credits_now(i)).collect();
+        for (i, l) in self.links.iter().enumerate() {
+            let signals = opts.signal_links.contains(&LinkId(i as u32));
+            if !(opts.link_occupancy || signals) {
+                continue;
+            }
+            let group = push_decl(&mut decls, root, &l.name, TrackKind::Group);
+            let lt = &mut link_tracks[i];
+            let d = self.core.sched.meta[l.src.index()].domain as usize;
+            lt.src_period = self.core.sched.domains[d].clock.cycles_to_dur(Cycles(1));
+            lt.credit_level = credits[i];
+            if opts.link_occupancy {
+                lt.occupancy = Some(push_decl(
+                    &mut decls,
+                    Some(group),
+                    "occupancy",
+                    TrackKind::Counter { unit: "msgs" },
+                ));
+            }
+            if signals {
+                lt.valid = Some(push_decl(
+                    &mut decls,
+                    Some(group),
+                    "valid",
+                    TrackKind::Signal { width: 1 },
+                ));
+                lt.data = Some(push_decl(
+                    &mut decls,
+                    Some(group),
+                    "data",
+                    TrackKind::Signal { width: 64 },
+                ));
+                lt.credits = Some(push_decl(
+                    &mut decls,
+                    Some(group),
+                    "credits",
+                    TrackKind::Signal { width: 32 },
+                ));
+            }
+        }
+        self.core.comp_tracks = self.comp_tracks.clone();
+        self.core.trace = Some(Box::new(TraceState::new(sink, &decls, link_tracks)));
+    }
+
+    fn credits_now(&mut self, link: usize) -> u32 {
+        let r = self.core.links.refs[link];
+        let now = self.core.now;
+        let t = self.core.links.arenas[r.arena as usize].timing_mut(r.slot);
+        t.refresh(now);
+        t.credits
+    }
+
+    /// Flushes and closes the trace sink, if any. Call once after the last run.
+    pub fn finish_trace(&mut self) -> Result<u64, TraceError> {
+        match self.core.trace.take() {
+            Some(mut st) => {
+                let n = st.records;
+                st.finish(self.core.now)?;
+                Ok(n)
+            }
+            None => Ok(0),
+        }
+    }
+
+    /// Runs `n` cycles of `clock` from its current edge: every event before edge `k + n`,
+    /// where `k` is the first edge at or after now.
+    pub fn run_cycles(&mut self, clock: ClockId, n: u64) -> Result<Stop, RunError> {
+        let c = &self.core.sched.domains[clock.index()].clock;
+        let k = c.edge_index_at_or_after(self.core.now);
+        let end = c.edge(k + n);
+        self.run_loop(end, &mut |_| false)
+    }
+
+    /// Runs for `d` of simulated time: every event before `now + d`.
+    pub fn run_for(&mut self, d: Dur) -> Result<Stop, RunError> {
+        let end = self.core.now + d;
+        self.run_loop(end, &mut |_| false)
+    }
+
+    /// Runs until nothing is scheduled, or until `limit` of simulated time has passed.
+    pub fn run_until_idle(&mut self, limit: Dur) -> Result<Stop, RunError> {
+        self.run_for(limit)
+    }
+
+    /// Runs until `cond` holds (checked after every time step), or `limit` has passed.
+    pub fn run_until(
+        &mut self,
+        limit: Dur,
+        mut cond: impl FnMut(&Simulation) -> bool,
+    ) -> Result<Stop, RunError> {
+        let end = self.core.now + limit;
+        self.run_loop(end, &mut cond)
+    }
+
+    fn run_loop(
+        &mut self,
+        end: Time,
+        cond: &mut dyn FnMut(&Simulation) -> bool,
+    ) -> Result<Stop, RunError> {
+        let r = self.run_steps(end, cond);
+        if let Some(e) = self.core.trace.as_mut().and_then(|t| t.error.take()) {
+            return Err(RunError::Trace(e));
+        }
+        r
+    }
+
+    fn run_steps(
+        &mut self,
+        end: Time,
+        cond: &mut dyn FnMut(&Simulation) -> bool,
+    ) -> Result<Stop, RunError> {
+        loop {
+            let t = self.core.sched.next_time();
+            if t.is_never() {
+                if self.core.in_links > 0 || self.comps.iter().any(|c| c.has_outstanding_work()) {
+                    return Err(RunError::Deadlock(Box::new(
+                        self.deadlock_report(Dur::ZERO),
+                    )));
+                }
+                return Ok(Stop::Idle);
+            }
+            if t >= end {
+                self.core.now = self.core.now.max(end);
+                return Ok(Stop::Limit);
+            }
+            if self.core.progress != self.last_progress.0 {
+                self.last_progress = (self.core.progress, t);
+            } else if t.since(self.last_progress.1) > self.opts.deadlock_window
+                && self.work_outstanding()
+            {
+                let stalled = t.since(self.last_progress.1);
+                return Err(RunError::Deadlock(Box::new(self.deadlock_report(stalled))));
+            }
+            self.step(t);
+            if cond(self) {
+                return Ok(Stop::Condition);
+            }
+        }
+    }
+
+    fn work_outstanding(&self) -> bool {
+        self.core.in_links > 0 || self.comps.iter().any(|c| c.has_outstanding_work())
+    }
+
+    /// One time step at `t`: wake-ups, evaluate every due component, update schedules.
+    fn step(&mut self, t: Time) {
+        self.core.now = t;
+        let sched = &mut self.core.sched;
+        sched.wake_due(t);
+        self.ticking.clear();
+        for d in sched.domains.iter_mut() {
+            if d.pending.is_empty() || d.cursor.time() != t {
+                continue;
+            }
+            let k = d.cursor.index();
+            for &c in &d.pending {
+                sched.meta[c as usize].state = State::Ticking;
+                self.ticking.push((c, k));
+            }
+            d.pending.clear();
+            d.cursor.advance(&d.clock);
+        }
+        if self.ticking.is_empty() {
+            return;
+        }
+        sched.floor = t + Dur::from_ps(1);
+        match self.opts.tick_order {
+            TickOrder::Structural => {}
+            TickOrder::Reversed => self.ticking.reverse(),
+            TickOrder::Shuffled(_) => self.order_rng.shuffle(&mut self.ticking),
+        }
+        self.evaluate(t);
+        self.update(t);
+        self.counters.steps += 1;
+        self.counters.ticks += self.ticking.len() as u64;
+        if let Some(tr) = self.core.trace.as_deref_mut() {
+            tr.flush(t);
+        }
+    }
+
+    fn evaluate(&mut self, t: Time) {
+        self.acts.clear();
+        for &(c, k) in &self.ticking {
+            let m = &mut self.core.sched.meta[c as usize];
+            if m.timer <= t {
+                m.timer = Time::NEVER;
+            }
+            let mut cx = Ctx {
+                core: &mut self.core,
+                comp: c,
+                cycle: k,
+            };
+            self.acts.push(self.comps[c as usize].tick(&mut cx));
+        }
+    }
+
+    fn update(&mut self, t: Time) {
+        let Core { sched, links, .. } = &mut self.core;
+        for (i, &(c, _)) in self.ticking.iter().enumerate() {
+            let m = &mut sched.meta[c as usize];
+            m.state = State::Asleep;
+            m.wake = Time::NEVER;
+            let wake = match self.acts[i] {
+                Activity::Busy => t + Dur::from_ps(1),
+                Activity::Idle => {
+                    let mut w = m.timer;
+                    for r in &m.inputs {
+                        w = w.min(links.arenas[r.arena as usize].next_arrival_after(r.slot, t));
+                    }
+                    for r in &m.outputs {
+                        w = w.min(
+                            links.arenas[r.arena as usize]
+                                .timing_mut(r.slot)
+                                .blocked_until(t),
+                        );
+                    }
+                    w
+                }
+            };
+            if !wake.is_never() {
+                sched.arm(c, wake);
+            }
+        }
+    }
+
+    /// All statistics: each component's own, then each link's (under "link:<name>"), then the
+    /// kernel's (under "kernel").
+    pub fn report(&self) -> StatsReport {
+        let mut report = StatsReport::default();
+        let end = self.core.now;
+        for (c, name) in self.comps.iter().zip(&self.names) {
+            let mut w = StatsWriter {
+                owner: name,
+                report: &mut report,
+                end,
+            };
+            c.report(&mut w);
+        }
+        for (i, l) in self.links.iter().enumerate() {
+            let r = self.core.links.refs[i];
+            let st = self.core.links.arenas[r.arena as usize].stats(r.slot);
+            let owner = format!("link:{}", l.name);
+            let mut w = StatsWriter {
+                owner: &owner,
+                report: &mut report,
+                end,
+            };
+            w.count("msgs", st.msgs);
+            w.count("bytes", st.bytes);
+            w.count("refused_sends", st.refused);
+            w.level("occupancy", "msgs", &st.occupancy);
+            w.histogram("wait", "ns", &st.wait_ps, 1e-3);
+            if end.as_ps() > 0 {
+                w.value(
+                    "bytes_per_s",
+                    st.bytes as f64 / Dur::from_ps(end.as_ps()).as_secs_f64(),
+                );
+            }
+        }
+        let mut w = StatsWriter {
+            owner: "kernel",
+            report: &mut report,
+            end,
+        };
+        w.count("steps", self.counters.steps);
+        w.count("ticks", self.counters.ticks);
+        w.count("sim_time_ps", end.as_ps());
+        report
+    }
+
+    fn deadlock_report(&mut self, stalled_for: Dur) -> DeadlockReport {
+        let now = self.core.now;
+        let mut full = Vec::new();
+        let mut waits_on: Vec<Vec<u32>> = vec![Vec::new(); self.comps.len()];
+        let mut waiting_msgs = vec![0usize; self.comps.len()];
+        let mut full_out = vec![false; self.comps.len()];
+        for (i, l) in self.links.iter().enumerate() {
+            let r = self.core.links.refs[i];
+            let arena = &self.core.links.arenas[r.arena as usize];
+            waiting_msgs[l.dst.index()] += arena.arrived(r.slot, now);
+            if arena.len(r.slot) as u32 >= l.spec.depth {
+                full.push(l.name.clone());
+                waits_on[l.src.index()].push(l.dst.0);
+                full_out[l.src.index()] = true;
+            }
+        }
+        let mut blocked = Vec::new();
+        for (i, c) in self.comps.iter().enumerate() {
+            let mut why = Vec::new();
+            if waiting_msgs[i] > 0 {
+                why.push(format!(
+                    "{} messages waiting on its inputs",
+                    waiting_msgs[i]
+                ));
+            }
+            if full_out[i] {
+                why.push("an output link is full".to_string());
+            }
+            if c.has_outstanding_work() {
+                why.push("holds outstanding work".to_string());
+            }
+            if !why.is_empty() {
+                blocked.push(BlockedComponent {
+                    name: self.names[i].clone(),
+                    why: why.join("; "),
+                });
+            }
+        }
+        let cycle = find_cycle(&waits_on)
+            .into_iter()
+            .map(|c| self.names[c as usize].clone())
+            .collect();
+        DeadlockReport {
+            time: now,
+            stalled_for,
+            messages_in_links: self.core.in_links,
+            blocked,
+            full_links: full,
+            cycle,
+        }
+    }
+}
+
+fn push_decl(
+    decls: &mut Vec<TrackDecl>,
+    parent: Option<TrackId>,
+    name: &str,
+    kind: TrackKind,
+) -> TrackId {
+    let id = TrackId(decls.len() as u32);
+    decls.push(TrackDecl {
+        id,
+        parent,
+        name: name.to_string(),
+        kind,
+    });
+    id
+}
+
+/// A cycle in the "waits on" graph (iterative DFS, smallest start first), if any.
+fn find_cycle(g: &[Vec<u32>]) -> Vec<u32> {
+    let n = g.len();
+    let mut color = vec![0u8; n];
+    let mut parent = vec![u32::MAX; n];
+    for s in 0..n {
+        if color[s] != 0 {
+            continue;
+        }
+        let mut stack = vec![(s as u32, 0usize)];
+        color[s] = 1;
+        while let Some(&mut (v, ref mut i)) = stack.last_mut() {
+            if let Some(&w) = g[v as usize].get(*i) {
+                *i += 1;
+                match color[w as usize] {
+                    0 => {
+                        color[w as usize] = 1;
+                        parent[w as usize] = v;
+                        stack.push((w, 0));
+                    }
+                    1 => {
+                        let mut cyc = vec![v];
+                        let mut x = v;
+                        while x != w {
+                            x = parent[x as usize];
+                            cyc.push(x);
+                        }
+                        cyc.reverse();
+                        return cyc;
+                    }
+                    _ => {}
+                }
+            } else {
+                color[v as usize] = 2;
+                stack.pop();
+            }
+        }
+    }
+    Vec::new()
+}
+
+impl Simulation {
+    /// The messages in link `id` (in flight and buffered), oldest first, if it carries `T`.
+    pub fn link_contents<T: crate::link::Payload>(&mut self, id: LinkId) -> Option<Vec<&T>> {
+        let r = *self.core.links.refs.get(id.index())?;
+        let arena = self.core.links.arenas[r.arena as usize].as_any_mut();
+        let typed = arena.downcast_mut::<crate::link::Arena<T>>()?;
+        Some(
+            typed.links[r.slot as usize]
+                .buf
+                .iter()
+                .map(|(_, m)| m)
+                .collect(),
+        )
+    }
+
+    /// Messages currently in links (in flight or buffered).
+    pub fn messages_in_links(&self) -> u64 {
+        self.core.in_links
+    }
+}

@@ -1,0 +1,250 @@
+//! The kernel side of tracing: declared tracks, the per-step record buffer that makes trace
+//! bytes independent of tick order, and the link signals derived for waveforms.
+
+use crate::time::{Dur, Time};
+use crate::trace::{RecordKind, TraceError, TraceRecord, TraceSink, TrackDecl, TrackId, TrackKind};
+
+/// What the kernel traces on one link when a sink is attached.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LinkTracks {
+    /// Counter track of messages in the link (in flight + buffered).
+    pub occupancy: Option<TrackId>,
+    /// VCD signals: valid, data, credits.
+    pub valid: Option<TrackId>,
+    pub data: Option<TrackId>,
+    pub credits: Option<TrackId>,
+    pub src_period: Dur,
+    /// Credits the sender holds, as shown on the `credits` signal.
+    pub credit_level: u32,
+}
+
+/// A signal change scheduled for later: a fixed record, or "one credit comes back on link l".
+#[derive(Clone, Copy, Debug)]
+enum Future {
+    Rec(TraceRecord),
+    CreditBack(usize),
+}
+
+/// A record waiting in the step buffer, keyed by who recorded it.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    comp: u32,
+    seq: u32,
+    rec: TraceRecord,
+}
+
+/// Tracing state of a simulation with at least one sink attached.
+pub(crate) struct TraceState {
+    pub sink: Box<dyn TraceSink>,
+    pub links: Vec<LinkTracks>,
+    step: Vec<Pending>,
+    /// Signal changes scheduled for a later time (a valid pulse's fall, a credit's return).
+    future: Vec<(Time, u64, Future)>,
+    future_seq: u64,
+    seq: u32,
+    pub error: Option<TraceError>,
+    pub records: u64,
+}
+
+impl TraceState {
+    pub fn new(
+        sink: Box<dyn TraceSink>,
+        decls: &[TrackDecl],
+        links: Vec<LinkTracks>,
+    ) -> TraceState {
+        let mut st = TraceState {
+            sink,
+            links,
+            step: Vec::with_capacity(1024),
+            future: Vec::new(),
+            future_seq: 0,
+            seq: 0,
+            error: None,
+            records: 0,
+        };
+        for d in decls {
+            if let Err(e) = st.sink.declare(d) {
+                st.error.get_or_insert(e);
+            }
+        }
+        st
+    }
+
+    /// Buffers one record made by component `comp` during the current step.
+    #[inline]
+    pub fn push(&mut self, comp: u32, rec: TraceRecord) {
+        self.seq = self.seq.wrapping_add(1);
+        self.step.push(Pending {
+            comp,
+            seq: self.seq,
+            rec,
+        });
+    }
+
+    /// Schedules a signal change at a later time.
+    fn push_future(&mut self, at: Time, f: Future) {
+        self.future_seq += 1;
+        self.future.push((at, self.future_seq, f));
+    }
+
+    /// Hands the step's records to the sink in structural order: first scheduled signal changes
+    /// due by `now`, then this step's records sorted by (component, emission order).
+    pub fn flush(&mut self, now: Time) {
+        if !self.future.is_empty() {
+            self.future.sort_unstable_by_key(|&(t, s, _)| (t, s));
+            let due = self.future.partition_point(|&(t, _, _)| t <= now);
+            for i in 0..due {
+                let (at, _, f) = self.future[i];
+                match f {
+                    Future::Rec(rec) => self.emit(&rec),
+                    Future::CreditBack(l) => {
+                        let lt = &mut self.links[l];
+                        lt.credit_level += 1;
+                        let value = u64::from(lt.credit_level);
+                        if let Some(c) = lt.credits {
+                            self.emit(&rec(at, c, RecordKind::Signal { value }));
+                        }
+                    }
+                }
+            }
+            self.future.drain(..due);
+        }
+        if self.step.is_empty() {
+            return;
+        }
+        self.step.sort_unstable_by_key(|p| (p.comp, p.seq));
+        let step = std::mem::take(&mut self.step);
+        for p in &step {
+            self.emit(&p.rec);
+        }
+        self.step = step;
+        self.step.clear();
+        self.seq = 0;
+    }
+
+    fn emit(&mut self, rec: &TraceRecord) {
+        if self.error.is_some() {
+            return;
+        }
+        self.records += 1;
+        if let Err(e) = self.sink.record(rec) {
+            self.error = Some(e);
+        }
+    }
+
+    /// Flushes everything still scheduled and closes the sink.
+    pub fn finish(&mut self, end: Time) -> Result<(), TraceError> {
+        self.flush(Time::NEVER);
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.sink.finish(end)
+    }
+
+    /// Records a send on link `l` at `now` by component `comp`.
+    pub fn link_sent(&mut self, comp: u32, l: usize, now: Time, occupancy: usize, bits: u64) {
+        self.links[l].credit_level = self.links[l].credit_level.saturating_sub(1);
+        let lt = self.links[l];
+        let credits = lt.credit_level;
+        if let Some(tr) = lt.occupancy {
+            self.push(
+                comp,
+                rec(
+                    now,
+                    tr,
+                    RecordKind::Counter {
+                        value: occupancy as f64,
+                    },
+                ),
+            );
+        }
+        if let (Some(v), Some(d), Some(c)) = (lt.valid, lt.data, lt.credits) {
+            self.push(comp, rec(now, v, RecordKind::Signal { value: 1 }));
+            self.push(comp, rec(now, d, RecordKind::Signal { value: bits }));
+            self.push(
+                comp,
+                rec(
+                    now,
+                    c,
+                    RecordKind::Signal {
+                        value: u64::from(credits),
+                    },
+                ),
+            );
+            let fall = now + lt.src_period;
+            self.push_future(
+                fall,
+                Future::Rec(rec(fall, v, RecordKind::Signal { value: 0 })),
+            );
+        }
+    }
+
+    /// Records a receive on link `l` at `now`.
+    pub fn link_received(&mut self, comp: u32, l: usize, now: Time, occupancy: usize) {
+        if let Some(tr) = self.links[l].occupancy {
+            self.push(
+                comp,
+                rec(
+                    now,
+                    tr,
+                    RecordKind::Counter {
+                        value: occupancy as f64,
+                    },
+                ),
+            );
+        }
+    }
+
+    /// Records a credit on link `l` that becomes visible to the sender at `at`.
+    pub fn credit_returned(&mut self, l: usize, at: Time) {
+        if self.links[l].credits.is_some() {
+            self.push_future(at, Future::CreditBack(l));
+        }
+    }
+}
+
+fn rec(time: Time, track: TrackId, kind: RecordKind) -> TraceRecord {
+    TraceRecord { time, track, kind }
+}
+
+/// Builds the declaration list of a group-or-leaf hierarchy from dotted names: "a.b.c" becomes
+/// group "a" > group "b" > leaf "c". Returns the leaf's track id.
+pub(crate) fn declare_path(
+    decls: &mut Vec<TrackDecl>,
+    groups: &mut fxhash::FxHashMap<(Option<TrackId>, String), TrackId>,
+    root: Option<TrackId>,
+    path: &str,
+    kind: TrackKind,
+) -> TrackId {
+    let mut parent = root;
+    let mut parts = path.split('.').peekable();
+    while let Some(part) = parts.next() {
+        if parts.peek().is_none() {
+            let id = TrackId(decls.len() as u32);
+            decls.push(TrackDecl {
+                id,
+                parent,
+                name: part.to_string(),
+                kind,
+            });
+            return id;
+        }
+        let key = (parent, part.to_string());
+        let next = match groups.get(&key) {
+            Some(&g) => g,
+            None => {
+                let id = TrackId(decls.len() as u32);
+                decls.push(TrackDecl {
+                    id,
+                    parent,
+                    name: part.to_string(),
+                    kind: TrackKind::Group,
+                });
+                groups.insert(key, id);
+                id
+            }
+        };
+        parent = Some(next);
+    }
+    unreachable!("split always yields at least one part")
+}

@@ -1,0 +1,1 @@
+//! Trace writers (in progress).
