@@ -4,10 +4,7 @@ use std::time::Instant;
 
 /// CPU seconds used by this process so far (user + system), from `CLOCK_PROCESS_CPUTIME_ID`.
 pub fn process_cpu_seconds() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes into the timespec we own; the clock id is a constant.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
     if rc != 0 {
@@ -36,16 +33,10 @@ pub struct Stopwatch {
 impl Stopwatch {
     /// Starts measuring.
     pub fn start() -> Stopwatch {
-        Stopwatch {
-            wall: Instant::now(),
-            cpu: process_cpu_seconds(),
-        }
+        Stopwatch { wall: Instant::now(), cpu: process_cpu_seconds() }
     }
     /// (wall seconds, CPU seconds) since start.
     pub fn elapsed(&self) -> (f64, f64) {
-        (
-            self.wall.elapsed().as_secs_f64(),
-            process_cpu_seconds() - self.cpu,
-        )
+        (self.wall.elapsed().as_secs_f64(), process_cpu_seconds() - self.cpu)
     }
 }

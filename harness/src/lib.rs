@@ -2,5 +2,9 @@
 //! generic traffic blocks that config-described systems are made of.
 #![warn(missing_docs)]
 
+pub mod blocks;
+pub mod config;
 pub mod cpu;
 pub mod ring;
+pub mod suite;
+pub mod system;

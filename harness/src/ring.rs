@@ -14,8 +14,7 @@
 
 use serde::Serialize;
 use trnsim_kernel::{
-    Activity, Component, Ctx, Frequency, InPort, LinkSpec, OutPort, SimBuilder, SimOptions,
-    Simulation, StatsWriter,
+    Activity, Component, Ctx, Frequency, InPort, LinkSpec, OutPort, SimBuilder, SimOptions, Simulation, StatsWriter,
 };
 
 /// One ring module.
@@ -63,31 +62,19 @@ pub fn build(p: RingParams, opts: SimOptions) -> Result<Simulation, String> {
         return Err("the ring needs at least 1 module and depth >= 1".into());
     }
     if u64::from(p.tokens) > u64::from(p.modules) * u64::from(p.depth) {
-        return Err(format!(
-            "{} tokens do not fit in {} modules x depth {}",
-            p.tokens, p.modules, p.depth
-        ));
+        return Err(format!("{} tokens do not fit in {} modules x depth {}", p.tokens, p.modules, p.depth));
     }
     let mut b = SimBuilder::with_options(opts);
-    let clk = b
-        .clock("clk", Frequency::from_mhz(1000))
-        .map_err(|e| e.to_string())?;
+    let clk = b.clock("clk", Frequency::from_mhz(1000)).map_err(|e| e.to_string())?;
     let n = p.modules as usize;
-    let ids: Vec<_> = (0..n)
-        .map(|i| b.reserve(&format!("ring.m{i}"), clk))
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
-    let spec = LinkSpec::default()
-        .latency(1)
-        .depth(p.depth)
-        .credit_latency(1);
+    let ids: Vec<_> =
+        (0..n).map(|i| b.reserve(&format!("ring.m{i}"), clk)).collect::<Result<_, _>>().map_err(|e| e.to_string())?;
+    let spec = LinkSpec::default().latency(1).depth(p.depth).credit_latency(1);
     let mut outs = Vec::with_capacity(n);
     let mut ins = vec![None; n];
     for i in 0..n {
         let j = (i + 1) % n;
-        let (tx, rx) = b
-            .link::<u64>(ids[i], "out", ids[j], "in", spec)
-            .map_err(|e| e.to_string())?;
+        let (tx, rx) = b.link::<u64>(ids[i], "out", ids[j], "in", spec).map_err(|e| e.to_string())?;
         outs.push(tx);
         ins[j] = Some(rx);
     }
@@ -97,15 +84,7 @@ pub fn build(p: RingParams, opts: SimOptions) -> Result<Simulation, String> {
         b.preload(ins[m], j).map_err(|e| e.to_string())?;
     }
     for i in 0..n {
-        b.install(
-            ids[i],
-            RingModule {
-                input: ins[i],
-                output: outs[i],
-                hops: 0,
-            },
-        )
-        .map_err(|e| e.to_string())?;
+        b.install(ids[i], RingModule { input: ins[i], output: outs[i], hops: 0 }).map_err(|e| e.to_string())?;
     }
     b.build().map_err(|e| e.to_string())
 }
@@ -115,13 +94,8 @@ pub fn tally(sim: &mut Simulation) -> Result<(u64, u64), String> {
     let mut hops = 0;
     let n = sim.component_count();
     for i in 0..n {
-        let id = sim
-            .component_id(&format!("ring.m{i}"))
-            .ok_or("ring module missing")?;
-        hops += sim
-            .component::<RingModule>(id)
-            .map(|m| m.hops)
-            .ok_or("not a ring module")?;
+        let id = sim.component_id(&format!("ring.m{i}")).ok_or("ring module missing")?;
+        hops += sim.component::<RingModule>(id).map(|m| m.hops).ok_or("not a ring module")?;
     }
     let mut sum = 0u64;
     let mut count = 0u64;

@@ -5,9 +5,7 @@
 use crate::component::{Component, ComponentId};
 use crate::ctx::{Core, Links};
 use crate::error::BuildError;
-use crate::link::{
-    Arena, Bandwidth, InPort, LinkRef, LinkSpec, LinkState, LinkStats, OutPort, Payload, Timing,
-};
+use crate::link::{Arena, Bandwidth, InPort, LinkRef, LinkSpec, LinkState, LinkStats, OutPort, Payload, Timing};
 use crate::sched::{Domain, Meta, Sched, State};
 use crate::sim::{LinkInfo, SimOptions, Simulation};
 use crate::time::{Clock, ClockId, Frequency, Time};
@@ -28,6 +26,7 @@ pub struct SimBuilder {
     by_name: FxHashMap<String, u32>,
     arenas: Vec<Box<dyn crate::link::ErasedArena>>,
     arena_of: FxHashMap<TypeId, u32>,
+    arena_types: Vec<TypeId>,
     refs: Vec<LinkRef>,
     links: Vec<LinkInfo>,
     ports: FxHashMap<(u32, String), ()>,
@@ -47,24 +46,16 @@ impl SimBuilder {
 
     /// An empty simulation with `opts`.
     pub fn with_options(opts: SimOptions) -> SimBuilder {
-        SimBuilder {
-            opts,
-            ..SimBuilder::default()
-        }
+        SimBuilder { opts, ..SimBuilder::default() }
     }
 
     /// Declares a clock domain.
     pub fn clock(&mut self, name: &str, freq: Frequency) -> Result<ClockId, BuildError> {
         if self.clocks.iter().any(|c| c.name() == name) {
-            return Err(BuildError::DuplicateName {
-                what: "clock",
-                name: name.to_string(),
-            });
+            return Err(BuildError::DuplicateName { what: "clock", name: name.to_string() });
         }
-        let clock = Clock::new(name, freq).map_err(|e| BuildError::BadClock {
-            name: name.to_string(),
-            reason: e.to_string(),
-        })?;
+        let clock = Clock::new(name, freq)
+            .map_err(|e| BuildError::BadClock { name: name.to_string(), reason: e.to_string() })?;
         self.clocks.push(clock);
         Ok(ClockId(self.clocks.len() as u32 - 1))
     }
@@ -78,10 +69,7 @@ impl SimBuilder {
     /// on `clock`, so links can be made before the component itself exists.
     pub fn reserve(&mut self, name: &str, clock: ClockId) -> Result<ComponentId, BuildError> {
         if self.by_name.contains_key(name) {
-            return Err(BuildError::DuplicateName {
-                what: "component",
-                name: name.to_string(),
-            });
+            return Err(BuildError::DuplicateName { what: "component", name: name.to_string() });
         }
         let id = self.comps.len() as u32;
         self.comps.push(None);
@@ -90,13 +78,7 @@ impl SimBuilder {
         self.by_name.insert(name.to_string(), id);
         self.inputs.push(Vec::new());
         self.outputs.push(Vec::new());
-        let track = declare_path(
-            &mut self.decls,
-            &mut self.groups,
-            None,
-            name,
-            TrackKind::Slice,
-        );
+        let track = declare_path(&mut self.decls, &mut self.groups, None, name, TrackKind::Slice);
         self.comp_tracks.push(track);
         Ok(ComponentId(id))
     }
@@ -105,21 +87,14 @@ impl SimBuilder {
     pub fn install(&mut self, id: ComponentId, comp: impl Component) -> Result<(), BuildError> {
         let slot = &mut self.comps[id.index()];
         if slot.is_some() {
-            return Err(BuildError::AlreadyInstalled {
-                name: self.names[id.index()].clone(),
-            });
+            return Err(BuildError::AlreadyInstalled { name: self.names[id.index()].clone() });
         }
         *slot = Some(Box::new(comp));
         Ok(())
     }
 
     /// Reserves and installs in one call (for components whose ports exist already).
-    pub fn add(
-        &mut self,
-        name: &str,
-        clock: ClockId,
-        comp: impl Component,
-    ) -> Result<ComponentId, BuildError> {
+    pub fn add(&mut self, name: &str, clock: ClockId, comp: impl Component) -> Result<ComponentId, BuildError> {
         let id = self.reserve(name, clock)?;
         self.install(id, comp)?;
         Ok(id)
@@ -140,12 +115,7 @@ impl SimBuilder {
     pub fn track(&mut self, owner: ComponentId, name: &str, kind: TrackKind) -> TrackId {
         let parent = Some(self.comp_tracks[owner.index()]);
         let id = TrackId(self.decls.len() as u32);
-        self.decls.push(TrackDecl {
-            id,
-            parent,
-            name: name.to_string(),
-            kind,
-        });
+        self.decls.push(TrackDecl { id, parent, name: name.to_string(), kind });
         id
     }
 
@@ -158,13 +128,7 @@ impl SimBuilder {
         dst_port: &str,
         spec: LinkSpec,
     ) -> Result<(OutPort<T>, InPort<T>), BuildError> {
-        let name = format!(
-            "{}.{} -> {}.{}",
-            self.names[src.index()],
-            src_port,
-            self.names[dst.index()],
-            dst_port
-        );
+        let name = format!("{}.{} -> {}.{}", self.names[src.index()], src_port, self.names[dst.index()], dst_port);
         validate(&name, &spec)?;
         for (c, p) in [(src, src_port), (dst, dst_port)] {
             if self.ports.insert((c.0, p.to_string()), ()).is_some() {
@@ -189,22 +153,13 @@ impl SimBuilder {
             window_start: Time::NEVER,
             window_sends: 0,
         };
-        let state = LinkState::<T> {
-            timing,
-            buf: VecDeque::with_capacity(spec.depth as usize),
-            stats: LinkStats::default(),
-        };
+        let state =
+            LinkState::<T> { timing, buf: VecDeque::with_capacity(spec.depth as usize), stats: LinkStats::default() };
         let arena = self.arena_for::<T>();
         let any = self.arenas[arena as usize].as_any_mut();
-        let typed = any
-            .downcast_mut::<Arena<T>>()
-            .expect("arena registered for this payload type");
+        let typed = any.downcast_mut::<Arena<T>>().expect("arena registered for this payload type");
         typed.links.push(state);
-        let r = LinkRef {
-            arena,
-            slot: typed.links.len() as u32 - 1,
-            id: crate::link::LinkId(self.refs.len() as u32),
-        };
+        let r = LinkRef { arena, slot: typed.links.len() as u32 - 1, id: crate::link::LinkId(self.refs.len() as u32) };
         self.refs.push(r);
         self.links.push(LinkInfo {
             name,
@@ -225,6 +180,7 @@ impl SimBuilder {
             return a;
         }
         self.arenas.push(Box::new(Arena::<T> { links: Vec::new() }));
+        self.arena_types.push(TypeId::of::<Arena<T>>());
         let a = self.arenas.len() as u32 - 1;
         self.arena_of.insert(key, a);
         a
@@ -235,16 +191,10 @@ impl SimBuilder {
     pub fn preload<T: Payload>(&mut self, port: InPort<T>, msg: T) -> Result<(), BuildError> {
         let r = port.r;
         let any = self.arenas[r.arena as usize].as_any_mut();
-        let link = &mut any
-            .downcast_mut::<Arena<T>>()
-            .expect("port type matches arena")
-            .links[r.slot as usize];
+        let link = &mut any.downcast_mut::<Arena<T>>().expect("port type matches arena").links[r.slot as usize];
         if link.timing.credits == 0 {
             let info = &self.links[r.id.index()];
-            return Err(BuildError::PreloadOverflow {
-                link: info.name.clone(),
-                depth: info.spec.depth,
-            });
+            return Err(BuildError::PreloadOverflow { link: info.name.clone(), depth: info.spec.depth });
         }
         link.timing.credits -= 1;
         link.buf.push_back((Time::ZERO, msg));
@@ -256,24 +206,15 @@ impl SimBuilder {
     /// Checks that every reserved component was installed and builds the simulation. Every
     /// component ticks on its clock's first edge (time 0) and then sleeps if it is idle.
     pub fn build(self) -> Result<Simulation, BuildError> {
-        let missing: Vec<String> = self
-            .comps
-            .iter()
-            .zip(&self.names)
-            .filter(|(c, _)| c.is_none())
-            .map(|(_, n)| n.clone())
-            .collect();
+        let missing: Vec<String> =
+            self.comps.iter().zip(&self.names).filter(|(c, _)| c.is_none()).map(|(_, n)| n.clone()).collect();
         if !missing.is_empty() {
             return Err(BuildError::NotInstalled { names: missing });
         }
         let mut domains: Vec<Domain> = self
             .clocks
             .iter()
-            .map(|c| Domain {
-                clock: c.clone(),
-                cursor: c.cursor_at(0),
-                pending: Vec::new(),
-            })
+            .map(|c| Domain { clock: c.clone(), cursor: c.cursor_at(0), pending: Vec::new() })
             .collect();
         let mut meta = Vec::with_capacity(self.comps.len());
         for (i, (ins, outs)) in self.inputs.into_iter().zip(self.outputs).enumerate() {
@@ -291,49 +232,23 @@ impl SimBuilder {
         let comps: Vec<Box<dyn Component>> = self.comps.into_iter().flatten().collect();
         let core = Core {
             now: Time::ZERO,
-            sched: Sched {
-                domains,
-                meta,
-                heap: BinaryHeap::new(),
-                floor: Time::ZERO,
-            },
-            links: Links {
-                arenas: self.arenas,
-                refs: self.refs,
-            },
+            sched: Sched { domains, meta, heap: BinaryHeap::new(), floor: Time::ZERO },
+            links: Links { arenas: self.arenas, types: self.arena_types, refs: self.refs },
             trace: None,
             progress: 0,
             in_links: self.preloaded,
             comp_tracks: Vec::new(),
             flow_next: 0,
         };
-        Ok(Simulation::new(
-            core,
-            comps,
-            self.names,
-            self.links,
-            self.decls,
-            self.comp_tracks,
-            self.opts,
-        ))
+        Ok(Simulation::new(core, comps, self.names, self.links, self.decls, self.comp_tracks, self.opts))
     }
 }
 
 fn validate(name: &str, spec: &LinkSpec) -> Result<(), BuildError> {
-    let bad = |field, value: String, allowed| {
-        Err(BuildError::BadLink {
-            link: name.to_string(),
-            field,
-            value,
-            allowed,
-        })
-    };
+    let bad =
+        |field, value: String, allowed| Err(BuildError::BadLink { link: name.to_string(), field, value, allowed });
     if spec.latency.0 == 0 {
-        return bad(
-            "latency",
-            "0".into(),
-            ">= 1 sender cycle (no zero-latency paths between components)",
-        );
+        return bad("latency", "0".into(), ">= 1 sender cycle (no zero-latency paths between components)");
     }
     if spec.depth == 0 {
         return bad("depth", "0".into(), ">= 1 message");
@@ -342,11 +257,9 @@ fn validate(name: &str, spec: &LinkSpec) -> Result<(), BuildError> {
         return bad("credit_latency", "0".into(), ">= 1 receiver cycle");
     }
     match spec.bandwidth {
-        Bandwidth::BytesPerCycle(0) | Bandwidth::MessagesPerCycle(0) => bad(
-            "bandwidth",
-            "0".into(),
-            "> 0 bytes or messages per cycle, or unlimited",
-        ),
+        Bandwidth::BytesPerCycle(0) | Bandwidth::MessagesPerCycle(0) => {
+            bad("bandwidth", "0".into(), "> 0 bytes or messages per cycle, or unlimited")
+        }
         _ => Ok(()),
     }
 }

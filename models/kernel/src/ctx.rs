@@ -10,6 +10,9 @@ use crate::ComponentId;
 /// All links of a simulation, one arena per payload type.
 pub(crate) struct Links {
     pub arenas: Vec<Box<dyn ErasedArena>>,
+    /// The payload type of each arena, checked on every typed access (a constant compare
+    /// instead of two virtual calls).
+    pub types: Vec<std::any::TypeId>,
     /// By link id.
     pub refs: Vec<LinkRef>,
 }
@@ -17,12 +20,16 @@ pub(crate) struct Links {
 impl Links {
     #[inline]
     pub fn state<T: Payload>(&mut self, r: LinkRef) -> &mut LinkState<T> {
-        let arena = self.arenas[r.arena as usize]
-            .as_any_mut()
-            .downcast_mut::<Arena<T>>()
-            .expect(
-                "a port's payload type always matches its arena (ports are made by the builder)",
-            );
+        let a = r.arena as usize;
+        assert!(
+            self.types[a] == std::any::TypeId::of::<Arena<T>>(),
+            "a port's payload type always matches its arena (ports are made by the builder)"
+        );
+        let erased: &mut dyn ErasedArena = self.arenas[a].as_mut();
+        // SAFETY: the arena at index `a` was created as an `Arena<T>` for exactly the type whose
+        // TypeId we just compared (see `SimBuilder::arena_for`), so the data pointer of this
+        // trait object points to a live `Arena<T>`, borrowed mutably for the returned lifetime.
+        let arena = unsafe { &mut *(erased as *mut dyn ErasedArena as *mut Arena<T>) };
         &mut arena.links[r.slot as usize]
     }
 }
@@ -77,10 +84,7 @@ impl<'a> Ctx<'a> {
         let now = self.core.now;
         let r = port.r;
         let link = self.core.links.state::<T>(r);
-        debug_assert_eq!(
-            link.timing.dst.0, self.comp,
-            "port used by a component that does not own it"
-        );
+        debug_assert_eq!(link.timing.dst.0, self.comp, "port used by a component that does not own it");
         match link.buf.front() {
             Some(&(at, _)) if at <= now => {}
             _ => return None,
@@ -103,7 +107,7 @@ impl<'a> Ctx<'a> {
         }
         if let Some(tr) = self.core.trace.as_deref_mut() {
             tr.link_received(self.comp, r.id.index(), now, occ);
-            tr.credit_returned(r.id.index(), back);
+            tr.credit_returned(self.comp, r.id.index(), back);
         }
         Some(msg)
     }
@@ -150,20 +154,13 @@ impl<'a> Ctx<'a> {
         let now = self.core.now;
         let r = port.r;
         let link = self.core.links.state::<T>(r);
-        debug_assert_eq!(
-            link.timing.src.0, self.comp,
-            "port used by a component that does not own it"
-        );
+        debug_assert_eq!(link.timing.src.0, self.comp, "port used by a component that does not own it");
         if !link.timing.can_send(now) {
             link.stats.refused += 1;
             return Err(Blocked(msg));
         }
         let bytes = msg.size_bytes();
-        let bits = if self.core.trace.is_some() {
-            msg.trace_bits()
-        } else {
-            0
-        };
+        let bits = if self.core.trace.is_some() { msg.trace_bits() } else { 0 };
         let arrival = link.timing.spend(now, bytes);
         link.buf.push_back((arrival, msg));
         link.stats.msgs += 1;
@@ -171,11 +168,12 @@ impl<'a> Ctx<'a> {
         let occ = link.buf.len();
         link.stats.occupancy.set(now, occ as u64);
         let dst = link.timing.dst.0;
+        let credits = link.timing.credits;
         self.core.progress += 1;
         self.core.in_links += 1;
         self.core.sched.arm(dst, arrival);
         if let Some(tr) = self.core.trace.as_deref_mut() {
-            tr.link_sent(self.comp, r.id.index(), now, occ, bits);
+            tr.link_sent(self.comp, r.id.index(), now, occ, credits, bits);
         }
         Ok(())
     }
@@ -213,12 +211,7 @@ impl<'a> Ctx<'a> {
         let comp = self.comp;
         let now = self.core.now;
         let track = self.core.comp_tracks.get(comp as usize).copied();
-        self.core.trace.as_deref_mut().map(|st| Tracer {
-            st,
-            comp,
-            now,
-            track,
-        })
+        self.core.trace.as_deref_mut().map(|st| Tracer { st, comp, now, track })
     }
 }
 
@@ -236,63 +229,21 @@ impl Tracer<'_> {
         self.track.unwrap_or(TrackId(0))
     }
     /// A complete slice `[start, end)` on `track` (end may be now or earlier).
-    pub fn slice(
-        &mut self,
-        track: TrackId,
-        name: &'static str,
-        start: Time,
-        end: Time,
-        flow: Flow,
-        arg: Option<Arg>,
-    ) {
-        let kind = RecordKind::Slice {
-            name,
-            start,
-            end: end.max(start),
-            flow,
-            arg,
-        };
-        self.st.push(
-            self.comp,
-            TraceRecord {
-                time: self.now,
-                track,
-                kind,
-            },
-        );
+    pub fn slice(&mut self, track: TrackId, name: &'static str, start: Time, end: Time, flow: Flow, arg: Option<Arg>) {
+        let kind = RecordKind::Slice { name, start, end: end.max(start), flow, arg };
+        self.st.push(self.comp, TraceRecord { time: self.now, track, kind });
     }
     /// An instant at the current time on `track`.
     pub fn instant(&mut self, track: TrackId, name: &'static str, flow: Flow, arg: Option<Arg>) {
         let kind = RecordKind::Instant { name, flow, arg };
-        self.st.push(
-            self.comp,
-            TraceRecord {
-                time: self.now,
-                track,
-                kind,
-            },
-        );
+        self.st.push(self.comp, TraceRecord { time: self.now, track, kind });
     }
     /// A counter sample at the current time on a counter `track`.
     pub fn counter(&mut self, track: TrackId, value: f64) {
-        self.st.push(
-            self.comp,
-            TraceRecord {
-                time: self.now,
-                track,
-                kind: RecordKind::Counter { value },
-            },
-        );
+        self.st.push(self.comp, TraceRecord { time: self.now, track, kind: RecordKind::Counter { value } });
     }
     /// A signal value at the current time on a signal `track`.
     pub fn signal(&mut self, track: TrackId, value: u64) {
-        self.st.push(
-            self.comp,
-            TraceRecord {
-                time: self.now,
-                track,
-                kind: RecordKind::Signal { value },
-            },
-        );
+        self.st.push(self.comp, TraceRecord { time: self.now, track, kind: RecordKind::Signal { value } });
     }
 }

@@ -65,34 +65,16 @@ impl fmt::Display for BuildError {
             BuildError::DuplicateName { what, name } => write!(f, "duplicate {what} name {name:?}"),
             BuildError::BadClock { name, reason } => write!(f, "clock {name:?}: {reason}"),
             BuildError::DuplicatePort { component, port } => {
-                write!(
-                    f,
-                    "component {component:?}: port {port:?} is connected twice"
-                )
+                write!(f, "component {component:?}: port {port:?} is connected twice")
             }
-            BuildError::BadLink {
-                link,
-                field,
-                value,
-                allowed,
-            } => {
-                write!(
-                    f,
-                    "link {link}: {field} = {value} is invalid (allowed: {allowed})"
-                )
+            BuildError::BadLink { link, field, value, allowed } => {
+                write!(f, "link {link}: {field} = {value} is invalid (allowed: {allowed})")
             }
             BuildError::PreloadOverflow { link, depth } => {
-                write!(
-                    f,
-                    "link {link}: more preloaded messages than its depth {depth}"
-                )
+                write!(f, "link {link}: more preloaded messages than its depth {depth}")
             }
             BuildError::NotInstalled { names } => {
-                write!(
-                    f,
-                    "components reserved but never installed: {}",
-                    names.join(", ")
-                )
+                write!(f, "components reserved but never installed: {}", names.join(", "))
             }
             BuildError::AlreadyInstalled { name } => {
                 write!(f, "component {name:?} installed twice")
@@ -137,12 +119,7 @@ impl fmt::Display for DeadlockReport {
             self.time, self.stalled_for, self.messages_in_links
         )?;
         if !self.cycle.is_empty() {
-            write!(
-                f,
-                "; cycle of full links: {} -> {}",
-                self.cycle.join(" -> "),
-                self.cycle[0]
-            )?;
+            write!(f, "; cycle of full links: {} -> {}", self.cycle.join(" -> "), self.cycle[0])?;
         }
         let names: Vec<&str> = self.blocked.iter().map(|b| b.name.as_str()).collect();
         write!(f, "; blocked components: {}", names.join(", "))?;

@@ -30,6 +30,4 @@ pub use rng::SimRng;
 pub use sim::{KernelCounters, LinkInfo, SimOptions, Simulation, Stop, TickOrder, TraceOptions};
 pub use stats::{Histogram, StatValue, StatsReport, StatsWriter, TimeWeighted};
 pub use time::{Clock, ClockId, Cycles, Dur, EdgeCursor, Frequency, QuantityError, Time, PS_PER_S};
-pub use trace::{
-    Arg, Flow, RecordKind, TraceError, TraceRecord, TraceSink, TrackDecl, TrackId, TrackKind,
-};
+pub use trace::{Arg, Flow, RecordKind, TraceError, TraceRecord, TraceSink, TrackDecl, TrackId, TrackKind};

@@ -155,12 +155,7 @@ pub struct LinkSpec {
 impl Default for LinkSpec {
     /// One cycle of latency, depth 2, one cycle of credit return, no bandwidth limit.
     fn default() -> Self {
-        LinkSpec {
-            latency: Cycles(1),
-            depth: 2,
-            credit_latency: Cycles(1),
-            bandwidth: Bandwidth::Unlimited,
-        }
+        LinkSpec { latency: Cycles(1), depth: 2, credit_latency: Cycles(1), bandwidth: Bandwidth::Unlimited }
     }
 }
 
@@ -319,20 +314,13 @@ impl<T: Payload> ErasedArena for Arena<T> {
     }
     fn next_arrival_after(&self, slot: u32, now: Time) -> Time {
         let buf = &self.links[slot as usize].buf;
-        buf.iter()
-            .map(|(t, _)| *t)
-            .find(|&t| t > now)
-            .unwrap_or(Time::NEVER)
+        buf.iter().map(|(t, _)| *t).find(|&t| t > now).unwrap_or(Time::NEVER)
     }
     fn len(&self, slot: u32) -> usize {
         self.links[slot as usize].buf.len()
     }
     fn arrived(&self, slot: u32, now: Time) -> usize {
-        self.links[slot as usize]
-            .buf
-            .iter()
-            .take_while(|(t, _)| *t <= now)
-            .count()
+        self.links[slot as usize].buf.iter().take_while(|(t, _)| *t <= now).count()
     }
     fn stats(&self, slot: u32) -> &LinkStats {
         &self.links[slot as usize].stats

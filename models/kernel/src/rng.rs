@@ -19,14 +19,7 @@ impl SimRng {
     /// The generator for `stream` (e.g. a component index) of a run with seed `seed`.
     pub fn new(seed: u64, stream: u64) -> SimRng {
         let mut x = seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03);
-        SimRng {
-            s: [
-                splitmix(&mut x),
-                splitmix(&mut x),
-                splitmix(&mut x),
-                splitmix(&mut x),
-            ],
-        }
+        SimRng { s: [splitmix(&mut x), splitmix(&mut x), splitmix(&mut x), splitmix(&mut x)] }
     }
     /// The next 64 random bits.
     #[inline]
@@ -81,9 +74,6 @@ mod tests {
         for _ in 0..100_000 {
             hits[r.below(10) as usize] += 1;
         }
-        assert!(
-            hits.iter().all(|&h| (9_000..11_000).contains(&h)),
-            "{hits:?}"
-        );
+        assert!(hits.iter().all(|&h| (9_000..11_000).contains(&h)), "{hits:?}");
     }
 }

@@ -50,11 +50,7 @@ impl Domain {
         if self.cursor.time() >= floor {
             return;
         }
-        let period = self
-            .clock
-            .cycles_to_dur(crate::time::Cycles(1))
-            .as_ps()
-            .max(1);
+        let period = self.clock.cycles_to_dur(crate::time::Cycles(1)).as_ps().max(1);
         if floor.as_ps() - self.cursor.time().as_ps() > 16 * period {
             let k = self.clock.edge_index_at_or_after(floor);
             self.cursor = self.clock.cursor_at(k);

@@ -28,11 +28,7 @@ pub struct SimOptions {
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions {
-            seed: 1,
-            tick_order: TickOrder::Structural,
-            deadlock_window: Dur::from_us(100),
-        }
+        SimOptions { seed: 1, tick_order: TickOrder::Structural, deadlock_window: Dur::from_us(100) }
     }
 }
 
@@ -161,10 +157,7 @@ impl Simulation {
 
     /// The id of the component called `name`.
     pub fn component_id(&self, name: &str) -> Option<ComponentId> {
-        self.names
-            .iter()
-            .position(|n| n == name)
-            .map(|i| ComponentId(i as u32))
+        self.names.iter().position(|n| n == name).map(|i| ComponentId(i as u32))
     }
 
     /// The component `id`, if it is a `C`.
@@ -191,12 +184,7 @@ impl Simulation {
         let wants_links = opts.link_occupancy || !opts.signal_links.is_empty();
         let root = if wants_links {
             let id = TrackId(decls.len() as u32);
-            decls.push(TrackDecl {
-                id,
-                parent: None,
-                name: "links".into(),
-                kind: TrackKind::Group,
-            });
+            decls.push(TrackDecl { id, parent: None, name: "links".into(), kind: TrackKind::Group });
             Some(id)
         } else {
             None
@@ -213,32 +201,13 @@ impl Simulation {
             lt.src_period = self.core.sched.domains[d].clock.cycles_to_dur(Cycles(1));
             lt.credit_level = credits[i];
             if opts.link_occupancy {
-                lt.occupancy = Some(push_decl(
-                    &mut decls,
-                    Some(group),
-                    "occupancy",
-                    TrackKind::Counter { unit: "msgs" },
-                ));
+                lt.occupancy =
+                    Some(push_decl(&mut decls, Some(group), "occupancy", TrackKind::Counter { unit: "msgs" }));
             }
             if signals {
-                lt.valid = Some(push_decl(
-                    &mut decls,
-                    Some(group),
-                    "valid",
-                    TrackKind::Signal { width: 1 },
-                ));
-                lt.data = Some(push_decl(
-                    &mut decls,
-                    Some(group),
-                    "data",
-                    TrackKind::Signal { width: 64 },
-                ));
-                lt.credits = Some(push_decl(
-                    &mut decls,
-                    Some(group),
-                    "credits",
-                    TrackKind::Signal { width: 32 },
-                ));
+                lt.valid = Some(push_decl(&mut decls, Some(group), "valid", TrackKind::Signal { width: 1 }));
+                lt.data = Some(push_decl(&mut decls, Some(group), "data", TrackKind::Signal { width: 64 }));
+                lt.credits = Some(push_decl(&mut decls, Some(group), "credits", TrackKind::Signal { width: 32 }));
             }
         }
         self.core.comp_tracks = self.comp_tracks.clone();
@@ -286,20 +255,12 @@ impl Simulation {
     }
 
     /// Runs until `cond` holds (checked after every time step), or `limit` has passed.
-    pub fn run_until(
-        &mut self,
-        limit: Dur,
-        mut cond: impl FnMut(&Simulation) -> bool,
-    ) -> Result<Stop, RunError> {
+    pub fn run_until(&mut self, limit: Dur, mut cond: impl FnMut(&Simulation) -> bool) -> Result<Stop, RunError> {
         let end = self.core.now + limit;
         self.run_loop(end, &mut cond)
     }
 
-    fn run_loop(
-        &mut self,
-        end: Time,
-        cond: &mut dyn FnMut(&Simulation) -> bool,
-    ) -> Result<Stop, RunError> {
+    fn run_loop(&mut self, end: Time, cond: &mut dyn FnMut(&Simulation) -> bool) -> Result<Stop, RunError> {
         let r = self.run_steps(end, cond);
         if let Some(e) = self.core.trace.as_mut().and_then(|t| t.error.take()) {
             return Err(RunError::Trace(e));
@@ -307,18 +268,12 @@ impl Simulation {
         r
     }
 
-    fn run_steps(
-        &mut self,
-        end: Time,
-        cond: &mut dyn FnMut(&Simulation) -> bool,
-    ) -> Result<Stop, RunError> {
+    fn run_steps(&mut self, end: Time, cond: &mut dyn FnMut(&Simulation) -> bool) -> Result<Stop, RunError> {
         loop {
             let t = self.core.sched.next_time();
             if t.is_never() {
                 if self.core.in_links > 0 || self.comps.iter().any(|c| c.has_outstanding_work()) {
-                    return Err(RunError::Deadlock(Box::new(
-                        self.deadlock_report(Dur::ZERO),
-                    )));
+                    return Err(RunError::Deadlock(Box::new(self.deadlock_report(Dur::ZERO))));
                 }
                 return Ok(Stop::Idle);
             }
@@ -328,9 +283,7 @@ impl Simulation {
             }
             if self.core.progress != self.last_progress.0 {
                 self.last_progress = (self.core.progress, t);
-            } else if t.since(self.last_progress.1) > self.opts.deadlock_window
-                && self.work_outstanding()
-            {
+            } else if t.since(self.last_progress.1) > self.opts.deadlock_window && self.work_outstanding() {
                 let stalled = t.since(self.last_progress.1);
                 return Err(RunError::Deadlock(Box::new(self.deadlock_report(stalled))));
             }
@@ -377,6 +330,11 @@ impl Simulation {
         self.counters.steps += 1;
         self.counters.ticks += self.ticking.len() as u64;
         if let Some(tr) = self.core.trace.as_deref_mut() {
+            let links = &self.core.links;
+            tr.sample_dirty(t, |l| {
+                let r = links.refs[l];
+                links.arenas[r.arena as usize].len(r.slot)
+            });
             tr.flush(t);
         }
     }
@@ -388,11 +346,7 @@ impl Simulation {
             if m.timer <= t {
                 m.timer = Time::NEVER;
             }
-            let mut cx = Ctx {
-                core: &mut self.core,
-                comp: c,
-                cycle: k,
-            };
+            let mut cx = Ctx { core: &mut self.core, comp: c, cycle: k };
             self.acts.push(self.comps[c as usize].tick(&mut cx));
         }
     }
@@ -411,11 +365,7 @@ impl Simulation {
                         w = w.min(links.arenas[r.arena as usize].next_arrival_after(r.slot, t));
                     }
                     for r in &m.outputs {
-                        w = w.min(
-                            links.arenas[r.arena as usize]
-                                .timing_mut(r.slot)
-                                .blocked_until(t),
-                        );
+                        w = w.min(links.arenas[r.arena as usize].timing_mut(r.slot).blocked_until(t));
                     }
                     w
                 }
@@ -432,39 +382,24 @@ impl Simulation {
         let mut report = StatsReport::default();
         let end = self.core.now;
         for (c, name) in self.comps.iter().zip(&self.names) {
-            let mut w = StatsWriter {
-                owner: name,
-                report: &mut report,
-                end,
-            };
+            let mut w = StatsWriter { owner: name, report: &mut report, end };
             c.report(&mut w);
         }
         for (i, l) in self.links.iter().enumerate() {
             let r = self.core.links.refs[i];
             let st = self.core.links.arenas[r.arena as usize].stats(r.slot);
             let owner = format!("link:{}", l.name);
-            let mut w = StatsWriter {
-                owner: &owner,
-                report: &mut report,
-                end,
-            };
+            let mut w = StatsWriter { owner: &owner, report: &mut report, end };
             w.count("msgs", st.msgs);
             w.count("bytes", st.bytes);
             w.count("refused_sends", st.refused);
             w.level("occupancy", "msgs", &st.occupancy);
             w.histogram("wait", "ns", &st.wait_ps, 1e-3);
             if end.as_ps() > 0 {
-                w.value(
-                    "bytes_per_s",
-                    st.bytes as f64 / Dur::from_ps(end.as_ps()).as_secs_f64(),
-                );
+                w.value("bytes_per_s", st.bytes as f64 / Dur::from_ps(end.as_ps()).as_secs_f64());
             }
         }
-        let mut w = StatsWriter {
-            owner: "kernel",
-            report: &mut report,
-            end,
-        };
+        let mut w = StatsWriter { owner: "kernel", report: &mut report, end };
         w.count("steps", self.counters.steps);
         w.count("ticks", self.counters.ticks);
         w.count("sim_time_ps", end.as_ps());
@@ -491,10 +426,7 @@ impl Simulation {
         for (i, c) in self.comps.iter().enumerate() {
             let mut why = Vec::new();
             if waiting_msgs[i] > 0 {
-                why.push(format!(
-                    "{} messages waiting on its inputs",
-                    waiting_msgs[i]
-                ));
+                why.push(format!("{} messages waiting on its inputs", waiting_msgs[i]));
             }
             if full_out[i] {
                 why.push("an output link is full".to_string());
@@ -503,16 +435,10 @@ impl Simulation {
                 why.push("holds outstanding work".to_string());
             }
             if !why.is_empty() {
-                blocked.push(BlockedComponent {
-                    name: self.names[i].clone(),
-                    why: why.join("; "),
-                });
+                blocked.push(BlockedComponent { name: self.names[i].clone(), why: why.join("; ") });
             }
         }
-        let cycle = find_cycle(&waits_on)
-            .into_iter()
-            .map(|c| self.names[c as usize].clone())
-            .collect();
+        let cycle = find_cycle(&waits_on).into_iter().map(|c| self.names[c as usize].clone()).collect();
         DeadlockReport {
             time: now,
             stalled_for,
@@ -524,19 +450,9 @@ impl Simulation {
     }
 }
 
-fn push_decl(
-    decls: &mut Vec<TrackDecl>,
-    parent: Option<TrackId>,
-    name: &str,
-    kind: TrackKind,
-) -> TrackId {
+fn push_decl(decls: &mut Vec<TrackDecl>, parent: Option<TrackId>, name: &str, kind: TrackKind) -> TrackId {
     let id = TrackId(decls.len() as u32);
-    decls.push(TrackDecl {
-        id,
-        parent,
-        name: name.to_string(),
-        kind,
-    });
+    decls.push(TrackDecl { id, parent, name: name.to_string(), kind });
     id
 }
 
@@ -587,13 +503,7 @@ impl Simulation {
         let r = *self.core.links.refs.get(id.index())?;
         let arena = self.core.links.arenas[r.arena as usize].as_any_mut();
         let typed = arena.downcast_mut::<crate::link::Arena<T>>()?;
-        Some(
-            typed.links[r.slot as usize]
-                .buf
-                .iter()
-                .map(|(_, m)| m)
-                .collect(),
-        )
+        Some(typed.links[r.slot as usize].buf.iter().map(|(_, m)| m).collect())
     }
 
     /// Messages currently in links (in flight or buffered).

@@ -93,17 +93,16 @@ impl Histogram {
             return 0.0;
         }
         let rank = ((q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64).max(1);
+        if rank >= self.count {
+            return self.max as f64;
+        }
         let mut seen = 0;
         for (b, &n) in self.buckets.iter().enumerate() {
             seen += n;
             if seen >= rank {
                 let lo = bucket_low(b) as f64;
                 let hi = bucket_low(b + 1) as f64;
-                let mid = if hi - lo <= 1.0 {
-                    lo
-                } else {
-                    (lo + hi - 1.0) / 2.0
-                };
+                let mid = if hi - lo <= 1.0 { lo } else { (lo + hi - 1.0) / 2.0 };
                 return mid.clamp(self.min as f64, self.max as f64);
             }
         }
@@ -120,11 +119,7 @@ impl Histogram {
         for (a, b) in self.buckets.iter_mut().zip(&o.buckets) {
             *a += b;
         }
-        self.min = if self.count == 0 {
-            o.min
-        } else {
-            self.min.min(o.min)
-        };
+        self.min = if self.count == 0 { o.min } else { self.min.min(o.min) };
         self.max = self.max.max(o.max);
         self.count += o.count;
         self.sum += o.sum;
@@ -141,13 +136,17 @@ pub struct TimeWeighted {
 }
 
 impl TimeWeighted {
-    /// The level changes to `level` at `now` (now must not go backwards).
+    /// The level changes to `level` at `now` (now must not go backwards). Several changes at
+    /// one time count as one: only levels held for a positive duration (or the last one) count
+    /// towards the maximum, so the order of same-time changes cannot matter.
     #[inline]
     pub fn set(&mut self, now: Time, level: u64) {
-        self.area += u128::from(self.level) * u128::from(now.since(self.since).as_ps());
-        self.since = now;
+        if now > self.since {
+            self.area += u128::from(self.level) * u128::from(now.since(self.since).as_ps());
+            self.max = self.max.max(self.level);
+            self.since = now;
+        }
         self.level = level;
-        self.max = self.max.max(level);
     }
     /// Mean level over `[0, end)`.
     pub fn mean(&self, end: Time) -> f64 {
@@ -157,9 +156,9 @@ impl TimeWeighted {
         let area = self.area + u128::from(self.level) * u128::from(end.since(self.since).as_ps());
         area as f64 / end.as_ps() as f64
     }
-    /// Highest level seen.
+    /// Highest level held (including the current one).
     pub fn max(&self) -> u64 {
-        self.max
+        self.max.max(self.level)
     }
     /// Current level.
     pub fn level(&self) -> u64 {
@@ -212,21 +211,8 @@ impl StatsReport {
     }
     /// Renders the report as an aligned text table (one row per statistic).
     pub fn to_table(&self) -> String {
-        let w_owner = self
-            .owners
-            .keys()
-            .map(|k| k.len())
-            .max()
-            .unwrap_or(5)
-            .max(5);
-        let w_name = self
-            .owners
-            .values()
-            .flat_map(|m| m.keys())
-            .map(|k| k.len())
-            .max()
-            .unwrap_or(4)
-            .max(4);
+        let w_owner = self.owners.keys().map(|k| k.len()).max().unwrap_or(5).max(5);
+        let w_name = self.owners.values().flat_map(|m| m.keys()).map(|k| k.len()).max().unwrap_or(4).max(4);
         let mut s = String::new();
         let _ = writeln!(s, "{:<w_owner$}  {:<w_name$}  value", "owner", "stat");
         for (owner, stats) in &self.owners {
@@ -251,11 +237,7 @@ impl StatsWriter<'_> {
         self.end
     }
     fn put(&mut self, name: String, v: StatValue) {
-        self.report
-            .owners
-            .entry(self.owner.to_string())
-            .or_default()
-            .insert(name, v);
+        self.report.owners.entry(self.owner.to_string()).or_default().insert(name, v);
     }
     /// An exact count; `name` should say the unit (e.g. "hops", "bytes").
     pub fn count(&mut self, name: &str, v: u64) {
@@ -269,22 +251,10 @@ impl StatsWriter<'_> {
     /// `scale` first (e.g. 1e-3 to report picosecond samples in ns).
     pub fn histogram(&mut self, name: &str, unit: &str, h: &Histogram, scale: f64) {
         self.put(format!("{name}_{unit}_count"), StatValue::Int(h.count()));
-        self.put(
-            format!("{name}_{unit}_mean"),
-            StatValue::Float(h.mean() * scale),
-        );
-        self.put(
-            format!("{name}_{unit}_p50"),
-            StatValue::Float(h.quantile(0.5) * scale),
-        );
-        self.put(
-            format!("{name}_{unit}_p99"),
-            StatValue::Float(h.quantile(0.99) * scale),
-        );
-        self.put(
-            format!("{name}_{unit}_max"),
-            StatValue::Float(h.max() as f64 * scale),
-        );
+        self.put(format!("{name}_{unit}_mean"), StatValue::Float(h.mean() * scale));
+        self.put(format!("{name}_{unit}_p50"), StatValue::Float(h.quantile(0.5) * scale));
+        self.put(format!("{name}_{unit}_p99"), StatValue::Float(h.quantile(0.99) * scale));
+        self.put(format!("{name}_{unit}_max"), StatValue::Float(h.max() as f64 * scale));
     }
     /// A time-weighted level as `{name}_{unit}_{mean,max}`.
     pub fn level(&mut self, name: &str, unit: &str, l: &TimeWeighted) {

@@ -17,9 +17,7 @@ use std::str::FromStr;
 pub const PS_PER_S: u64 = 1_000_000_000_000;
 
 /// A point in simulated time, in picoseconds since the start of the run (range ~213 days).
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 pub struct Time(u64);
 
 impl Time {
@@ -59,9 +57,7 @@ impl fmt::Display for Time {
 }
 
 /// A span of simulated time, in picoseconds.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 pub struct Dur(u64);
 
 impl Dur {
@@ -97,12 +93,7 @@ impl fmt::Display for Dur {
     /// Prints with the largest unit that keeps the value exact: "1.25ns", "3us", "714ps".
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ps = self.0;
-        for (unit, scale) in [
-            ("s", PS_PER_S),
-            ("ms", 1_000_000_000),
-            ("us", 1_000_000),
-            ("ns", 1_000),
-        ] {
+        for (unit, scale) in [("s", PS_PER_S), ("ms", 1_000_000_000), ("us", 1_000_000), ("ns", 1_000)] {
             if ps >= scale {
                 let (whole, frac) = (ps / scale, ps % scale);
                 if frac == 0 {
@@ -146,9 +137,7 @@ impl Sub for Time {
 }
 
 /// A count of cycles of some clock. It converts to time only through a [`Clock`].
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 pub struct Cycles(pub u64);
 
 impl fmt::Display for Cycles {
@@ -179,11 +168,7 @@ impl Frequency {
 impl fmt::Display for Frequency {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let hz = self.0;
-        for (unit, scale) in [
-            ("GHz", 1_000_000_000u64),
-            ("MHz", 1_000_000),
-            ("kHz", 1_000),
-        ] {
+        for (unit, scale) in [("GHz", 1_000_000_000u64), ("MHz", 1_000_000), ("kHz", 1_000)] {
             if hz >= scale {
                 let (whole, frac) = (hz / scale, hz % scale);
                 if frac == 0 {
@@ -209,11 +194,7 @@ pub struct QuantityError {
 
 impl fmt::Display for QuantityError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid quantity {:?}: expected {}",
-            self.input, self.expected
-        )
+        write!(f, "invalid quantity {:?}: expected {}", self.input, self.expected)
     }
 }
 
@@ -233,11 +214,7 @@ fn parse_scaled(num: &str, scale: u64) -> Option<u64> {
     if !digits_ok(whole) || !digits_ok(frac) {
         return None;
     }
-    let w: u64 = if whole.is_empty() {
-        0
-    } else {
-        whole.parse().ok()?
-    };
+    let w: u64 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
     let mut value = w.checked_mul(scale)?;
     let mut place = scale;
     for b in frac.bytes() {
@@ -257,9 +234,7 @@ fn parse_scaled(num: &str, scale: u64) -> Option<u64> {
 /// Splits "2.4GHz" / "2.4 GHz" into ("2.4", "GHz").
 fn split_unit(s: &str) -> (&str, &str) {
     let s = s.trim();
-    let idx = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
+    let idx = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
     (s[..idx].trim(), s[idx..].trim())
 }
 
@@ -342,17 +317,9 @@ impl Clock {
     /// under 2 ps cannot keep cycle-exact link latencies (see `docs/architecture.md`).
     pub fn new(name: impl Into<String>, freq: Frequency) -> Result<Clock, QuantityError> {
         if freq.0 == 0 || freq.0 > 500_000_000_000 {
-            return Err(QuantityError {
-                input: freq.to_string(),
-                expected: "a frequency between 1Hz and 500GHz",
-            });
+            return Err(QuantityError { input: freq.to_string(), expected: "a frequency between 1Hz and 500GHz" });
         }
-        Ok(Clock {
-            name: name.into(),
-            freq,
-            q: PS_PER_S / freq.0,
-            r: PS_PER_S % freq.0,
-        })
+        Ok(Clock { name: name.into(), freq, q: PS_PER_S / freq.0, r: PS_PER_S % freq.0 })
     }
     /// The clock's name.
     pub fn name(&self) -> &str {
@@ -385,11 +352,7 @@ impl Clock {
     /// A cursor positioned at edge `k`, for stepping edge by edge without division.
     pub fn cursor_at(&self, k: u64) -> EdgeCursor {
         let acc = ((k as u128 * self.r as u128) % self.freq.0 as u128) as u64;
-        EdgeCursor {
-            k,
-            t: self.edge(k),
-            acc,
-        }
+        EdgeCursor { k, t: self.edge(k), acc }
     }
 }
 
@@ -431,14 +394,8 @@ mod tests {
 
     #[test]
     fn parses_quantities_exactly() {
-        assert_eq!(
-            "2.4GHz".parse::<Frequency>().unwrap().as_hz(),
-            2_400_000_000
-        );
-        assert_eq!(
-            "1400 MHz".parse::<Frequency>().unwrap().as_hz(),
-            1_400_000_000
-        );
+        assert_eq!("2.4GHz".parse::<Frequency>().unwrap().as_hz(), 2_400_000_000);
+        assert_eq!("1400 MHz".parse::<Frequency>().unwrap().as_hz(), 1_400_000_000);
         assert_eq!("150ns".parse::<Dur>().unwrap().as_ps(), 150_000);
         assert_eq!("1.5us".parse::<Dur>().unwrap().as_ps(), 1_500_000);
         assert_eq!("0.001ns".parse::<Dur>().unwrap().as_ps(), 1);

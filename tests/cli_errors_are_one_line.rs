@@ -1,0 +1,75 @@
+//! Bad CLI arguments give a one-line error and exit code 2; none panics. Good ones work.
+
+use crate::common::{root, scratch, trnsim};
+
+/// Runs trnsim with `args`; returns (exit code, stdout, stderr).
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = trnsim().args(args).current_dir(root()).output().expect("run trnsim");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn check_usage_error(args: &[&str], expect: &str) {
+    let (code, _, err) = run(args);
+    assert_eq!(code, 2, "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+    let first = err.lines().next().unwrap_or("");
+    assert!(first.starts_with("error:"), "{args:?}: {err}");
+    assert!(err.contains(expect), "{args:?}: expected {expect:?} in {err}");
+}
+
+#[test]
+fn bad_arguments_are_reported_not_panicked() {
+    check_usage_error(&["run", "no-such-bench"], "unknown benchmark \"no-such-bench\" (allowed: kernel-ring");
+    check_usage_error(&["run", "--order", "sideways"], "invalid order \"sideways\"");
+    check_usage_error(&["run", "demo", "--trace", "x.txt"], "unknown extension \"txt\"");
+    check_usage_error(&["run", "--config", "/nonexistent.ron"], "/nonexistent.ron");
+    check_usage_error(&["bench", "kernel-ring", "--tokens", "999", "--modules", "4", "--depth", "2"], "does not fit");
+    check_usage_error(&["bench", "kernel-ring", "--depth", "0"], "--depth");
+    check_usage_error(&["bench", "kernel-ring", "--cycles", "many"], "invalid value 'many'");
+    check_usage_error(&["frobnicate"], "unrecognized subcommand");
+    check_usage_error(&["config", "check", "/nonexistent.ron"], "cannot read");
+}
+
+#[test]
+fn config_check_names_the_line_of_a_bad_field() {
+    let dir = scratch("cli_config_check");
+    let f = dir.join("bad.ron");
+    let text = trnsim_harness::system::DEMO_RON
+        .replace("\"fabric\", kind: Relay(delay: 3", "\"fabrik\", kind: Relay(delay: 3");
+    std::fs::write(&f, text).unwrap();
+    let (code, _, err) = run(&["config", "check", f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bad.ron:16:"), "{err}");
+    assert!(err.contains("components[2].clock: unknown clock \"fabrik\" (allowed: core, fabric, io)"), "{err}");
+    let (code, out, _) = run(&["config", "check", "models/configs/demo.ron"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("ok (3 clocks, 6 components, 4 links)"), "{out}");
+}
+
+#[test]
+fn help_and_list_work() {
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("trnsim run"));
+    let (code, out, _) = run(&["list"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("kernel-ring-sparse"));
+}
+
+#[test]
+fn run_json_is_deterministic_across_tick_orders() {
+    let dir = scratch("cli_determinism");
+    let a = dir.join("a.json");
+    let b = dir.join("b.json");
+    let (c1, _, e1) = run(&["run", "demo", "kernel-ring-sparse", "--json", a.to_str().unwrap()]);
+    let (c2, _, e2) =
+        run(&["run", "demo", "kernel-ring-sparse", "--order", "shuffled:5", "--json", b.to_str().unwrap()]);
+    assert_eq!((c1, c2), (0, 0), "{e1}{e2}");
+    let (ja, jb) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    assert!(ja == jb, "results JSON differs between tick orders");
+    assert!(String::from_utf8_lossy(&ja).contains("packets_received"));
+}
