@@ -43,7 +43,7 @@ fn config_check_names_the_line_of_a_bad_field() {
     std::fs::write(&f, text).unwrap();
     let (code, _, err) = run(&["config", "check", f.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(err.contains("bad.ron:16:"), "{err}");
+    assert!(err.contains("bad.ron:15:38:"), "{err}");
     assert!(err.contains("components[2].clock: unknown clock \"fabrik\" (allowed: core, fabric, io)"), "{err}");
     let (code, out, _) = run(&["config", "check", "models/configs/demo.ron"]);
     assert_eq!(code, 0);

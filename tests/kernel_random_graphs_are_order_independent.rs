@@ -197,9 +197,8 @@ fn check_conservation(g: &mut Graph, report: &trnsim_kernel::StatsReport) {
         let id = g.sim.component_id(&format!("g.n{i}")).unwrap();
         let c = g.sim.component::<Chatter>(id).unwrap();
         created = (created.0 + c.created.0, created.1.wrapping_add(c.created.1), created.2.wrapping_add(c.created.2));
-        for part in [c.consumed] {
-            remaining = (remaining.0 + part.0, remaining.1.wrapping_add(part.1), remaining.2.wrapping_add(part.2));
-        }
+        let part = c.consumed;
+        remaining = (remaining.0 + part.0, remaining.1.wrapping_add(part.1), remaining.2.wrapping_add(part.2));
         for m in &c.queue {
             acc(&mut remaining, m.id);
         }

@@ -315,8 +315,8 @@ fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
     let hops = r
         .stats
         .owners
-        .iter()
-        .filter_map(|(_, m)| match m.get("hops") {
+        .values()
+        .filter_map(|m| match m.get("hops") {
             Some(trnsim_kernel::StatValue::Int(v)) => Some(*v),
             _ => None,
         })

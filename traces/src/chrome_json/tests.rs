@@ -69,7 +69,7 @@ fn times_are_exact_decimal_microseconds() {
 }
 
 #[test]
-fn flows_use_bind_ids_with_in_and_out() {
+fn flows_are_v1_events_after_their_slices() {
     let events = write(&[
         slice(1, "issue", 0, 1_000, Flow::Step(0x2a)),
         slice(1, "read", 1_000, 2_000, Flow::Step(0x2a)),
@@ -77,21 +77,27 @@ fn flows_use_bind_ids_with_in_and_out() {
         rec(3_000, 1, RecordKind::Instant { name: "irq", flow: Flow::Step(7), arg: None }),
         rec(3_000, 1, RecordKind::Instant { name: "tick", flow: Flow::None, arg: Some(Arg { key: "n", value: -3 }) }),
     ]);
-    let xs = by_ph(&events, "X");
-    let flags: Vec<_> =
-        xs.iter().map(|e| (e["bind_id"].as_str(), e["flow_in"].as_bool(), e["flow_out"].as_bool())).collect();
+    let seq: Vec<_> = events
+        .iter()
+        .filter(|e| e["ph"] != "M")
+        .map(|e| (e["ph"].as_str().unwrap_or(""), e["id"].as_str(), e["bp"].as_str(), e["ts"].as_f64()))
+        .collect();
     assert_eq!(
-        flags,
+        seq,
         vec![
-            (Some("0x2a"), None, Some(true)),
-            (Some("0x2a"), Some(true), Some(true)),
-            (Some("0x2a"), Some(true), None),
-            (Some("0x7"), None, Some(true)),
+            ("X", None, None, Some(0.0)),
+            ("s", Some("0x2a"), None, Some(0.0)),
+            ("X", None, None, Some(0.001)),
+            ("t", Some("0x2a"), Some("e"), Some(0.001)),
+            ("X", None, None, Some(0.002)),
+            ("f", Some("0x2a"), Some("e"), Some(0.002)),
+            ("i", None, None, Some(0.003)),
+            ("s", Some("0x7"), None, Some(0.003)),
+            ("i", None, None, Some(0.003)),
         ]
     );
-    assert_eq!(xs[3]["dur"], 0, "an instant with a flow is a zero-length slice");
     let instants = by_ph(&events, "i");
-    assert_eq!((instants[0]["s"].as_str(), instants[0]["args"]["n"].as_i64()), (Some("t"), Some(-3)));
+    assert_eq!((instants[1]["s"].as_str(), instants[1]["args"]["n"].as_i64()), (Some("t"), Some(-3)));
 }
 
 #[test]
