@@ -17,11 +17,16 @@
 //! caveat: a flow binds to the innermost slice open on its thread at that ns, so a slice that
 //! rounds to zero length in the same ns just before it on the same lane would take the arrow.
 //!
-//! One adjustment for Perfetto: its trace processor rounds `ts` and `dur` to ns separately,
-//! which can push a slice's end 1 ns past the start of the next slice on the same thread, and it
-//! then drops that slice. Where that would happen, `dur` is written as the whole-ns difference of
-//! the rounded start and end instead (within 1 ns of exact; `ts` stays exact). Perfetto then
-//! shows the same times as a `.pftrace` written with [`crate::TimeScale::Ns`].
+//! One adjustment for Perfetto: its trace processor reads whole ns and rounds `ts` and `dur`
+//! separately, so a slice's end can land 1 ns away from where the end time itself rounds to:
+//! 1 ns past the start of the next slice on the thread (Perfetto then drops that slice as
+//! overlapping), or 1 ns short. Where `round(ts) + round(dur) != round(ts + dur)`, `dur` is
+//! written as the whole-ns difference of the rounded start and end instead (within 1 ns of
+//! exact, and sums of back-to-back durations stay within 1 ns of exact; `ts` is always exact).
+//! Perfetto then shows the same boundaries as a `.pftrace` written with
+//! [`crate::TimeScale::Ns`], with one cosmetic difference: a slice that rounds to zero length at
+//! the ns where the next slice of its lane starts is drawn nested under that slice (Perfetto
+//! orders same-ns `X` events longest first).
 //!
 //! What it leaves out: group tracks (they only contribute path prefixes), signal tracks, counter
 //! units, and non-finite counter samples (JSON has no NaN or infinity; such a sample is skipped).

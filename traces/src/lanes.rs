@@ -16,7 +16,7 @@
 /// Where a slice was placed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Placement {
-    /// Lane index: 0 is the track itself, k > 0 is the lane track "<name> #k".
+    /// Lane index: 0 is the track itself, k > 0 is the lane track `"<name> #k"`.
     pub lane: usize,
     /// True if this slice opened the lane (the writer must declare the lane track now).
     pub is_new: bool,

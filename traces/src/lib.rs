@@ -1,5 +1,5 @@
 //! Trace writers for trnsim, in simulated time. Each implements the kernel's
-//! [`TraceSink`](trnsim_kernel::TraceSink):
+//! [`TraceSink`]:
 //!
 //! | writer | file | shows | for |
 //! |---|---|---|---|
@@ -11,7 +11,7 @@
 //!
 //! Common rules: every writer validates that records name a declared track of a fitting kind
 //! (a mismatch is a [`TraceError`], never a panic); errors name the output path; slices that
-//! overlap on one track are moved to extra "lane" tracks named "<track> #k" so viewers nest them
+//! overlap on one track are moved to extra "lane" tracks named `"<track> #k"` so viewers nest them
 //! correctly (see `lanes.rs`). What the crate leaves out: reading traces, compression, and
 //! wall-clock time (everything is simulated time).
 
@@ -25,6 +25,9 @@ mod protobuf;
 mod tracks;
 mod vcd;
 
+#[cfg(test)]
+mod alloc_tests;
+
 pub use self::vcd::VcdWriter;
 pub use chrome_json::ChromeJsonWriter;
 pub use fanout::Fanout;
@@ -35,19 +38,19 @@ use std::io::BufWriter;
 use std::path::Path;
 use trnsim_kernel::{TraceError, TraceSink};
 
-/// Creates the writer matching `path`'s extension, with default options: `.pftrace` or
-/// `.perfetto-trace` → [`PerfettoWriter`] ([`TimeScale::Ns`]), `.json` → [`ChromeJsonWriter`],
+/// Creates the writer matching `path`'s extension, with default options: `.pftrace`,
+/// `.perfetto` or `.perfetto-trace` → [`PerfettoWriter`] ([`TimeScale::Ns`]), `.json` → [`ChromeJsonWriter`],
 /// `.vcd` → [`VcdWriter`]. Any other extension is an error listing these.
 pub fn create_sink(path: impl AsRef<Path>) -> Result<Box<dyn TraceSink>, TraceError> {
     let path = path.as_ref();
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     match ext {
-        "pftrace" | "perfetto-trace" => Ok(Box::new(PerfettoWriter::create(path)?)),
+        "pftrace" | "perfetto" | "perfetto-trace" => Ok(Box::new(PerfettoWriter::create(path)?)),
         "json" => Ok(Box::new(ChromeJsonWriter::create(path)?)),
         "vcd" => Ok(Box::new(VcdWriter::create(path)?)),
         _ => Err(sink_error(
             &path.display().to_string(),
-            "unknown trace format: expected a .pftrace, .perfetto-trace, .json or .vcd file",
+            "unknown trace format: expected a .pftrace, .perfetto, .perfetto-trace, .json or .vcd file",
         )),
     }
 }

@@ -7,7 +7,7 @@
 //!   [`TrackKind::Slice`] tracks, and [`TrackKind::Counter`] tracks with a `CounterDescriptor`
 //!   whose `unit_name` is the unit; parents via `parent_uuid`;
 //! - each slice as a `TYPE_SLICE_BEGIN` and a `TYPE_SLICE_END` on its track, or on a lane track
-//!   "<name> #k" (a sibling declared lazily, see [`crate::lanes`]) when it overlaps slices already
+//!   `"<name> #k"` (a sibling declared lazily, see [`crate::lanes`]) when it overlaps slices already
 //!   placed, so nesting is always valid; flows as `flow_ids` / `terminating_flow_ids` (fixed64);
 //!   the argument as an `int_value` debug annotation;
 //! - instants as `TYPE_INSTANT`, counter samples as `TYPE_COUNTER` with `double_counter_value`;
@@ -187,7 +187,7 @@ impl<W: Write> PerfettoWriter<W> {
 
     fn check_open(&self) -> Result<(), TraceError> {
         if self.finished {
-            return Err(self.err("record after finish"));
+            return Err(self.err("declare or record after finish"));
         }
         Ok(())
     }
@@ -275,52 +275,20 @@ impl<W: Write> PerfettoWriter<W> {
     /// Encodes and writes one TrackEvent packet, with the interned data it introduces.
     fn event(&mut self, ev: Event) -> Result<(), TraceError> {
         let name = ev.name.map(|n| (n, self.names.intern(n)));
-        let arg = ev.arg.map(|a| (a, self.arg_names.intern(a.key)));
+        let arg = ev.arg.map(|a| (a.key, self.arg_names.intern(a.key)));
         let new_category = name.is_some() && !self.category_sent;
         self.category_sent |= new_category;
         self.pb.clear();
         let packet = self.pb.begin(TRACE_PACKET);
         self.pb.varint(PACKET_TIMESTAMP, ev.ts);
         self.sequence_fields();
-        let pb = &mut self.pb;
-        let te = pb.begin(PACKET_TRACK_EVENT);
-        pb.varint(EVENT_TYPE, ev.ty);
-        pb.varint(EVENT_TRACK_UUID, ev.uuid);
-        if let Some((_, (iid, _))) = name {
-            pb.varint(EVENT_CATEGORY_IIDS, CATEGORY_IID);
-            pb.varint(EVENT_NAME_IID, iid);
-        }
-        if let Some((a, (iid, _))) = arg {
-            let da = pb.begin(EVENT_DEBUG_ANNOTATIONS);
-            pb.varint(ANNOTATION_NAME_IID, iid);
-            pb.varint(ANNOTATION_INT_VALUE, a.value as u64);
-            pb.end(da);
-        }
-        match ev.flow {
-            Flow::None => {}
-            Flow::Step(id) => pb.fixed64(EVENT_FLOW_IDS, id),
-            Flow::End(id) => pb.fixed64(EVENT_TERMINATING_FLOW_IDS, id),
-        }
-        if let Some(v) = ev.counter {
-            pb.double(EVENT_DOUBLE_COUNTER_VALUE, v);
-        }
-        pb.end(te);
-        let new_name = name.filter(|(_, (_, new))| *new);
-        let new_arg = arg.filter(|(_, (_, new))| *new);
-        if new_category || new_name.is_some() || new_arg.is_some() {
-            let interned = pb.begin(PACKET_INTERNED_DATA);
-            if new_category {
-                interned_entry(pb, INTERNED_EVENT_CATEGORIES, CATEGORY_IID, CATEGORY);
-            }
-            if let Some((n, (iid, _))) = new_name {
-                interned_entry(pb, INTERNED_EVENT_NAMES, iid, n);
-            }
-            if let Some((a, (iid, _))) = new_arg {
-                interned_entry(pb, INTERNED_DEBUG_ANNOTATION_NAMES, iid, a.key);
-            }
-            pb.end(interned);
-        }
-        pb.end(packet);
+        track_event(&mut self.pb, &ev, name.map(|(_, (iid, _))| iid), arg.map(|(_, (iid, _))| iid));
+        let new = |entry: Option<(&'static str, (u64, bool))>| {
+            entry.filter(|(_, (_, new))| *new).map(|(n, (iid, _))| (iid, n))
+        };
+        let category = new_category.then_some((CATEGORY_IID, CATEGORY));
+        interned_data(&mut self.pb, category, new(name), new(arg));
+        self.pb.end(packet);
         self.stats.events += 1;
         self.emit()
     }
@@ -361,12 +329,54 @@ impl<W: Write> PerfettoWriter<W> {
     }
 }
 
-/// Writes one `{iid, name}` entry of InternedData.
-fn interned_entry(pb: &mut ProtoBuf, field: u32, iid: u64, name: &str) {
-    let entry = pb.begin(field);
-    pb.varint(INTERNED_IID, iid);
-    pb.bytes_field(INTERNED_NAME, name.as_bytes());
-    pb.end(entry);
+/// Encodes the TrackEvent of `ev`, with the iids of its name and argument name.
+fn track_event(pb: &mut ProtoBuf, ev: &Event, name_iid: Option<u64>, arg_iid: Option<u64>) {
+    let te = pb.begin(PACKET_TRACK_EVENT);
+    pb.varint(EVENT_TYPE, ev.ty);
+    pb.varint(EVENT_TRACK_UUID, ev.uuid);
+    if let Some(iid) = name_iid {
+        pb.varint(EVENT_CATEGORY_IIDS, CATEGORY_IID);
+        pb.varint(EVENT_NAME_IID, iid);
+    }
+    if let (Some(arg), Some(iid)) = (ev.arg, arg_iid) {
+        let da = pb.begin(EVENT_DEBUG_ANNOTATIONS);
+        pb.varint(ANNOTATION_NAME_IID, iid);
+        pb.varint(ANNOTATION_INT_VALUE, arg.value as u64);
+        pb.end(da);
+    }
+    match ev.flow {
+        Flow::None => {}
+        Flow::Step(id) => pb.fixed64(EVENT_FLOW_IDS, id),
+        Flow::End(id) => pb.fixed64(EVENT_TERMINATING_FLOW_IDS, id),
+    }
+    if let Some(v) = ev.counter {
+        pb.double(EVENT_DOUBLE_COUNTER_VALUE, v);
+    }
+    pb.end(te);
+}
+
+/// Encodes the InternedData of the strings first used by this packet, if any, as (iid, name).
+fn interned_data(
+    pb: &mut ProtoBuf,
+    category: Option<(u64, &str)>,
+    name: Option<(u64, &str)>,
+    arg: Option<(u64, &str)>,
+) {
+    if category.is_none() && name.is_none() && arg.is_none() {
+        return;
+    }
+    let interned = pb.begin(PACKET_INTERNED_DATA);
+    for (field, entry) in
+        [(INTERNED_EVENT_CATEGORIES, category), (INTERNED_EVENT_NAMES, name), (INTERNED_DEBUG_ANNOTATION_NAMES, arg)]
+    {
+        if let Some((iid, name)) = entry {
+            let e = pb.begin(field);
+            pb.varint(INTERNED_IID, iid);
+            pb.bytes_field(INTERNED_NAME, name.as_bytes());
+            pb.end(e);
+        }
+    }
+    pb.end(interned);
 }
 
 /// The deterministic uuid of lane `lane` of track `id` (lane 0 is the track itself):

@@ -67,9 +67,9 @@ pub(crate) fn perfetto_ns(ps: u64) -> u64 {
 
 /// The duration, in ps, to write for the `X` event of `[start, end)` so that Perfetto places its
 /// end where it places a time written as `end`. Usually the exact `end - start`; but the trace
-/// processor rounds `ts` and `dur` separately, which can push an end 1 ns past the next slice's
-/// start (it then drops that slice as overlapping). In that case the duration is the whole-ns
-/// difference of the two rounded times instead (within 1 ns of exact).
+/// processor rounds `ts` and `dur` separately, which can move the end by 1 ns (past the next
+/// slice's start, which it then drops as overlapping, or short of it). In that case the duration
+/// is the whole-ns difference of the two rounded times instead (within 1 ns of exact).
 pub(crate) fn dur_for_perfetto(start: u64, end: u64) -> u64 {
     let d = end - start;
     let (ns_start, ns_end) = (perfetto_ns(start), perfetto_ns(end));

@@ -100,3 +100,28 @@ fn time_going_back_and_late_signals_are_errors() {
     let slice = TraceRecord { time: Time::from_ps(1), track: TrackId(5), kind: RecordKind::Counter { value: 1.0 } };
     assert!(w.record(&slice).is_ok(), "non-signal records are ignored");
 }
+
+#[test]
+fn output_parses_back_with_the_vcd_crate() {
+    let mut w = writer();
+    for r in [sig(0, 2, 1), sig(5, 3, 0xa5), sig(5, 6, 3), sig(9, 8, 1)] {
+        w.record(&r).expect("record");
+    }
+    w.finish(Time::from_ps(12)).expect("finish");
+    let bytes = w.get_mut().clone();
+    let mut parser = ::vcd::Parser::new(&bytes[..]);
+    let header = parser.parse_header().expect("header parses");
+    assert_eq!(header.timescale, Some((1, TimescaleUnit::PS)));
+    let data = header.find_var(&["trnsim", "chip", "ring_m3", "data"]).expect("data var");
+    assert_eq!(data.size, 8);
+    let commands: Vec<_> = parser.collect::<Result<_, _>>().expect("body parses");
+    let stamps: Vec<_> = commands
+        .iter()
+        .filter_map(|c| match c {
+            ::vcd::Command::Timestamp(t) => Some(*t),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stamps, vec![0, 5, 9, 12]);
+    assert!(commands.contains(&::vcd::Command::ChangeVector(data.code, "10100101".parse().expect("vector"))));
+}
