@@ -171,10 +171,9 @@ fn run(seed: u64, order: TickOrder) -> (String, String, Vec<u8>, Vec<u8>) {
         Box::new(trnsim_traces::PerfettoWriter::new(pf.clone(), "perfetto")),
         Box::new(trnsim_traces::VcdWriter::new(vcd.clone(), "vcd")),
     ];
-    let links = (0..g.sim.links().len()).map(trnsim_kernel::LinkId::from_index).collect();
     g.sim.attach_trace(
         Box::new(trnsim_traces::Fanout::new(sinks)),
-        &TraceOptions { link_occupancy: true, signal_links: links },
+        &TraceOptions { link_occupancy: true, signal_links: trnsim_kernel::LinkSelection::All },
     );
     let outcome = format!("{:?}", g.sim.run_until_idle(Dur::from_us(200)));
     g.sim.finish_trace().expect("trace finishes");

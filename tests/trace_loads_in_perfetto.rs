@@ -3,41 +3,7 @@
 //! simulated timestamps, counter values and flows the model implies.
 
 use crate::common::{root, scratch, trnsim};
-use std::path::PathBuf;
-use std::process::Command;
-
-/// Runs the trace processor on `trace` with `sql` queries; None when the tool is absent and we
-/// are not in CI (then the test is skipped with a message).
-fn query(trace: &std::path::Path, sql: &[&str]) -> Option<Vec<serde_json::Value>> {
-    let tp = std::env::var("TP_QUERY_JS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root().join("../shared/tools/perfetto/tp_query.js"));
-    let ui = std::env::var("PERFETTO_UI_DIR").map(PathBuf::from).unwrap_or_else(|_| root().join("target/perfetto-ui"));
-    let have_node = Command::new("node").arg("--version").output().is_ok();
-    if !tp.exists() || !ui.join("trace_processor.wasm").exists() || !have_node {
-        assert!(std::env::var("CI").is_err(), "trace processor missing in CI: {} / {}", tp.display(), ui.display());
-        eprintln!("skipped: Perfetto trace processor not installed (run scripts/install-deps.sh)");
-        return None;
-    }
-    let out = Command::new("node")
-        .arg(&tp)
-        .arg("--ui")
-        .arg(&ui)
-        .arg(trace)
-        .arg("--check")
-        .args(sql)
-        .output()
-        .expect("run node");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "trace processor output is not JSON ({e}): {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    assert!(out.status.success() && v["ok"] == true, "trace processor rejected the trace: {v}");
-    Some(v["queries"].as_array().expect("queries").iter().map(|q| q["rows"].clone()).collect())
-}
+use trnsim_traces::TraceProcessor;
 
 #[test]
 fn demo_trace_loads_in_perfetto_with_expected_contents() {
@@ -57,7 +23,8 @@ fn demo_trace_loads_in_perfetto_with_expected_contents() {
         "select count(*) from counter_track where name = 'occupancy'",
         "select max(c.value), min(c.value) from counter c join counter_track t on c.track_id = t.id where t.name = 'occupancy'",
     ];
-    let Some(rows) = query(&trace, &sql) else { return };
+    let Some(tp) = TraceProcessor::for_tests(&root()) else { return };
+    let rows = tp.query(&trace, &sql).unwrap_or_else(|e| panic!("{e}"));
     let one = |i: usize| rows[i][0][0].clone();
     assert_eq!(one(0), 800, "inject instants: one per packet");
     assert_eq!(one(1), 800, "forward slices: one per packet per relay");

@@ -96,7 +96,10 @@ fn vcd_of_a_credit_link_reads_back_with_the_predicted_changes() {
     assert_eq!(link, "p.out -> c.in");
     sim.attach_trace(
         Box::new(sink),
-        &TraceOptions { link_occupancy: false, signal_links: vec![trnsim_kernel::LinkId::from_index(0)] },
+        &TraceOptions {
+            link_occupancy: false,
+            signal_links: trnsim_kernel::LinkSelection::Only(vec![trnsim_kernel::LinkId::from_index(0)]),
+        },
     );
     sim.run_until_idle(Dur::from_us(1)).unwrap();
     sim.finish_trace().unwrap();

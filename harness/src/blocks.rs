@@ -191,6 +191,10 @@ impl Sink {
     pub fn received(&self) -> u64 {
         self.latency_ps.count()
     }
+    /// Bytes received.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
 }
 
 impl Component for Sink {

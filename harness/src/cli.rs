@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use trnsim_harness::config;
 use trnsim_harness::ring::RingParams;
 use trnsim_harness::suite::{self, BenchResult, RunOpts, BENCHES};
-use trnsim_kernel::{TickOrder, TraceOptions, TraceSink};
+use trnsim_kernel::{LinkSelection, TickOrder, TraceOptions, TraceSink};
 
 /// trnsim: a cycle-approximate simulator of a Trainium3-class AI system.
 ///
@@ -53,7 +53,8 @@ struct RunArgs {
     /// several benchmarks, each gets its own file: NAME inserted before the extension.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
-    /// Write link waveforms (valid/data/credits of every link) as VCD, one file per benchmark.
+    /// Write link waveforms (valid/data/credits of every link) as VCD. With several benchmarks,
+    /// each gets its own file: NAME inserted before the extension.
     #[arg(long, value_name = "FILE.vcd")]
     vcd: Option<PathBuf>,
     /// Write results (simulated statistics only, deterministic) as JSON.
@@ -222,10 +223,10 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, total > 1));
         let vp = a.vcd.as_deref().map(|p| per_bench_path(p, name, total > 1));
         let sink = open_sink(tp.as_deref(), vp.as_deref())?;
-        let signal_links = if vp.is_some() { ALL_LINKS } else { NO_LINKS };
-        let trace = sink.map(|s| (s, TraceOptions { link_occupancy: true, signal_links: Vec::new() }));
+        let signal_links = if vp.is_some() { LinkSelection::All } else { LinkSelection::None };
+        let trace = sink.map(|s| (s, TraceOptions { link_occupancy: true, signal_links }));
         let opts = RunOpts { order: a.order, trace, progress: true };
-        let r = run_one(name, system.as_ref(), opts, signal_links).map_err(Failure::Run)?;
+        let r = run_one(name, system.as_ref(), opts).map_err(Failure::Run)?;
         if let Some(p) = &tp {
             eprintln!("trace: {}", p.display());
         }
@@ -238,21 +239,8 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-const ALL_LINKS: bool = true;
-const NO_LINKS: bool = false;
-
-fn run_one(
-    name: &str,
-    system: Option<&config::System>,
-    mut opts: RunOpts,
-    vcd_all_links: bool,
-) -> Result<BenchResult, String> {
+fn run_one(name: &str, system: Option<&config::System>, opts: RunOpts) -> Result<BenchResult, String> {
     let ring = |tokens| RingParams { modules: 64, tokens, depth: 4 };
-    if vcd_all_links {
-        if let Some((_, t)) = opts.trace.as_mut() {
-            t.signal_links = (0..100_000).map(trnsim_kernel::LinkId::from_index).collect();
-        }
-    }
     match name {
         "kernel-ring" => suite::run_ring(name, ring(16), 200_000, opts),
         "kernel-ring-sparse" => suite::run_ring(name, ring(2), 200_000, opts),

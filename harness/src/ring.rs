@@ -89,8 +89,9 @@ pub fn build(p: RingParams, opts: SimOptions) -> Result<Simulation, String> {
     b.build().map_err(|e| e.to_string())
 }
 
-/// Total hops and the sum of payloads left in the ring (checked against `T(T-1)/2 + hops`).
-pub fn tally(sim: &mut Simulation) -> Result<(u64, u64), String> {
+/// Total hops, tokens left in the ring, and the sum of their payloads (callers check these
+/// against `T` and `T(T-1)/2 + hops`).
+pub fn tally(sim: &mut Simulation) -> Result<(u64, u64, u64), String> {
     let mut hops = 0;
     let n = sim.component_count();
     for i in 0..n {
@@ -106,6 +107,5 @@ pub fn tally(sim: &mut Simulation) -> Result<(u64, u64), String> {
             count += 1;
         }
     }
-    let _ = count;
-    Ok((hops, sum))
+    Ok((hops, count, sum))
 }

@@ -1,6 +1,7 @@
 //! Microbenchmarks runnable from `trnsim run` and `trnsim bench`: each returns a result with
 //! its simulated statistics and host-side speed figures.
 
+use crate::blocks::Sink;
 use crate::config::System;
 use crate::cpu::Stopwatch;
 use crate::ring::{self, RingParams};
@@ -9,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::time::Duration;
 use trnsim_kernel::{
-    ClockId, Dur, RunError, SimOptions, Simulation, StatsReport, Stop, TickOrder, TraceOptions, TraceSink,
+    ClockId, ComponentId, Dur, RunError, SimOptions, Simulation, StatsReport, Stop, TickOrder, TraceOptions, TraceSink,
 };
 
 /// Benchmarks `trnsim run` knows by name; the default suite runs them all.
@@ -110,9 +111,12 @@ pub fn run_ring(name: &str, p: RingParams, cycles: u64, opts: RunOpts) -> Result
     let limit = sim.clock(ClockId::first()).cycles_to_dur(trnsim_kernel::Cycles(cycles));
     let (_, speed) = drive(&mut sim, limit, opts.progress).map_err(|e| e.to_string())?;
     sim.finish_trace().map_err(|e| e.to_string())?;
-    let (hops, sum) = ring::tally(&mut sim)?;
+    let (hops, count, sum) = ring::tally(&mut sim)?;
     let t = u64::from(p.tokens);
     let expect = (t * t.saturating_sub(1) / 2).wrapping_add(hops);
+    if count != t {
+        return Err(format!("{name}: {count} tokens left in the ring, {t} expected: a token was lost or duplicated"));
+    }
     if sum != expect {
         return Err(format!("{name}: token checksum {sum} != T(T-1)/2 + hops = {expect}: a token was lost, duplicated or mis-incremented"));
     }
@@ -133,19 +137,10 @@ pub fn run_system(name: &str, sys: &System, opts: RunOpts) -> Result<BenchResult
     let (stop, speed) = drive(&mut sim, sys.limit, opts.progress).map_err(|e| format!("{name}: {e}"))?;
     sim.finish_trace().map_err(|e| e.to_string())?;
     let stats = sim.report();
-    let mut delivered = 0.0;
-    let mut bytes = 0.0;
-    for (owner, m) in &stats.owners {
-        if !owner.starts_with("link:") {
-            if let Some(trnsim_kernel::StatValue::Int(v)) = m.get("packets_received") {
-                delivered += *v as f64;
-            }
-            if let (Some(trnsim_kernel::StatValue::Int(v)), true) = (m.get("bytes"), m.contains_key("packets_received"))
-            {
-                bytes += *v as f64;
-            }
-        }
-    }
+    let sinks: Vec<&Sink> =
+        (0..sim.component_count()).filter_map(|i| sim.component::<Sink>(ComponentId::from_index(i))).collect();
+    let delivered = sinks.iter().map(|s| s.received()).sum::<u64>() as f64;
+    let bytes = sinks.iter().map(|s| s.bytes()).sum::<u64>() as f64;
     let end_ns = sim.now().as_ns_f64();
     let headline = vec![
         ("packets_delivered".to_string(), delivered),

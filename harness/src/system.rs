@@ -16,16 +16,15 @@ pub fn build(sys: &System, order: TickOrder) -> Result<Simulation, String> {
     for (c, f) in cfg.clocks.iter().zip(&sys.freqs) {
         clocks.push(b.clock(&c.name, *f).map_err(|e| e.to_string())?);
     }
-    let clock_of = |name: &str| -> ClockId {
-        let i = cfg.clocks.iter().position(|c| c.name == name).unwrap_or(0);
-        clocks[i]
+    let clock_of = |name: &str| -> Result<ClockId, String> {
+        let i = cfg.clocks.iter().position(|c| c.name == name);
+        i.map(|i| clocks[i]).ok_or_else(|| format!("internal: clock {name:?} not declared after validation"))
     };
     let ids: Vec<_> = cfg
         .components
         .iter()
-        .map(|c| b.reserve(&c.name, clock_of(&c.clock)))
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
+        .map(|c| clock_of(&c.clock).and_then(|k| b.reserve(&c.name, k).map_err(|e| e.to_string())))
+        .collect::<Result<_, _>>()?;
     let mut outs: FxHashMap<(usize, String), OutPort<Packet>> = FxHashMap::default();
     let mut ins: FxHashMap<(usize, String), InPort<Packet>> = FxHashMap::default();
     for (i, (l, (a, ap, z, zp))) in cfg.links.iter().zip(&sys.endpoints).enumerate() {

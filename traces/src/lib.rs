@@ -8,6 +8,7 @@
 //! | [`VcdWriter`] | `.vcd` | signals only, in scopes | waveform viewers (GTKWave, Surfer) |
 //!
 //! [`Fanout`] feeds several at once; [`create_sink`] picks one from a file extension.
+//! [`TraceProcessor`] loads a written trace in Perfetto's own trace processor, for checks.
 //!
 //! Common rules: every writer validates that records name a declared track of a fitting kind
 //! (a mismatch is a [`TraceError`], never a panic); errors name the output path; slices that
@@ -21,6 +22,7 @@ mod chrome_json;
 mod fanout;
 mod lanes;
 mod perfetto;
+mod processor;
 mod protobuf;
 mod tracks;
 mod vcd;
@@ -32,6 +34,7 @@ pub use self::vcd::VcdWriter;
 pub use chrome_json::ChromeJsonWriter;
 pub use fanout::Fanout;
 pub use perfetto::{PerfettoStats, PerfettoWriter, TimeScale};
+pub use processor::TraceProcessor;
 
 use std::fs::File;
 use std::io::BufWriter;

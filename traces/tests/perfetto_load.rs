@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use trnsim_kernel::{Arg, Flow, RecordKind, Time, TraceRecord, TraceSink, TrackDecl, TrackId, TrackKind};
-use trnsim_traces::{ChromeJsonWriter, Fanout, PerfettoWriter, TimeScale, VcdWriter};
+use trnsim_traces::{ChromeJsonWriter, Fanout, PerfettoWriter, TimeScale, TraceProcessor, VcdWriter};
 
 /// Edge `k` of a 1.4 GHz clock in ps: floor(k * 1e12 / 1.4e9).
 fn c14(k: u64) -> u64 {
@@ -132,48 +132,13 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Skips (returns false) when a tool is missing, unless `CI` is set, when it fails.
-fn require(what: &str, present: bool) -> bool {
-    if present {
-        return true;
-    }
-    assert!(std::env::var_os("CI").is_none(), "{what} is missing, and CI is set");
-    eprintln!("skipped: {what} is missing (run scripts/install-deps.sh); CI would fail here");
-    false
-}
-
-/// The trace processor harness and UI directory, if present.
-fn trace_processor() -> Option<(PathBuf, PathBuf)> {
-    let env_path = |var: &str, default: PathBuf| std::env::var_os(var).map(PathBuf::from).unwrap_or(default);
-    let tp = env_path("TP_QUERY_JS", workspace().join("../shared/tools/perfetto/tp_query.js"));
-    let ui = env_path("PERFETTO_UI_DIR", workspace().join("target/perfetto-ui"));
-    let node = Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
-    let ok = require("node", node)
-        && require(&format!("{}", tp.display()), tp.is_file())
-        && require(&format!("{}/trace_processor.wasm", ui.display()), ui.join("trace_processor.wasm").is_file());
-    ok.then_some((tp, ui))
-}
-
 /// Loads `trace` with `--check`, runs each query, and compares its rows with the expectation.
 fn check(trace: &Path, cases: &[(&str, Value)]) {
-    let Some((tp, ui)) = trace_processor() else { return };
-    let out = Command::new("node")
-        .arg(&tp)
-        .arg("--ui")
-        .arg(&ui)
-        .arg(trace)
-        .arg("--check")
-        .args(cases.iter().map(|(sql, _)| sql))
-        .output()
-        .expect("run node");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let result: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!("harness output is not JSON ({e}): {stdout}\n{}", String::from_utf8_lossy(&out.stderr))
-    });
-    assert_eq!(result["ok"], true, "{} failed to load or check: {:#}", trace.display(), result);
-    assert!(out.status.success());
-    for ((sql, want), got) in cases.iter().zip(result["queries"].as_array().expect("queries")) {
-        assert_eq!(numbers_as_f64(&got["rows"]), numbers_as_f64(want), "{}: {sql}", trace.display());
+    let Some(tp) = TraceProcessor::for_tests(&workspace()) else { return };
+    let sql: Vec<&str> = cases.iter().map(|(sql, _)| *sql).collect();
+    let rows = tp.query(trace, &sql).unwrap_or_else(|e| panic!("{e}"));
+    for ((sql, want), got) in cases.iter().zip(&rows) {
+        assert_eq!(numbers_as_f64(got), numbers_as_f64(want), "{}: {sql}", trace.display());
     }
 }
 

@@ -214,7 +214,12 @@ impl SimBuilder {
         let mut domains: Vec<Domain> = self
             .clocks
             .iter()
-            .map(|c| Domain { clock: c.clone(), cursor: c.cursor_at(0), pending: Vec::new() })
+            .map(|c| Domain {
+                clock: c.clone(),
+                cursor: c.cursor_at(0),
+                pending: Vec::new(),
+                period_ps: c.cycles_to_dur(crate::time::Cycles(1)).as_ps(),
+            })
             .collect();
         let mut meta = Vec::with_capacity(self.comps.len());
         for (i, (ins, outs)) in self.inputs.into_iter().zip(self.outputs).enumerate() {

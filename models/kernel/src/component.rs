@@ -12,6 +12,10 @@ impl ComponentId {
     pub fn index(self) -> usize {
         self.0 as usize
     }
+    /// The component with dense index `i` (components are numbered in creation order).
+    pub fn from_index(i: usize) -> ComponentId {
+        ComponentId(i as u32)
+    }
 }
 
 /// What a component tells the kernel after a tick.

@@ -106,7 +106,7 @@ impl<'a> Ctx<'a> {
             self.core.sched.arm(src, back);
         }
         if let Some(tr) = self.core.trace.as_deref_mut() {
-            tr.link_received(self.comp, r.id.index(), now, occ);
+            tr.link_received(r.id.index());
             tr.credit_returned(self.comp, r.id.index(), back);
         }
         Some(msg)
@@ -173,7 +173,7 @@ impl<'a> Ctx<'a> {
         self.core.in_links += 1;
         self.core.sched.arm(dst, arrival);
         if let Some(tr) = self.core.trace.as_deref_mut() {
-            tr.link_sent(self.comp, r.id.index(), now, occ, credits, bits);
+            tr.link_sent(self.comp, r.id.index(), now, credits, bits);
         }
         Ok(())
     }

@@ -27,7 +27,7 @@ pub use ctx::{Ctx, Tracer};
 pub use error::{BlockedComponent, BuildError, DeadlockReport, RunError};
 pub use link::{Bandwidth, Blocked, InPort, LinkId, LinkSpec, OutPort, Payload};
 pub use rng::SimRng;
-pub use sim::{KernelCounters, LinkInfo, SimOptions, Simulation, Stop, TickOrder, TraceOptions};
+pub use sim::{KernelCounters, LinkInfo, LinkSelection, SimOptions, Simulation, Stop, TickOrder, TraceOptions};
 pub use stats::{Histogram, StatValue, StatsReport, StatsWriter, TimeWeighted};
 pub use time::{Clock, ClockId, Cycles, Dur, EdgeCursor, Frequency, QuantityError, Time, PS_PER_S};
 pub use trace::{Arg, Flow, RecordKind, TraceError, TraceRecord, TraceSink, TrackDecl, TrackId, TrackKind};

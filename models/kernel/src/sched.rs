@@ -42,6 +42,8 @@ pub(crate) struct Domain {
     /// The edge at which `pending` ticks (fresh whenever `pending` is non-empty).
     pub cursor: EdgeCursor,
     pub pending: Vec<u32>,
+    /// One period in whole picoseconds (>= 2 for any accepted clock).
+    pub period_ps: u64,
 }
 
 impl Domain {
@@ -50,8 +52,7 @@ impl Domain {
         if self.cursor.time() >= floor {
             return;
         }
-        let period = self.clock.cycles_to_dur(crate::time::Cycles(1)).as_ps().max(1);
-        if floor.as_ps() - self.cursor.time().as_ps() > 16 * period {
+        if floor.as_ps() - self.cursor.time().as_ps() > 16 * self.period_ps {
             let k = self.clock.edge_index_at_or_after(floor);
             self.cursor = self.clock.cursor_at(k);
             return;

@@ -49,7 +49,30 @@ pub struct TraceOptions {
     /// A counter track of messages in each link.
     pub link_occupancy: bool,
     /// Links whose `valid`, `data` and `credits` are traced as waveform signals (for VCD).
-    pub signal_links: Vec<LinkId>,
+    pub signal_links: LinkSelection,
+}
+
+/// A choice of links.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum LinkSelection {
+    /// No link.
+    #[default]
+    None,
+    /// Every link of the simulation.
+    All,
+    /// Just these.
+    Only(Vec<LinkId>),
+}
+
+impl LinkSelection {
+    /// Whether link `id` is selected.
+    pub fn contains(&self, id: LinkId) -> bool {
+        match self {
+            LinkSelection::None => false,
+            LinkSelection::All => true,
+            LinkSelection::Only(v) => v.contains(&id),
+        }
+    }
 }
 
 /// Static facts about one link.
@@ -181,7 +204,7 @@ impl Simulation {
     pub fn attach_trace(&mut self, sink: Box<dyn TraceSink>, opts: &TraceOptions) {
         let mut decls = self.decls.clone();
         let mut link_tracks = vec![LinkTracks::default(); self.links.len()];
-        let wants_links = opts.link_occupancy || !opts.signal_links.is_empty();
+        let wants_links = opts.link_occupancy || opts.signal_links != LinkSelection::None;
         let root = if wants_links {
             let id = TrackId(decls.len() as u32);
             decls.push(TrackDecl { id, parent: None, name: "links".into(), kind: TrackKind::Group });
@@ -191,7 +214,7 @@ impl Simulation {
         };
         let credits: Vec<u32> = (0..self.links.len()).map(|i| self.credits_now(i)).collect();
         for (i, l) in self.links.iter().enumerate() {
-            let signals = opts.signal_links.contains(&LinkId(i as u32));
+            let signals = opts.signal_links.contains(LinkId(i as u32));
             if !(opts.link_occupancy || signals) {
                 continue;
             }

@@ -180,9 +180,8 @@ impl TraceState {
 
     /// Records a send on link `l` at `now` by component `comp`.
     /// `credits` is what the sender holds after the send.
-    pub fn link_sent(&mut self, comp: u32, l: usize, now: Time, occupancy: usize, credits: u32, bits: u64) {
+    pub fn link_sent(&mut self, comp: u32, l: usize, now: Time, credits: u32, bits: u64) {
         let lt = self.links[l];
-        let _ = occupancy;
         if lt.occupancy.is_some() {
             self.dirty.push(l as u32);
         }
@@ -198,8 +197,7 @@ impl TraceState {
     }
 
     /// Records a receive on link `l` at `now`.
-    pub fn link_received(&mut self, comp: u32, l: usize, now: Time, occupancy: usize) {
-        let _ = (comp, now, occupancy);
+    pub fn link_received(&mut self, l: usize) {
         if self.links[l].occupancy.is_some() {
             self.dirty.push(l as u32);
         }
