@@ -38,6 +38,9 @@ enum Cmd {
         #[command(subcommand)]
         which: ConfigCmd,
     },
+    /// Run one HBM stack on a request trace (DRAMsim3 or Ramulator 2 format) or a synthetic
+    /// pattern; print bandwidth, latency and row-buffer statistics.
+    Hbm(crate::hbm_cmd::HbmArgs),
     /// List the benchmarks `trnsim run` knows.
     List,
 }
@@ -67,6 +70,9 @@ struct RunArgs {
     /// Print every statistic, not just the headline table.
     #[arg(long)]
     full: bool,
+    /// Write plots (SVG) of the benchmarks that make them (e.g. hbm-latency-sweep) here.
+    #[arg(long, value_name = "DIR")]
+    plots: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -127,6 +133,9 @@ pub fn main() -> i32 {
         Cmd::Run(a) => cmd_run(a),
         Cmd::Bench { which } => cmd_bench(which),
         Cmd::Config { which: ConfigCmd::Check { files } } => cmd_check(&files),
+        Cmd::Hbm(a) => {
+            crate::hbm_cmd::run(a).map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
+        }
         Cmd::List => {
             for (n, d) in BENCHES {
                 println!("{n:<20} {d}");
@@ -226,7 +235,7 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
         let signal_links = if vp.is_some() { LinkSelection::All } else { LinkSelection::None };
         let trace = sink.map(|s| (s, TraceOptions { link_occupancy: true, signal_links }));
         let opts = RunOpts { order: a.order, trace, progress: true };
-        let r = run_one(name, system.as_ref(), opts).map_err(Failure::Run)?;
+        let r = run_one(name, system.as_ref(), opts, a.plots.as_deref()).map_err(Failure::Run)?;
         if let Some(p) = &tp {
             eprintln!("trace: {}", p.display());
         }
@@ -239,9 +248,15 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn run_one(name: &str, system: Option<&config::System>, opts: RunOpts) -> Result<BenchResult, String> {
+fn run_one(
+    name: &str,
+    system: Option<&config::System>,
+    opts: RunOpts,
+    plots: Option<&Path>,
+) -> Result<BenchResult, String> {
     let ring = |tokens| RingParams { modules: 64, tokens, depth: 4 };
     match name {
+        n if n.starts_with("hbm-") => trnsim_harness::memory::run_named(n, opts.order, opts.trace, plots),
         "kernel-ring" => suite::run_ring(name, ring(16), 200_000, opts),
         "kernel-ring-sparse" => suite::run_ring(name, ring(2), 200_000, opts),
         "demo" => {

@@ -5,6 +5,9 @@
 pub mod blocks;
 pub mod config;
 pub mod cpu;
+pub mod memory;
+pub mod memtrace;
+pub mod plot;
 pub mod ring;
 pub mod suite;
 pub mod system;

@@ -2,6 +2,7 @@
 //! configs. See `trnsim --help`.
 
 mod cli;
+mod hbm_cmd;
 
 fn main() {
     std::process::exit(cli::main());

@@ -18,6 +18,16 @@ pub const BENCHES: &[(&str, &str)] = &[
     ("kernel-ring", "64-module ring, 16 tokens, depth 4, 200k cycles: the kernel's dense yardstick"),
     ("kernel-ring-sparse", "64-module ring, 2 tokens, depth 4, 200k cycles: mostly idle modules"),
     ("demo", "multi-clock sources -> relays -> sinks with credits and a bandwidth limit (models/configs/demo.ron)"),
+    ("hbm-stream-read", "HBM3E stack (Trn3), sequential reads, 4096 in flight: bandwidth vs 1228.8 GB/s peak"),
+    ("hbm-stream-write", "HBM3E stack, sequential writes"),
+    ("hbm-random", "HBM3E stack, uniformly random reads"),
+    ("hbm-mix", "HBM3E stack, random, 2 reads : 1 write"),
+    ("hbm-same-bank", "HBM3E stack, reads to one bank, a new row each time (tRC-bound)"),
+    ("hbm-trn3", "Trn3 chip: 4 HBM3E stacks streaming reads vs 4.9 TB/s"),
+    (
+        "hbm-latency-sweep",
+        "HBM3E random reads: latency against achieved bandwidth as the offered rate rises (SVG with --plots)",
+    ),
 ];
 
 /// Host-side speed of one run (never part of the deterministic results).

@@ -189,6 +189,12 @@ impl Simulation {
         c.downcast_ref::<C>()
     }
 
+    /// The component `id` for mutation between runs (e.g. to take a recorder out), if it is a `C`.
+    pub fn component_mut<C: Component>(&mut self, id: ComponentId) -> Option<&mut C> {
+        let c: &mut dyn Any = self.comps.get_mut(id.index())?.as_mut();
+        c.downcast_mut::<C>()
+    }
+
     /// Static facts about every link, by id.
     pub fn links(&self) -> &[LinkInfo] {
         &self.links

@@ -176,6 +176,16 @@ pub enum StatValue {
     Float(f64),
 }
 
+impl StatValue {
+    /// The value as a float (counts convert exactly up to 2^53).
+    pub fn as_f64(&self) -> f64 {
+        match *self {
+            StatValue::Int(v) => v as f64,
+            StatValue::Float(v) => v,
+        }
+    }
+}
+
 impl std::fmt::Display for StatValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -1,0 +1,197 @@
+//! `trnsim hbm`: one HBM stack driven by a request trace or a synthetic pattern.
+
+use clap::Args;
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::PathBuf;
+use std::rc::Rc;
+use trnsim_harness::memory::{self, HbmSpec};
+use trnsim_harness::memtrace::{TraceError, TraceFormat, TraceReader};
+use trnsim_kernel::{Dur, TickOrder};
+use trnsim_mem::hbm::checker::Checker;
+use trnsim_mem::hbm::cmdtrace::CmdTraceWriter;
+use trnsim_mem::hbm::presets;
+use trnsim_mem::hbm::traffic::{GenParams, Pattern, RequestSource, SourceReq};
+use trnsim_mem::hbm::{CommandSink, HbmStack, PagePolicy};
+
+/// Arguments of `trnsim hbm`.
+#[derive(Args, Debug)]
+pub struct HbmArgs {
+    /// Stack preset: hbm2-2000, hbm3-6400, hbm3e-9600.
+    #[arg(long, default_value = "hbm3-6400")]
+    preset: String,
+    /// Request trace: DRAMsim3 (`0xADDR READ|WRITE cycle`) or Ramulator 2 (`LD|ST 0xADDR`)
+    /// lines; `#` comments allowed. Without it, a synthetic --pattern runs.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Trace format: auto (detect from the first line), dramsim3 or ramulator.
+    #[arg(long, default_value = "auto")]
+    format: TraceFormat,
+    /// Synthetic pattern when no --trace: stream-read, stream-write, random, mix, same-bank.
+    #[arg(long, default_value = "random")]
+    pattern: String,
+    /// Synthetic requests to run.
+    #[arg(long, default_value_t = 1_000_000)]
+    requests: u64,
+    /// Seed of the synthetic pattern.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Most requests outstanding (open loop with back-pressure).
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    in_flight: u32,
+    /// Most requests offered per memory cycle.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    width: u32,
+    /// Row-buffer policy: open or closed.
+    #[arg(long, default_value = "open")]
+    page_policy: String,
+    /// Refresh policy: per-bank, all-bank or none.
+    #[arg(long, default_value = "per-bank")]
+    refresh: String,
+    /// Scheduler: frfcfs or fcfs.
+    #[arg(long, default_value = "frfcfs")]
+    scheduler: String,
+    /// Address map, MSB first (see docs/memory.md), e.g. ro-ba-bg-sid-pc-ch-co or ...+xor.
+    #[arg(long)]
+    address_map: Option<String>,
+    /// Write every issued command (ACT/RD/WR/PRE/REF...) with its cycle to this file.
+    #[arg(long, value_name = "FILE")]
+    cmd_trace: Option<PathBuf>,
+    /// Replay every issued command through the independent JEDEC timing checker.
+    #[arg(long)]
+    check: bool,
+    /// Write the headline figures and statistics as JSON.
+    #[arg(long, value_name = "FILE.json")]
+    json: Option<PathBuf>,
+}
+
+struct FileSource {
+    reader: TraceReader<BufReader<File>>,
+    error: Rc<RefCell<Option<TraceError>>>,
+}
+
+impl RequestSource for FileSource {
+    fn next_request(&mut self) -> Option<SourceReq> {
+        match self.reader.next()? {
+            Ok(r) => Some(SourceReq { addr: r.addr, write: r.write, cycle: r.cycle }),
+            Err(e) => {
+                *self.error.borrow_mut() = Some(e);
+                None
+            }
+        }
+    }
+}
+
+/// Runs `trnsim hbm`; Err((message, exit code)).
+pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
+    let usage = |m: String| (m, 2);
+    let p = presets::find(&a.preset)
+        .ok_or_else(|| usage(format!("--preset: unknown `{}` (known: {})", a.preset, presets::names())))?;
+    let mut cfg = memory::preset_cfg(p);
+    cfg.controller.page_policy = match a.page_policy.as_str() {
+        "open" => PagePolicy::Open,
+        "closed" => PagePolicy::Closed,
+        o => return Err(usage(format!("--page-policy: unknown `{o}` (known: open, closed)"))),
+    };
+    cfg.controller.refresh = a.refresh.clone();
+    cfg.controller.scheduler = a.scheduler.clone();
+    if let Some(m) = &a.address_map {
+        cfg.controller.address_map = m.clone();
+    }
+    cfg.validate().map_err(|e| usage(format!("--{}", e.replace("controller.", "").replace('_', "-"))))?;
+    let gen = GenParams { width: a.width, in_flight: a.in_flight, rate: f64::INFINITY, bytes: cfg.org.access_bytes() };
+    let spec = HbmSpec {
+        name: format!("hbm {}", p.name),
+        cfg,
+        stacks: 1,
+        gen,
+        order: TickOrder::Structural,
+        limit: Dur::from_us(u64::MAX / 2_000_000),
+    };
+    let error = Rc::new(RefCell::new(None));
+    let src: Box<dyn RequestSource> = match &a.trace {
+        Some(path) => {
+            let reader = TraceReader::open(path, a.format).map_err(|e| usage(e.to_string()))?;
+            Box::new(FileSource { reader, error: error.clone() })
+        }
+        None => {
+            let pattern = Pattern::ALL.iter().find(|(_, n)| *n == a.pattern).map(|x| x.0).ok_or_else(|| {
+                let names: Vec<_> = Pattern::ALL.iter().map(|x| x.1).collect();
+                usage(format!("--pattern: unknown `{}` (known: {})", a.pattern, names.join(", ")))
+            })?;
+            memory::synthetic(&spec, pattern, a.requests, a.seed).map_err(usage)?
+        }
+    };
+    let mut sinks = make_sinks(&a, &spec)?;
+    let mut out = memory::run(&spec, vec![src], None, &mut |_| sinks.pop()).map_err(|e| (e, 1))?;
+    if let Some(e) = error.borrow_mut().take() {
+        return Err(usage(e.to_string()));
+    }
+    let stack = out.sim.component_mut::<HbmStack>(out.stacks[0]).ok_or(("no stack".to_string(), 1))?;
+    let verdict = finish_sink(stack.take_command_sink(), &out.sim)?;
+    let r = &out.result;
+    println!("trnsim hbm: {} ({}), {}", p.name, p.description, source_name(&a));
+    for (k, v) in &r.headline {
+        println!("  {k:<24} {v:>14.3}");
+    }
+    let reqs = r.headline.iter().find(|h| h.0 == "requests").map_or(0.0, |h| h.1);
+    println!("  {:<24} {:>14.3}", "sim_time_us", out.sim.now().as_ps() as f64 * 1e-6);
+    println!("  {:<24} {:>14.3}", "host_cpu_s", r.speed.cpu_s);
+    println!("  {:<24} {:>14.0}", "host_requests_per_cpu_s", reqs / r.speed.cpu_s.max(1e-9));
+    if let Some(v) = &verdict {
+        println!("  checker: {v}");
+    }
+    if let Some(path) = &a.json {
+        let body = serde_json::json!({ "preset": p.name, "headline": r.headline, "stats": r.stats,
+            "host_cpu_s": r.speed.cpu_s, "host_requests_per_cpu_s": reqs / r.speed.cpu_s.max(1e-9) });
+        std::fs::write(path, body.to_string() + "\n").map_err(|e| usage(format!("--json {}: {e}", path.display())))?;
+    }
+    match verdict {
+        Some(v) if v.contains("violation") && !v.starts_with("0 violations") => Err((v, 1)),
+        _ => Ok(()),
+    }
+}
+
+fn source_name(a: &HbmArgs) -> String {
+    match &a.trace {
+        Some(p) => format!("trace {}", p.display()),
+        None => format!("{} x {} (seed {})", a.pattern, a.requests, a.seed),
+    }
+}
+
+fn make_sinks(a: &HbmArgs, spec: &HbmSpec) -> Result<Vec<Box<dyn CommandSink>>, (String, i32)> {
+    if a.check && a.cmd_trace.is_some() {
+        return Err(("--check and --cmd-trace: choose one per run".into(), 2));
+    }
+    if a.check {
+        return Ok(vec![Box::new(Checker::new(&spec.cfg.org, &spec.cfg.timing))]);
+    }
+    if let Some(path) = &a.cmd_trace {
+        let f = File::create(path).map_err(|e| (format!("--cmd-trace {}: {e}", path.display()), 2))?;
+        let w = std::io::BufWriter::new(f);
+        return Ok(vec![Box::new(CmdTraceWriter::new(w, &spec.cfg.preset, spec.cfg.timing.ck_mhz))]);
+    }
+    Ok(Vec::new())
+}
+
+fn finish_sink(
+    sink: Option<Box<dyn CommandSink>>,
+    sim: &trnsim_kernel::Simulation,
+) -> Result<Option<String>, (String, i32)> {
+    let Some(sink) = sink else { return Ok(None) };
+    let any: Box<dyn std::any::Any> = sink;
+    let any = match any.downcast::<Checker>() {
+        Ok(mut c) => {
+            let end = sim.clock(trnsim_kernel::ClockId::first()).edge_index_at_or_after(sim.now());
+            c.finish(end);
+            let first = c.violations().first().map(|v| format!("; first: {v}")).unwrap_or_default();
+            return Ok(Some(format!("{} violations in {} commands{first}", c.violation_count(), c.commands_checked())));
+        }
+        Err(a) => a,
+    };
+    if let Ok(w) = any.downcast::<CmdTraceWriter<std::io::BufWriter<File>>>() {
+        w.finish().map_err(|e| (format!("--cmd-trace: {e}"), 1))?;
+    }
+    Ok(None)
+}

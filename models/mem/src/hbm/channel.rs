@@ -1,0 +1,136 @@
+//! One HBM channel: its pseudo-channel controllers and the row and column command buses they
+//! share.
+//!
+//! HBM3 (JESD238) gives each channel a row command bus and a column command bus that work in
+//! parallel; the pseudo-channels of a channel take turns on both. On the row bus an ACT takes
+//! 1.5 CK and PRE/PREA/REF/REFPB 0.5 CK, so the bus is tracked in half cycles; a column command
+//! takes one CK. When both pseudo-channels want a bus in the same cycle they alternate
+//! (round robin), deterministically.
+
+use crate::hbm::command::{Command, CommandRecord};
+use crate::hbm::controller::{Choice, Completion, PcController, Shared};
+
+/// A channel's controllers and command buses.
+pub struct Channel {
+    /// The pseudo-channel controllers.
+    pub pcs: Vec<PcController>,
+    /// First free half-cycle of the row bus.
+    row_bus_half: u64,
+    /// First free cycle of the column bus.
+    col_bus_free: u64,
+    rr_row: usize,
+    rr_col: usize,
+    /// Per pseudo-channel: the next cycle its plan may change (u64::MAX = nothing pending).
+    pc_next: [u64; 4],
+    /// Next cycle this channel must be stepped: the minimum of `pc_next` (u64::MAX = idle).
+    pub next: u64,
+}
+
+/// Where a channel's step reports what happened.
+pub struct StepOut<'a> {
+    /// Issued commands, appended (stack and channel filled in).
+    pub commands: &'a mut Vec<CommandRecord>,
+    /// Completions, appended in issue order.
+    pub completions: &'a mut Vec<Completion>,
+}
+
+impl Channel {
+    /// A channel of `pcs` controllers.
+    pub fn new(pcs: Vec<PcController>) -> Channel {
+        let mut pc_next = [u64::MAX; 4];
+        // Refresh falls due without any request: every controller starts with a plan at 0.
+        pc_next[..pcs.len()].fill(0);
+        Channel { pcs, row_bus_half: 0, col_bus_free: 0, rr_row: 0, rr_col: 0, pc_next, next: 0 }
+    }
+
+    fn row_bus_free_at(&self, now: u64) -> bool {
+        self.row_bus_half <= 2 * now + 1
+    }
+
+    /// Decides and issues this cycle's commands; sets `next`. Only pseudo-channels whose own
+    /// next event is due are re-planned: a command issued by the other one can only delay them
+    /// (by occupying a bus), never make something legal earlier.
+    pub fn step(&mut self, sh: &Shared, now: u64, ids: (u32, u32), out: &mut StepOut<'_>) {
+        let row_free = self.row_bus_free_at(now);
+        let col_free = self.col_bus_free <= now;
+        let n = self.pcs.len();
+        let mut rows = [None::<Choice>; 4];
+        let mut cols = [None::<Choice>; 4];
+        for (i, pc) in self.pcs.iter_mut().enumerate() {
+            if self.pc_next[i] <= now {
+                let p = pc.plan(sh, now, row_free, col_free);
+                self.pc_next[i] = p.next;
+                rows[i] = p.row;
+                cols[i] = p.col;
+            }
+        }
+        if let Some(i) = pick(&cols[..n], self.rr_col) {
+            let c = cols[i].expect("picked a column choice");
+            self.issue(sh, i, &c, now, ids, out);
+            self.col_bus_free = now + 1;
+            self.rr_col = (i + 1) % n;
+        }
+        if let Some(i) = pick(&rows[..n], self.rr_row) {
+            let c = rows[i].expect("picked a row choice");
+            if self.pcs[i].still_legal(sh, &c, now) {
+                let start = self.row_bus_half.max(2 * now);
+                self.row_bus_half = start + c.cmd.bus_half_cycles();
+                self.issue(sh, i, &c, now, ids, out);
+                self.rr_row = (i + 1) % n;
+            }
+        }
+        // Whoever issued or lost an arbitration plans again next cycle.
+        for i in 0..n {
+            if rows[i].is_some() || cols[i].is_some() {
+                self.pc_next[i] = now + 1;
+            }
+        }
+        self.next = self.pc_next[..n].iter().copied().min().unwrap_or(u64::MAX);
+    }
+
+    fn issue(&mut self, sh: &Shared, i: usize, c: &Choice, now: u64, ids: (u32, u32), out: &mut StepOut<'_>) {
+        let b = self.pcs[i].timing_state().bank_ref(c.b.bank as u32);
+        let (bg, ba) = split_bank(sh, b.group as u32, c.b.bank as u32);
+        out.commands.push(CommandRecord {
+            cycle: now,
+            stack: ids.0,
+            channel: ids.1,
+            pc: i as u32,
+            cmd: c.cmd,
+            sid: b.sid as u32,
+            bank_group: if whole_pc(c.cmd) { 0 } else { bg },
+            bank: if whole_pc(c.cmd) { 0 } else { ba },
+            row: if c.cmd == Command::Act || c.cmd.is_column() { c.row } else { 0 },
+            column: if c.cmd.is_column() { c.col } else { 0 },
+        });
+        if whole_pc(c.cmd) {
+            let last = out.commands.len() - 1;
+            out.commands[last].sid = 0;
+        }
+        if let Some(done) = self.pcs[i].issue(sh, c, now) {
+            out.completions.push(done);
+        }
+    }
+
+    /// Wakes pseudo-channel `pc` for a new request arriving at `now`.
+    pub fn poke(&mut self, pc: u32, now: u64) {
+        let p = &mut self.pc_next[pc as usize];
+        *p = (*p).min(now + 1);
+        self.next = self.next.min(now + 1);
+    }
+}
+
+fn whole_pc(c: Command) -> bool {
+    matches!(c, Command::PreAll | Command::Ref)
+}
+
+/// (bank group within SID, bank within group) of flat indices.
+fn split_bank(sh: &Shared, group: u32, bank: u32) -> (u32, u32) {
+    (group % sh.org.bank_groups, bank % sh.org.banks_per_group)
+}
+
+/// The round-robin winner among `choices`, starting at `from`.
+fn pick(choices: &[Option<Choice>], from: usize) -> Option<usize> {
+    let n = choices.len();
+    (0..n).map(|k| (from + k) % n).find(|&i| choices[i].is_some())
+}

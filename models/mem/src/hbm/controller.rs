@@ -1,0 +1,356 @@
+//! One pseudo-channel's controller: read and write queues, bank state, refresh, and the choice
+//! of the next row and column command (the channel arbitrates the shared command buses).
+//!
+//! The controller is event-driven but cycle-exact: `plan(now)` returns the commands legal at
+//! `now` and the next cycle anything could change; stepping only at those cycles gives the same
+//! commands as asking every cycle, because every timing rule is a "not before" bound and all
+//! other inputs (arrivals, issues, refresh due) trigger a new plan.
+
+use crate::hbm::command::Command;
+use crate::hbm::config::{ControllerConfig, PagePolicy};
+use crate::hbm::org::Organization;
+use crate::hbm::refresh::{RefreshDue, RefreshPolicy};
+use crate::hbm::sched::{Candidate, Scheduler};
+use crate::hbm::state::{BankRef, CompiledTable, TimingState};
+use crate::hbm::stats::PcStats;
+use crate::hbm::timing::TimingParams;
+
+const CLOSED: u32 = u32::MAX;
+
+/// One queued request (a single burst).
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    /// The requester's tag, returned on completion.
+    pub tag: u64,
+    /// Which stack port the request came in on.
+    pub port: u16,
+    /// Arrival order.
+    pub seq: u64,
+    /// Arrival cycle.
+    pub arrive: u64,
+    /// Bank.
+    pub b: BankRef,
+    /// Row.
+    pub row: u32,
+    /// Burst within the row.
+    pub col: u32,
+    /// Write (else read).
+    pub write: bool,
+}
+
+/// A finished request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// The requester's tag.
+    pub tag: u64,
+    /// Port the request came in on.
+    pub port: u16,
+    /// Write (else read).
+    pub write: bool,
+    /// Cycle the last data beat moves.
+    pub done: u64,
+}
+
+/// A command the controller would issue now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Choice {
+    /// The command.
+    pub cmd: Command,
+    /// Its bank (ignored for PREA/REF).
+    pub b: BankRef,
+    /// Row (ACT, column commands).
+    pub row: u32,
+    /// Burst index (column commands).
+    pub col: u32,
+    /// Index in the active queue for column commands.
+    pub slot: Option<usize>,
+    /// True if the command serves a refresh.
+    pub refresh: bool,
+}
+
+/// What a pseudo-channel could do at a cycle.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Plan {
+    /// The best row command legal now (row bus permitting).
+    pub row: Option<Choice>,
+    /// The best column command legal now (column bus permitting).
+    pub col: Option<Choice>,
+    /// The next cycle something not legal now may become legal (u64::MAX: nothing pending).
+    pub next: u64,
+}
+
+/// Timing data shared by every controller of a stack.
+pub struct Shared {
+    /// The stack's organization.
+    pub org: Organization,
+    /// The compiled constraint table.
+    pub table: CompiledTable,
+    /// The speed grade.
+    pub timing: TimingParams,
+    /// Controller parameters.
+    pub cfg: ControllerConfig,
+    /// The scheduler.
+    pub sched: Box<dyn Scheduler>,
+}
+
+/// The controller of one pseudo-channel.
+pub struct PcController {
+    state: TimingState,
+    open: Vec<u32>,
+    reads: Vec<Entry>,
+    writes: Vec<Entry>,
+    write_mode: bool,
+    refresh: Option<Box<dyn RefreshPolicy>>,
+    seq: u64,
+    hits: Vec<u16>,
+    /// Per bank: how the open row was opened (0 = no request has used it yet after a plain
+    /// ACT, 1 = after a PRE of another row for a request, 2 = already used).
+    opened: Vec<u8>,
+    last_account: u64,
+    /// Statistics.
+    pub stats: PcStats,
+}
+
+impl PcController {
+    /// An idle controller with every bank closed.
+    pub fn new(org: &Organization, refresh: Option<Box<dyn RefreshPolicy>>, cfg: &ControllerConfig) -> PcController {
+        let banks = org.banks_per_pc() as usize;
+        PcController {
+            state: TimingState::new(org),
+            open: vec![CLOSED; banks],
+            reads: Vec::with_capacity(cfg.read_queue as usize),
+            writes: Vec::with_capacity(cfg.write_queue as usize),
+            write_mode: false,
+            refresh,
+            seq: 0,
+            hits: vec![0; banks],
+            opened: vec![2; banks],
+            last_account: 0,
+            stats: PcStats::default(),
+        }
+    }
+
+    /// True if a request of this kind fits in its queue.
+    pub fn can_accept(&self, write: bool, cfg: &ControllerConfig) -> bool {
+        if write {
+            self.writes.len() < cfg.write_queue as usize
+        } else {
+            self.reads.len() < cfg.read_queue as usize
+        }
+    }
+
+    /// Requests queued (both queues).
+    pub fn queued(&self) -> usize {
+        self.reads.len() + self.writes.len()
+    }
+
+    /// The row open in flat bank `bank`, if any.
+    pub fn open_row(&self, bank: u32) -> Option<u32> {
+        let r = self.open[bank as usize];
+        (r != CLOSED).then_some(r)
+    }
+
+    /// Read access to the timing state (for tests that probe gates).
+    pub fn timing_state(&self) -> &TimingState {
+        &self.state
+    }
+
+    fn account(&mut self, now: u64) {
+        if now > self.last_account {
+            let dt = now - self.last_account;
+            self.stats.queue_area += self.queued() as u128 * dt as u128;
+            if self.write_mode {
+                self.stats.write_mode_cycles += dt;
+            }
+            self.last_account = now;
+        }
+    }
+
+    /// Queues a request that arrived at cycle `now` (the caller checked `can_accept`). It may
+    /// issue its first command at `now + 1`: one cycle of controller pipeline.
+    pub fn enqueue(&mut self, mut e: Entry, now: u64) {
+        self.account(now);
+        e.seq = self.seq;
+        e.arrive = now;
+        self.seq += 1;
+        if e.write {
+            self.writes.push(e);
+        } else {
+            self.reads.push(e);
+        }
+    }
+
+    fn update_mode(&mut self, cfg: &ControllerConfig) {
+        let (r, w) = (self.reads.len(), self.writes.len());
+        if self.write_mode {
+            if w == 0 || (w <= cfg.write_low as usize && r > 0) {
+                self.write_mode = false;
+            }
+        } else if w >= cfg.write_high as usize || (r == 0 && w > 0) {
+            self.write_mode = true;
+        }
+    }
+
+    fn blocked(due: Option<RefreshDue>, bank: u16) -> bool {
+        match due {
+            Some(RefreshDue { bank: None, .. }) => true,
+            Some(RefreshDue { bank: Some(b), .. }) => b == bank as u32,
+            None => false,
+        }
+    }
+
+    /// The refresh command to work on now, and its earliest cycle.
+    fn refresh_choice(&self, sh: &Shared, due: RefreshDue) -> (Choice, u64) {
+        let mk = |cmd, b| Choice { cmd, b, row: 0, col: 0, slot: None, refresh: true };
+        match due.bank {
+            Some(bank) => {
+                let b = self.state.bank_ref(bank);
+                let cmd = if self.open[bank as usize] != CLOSED { Command::Pre } else { Command::RefPb };
+                (mk(cmd, b), self.state.earliest(&sh.table, cmd, b))
+            }
+            None => {
+                let b = BankRef::default();
+                let cmd = if self.open.iter().any(|&r| r != CLOSED) { Command::PreAll } else { Command::Ref };
+                (mk(cmd, b), self.state.earliest(&sh.table, cmd, b))
+            }
+        }
+    }
+
+    /// The commands legal at `now` given which buses are free, and the next cycle to ask again.
+    pub fn plan(&mut self, sh: &Shared, now: u64, row_bus: bool, col_bus: bool) -> Plan {
+        self.account(now);
+        self.update_mode(&sh.cfg);
+        let mut plan = Plan { row: None, col: None, next: u64::MAX };
+        let due = self.refresh.as_ref().and_then(|r| r.due(now));
+        if let Some(d) = due {
+            let (c, at) = self.refresh_choice(sh, d);
+            if at <= now && row_bus {
+                plan.row = Some(c);
+            } else {
+                plan.next = plan.next.min(at.max(now + 1));
+            }
+        } else if let Some(r) = &self.refresh {
+            plan.next = plan.next.min(r.next_due());
+        }
+        let window = sh.sched.window();
+        let queue = if self.write_mode { &self.writes } else { &self.reads };
+        let n = queue.len().min(window);
+        for h in self.hits.iter_mut() {
+            *h = 0;
+        }
+        for e in &queue[..n] {
+            if self.open[e.b.bank as usize] == e.row {
+                self.hits[e.b.bank as usize] += 1;
+            }
+        }
+        let (mut best_row, mut best_col) = (u64::MAX, u64::MAX);
+        for (i, e) in queue[..n].iter().enumerate() {
+            if Self::blocked(due, e.b.bank) {
+                continue;
+            }
+            let open = self.open[e.b.bank as usize];
+            let (cmd, hit) = if open == e.row {
+                let last = self.hits[e.b.bank as usize] <= 1;
+                let cmd = match (e.write, sh.cfg.page_policy == PagePolicy::Closed && last) {
+                    (false, false) => Command::Rd,
+                    (true, false) => Command::Wr,
+                    (false, true) => Command::RdA,
+                    (true, true) => Command::WrA,
+                };
+                (cmd, true)
+            } else if open != CLOSED {
+                if self.hits[e.b.bank as usize] > 0 {
+                    continue; // row hits first: keep the row open while hits wait
+                }
+                (Command::Pre, false)
+            } else {
+                (Command::Act, false)
+            };
+            let at = self.state.earliest(&sh.table, cmd, e.b).max(e.arrive + 1);
+            let bus = if hit { col_bus } else { row_bus && plan.row.is_none_or(|c| !c.refresh) };
+            if at > now || !bus {
+                plan.next = plan.next.min(at.max(now + 1));
+                continue;
+            }
+            let rank = sh.sched.rank(&Candidate { seq: e.seq, row_hit: hit });
+            let choice = Choice { cmd, b: e.b, row: e.row, col: e.col, slot: hit.then_some(i), refresh: false };
+            if hit && rank < best_col {
+                best_col = rank;
+                plan.col = Some(choice);
+            } else if !hit && rank < best_row {
+                best_row = rank;
+                plan.row = Some(choice);
+            }
+        }
+        plan
+    }
+
+    /// True if `c` (planned at `now`) is still legal after other commands issued this cycle.
+    pub fn still_legal(&self, sh: &Shared, c: &Choice, now: u64) -> bool {
+        let bank_ok = match c.cmd {
+            Command::Act | Command::RefPb => self.open[c.b.bank as usize] == CLOSED,
+            Command::Pre => self.open[c.b.bank as usize] != CLOSED,
+            Command::PreAll => true,
+            Command::Ref => self.open.iter().all(|&r| r == CLOSED),
+            _ => self.open[c.b.bank as usize] == c.row,
+        };
+        bank_ok && self.state.earliest(&sh.table, c.cmd, c.b) <= now
+    }
+
+    /// Issues `c` at `now`; returns the completion of a column command's request.
+    pub fn issue(&mut self, sh: &Shared, c: &Choice, now: u64) -> Option<Completion> {
+        self.state.issue(&sh.table, c.cmd, c.b, now);
+        self.stats.commands[c.cmd as usize] += 1;
+        let t = &sh.timing;
+        let bank = c.b.bank as usize;
+        match c.cmd {
+            Command::Act => {
+                self.open[bank] = c.row;
+                self.opened[bank] = if self.opened[bank] == 1 { 1 } else { 0 };
+            }
+            Command::Pre => {
+                self.open[bank] = CLOSED;
+                self.opened[bank] = if c.refresh { 0 } else { 1 };
+            }
+            Command::PreAll => self.open.iter_mut().for_each(|r| *r = CLOSED),
+            Command::Ref => {
+                self.stats.refresh_bank_cycles += t.rfc as u64 * self.open.len() as u64;
+            }
+            Command::RefPb => {
+                self.stats.refresh_bank_cycles += t.rfc_pb as u64;
+            }
+            Command::RdA | Command::WrA => self.open[bank] = CLOSED,
+            Command::Rd | Command::Wr => {}
+        }
+        if c.refresh && matches!(c.cmd, Command::Ref | Command::RefPb) {
+            if let Some(r) = self.refresh.as_mut() {
+                r.issued();
+            }
+        }
+        let slot = c.slot?;
+        // Row-buffer outcome, DRAMsim3-style: the first access after an ACT is a miss (a
+        // conflict if a PRE of another row preceded the ACT); later ones are hits.
+        match std::mem::replace(&mut self.opened[bank], 2) {
+            0 => self.stats.row_misses += 1,
+            1 => self.stats.row_conflicts += 1,
+            _ => self.stats.row_hits += 1,
+        }
+        self.account(now);
+        let q = if self.write_mode { &mut self.writes } else { &mut self.reads };
+        let e = q.remove(slot);
+        let done = now + if e.write { t.write_data_cycles() } else { t.read_data_cycles() } as u64;
+        if e.write {
+            self.stats.writes += 1;
+            self.stats.write_latency.record(done - e.arrive);
+        } else {
+            self.stats.reads += 1;
+            self.stats.read_latency.record(done - e.arrive);
+        }
+        Some(Completion { tag: e.tag, port: e.port, write: e.write, done })
+    }
+
+    /// Brings time-weighted statistics up to `now` (call before reporting).
+    pub fn settle(&mut self, now: u64) {
+        self.account(now);
+    }
+}

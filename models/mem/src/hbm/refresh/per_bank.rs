@@ -1,0 +1,37 @@
+//! Per-bank refresh: one REFPB per tREFIpb, banks in round-robin order.
+
+use super::{RefreshDue, RefreshPolicy};
+use crate::hbm::command::Command;
+
+/// REFPB every `refi_pb` cycles to banks 0, 1, ... in turn, so each bank is refreshed once per
+/// `refi_pb * banks` cycles (about tREFI).
+#[derive(Clone, Debug)]
+pub struct PerBank {
+    next: u64,
+    refi_pb: u64,
+    bank: u32,
+    banks: u32,
+}
+
+impl PerBank {
+    /// A policy with interval `refi_pb` over `banks` banks, offset by `phase` (< refi_pb).
+    pub fn new(refi_pb: u32, banks: u32, phase: u64) -> PerBank {
+        PerBank { next: refi_pb as u64 + phase % refi_pb as u64, refi_pb: refi_pb as u64, bank: 0, banks }
+    }
+}
+
+impl RefreshPolicy for PerBank {
+    fn name(&self) -> &'static str {
+        "per-bank"
+    }
+    fn due(&self, now: u64) -> Option<RefreshDue> {
+        (now >= self.next).then_some(RefreshDue { cmd: Command::RefPb, bank: Some(self.bank) })
+    }
+    fn next_due(&self) -> u64 {
+        self.next
+    }
+    fn issued(&mut self) {
+        self.next += self.refi_pb;
+        self.bank = (self.bank + 1) % self.banks;
+    }
+}

@@ -1,0 +1,496 @@
+//! The HBM stack as a kernel component: request ports in, response ports out, clocked by CK.
+//!
+//! ```text
+//!  port k: InPort<MemReq> ──► decode ──► channel c / pc p queues ──► commands
+//!  port k: OutPort<MemResp> ◄── completion at RD + CL + BL (WR + CWL + BL)
+//! ```
+//!
+//! The component sleeps between controller events: it is ticked only when a request arrives,
+//! a command may become legal, or a completion is due. A request whose pseudo-channel queue is
+//! full stays at the head of its link (back-pressuring that port) until the queue drains.
+
+use crate::hbm::channel::{Channel, StepOut};
+use crate::hbm::command::{CommandRecord, CommandSink};
+use crate::hbm::config::ControllerConfig;
+use crate::hbm::controller::{Completion, Entry, PcController, Shared};
+use crate::hbm::mapping::AddressMap;
+use crate::hbm::org::Organization;
+use crate::hbm::presets::Preset;
+use crate::hbm::stats::PcStats;
+use crate::hbm::timing::{constraints, TimingParams};
+use crate::hbm::{refresh, sched};
+use std::collections::VecDeque;
+use trnsim_kernel::{
+    Activity, Component, ComponentId, Ctx, Flow, InPort, OutPort, Payload, SimBuilder, StatsWriter, TrackId, TrackKind,
+};
+
+/// A memory request of one burst (the stack's access size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemReq {
+    /// The requester's tag, echoed in the response.
+    pub tag: u64,
+    /// Byte address (decoded by the stack's address map, modulo capacity).
+    pub addr: u64,
+    /// Write (else read).
+    pub write: bool,
+    /// Bytes of the burst (the stack's access size), for link bandwidth.
+    pub bytes: u32,
+}
+
+impl Payload for MemReq {
+    /// A read is an 8-byte command; a write carries its data too.
+    fn size_bytes(&self) -> u32 {
+        if self.write {
+            8 + self.bytes
+        } else {
+            8
+        }
+    }
+    fn trace_bits(&self) -> u64 {
+        self.addr
+    }
+}
+
+/// The completion of a [`MemReq`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemResp {
+    /// The request's tag.
+    pub tag: u64,
+    /// Write (else read).
+    pub write: bool,
+    /// Bytes of the burst.
+    pub bytes: u32,
+}
+
+impl Payload for MemResp {
+    /// A read response carries its data; a write acknowledgement is 8 bytes.
+    fn size_bytes(&self) -> u32 {
+        if self.write {
+            8
+        } else {
+            8 + self.bytes
+        }
+    }
+    fn trace_bits(&self) -> u64 {
+        self.tag
+    }
+}
+
+/// Everything that defines a stack.
+#[derive(Clone, Debug)]
+pub struct StackConfig {
+    /// Preset name (for reports).
+    pub preset: String,
+    /// Organization.
+    pub org: Organization,
+    /// Timing.
+    pub timing: TimingParams,
+    /// Controller parameters.
+    pub controller: ControllerConfig,
+    /// Which stack of a multi-stack memory this is (stamped on command records).
+    pub index: u32,
+    /// Stacks in the memory (the address map's `st` level; 1 for a lone stack).
+    pub stacks: u32,
+}
+
+impl StackConfig {
+    /// A stack of `preset` with default controller parameters.
+    pub fn from_preset(p: &Preset) -> StackConfig {
+        StackConfig {
+            preset: p.name.to_string(),
+            org: (p.org)(),
+            timing: (p.timing)(),
+            controller: ControllerConfig::default(),
+            index: 0,
+            stacks: 1,
+        }
+    }
+
+    /// Checks everything; the error names the field.
+    pub fn validate(&self) -> Result<AddressMap, String> {
+        self.org.validate().map_err(|e| format!("org.{e}"))?;
+        self.timing.validate().map_err(|e| format!("timing.{e}"))?;
+        self.controller.validate().map_err(|e| format!("controller.{e}"))?;
+        AddressMap::new(&self.controller.address_map, &self.org, self.stacks)
+            .map_err(|e| format!("controller.address_map: {}", e.0))
+    }
+}
+
+struct PcTracks {
+    cmds: TrackId,
+    queue: TrackId,
+    bw: TrackId,
+    last_depth: usize,
+    window_start: u64,
+    window_bytes: u64,
+}
+
+/// An HBM stack: per-pseudo-channel controllers behind request/response port pairs.
+pub struct HbmStack {
+    sh: Shared,
+    map: AddressMap,
+    index: u32,
+    channels: Vec<Channel>,
+    ports: Vec<(InPort<MemReq>, OutPort<MemResp>)>,
+    done_reads: VecDeque<Completion>,
+    done_writes: VecDeque<Completion>,
+    cmds: Vec<CommandRecord>,
+    fresh: Vec<Completion>,
+    sink: Option<Box<dyn CommandSink>>,
+    tracks: Vec<PcTracks>,
+    rr_port: usize,
+    port_stall_cycles: u64,
+    misrouted: u64,
+    last_cycle: u64,
+}
+
+/// Trace counter window for per-pseudo-channel bandwidth, in CK cycles.
+const BW_WINDOW: u64 = 2048;
+
+impl HbmStack {
+    /// Builds a stack from `cfg` (validated; the error names the field).
+    pub fn new(cfg: &StackConfig) -> Result<HbmStack, String> {
+        let map = cfg.validate()?;
+        let sched = sched::by_name(&cfg.controller.scheduler).ok_or("controller.scheduler: unknown")?;
+        let sh = Shared {
+            org: cfg.org.clone(),
+            table: crate::hbm::state::CompiledTable::new(&constraints(&cfg.timing)),
+            timing: cfg.timing.clone(),
+            cfg: cfg.controller.clone(),
+            sched,
+        };
+        let t = &cfg.timing;
+        let banks = cfg.org.banks_per_pc();
+        let pcs = cfg.org.pcs() as u64;
+        let mut channels = Vec::new();
+        for c in 0..cfg.org.channels {
+            let mut v = Vec::new();
+            for p in 0..cfg.org.pseudo_channels {
+                // Stagger refresh over the pseudo-channels so they do not all refresh at once.
+                let k = (c * cfg.org.pseudo_channels + p) as u64;
+                let period = if cfg.controller.refresh == "all-bank" { t.refi } else { t.refi_pb } as u64;
+                let pol = refresh::by_name(&cfg.controller.refresh, t.refi, t.refi_pb, banks, k * period / pcs)
+                    .ok_or("controller.refresh: unknown")?;
+                v.push(PcController::new(&cfg.org, pol, &cfg.controller));
+            }
+            channels.push(Channel::new(v));
+        }
+        Ok(HbmStack {
+            sh,
+            map,
+            index: cfg.index,
+            channels,
+            ports: Vec::new(),
+            done_reads: VecDeque::new(),
+            done_writes: VecDeque::new(),
+            cmds: Vec::new(),
+            fresh: Vec::new(),
+            sink: None,
+            tracks: Vec::new(),
+            rr_port: 0,
+            port_stall_cycles: 0,
+            misrouted: 0,
+            last_cycle: 0,
+        })
+    }
+
+    /// Adds a request/response port pair (call before the run).
+    pub fn add_port(&mut self, req: InPort<MemReq>, resp: OutPort<MemResp>) {
+        self.ports.push((req, resp));
+    }
+
+    /// Sends every issued command to `sink` (a command-trace writer or a checker).
+    pub fn set_command_sink(&mut self, sink: Box<dyn CommandSink>) {
+        self.sink = Some(sink);
+    }
+
+    /// Takes the command sink back (e.g. to read a checker's verdict after the run).
+    pub fn take_command_sink(&mut self) -> Option<Box<dyn CommandSink>> {
+        self.sink.take()
+    }
+
+    /// Declares this stack's trace tracks under component `id`: per pseudo-channel a command
+    /// track (one slice per command), a queue-depth counter and a bandwidth counter (GB/s).
+    pub fn declare_tracks(&mut self, b: &mut SimBuilder, id: ComponentId) {
+        for c in 0..self.sh.org.channels {
+            for p in 0..self.sh.org.pseudo_channels {
+                let cmds = b.track(id, &format!("ch{c}.pc{p} commands"), TrackKind::Slice);
+                let queue = b.track(id, &format!("ch{c}.pc{p} queue"), TrackKind::Counter { unit: "requests" });
+                let bw = b.track(id, &format!("ch{c}.pc{p} bandwidth"), TrackKind::Counter { unit: "GB/s" });
+                self.tracks.push(PcTracks { cmds, queue, bw, last_depth: 0, window_start: 0, window_bytes: 0 });
+            }
+        }
+    }
+
+    /// The address map in use.
+    pub fn address_map(&self) -> &AddressMap {
+        &self.map
+    }
+
+    /// The organization.
+    pub fn org(&self) -> &Organization {
+        &self.sh.org
+    }
+
+    /// The timing parameters.
+    pub fn timing(&self) -> &TimingParams {
+        &self.sh.timing
+    }
+
+    /// The controller of pseudo-channel `pc` of channel `ch` (for tests and inspection).
+    pub fn controller(&self, ch: u32, pc: u32) -> &PcController {
+        &self.channels[ch as usize].pcs[pc as usize]
+    }
+
+    /// Statistics summed over every pseudo-channel.
+    pub fn totals(&self) -> PcStats {
+        let mut t = PcStats::default();
+        for ch in &self.channels {
+            for pc in &ch.pcs {
+                t.merge(&pc.stats);
+            }
+        }
+        t
+    }
+
+    fn intake(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        let n = self.ports.len();
+        for k in 0..n {
+            let port = self.ports[(self.rr_port + k) % n].0;
+            while let Some(req) = cx.peek(port).copied() {
+                let loc = self.map.decode(req.addr);
+                if loc.stack != self.index && self.map.text().starts_with("st") {
+                    self.misrouted += 1;
+                }
+                let ch = &mut self.channels[loc.channel as usize];
+                let pc = &mut ch.pcs[loc.pc as usize];
+                if !pc.can_accept(req.write, &self.sh.cfg) {
+                    self.port_stall_cycles += 1;
+                    break;
+                }
+                cx.recv(port);
+                if ch.next < now {
+                    catch_up(ch, &self.sh, now, (self.index, loc.channel), &mut self.cmds, &mut self.fresh);
+                }
+                let ch = &mut self.channels[loc.channel as usize];
+                let pc = &mut ch.pcs[loc.pc as usize];
+                let b = pc.timing_state().bank_ref(loc.bank_index(&self.sh.org));
+                let e = Entry {
+                    tag: req.tag,
+                    port: ((self.rr_port + k) % n) as u16,
+                    seq: 0,
+                    arrive: now,
+                    b,
+                    row: loc.row,
+                    col: loc.column,
+                    write: req.write,
+                };
+                pc.enqueue(e, now);
+                ch.poke(loc.pc, now);
+            }
+        }
+        if n > 0 {
+            self.rr_port = (self.rr_port + 1) % n;
+        }
+    }
+
+    /// Brings idle channels' background work (refresh) up to `cycle`, feeding the command sink.
+    /// An idle stack does not wake for refresh; the refreshes it owes are issued, at their own
+    /// cycles, when a request next arrives, or here (call it before reading a checker's verdict).
+    pub fn catch_up_to(&mut self, cycle: u64) {
+        self.cmds.clear();
+        self.fresh.clear();
+        for (ci, ch) in self.channels.iter_mut().enumerate() {
+            catch_up(ch, &self.sh, cycle + 1, (self.index, ci as u32), &mut self.cmds, &mut self.fresh);
+        }
+        if let Some(s) = self.sink.as_mut() {
+            for r in &self.cmds {
+                s.command(r);
+            }
+        }
+        self.cmds.clear();
+    }
+
+    fn trace_commands(&mut self, cx: &mut Ctx<'_>) {
+        if self.tracks.is_empty() {
+            return;
+        }
+        let Some(mut tr) = cx.tracer() else { return };
+        let clock = tr_clock(&self.sh.timing);
+        let t = &self.sh.timing;
+        for rec in &self.cmds {
+            let k = (rec.channel * self.sh.org.pseudo_channels + rec.pc) as usize;
+            let dur = match rec.cmd {
+                crate::hbm::Command::Act => t.rcd_rd,
+                crate::hbm::Command::Pre | crate::hbm::Command::PreAll => t.rp,
+                c if c.is_read() => t.cl + t.bl,
+                c if c.is_write() => t.cwl + t.bl,
+                crate::hbm::Command::Ref => t.rfc,
+                _ => t.rfc_pb,
+            } as u64;
+            let start = clock.edge(rec.cycle);
+            let end = clock.edge(rec.cycle + dur);
+            tr.slice(self.tracks[k].cmds, rec.cmd.name(), start, end, Flow::None, None);
+        }
+    }
+
+    fn trace_levels(&mut self, cx: &mut Ctx<'_>) {
+        if self.tracks.is_empty() || cx.tracer().is_none() {
+            return;
+        }
+        let pcs_per = self.sh.org.pseudo_channels as usize;
+        let Some(mut tr) = cx.tracer() else { return };
+        for (ci, ch) in self.channels.iter().enumerate() {
+            for (pi, pc) in ch.pcs.iter().enumerate() {
+                let k = ci * pcs_per + pi;
+                let depth = pc.queued();
+                if depth != self.tracks[k].last_depth {
+                    self.tracks[k].last_depth = depth;
+                    tr.counter(self.tracks[k].queue, depth as f64);
+                }
+            }
+        }
+    }
+
+    fn account_bandwidth(&mut self, cx: &mut Ctx<'_>, k: usize, done: u64) {
+        if self.tracks.is_empty() {
+            return;
+        }
+        let bytes = self.sh.org.access_bytes() as u64;
+        let tk = &mut self.tracks[k];
+        tk.window_bytes += bytes;
+        if done >= tk.window_start + BW_WINDOW {
+            let ns = BW_WINDOW as f64 * 1000.0 / self.sh.timing.ck_mhz as f64;
+            let gbps = tk.window_bytes as f64 / ns;
+            tk.window_bytes = 0;
+            tk.window_start = done - (done - tk.window_start) % BW_WINDOW;
+            if let Some(mut tr) = cx.tracer() {
+                tr.counter(tk.bw, gbps);
+            }
+        }
+    }
+
+    fn send_completions(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        for write in [false, true] {
+            loop {
+                let q = if write { &mut self.done_writes } else { &mut self.done_reads };
+                let Some(&c) = q.front() else { break };
+                if c.done > now {
+                    break;
+                }
+                let port = self.ports[c.port as usize].1;
+                let resp = MemResp { tag: c.tag, write: c.write, bytes: self.sh.org.access_bytes() };
+                if cx.send(port, resp).is_err() {
+                    break;
+                }
+                q.pop_front();
+            }
+        }
+    }
+}
+
+/// Steps `ch` at each of its event cycles before `now` (only idle channels lag behind).
+fn catch_up(
+    ch: &mut Channel,
+    sh: &Shared,
+    now: u64,
+    ids: (u32, u32),
+    cmds: &mut Vec<CommandRecord>,
+    fresh: &mut Vec<Completion>,
+) {
+    while ch.next < now {
+        let at = ch.next;
+        let mut out = StepOut { commands: cmds, completions: fresh };
+        ch.step(sh, at, ids, &mut out);
+    }
+}
+
+fn tr_clock(t: &TimingParams) -> trnsim_kernel::Clock {
+    trnsim_kernel::Clock::new("hbm", t.frequency()).expect("validated CK frequency")
+}
+
+impl Component for HbmStack {
+    fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
+        let now = cx.cycle().0;
+        self.last_cycle = now;
+        self.cmds.clear();
+        self.fresh.clear();
+        self.intake(cx, now);
+        let idx = self.index;
+        for (ci, ch) in self.channels.iter_mut().enumerate() {
+            catch_up(ch, &self.sh, now + 1, (idx, ci as u32), &mut self.cmds, &mut self.fresh);
+        }
+        if let Some(s) = self.sink.as_mut() {
+            for r in &self.cmds {
+                s.command(r);
+            }
+        }
+        self.trace_commands(cx);
+        for i in 0..self.fresh.len() {
+            let c = self.fresh[i];
+            if c.write {
+                self.done_writes.push_back(c);
+            } else {
+                self.done_reads.push_back(c);
+            }
+        }
+        let pcs_per = self.sh.org.pseudo_channels as usize;
+        if !self.tracks.is_empty() {
+            for i in 0..self.cmds.len() {
+                let r = self.cmds[i];
+                if r.cmd.is_column() {
+                    let k = r.channel as usize * pcs_per + r.pc as usize;
+                    self.account_bandwidth(cx, k, now);
+                }
+            }
+        }
+        self.trace_levels(cx);
+        self.send_completions(cx, now);
+        // Channels without requests do not wake the stack for refresh (see `catch_up_to`).
+        let busy = self.channels.iter().filter(|c| c.pcs.iter().any(|p| p.queued() > 0));
+        let mut next = busy.map(|c| c.next).min().unwrap_or(u64::MAX);
+        for q in [&self.done_reads, &self.done_writes] {
+            if let Some(c) = q.front() {
+                next = next.min(c.done.max(now + 1));
+            }
+        }
+        if next == now + 1 {
+            return Activity::Busy;
+        }
+        if next != u64::MAX {
+            let t = cx.clock().edge(next);
+            cx.wake_at(t);
+        }
+        Activity::Idle
+    }
+
+    fn report(&self, out: &mut StatsWriter<'_>) {
+        let ns = 1000.0 / self.sh.timing.ck_mhz as f64;
+        let end_ps = out.end_time().as_ps();
+        let cycles = (end_ps as u128 * self.sh.timing.ck_mhz as u128 / 1_000_000) as u64;
+        let bytes = self.sh.org.access_bytes();
+        let banks = self.sh.org.banks_per_pc();
+        let tot = self.totals();
+        tot.write(out, "", ns, cycles, bytes, banks * self.sh.org.pcs());
+        let peak = bytes as f64 / self.sh.timing.bl as f64 * self.sh.timing.ck_mhz as f64 * 1e6;
+        for (ci, ch) in self.channels.iter().enumerate() {
+            for (pi, pc) in ch.pcs.iter().enumerate() {
+                let s = &pc.stats;
+                let moved = (s.reads + s.writes) * bytes as u64;
+                let secs = cycles as f64 * ns * 1e-9;
+                let util = if secs > 0.0 { moved as f64 / secs / peak } else { 0.0 };
+                out.value(&format!("ch{ci}.pc{pi}.utilization"), util);
+            }
+        }
+        out.count("port_stall_cycles", self.port_stall_cycles);
+        if self.misrouted > 0 {
+            out.count("misrouted_requests", self.misrouted);
+        }
+    }
+
+    fn has_outstanding_work(&self) -> bool {
+        !self.done_reads.is_empty()
+            || !self.done_writes.is_empty()
+            || self.channels.iter().any(|c| c.pcs.iter().any(|p| p.queued() > 0))
+    }
+}

@@ -1,0 +1,80 @@
+//! Statistics of one pseudo-channel controller.
+
+use trnsim_kernel::{Histogram, StatsWriter};
+
+/// Counters and histograms of one pseudo-channel, in CK cycles (converted to ns on report).
+#[derive(Clone, Debug, Default)]
+pub struct PcStats {
+    /// Reads completed.
+    pub reads: u64,
+    /// Writes completed.
+    pub writes: u64,
+    /// Column accesses to a row some earlier access already used (no ACT of their own).
+    pub row_hits: u64,
+    /// First accesses after an ACT to a closed bank.
+    pub row_misses: u64,
+    /// First accesses after a PRE of another row and an ACT (the row buffer conflicted).
+    pub row_conflicts: u64,
+    /// Commands issued, by kind (index = `Command as usize`).
+    pub commands: [u64; crate::hbm::Command::COUNT],
+    /// Read latency: arrival at the controller to last data beat.
+    pub read_latency: Histogram,
+    /// Write latency: arrival to last data beat written.
+    pub write_latency: Histogram,
+    /// Sum over time of queued requests (both queues), for the mean depth.
+    pub queue_area: u128,
+    /// Bank-cycles spent refreshing (tRFC per REF times banks, tRFCpb per REFPB).
+    pub refresh_bank_cycles: u64,
+    /// Cycles spent in write-drain mode.
+    pub write_mode_cycles: u64,
+}
+
+impl PcStats {
+    /// Adds `o` into `self` (for per-stack totals).
+    pub fn merge(&mut self, o: &PcStats) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.row_hits += o.row_hits;
+        self.row_misses += o.row_misses;
+        self.row_conflicts += o.row_conflicts;
+        for (a, b) in self.commands.iter_mut().zip(o.commands) {
+            *a += b;
+        }
+        self.read_latency.merge(&o.read_latency);
+        self.write_latency.merge(&o.write_latency);
+        self.queue_area += o.queue_area;
+        self.refresh_bank_cycles += o.refresh_bank_cycles;
+        self.write_mode_cycles += o.write_mode_cycles;
+    }
+
+    /// Writes the statistics with `prefix` (e.g. "" for totals, "ch3.pc1." per pseudo-channel).
+    /// `ns_per_cycle` converts latencies; `cycles` is the elapsed time; `bytes` per access.
+    pub fn write(
+        &self,
+        out: &mut StatsWriter<'_>,
+        prefix: &str,
+        ns_per_cycle: f64,
+        cycles: u64,
+        bytes: u32,
+        banks: u32,
+    ) {
+        let moved = (self.reads + self.writes) * bytes as u64;
+        out.count(&format!("{prefix}reads"), self.reads);
+        out.count(&format!("{prefix}writes"), self.writes);
+        out.count(&format!("{prefix}bytes"), moved);
+        let secs = cycles as f64 * ns_per_cycle * 1e-9;
+        out.value(&format!("{prefix}bandwidth_GBps"), if secs > 0.0 { moved as f64 / secs / 1e9 } else { 0.0 });
+        out.count(&format!("{prefix}row_hits"), self.row_hits);
+        out.count(&format!("{prefix}row_misses"), self.row_misses);
+        out.count(&format!("{prefix}row_conflicts"), self.row_conflicts);
+        for c in crate::hbm::Command::ALL {
+            out.count(&format!("{prefix}cmd_{}", c.name()), self.commands[c as usize]);
+        }
+        out.histogram(&format!("{prefix}read_latency"), "ns", &self.read_latency, ns_per_cycle);
+        out.histogram(&format!("{prefix}write_latency"), "ns", &self.write_latency, ns_per_cycle);
+        let c = cycles.max(1) as f64;
+        out.value(&format!("{prefix}queue_depth_mean"), self.queue_area as f64 / c);
+        out.value(&format!("{prefix}refresh_time_frac"), self.refresh_bank_cycles as f64 / (c * banks as f64));
+        out.value(&format!("{prefix}write_mode_frac"), self.write_mode_cycles as f64 / c);
+    }
+}

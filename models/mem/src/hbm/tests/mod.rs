@@ -1,0 +1,5 @@
+//! Validation of the stack against first principles (unit-level; cross-crate tests live in
+//! tests/).
+
+mod gates;
+mod latency;

@@ -1,0 +1,136 @@
+//! The port rules of the arbiter: which banks and partition quarters an access touches, how many
+//! ports each (direction, quarter, bank) has left in a cycle, and how long an access stays on
+//! one bank.
+//!
+//! Why quarters suffice: a legal access covers a contiguous partition range starting at a
+//! multiple of a quarter (spec §3 start rules), so every access that touches quarter `q` includes
+//! that quarter's first partition. The accesses competing for a bank in any partition of `q` are
+//! therefore exactly those touching `q`, and counting ports per (quarter, bank) is exact.
+
+use crate::sram::geometry::{SramGeometry, MAX_BANKS};
+use crate::sram::pattern::AccessPattern;
+
+const SLOTS: usize = 2 * 4 * MAX_BANKS as usize;
+
+/// Ports taken in one cycle, per (direction, partition quarter, bank). Lives on the stack.
+pub(crate) struct PortUse {
+    taken: [u8; SLOTS],
+}
+
+impl PortUse {
+    pub(crate) fn new() -> PortUse {
+        PortUse { taken: [0; SLOTS] }
+    }
+
+    fn slot(write: bool, quarter: u32, bank: u32) -> usize {
+        ((usize::from(write) * 4 + quarter as usize) * MAX_BANKS as usize) + bank as usize
+    }
+
+    /// Takes one port of `bank` in every quarter of `quarters` if all have one free.
+    pub(crate) fn try_take(&mut self, write: bool, quarters: u8, bank: u32, ports: u32) -> bool {
+        let qs = || (0..4u32).filter(move |q| quarters & (1 << q) != 0);
+        if qs().any(|q| u32::from(self.taken[Self::slot(write, q, bank)]) >= ports) {
+            return false;
+        }
+        for q in qs() {
+            self.taken[Self::slot(write, q, bank)] += 1;
+        }
+        true
+    }
+
+    /// Claims a port on every bank of `banks` in every quarter of `quarters` for the whole of a
+    /// run of cycles; false if some (quarter, bank) would then hold more claims than `ports`.
+    pub(crate) fn claim_all(&mut self, write: bool, quarters: u8, banks: u64, ports: u32) -> bool {
+        let mut fits = true;
+        for q in (0..4u32).filter(|q| quarters & (1 << q) != 0) {
+            let mut rest = banks;
+            while rest != 0 {
+                let b = rest.trailing_zeros();
+                rest &= rest - 1;
+                let s = &mut self.taken[Self::slot(write, q, b)];
+                *s = s.saturating_add(1);
+                fits &= u32::from(*s) <= ports;
+            }
+        }
+        fits
+    }
+}
+
+/// The partition quarters (bit q = partitions `q*Q .. (q+1)*Q`) an access covers.
+pub(crate) fn quarters(p: &AccessPattern, geom: &SramGeometry) -> u8 {
+    let (q, start, end) = (geom.quarter(), p.partition_start, p.partition_start + p.partitions);
+    (0..4u32).filter(|k| start < (k + 1) * q && end > k * q).fold(0, |m, k| m | 1 << k)
+}
+
+/// Every bank any element of a (valid) access may touch, as a mask.
+pub(crate) fn footprint(p: &AccessPattern, geom: &SramGeometry) -> u64 {
+    let (lo, hi) = p.byte_range();
+    let g = i64::from(geom.bank_interleave_bytes);
+    let (first, last) = (lo / g, (hi - 1) / g);
+    if last - first + 1 >= i64::from(geom.banks) {
+        return u64::MAX >> (64 - geom.banks);
+    }
+    (first..=last).fold(0, |m, k| m | 1 << (k % i64::from(geom.banks)))
+}
+
+/// How many elements from element `e` on (at least 1) stay on `e`'s bank, conservatively: only
+/// along the rest of the innermost row.
+pub(crate) fn bank_run_elements(p: &AccessPattern, geom: &SramGeometry, e: u64) -> u64 {
+    let inner = p.dims()[p.dims().len() - 1];
+    let row_left = u64::from(inner.size) - e % u64::from(inner.size);
+    let step = i64::from(inner.stride) * i64::from(p.elem_bytes);
+    let (o, g) = (p.offset_of(e) as i64, i64::from(geom.bank_interleave_bytes));
+    let in_granule = match step {
+        0 => return row_left,
+        s if s > 0 => (g - o % g + s - 1) / s,
+        s => o % g / -s + 1,
+    };
+    row_left.min(in_granule as u64).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sram::geometry::{PSUM, SBUF_NC_V4};
+    use crate::sram::pattern::Dim;
+    use crate::sram::test_rng::{random_pattern, XorShift};
+
+    #[test]
+    fn quarters_follow_the_partition_range() {
+        let g = PSUM.geometry;
+        let q = |s, n| quarters(&AccessPattern::contiguous(s, n, 0, 4, 1), &g);
+        assert_eq!([q(0, 128), q(0, 100), q(64, 33), q(96, 1), q(32, 32)], [0b1111, 0b1111, 0b1100, 0b1000, 0b0010]);
+    }
+
+    #[test]
+    fn runs_and_footprints_agree_with_element_banks() {
+        for seed in 0..300 {
+            let mut rng = XorShift::new(seed);
+            let g = if seed % 2 == 0 { PSUM.geometry } else { SBUF_NC_V4.geometry };
+            let g = SramGeometry { bank_interleave_bytes: g.bank_interleave_bytes >> (seed % 5), ..g };
+            let p = random_pattern(&mut rng, &g, 12, 900);
+            let banks: Vec<u32> = p.offsets().map(|o| g.bank_of(u64::from(o))).collect();
+            let fp = footprint(&p, &g);
+            assert!(banks.iter().all(|&b| fp & (1 << b) != 0), "seed {seed}");
+            for e in 0..banks.len() {
+                let run = bank_run_elements(&p, &g, e as u64) as usize;
+                assert!(run >= 1 && e + run <= banks.len(), "seed {seed} e {e} run {run}");
+                assert!(banks[e..e + run].iter().all(|&b| b == banks[e]), "seed {seed} e {e} run {run}");
+            }
+        }
+    }
+
+    #[test]
+    fn port_use_counts_per_quarter_and_bank() {
+        let mut u = PortUse::new();
+        assert!(u.try_take(false, 0b0011, 5, 1));
+        assert!(!u.try_take(false, 0b0010, 5, 1)); // quarter 1 bank 5 read port taken
+        assert!(u.try_take(false, 0b0100, 5, 1)); // other quarter
+        assert!(u.try_take(true, 0b0011, 5, 1)); // write ports are separate
+        let mut c = PortUse::new();
+        let p = AccessPattern::new(0, 128, 0, 4, &[Dim::new(4, 1)]).expect("dims");
+        assert!(c.claim_all(false, quarters(&p, &PSUM.geometry), 0b11, 2));
+        assert!(c.claim_all(false, 0b1, 0b10, 2));
+        assert!(!c.claim_all(false, 0b1, 0b10, 2));
+    }
+}
