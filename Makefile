@@ -7,12 +7,13 @@ export PERFETTO_UI_DIR
 
 .PHONY: run test bench compare-systemc trace lint fmt deps clean-out
 
-## run: the default microbenchmark suite; results table on stdout, JSON and traces in traces/out/
+## run: the default microbenchmark suite; results table on stdout, JSON, plots and traces in traces/out/
 run: deps
 	$(CARGO) build --release -p trnsim-harness
 	@mkdir -p $(OUT)
-	./target/release/trnsim run --json $(OUT)/results.json --trace $(OUT)/suite.pftrace
-	@echo "results: $(OUT)/results.json; traces: $(OUT)/suite.*.pftrace (open in https://ui.perfetto.dev)"
+	./target/release/trnsim run --json $(OUT)/results.json --plots $(OUT)
+	./target/release/trnsim run demo hbm-same-bank --trace $(OUT)/suite.pftrace > /dev/null
+	@echo "results: $(OUT)/results.json; plots: $(OUT)/*.svg; traces: $(OUT)/suite.*.pftrace (open in https://ui.perfetto.dev)"
 
 ## test: format and lint checks, then every test of the workspace
 test: deps

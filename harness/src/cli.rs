@@ -231,6 +231,9 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
         let _span = tracing::info_span!("bench", name = name.as_str()).entered();
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, total > 1));
         let vp = a.vcd.as_deref().map(|p| per_bench_path(p, name, total > 1));
+        // Benchmarks that are not one simulation (sweeps, analytic benches) write no trace.
+        let traceable = !matches!(name.as_str(), "sbuf-bandwidth" | "hbm-latency-sweep");
+        let (tp, vp) = if traceable { (tp, vp) } else { (None, None) };
         let sink = open_sink(tp.as_deref(), vp.as_deref())?;
         let signal_links = if vp.is_some() { LinkSelection::All } else { LinkSelection::None };
         let trace = sink.map(|s| (s, TraceOptions { link_occupancy: true, signal_links }));
@@ -256,6 +259,7 @@ fn run_one(
 ) -> Result<BenchResult, String> {
     let ring = |tokens| RingParams { modules: 64, tokens, depth: 4 };
     match name {
+        "sbuf-bandwidth" => trnsim_harness::memory::sbuf_bandwidth(),
         n if n.starts_with("hbm-") => trnsim_harness::memory::run_named(n, opts.order, opts.trace, plots),
         "kernel-ring" => suite::run_ring(name, ring(16), 200_000, opts),
         "kernel-ring-sparse" => suite::run_ring(name, ring(2), 200_000, opts),
@@ -272,13 +276,13 @@ fn run_one(
 }
 
 fn print_results(results: &[BenchResult], full: bool) {
-    println!("{:<22} {:<24} {:>16}", "benchmark", "figure", "value");
+    println!("{:<22} {:<38} {:>16}", "benchmark", "figure", "value");
     for r in results {
         for (k, v) in &r.headline {
-            println!("{:<22} {:<24} {:>16}", r.name, k, fmt_num(*v));
+            println!("{:<22} {:<38} {:>16}", r.name, k, fmt_num(*v));
         }
         println!(
-            "{:<22} {:<24} {:>16}",
+            "{:<22} {:<38} {:>16}",
             r.name,
             "host: wall_s / ticks_per_s",
             format!("{:.3} / {:.3e}", r.speed.wall_s, r.speed.ticks_per_s)

@@ -198,7 +198,7 @@ fn latency_sweep(base: &HbmSpec, order: TickOrder, plot_dir: Option<&std::path::
     let mut headline = Vec::new();
     let sw = Stopwatch::start();
     let mut stats = None;
-    for pct in [5u32, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100] {
+    for pct in [2u32, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 25, 30] {
         let mut spec = base.clone();
         spec.name = format!("hbm-latency-sweep@{pct}%");
         spec.order = order;
@@ -261,4 +261,37 @@ pub fn check_random(p: &Preset, n: u64, seed: u64) -> Result<(u64, u64, Option<S
     let end = out.sim.clock(trnsim_kernel::ClockId::first()).edge_index_at_or_after(out.sim.now());
     checker.finish(end);
     Ok((checker.commands_checked(), checker.violation_count(), checker.violations().first().map(|v| v.to_string())))
+}
+
+/// SBUF bandwidth per engine interface on NC-v4 (FP32 elements): the four standard scenarios of
+/// [`trnsim_mem::sram::bench::scenarios`], reported as elements per cycle and GB/s at the vector and
+/// scalar engines' 1.2 GHz (spec §2). Fails if a scenario misses its expected rate.
+pub fn sbuf_bandwidth() -> Result<BenchResult, String> {
+    use trnsim_mem::sram::bench::{bandwidth_bench, scenarios};
+    use trnsim_mem::sram::geometry::SBUF_NC_V4;
+    let sw = Stopwatch::start();
+    let clock = trnsim_kernel::Frequency::from_mhz(1200);
+    let geom = &SBUF_NC_V4.geometry;
+    let mut headline = Vec::new();
+    for sc in scenarios(geom, 4) {
+        let r = bandwidth_bench(geom, &sc.clients, sc.elements_per_partition).map_err(|e| e.to_string())?;
+        let first = r.clients.first().ok_or("no interface")?;
+        let epc = first.elements as f64 / r.window_cycles.max(1) as f64;
+        if (epc - sc.expected_elements_per_cycle).abs() > 1e-6 * sc.expected_elements_per_cycle {
+            return Err(format!(
+                "sbuf-bandwidth {}: {epc} elements/cycle, expected {}",
+                sc.name, sc.expected_elements_per_cycle
+            ));
+        }
+        headline.push((format!("{}_elem_per_cycle_per_if", sc.name), epc));
+        headline.push((format!("{}_GBps_per_if", sc.name), first.gbytes_per_s(clock)));
+        headline.push((format!("{}_GBps_total", sc.name), r.gbytes_per_s(clock)));
+    }
+    let (wall_s, cpu_s) = sw.elapsed();
+    Ok(BenchResult {
+        name: "sbuf-bandwidth".into(),
+        headline,
+        stats: trnsim_kernel::StatsReport::default(),
+        speed: Speed { wall_s, cpu_s, ..Speed::default() },
+    })
 }

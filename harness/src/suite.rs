@@ -25,6 +25,10 @@ pub const BENCHES: &[(&str, &str)] = &[
     ("hbm-same-bank", "HBM3E stack, reads to one bank, a new row each time (tRC-bound)"),
     ("hbm-trn3", "Trn3 chip: 4 HBM3E stacks streaming reads vs 4.9 TB/s"),
     (
+        "sbuf-bandwidth",
+        "NC-v4 SBUF per engine interface: alone (128 elem/cycle), strided (64), disjoint banks, shared bank",
+    ),
+    (
         "hbm-latency-sweep",
         "HBM3E random reads: latency against achieved bandwidth as the offered rate rises (SVG with --plots)",
     ),

@@ -258,6 +258,14 @@ mod tests {
     }
 
     #[test]
+    fn geometry_is_data_and_rejects_unknown_keys() {
+        let json = serde_json::to_string(&PSUM.geometry).expect("serializes");
+        assert_eq!(serde_json::from_str::<SramGeometry>(&json).ok(), Some(PSUM.geometry));
+        let extra = json.replace("{", "{\"bank_count\":8,");
+        assert!(serde_json::from_str::<SramGeometry>(&extra).is_err());
+    }
+
+    #[test]
     fn geometry_errors_name_the_field() {
         let g = SBUF_NC_V4.geometry;
         let cases: [(SramGeometry, &str); 7] = [

@@ -158,8 +158,8 @@ impl Sram {
     pub fn outstanding(&self) -> usize {
         self.clients.iter().map(|c| c.queue.len()).sum::<usize>() + self.done.len()
     }
-    /// Turns the arithmetic skipping of uncontended runs on (the default) or off (every cycle
-    /// stepped; for checking that both agree).
+    /// Turns the arithmetic skipping of uncontended runs on (the default) or off (every cycle in
+    /// which a client streams is stepped; for checking that both agree).
     pub fn set_fast_forward(&mut self, on: bool) {
         self.fast = on;
     }

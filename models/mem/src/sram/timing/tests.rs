@@ -132,7 +132,7 @@ fn fast_forward_equals_per_cycle_stepping_on_random_mixes() {
     let (mut stalls, mut busy) = (0, 0);
     for seed in 0..400 {
         let g = [TINY, PSUM.geometry, SBUF_NC_V4.geometry][seed as usize % 3];
-        let clients = &names[..1 + seed as usize % names.len()];
+        let clients = &names[..1 + (seed as usize / 3) % names.len()];
         let mix = random_mix(seed, &g, clients.len());
         let (fast, fast_stats) = run_mix(g, clients, &mix, true);
         let (slow, slow_stats) = run_mix(g, clients, &mix, false);
@@ -142,7 +142,6 @@ fn fast_forward_equals_per_cycle_stepping_on_random_mixes() {
         stalls += fast_stats.clients.iter().map(|c| c.stall_cycles).sum::<u64>();
         busy += fast_stats.busy_cycles;
     }
-    eprintln!("stalls {stalls} busy {busy}");
     assert!(stalls > 0 && busy > stalls);
 }
 
