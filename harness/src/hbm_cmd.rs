@@ -61,6 +61,10 @@ pub struct HbmArgs {
     /// Replay every issued command through the independent JEDEC timing checker.
     #[arg(long)]
     check: bool,
+    /// Print the preset (organization, timing, sources, estimates, the constraint table) and
+    /// exit without running.
+    #[arg(long)]
+    describe: bool,
     /// Write the headline figures and statistics as JSON.
     #[arg(long, value_name = "FILE.json")]
     json: Option<PathBuf>,
@@ -100,6 +104,10 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
         cfg.controller.address_map = m.clone();
     }
     cfg.validate().map_err(|e| usage(format!("--{}", e.replace("controller.", "").replace('_', "-"))))?;
+    if a.describe {
+        describe(p, &cfg);
+        return Ok(());
+    }
     let gen = GenParams { width: a.width, in_flight: a.in_flight, rate: f64::INFINITY, bytes: cfg.org.access_bytes() };
     let spec = HbmSpec {
         name: format!("hbm {}", p.name),
@@ -194,4 +202,28 @@ fn finish_sink(
         w.finish().map_err(|e| (format!("--cmd-trace: {e}"), 1))?;
     }
     Ok(None)
+}
+
+fn describe(p: &presets::Preset, cfg: &trnsim_mem::hbm::StackConfig) {
+    let (o, t) = (&cfg.org, &cfg.timing);
+    println!("{}: {}", p.name, p.description);
+    println!("source: {}", p.source);
+    for e in p.estimated {
+        println!("estimate: {e}");
+    }
+    println!(
+        "organization: {} channels x {} pseudo-channels x {} bit, {} SIDs x {} bank groups x {} banks, {} rows x {} columns, BL{}, {} B per access, {} GiB",
+        o.channels, o.pseudo_channels, o.dq_bits, o.sids, o.bank_groups, o.banks_per_group, o.rows, o.columns,
+        o.burst_length, o.access_bytes(), o.stack_bytes() >> 30
+    );
+    println!("peak: {:.1} GB/s per pseudo-channel, {:.1} GB/s per stack", p.pc_peak_bytes_per_s() / 1e9, p.stack_peak_bytes_per_s() / 1e9);
+    println!("timing (CK = {} MHz): {}", t.ck_mhz, ron::to_string(t).unwrap_or_default());
+    println!("controller: {}", ron::to_string(&cfg.controller).unwrap_or_default());
+    println!("constraint table (scope, preceding -> following, cycles):");
+    for c in trnsim_mem::hbm::constraints(t) {
+        let names = |s: trnsim_mem::hbm::CmdSet| s.iter().map(|c| c.name()).collect::<Vec<_>>().join("|");
+        let w = if c.window > 1 { format!(" (window {})", c.window) } else { String::new() };
+        let scope = format!("{:?}", c.scope);
+        println!("  {:<10} {scope:<9} {:>10} -> {:<24} {:>5}{w}", c.name, names(c.preceding), names(c.following), c.cycles);
+    }
 }

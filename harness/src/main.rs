@@ -5,5 +5,10 @@ mod cli;
 mod hbm_cmd;
 
 fn main() {
+    // Die quietly on a closed pipe (`trnsim ... | head`) instead of panicking in println!.
+    // SAFETY: called first in main, before any thread exists; SIG_DFL is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     std::process::exit(cli::main());
 }
