@@ -216,7 +216,11 @@ fn describe(p: &presets::Preset, cfg: &trnsim_mem::hbm::StackConfig) {
         o.channels, o.pseudo_channels, o.dq_bits, o.sids, o.bank_groups, o.banks_per_group, o.rows, o.columns,
         o.burst_length, o.access_bytes(), o.stack_bytes() >> 30
     );
-    println!("peak: {:.1} GB/s per pseudo-channel, {:.1} GB/s per stack", p.pc_peak_bytes_per_s() / 1e9, p.stack_peak_bytes_per_s() / 1e9);
+    println!(
+        "peak: {:.1} GB/s per pseudo-channel, {:.1} GB/s per stack",
+        p.pc_peak_bytes_per_s() / 1e9,
+        p.stack_peak_bytes_per_s() / 1e9
+    );
     println!("timing (CK = {} MHz): {}", t.ck_mhz, ron::to_string(t).unwrap_or_default());
     println!("controller: {}", ron::to_string(&cfg.controller).unwrap_or_default());
     println!("constraint table (scope, preceding -> following, cycles):");
@@ -224,6 +228,12 @@ fn describe(p: &presets::Preset, cfg: &trnsim_mem::hbm::StackConfig) {
         let names = |s: trnsim_mem::hbm::CmdSet| s.iter().map(|c| c.name()).collect::<Vec<_>>().join("|");
         let w = if c.window > 1 { format!(" (window {})", c.window) } else { String::new() };
         let scope = format!("{:?}", c.scope);
-        println!("  {:<10} {scope:<9} {:>10} -> {:<24} {:>5}{w}", c.name, names(c.preceding), names(c.following), c.cycles);
+        println!(
+            "  {:<10} {scope:<9} {:>10} -> {:<24} {:>5}{w}",
+            c.name,
+            names(c.preceding),
+            names(c.following),
+            c.cycles
+        );
     }
 }

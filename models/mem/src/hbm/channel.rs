@@ -24,6 +24,12 @@ pub struct Channel {
     pc_next: [u64; 4],
     /// Next cycle this channel must be stepped: the minimum of `pc_next` (u64::MAX = idle).
     pub next: u64,
+    /// Requests queued in this channel's controllers (kept here so the stack need not visit
+    /// every controller to know whether the channel has work).
+    pub queued: u32,
+    /// Plan every pseudo-channel every cycle (the reference the event-driven stepping must
+    /// match; for tests, slow).
+    pub exhaustive: bool,
 }
 
 /// Where a channel's step reports what happened.
@@ -40,7 +46,17 @@ impl Channel {
         let mut pc_next = [u64::MAX; 4];
         // Refresh falls due without any request: every controller starts with a plan at 0.
         pc_next[..pcs.len()].fill(0);
-        Channel { pcs, row_bus_half: 0, col_bus_free: 0, rr_row: 0, rr_col: 0, pc_next, next: 0 }
+        Channel {
+            pcs,
+            row_bus_half: 0,
+            col_bus_free: 0,
+            rr_row: 0,
+            rr_col: 0,
+            pc_next,
+            next: 0,
+            queued: 0,
+            exhaustive: false,
+        }
     }
 
     fn row_bus_free_at(&self, now: u64) -> bool {
@@ -64,11 +80,16 @@ impl Channel {
                 cols[i] = p.col;
             }
         }
+        let mut lost = [false; 4];
         if let Some(i) = pick(&cols[..n], self.rr_col) {
             let c = cols[i].expect("picked a column choice");
             self.issue(sh, i, &c, now, ids, out);
             self.col_bus_free = now + 1;
             self.rr_col = (i + 1) % n;
+            self.pc_next[i] = self.pcs[i].next_after_issue(sh, &c, now, self.pc_next[i]);
+            for j in (0..n).filter(|&j| j != i) {
+                lost[j] |= cols[j].is_some();
+            }
         }
         if let Some(i) = pick(&rows[..n], self.rr_row) {
             let c = rows[i].expect("picked a row choice");
@@ -77,13 +98,20 @@ impl Channel {
                 self.row_bus_half = start + c.cmd.bus_half_cycles();
                 self.issue(sh, i, &c, now, ids, out);
                 self.rr_row = (i + 1) % n;
+                self.pc_next[i] = self.pcs[i].next_after_issue(sh, &c, now, self.pc_next[i]);
+            } else {
+                lost[i] = true;
+            }
+            for j in (0..n).filter(|&j| j != i) {
+                lost[j] |= rows[j].is_some();
             }
         }
-        // Whoever issued or lost an arbitration plans again next cycle.
-        for i in 0..n {
-            if rows[i].is_some() || cols[i].is_some() {
-                self.pc_next[i] = now + 1;
-            }
+        // A pseudo-channel whose legal command lost its bus tries again next cycle.
+        for (next, _) in self.pc_next.iter_mut().zip(lost).take(n).filter(|(_, l)| *l) {
+            *next = now + 1;
+        }
+        if self.exhaustive {
+            self.pc_next[..n].fill(now + 1);
         }
         self.next = self.pc_next[..n].iter().copied().min().unwrap_or(u64::MAX);
     }
@@ -108,15 +136,19 @@ impl Channel {
             out.commands[last].sid = 0;
         }
         if let Some(done) = self.pcs[i].issue(sh, c, now) {
+            self.queued -= 1;
             out.completions.push(done);
         }
     }
 
-    /// Wakes pseudo-channel `pc` for a new request arriving at `now`.
-    pub fn poke(&mut self, pc: u32, now: u64) {
+    /// Counts a new request to flat bank `bank` of pseudo-channel `pc` that arrived at `now`
+    /// (the caller enqueued it) and wakes that pseudo-channel for it.
+    pub fn poke(&mut self, sh: &Shared, pc: u32, bank: u16, now: u64) {
+        self.queued += 1;
+        let at = self.pcs[pc as usize].next_after_arrival(sh, bank, now);
         let p = &mut self.pc_next[pc as usize];
-        *p = (*p).min(now + 1);
-        self.next = self.next.min(now + 1);
+        *p = (*p).min(at);
+        self.next = self.next.min(at);
     }
 }
 

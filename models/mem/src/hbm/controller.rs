@@ -248,29 +248,15 @@ impl PcController {
             if Self::blocked(due, e.b.bank) {
                 continue;
             }
-            let open = self.open[e.b.bank as usize];
-            let (cmd, hit) = if open == e.row {
-                let last = self.hits[e.b.bank as usize] <= 1;
-                let cmd = match (e.write, sh.cfg.page_policy == PagePolicy::Closed && last) {
-                    (false, false) => Command::Rd,
-                    (true, false) => Command::Wr,
-                    (false, true) => Command::RdA,
-                    (true, true) => Command::WrA,
-                };
-                (cmd, true)
-            } else if open != CLOSED {
-                if self.hits[e.b.bank as usize] > 0 {
-                    continue; // row hits first: keep the row open while hits wait
-                }
-                (Command::Pre, false)
-            } else {
-                (Command::Act, false)
-            };
-            let at = self.state.earliest(&sh.table, cmd, e.b).max(e.arrive + 1);
+            let Some((cmd, at)) = self.candidate(sh, e) else { continue };
+            let hit = cmd.is_column();
             let bus = if hit { col_bus } else { row_bus && plan.row.is_none_or(|c| !c.refresh) };
             if at > now || !bus {
                 plan.next = plan.next.min(at.max(now + 1));
                 continue;
+            }
+            if (hit && plan.col.is_some()) || (!hit && plan.row.is_some()) {
+                plan.next = plan.next.min(now + 1); // a second ready command waits a cycle at least
             }
             let rank = sh.sched.rank(&Candidate { seq: e.seq, row_hit: hit });
             let choice = Choice { cmd, b: e.b, row: e.row, col: e.col, slot: hit.then_some(i), refresh: false };
@@ -283,6 +269,92 @@ impl PcController {
             }
         }
         plan
+    }
+
+    /// The next command request `e` needs and the earliest cycle timing allows it, or None
+    /// while it must wait for other requests' row hits (FR-FCFS keeps the row open for them).
+    /// Uses `self.hits`, which `plan` and the bounds below fill for `e`'s bank.
+    fn candidate(&self, sh: &Shared, e: &Entry) -> Option<(Command, u64)> {
+        let bank = e.b.bank as usize;
+        let open = self.open[bank];
+        let cmd = if open == e.row {
+            let last = self.hits[bank] <= 1;
+            match (e.write, sh.cfg.page_policy == PagePolicy::Closed && last) {
+                (false, false) => Command::Rd,
+                (true, false) => Command::Wr,
+                (false, true) => Command::RdA,
+                (true, true) => Command::WrA,
+            }
+        } else if open != CLOSED {
+            if self.hits[bank] > 0 {
+                return None;
+            }
+            Command::Pre
+        } else {
+            Command::Act
+        };
+        Some((cmd, self.state.earliest(&sh.table, cmd, e.b).max(e.arrive + 1)))
+    }
+
+    /// Would the read/write mode flip if planned now?
+    fn mode_would_flip(&self, cfg: &ControllerConfig) -> bool {
+        let (r, w) = (self.reads.len(), self.writes.len());
+        if self.write_mode {
+            w == 0 || (w <= cfg.write_low as usize && r > 0)
+        } else {
+            w >= cfg.write_high as usize || (r == 0 && w > 0)
+        }
+    }
+
+    /// The earliest cycle any request of `bank` in the active queue could issue (u64::MAX if
+    /// none), recounting that bank's row hits first.
+    fn bank_bound(&mut self, sh: &Shared, bank: u16, now: u64) -> u64 {
+        let queue = if self.write_mode { &self.writes } else { &self.reads };
+        let n = queue.len().min(sh.sched.window());
+        let mut hits = 0;
+        for e in queue[..n].iter().filter(|e| e.b.bank == bank) {
+            hits += u16::from(self.open[bank as usize] == e.row);
+        }
+        self.hits[bank as usize] = hits;
+        let due = self.refresh.as_ref().and_then(|r| r.due(now + 1));
+        if Self::blocked(due, bank) {
+            return u64::MAX;
+        }
+        let mut next = u64::MAX;
+        for e in queue[..n].iter().filter(|e| e.b.bank == bank) {
+            if let Some((_, at)) = self.candidate(sh, e) {
+                next = next.min(at);
+            }
+        }
+        next.max(now + 1)
+    }
+
+    /// A lower bound on the next cycle this controller's plan can change after `c` issued at
+    /// `now`, given `prior`, the plan's own `next`. Issuing only delays the other candidates (timing
+    /// bounds only grow), so `prior` stays a lower bound for them; only requests of the bank `c`
+    /// touched change kind and need a fresh look. Refresh commands, a read/write mode change and
+    /// a request leaving a windowed scheduler's window (FCFS) fall back to planning next cycle.
+    pub fn next_after_issue(&mut self, sh: &Shared, c: &Choice, now: u64, prior: u64) -> u64 {
+        let window_moved = c.cmd.is_column() && sh.sched.window() != usize::MAX;
+        if c.refresh
+            || matches!(c.cmd, Command::PreAll | Command::Ref | Command::RefPb)
+            || window_moved
+            || self.mode_would_flip(&sh.cfg)
+        {
+            return now + 1;
+        }
+        prior.min(self.bank_bound(sh, c.b.bank, now))
+    }
+
+    /// A lower bound on the next cycle the plan can change after a request to `bank` arrived at
+    /// `now` (adding a request adds one candidate and can only delay the others). Arrivals are
+    /// taken before the cycle's commands are chosen, so a read/write mode change takes effect at
+    /// `now` itself.
+    pub fn next_after_arrival(&mut self, sh: &Shared, bank: u16, now: u64) -> u64 {
+        if self.mode_would_flip(&sh.cfg) {
+            return now; // the other queue's requests may issue this very cycle
+        }
+        self.bank_bound(sh, bank, now)
     }
 
     /// True if `c` (planned at `now`) is still legal after other commands issued this cycle.

@@ -138,7 +138,7 @@ pub struct HbmStack {
     fresh: Vec<Completion>,
     sink: Option<Box<dyn CommandSink>>,
     tracks: Vec<PcTracks>,
-    rr_port: usize,
+    stalled_since: Vec<Option<u64>>,
     port_stall_cycles: u64,
     misrouted: u64,
     last_cycle: u64,
@@ -187,16 +187,25 @@ impl HbmStack {
             fresh: Vec::new(),
             sink: None,
             tracks: Vec::new(),
-            rr_port: 0,
+            stalled_since: Vec::new(),
             port_stall_cycles: 0,
             misrouted: 0,
             last_cycle: 0,
         })
     }
 
+    /// Plans every pseudo-channel on every cycle instead of only at its events: the reference
+    /// that the event-driven stepping must match command for command (tests use it; slow).
+    pub fn set_exhaustive_stepping(&mut self, on: bool) {
+        for ch in &mut self.channels {
+            ch.exhaustive = on;
+        }
+    }
+
     /// Adds a request/response port pair (call before the run).
     pub fn add_port(&mut self, req: InPort<MemReq>, resp: OutPort<MemResp>) {
         self.ports.push((req, resp));
+        self.stalled_since.push(None);
     }
 
     /// Sends every issued command to `sink` (a command-trace writer or a checker).
@@ -253,22 +262,31 @@ impl HbmStack {
         t
     }
 
-    fn intake(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    /// Moves arrived requests into their controllers' queues, ports in round-robin order
+    /// starting at `now % ports` (so the order never depends on how often the stack ticks).
+    /// Returns true if some port's head request found its queue full.
+    fn intake(&mut self, cx: &mut Ctx<'_>, now: u64) -> bool {
         let n = self.ports.len();
+        let mut blocked = false;
         for k in 0..n {
-            let port = self.ports[(self.rr_port + k) % n].0;
+            let pi = (now as usize + k) % n;
+            let port = self.ports[pi].0;
             while let Some(req) = cx.peek(port).copied() {
                 let loc = self.map.decode(req.addr);
-                if loc.stack != self.index && self.map.text().starts_with("st") {
-                    self.misrouted += 1;
-                }
                 let ch = &mut self.channels[loc.channel as usize];
                 let pc = &mut ch.pcs[loc.pc as usize];
                 if !pc.can_accept(req.write, &self.sh.cfg) {
-                    self.port_stall_cycles += 1;
+                    self.stalled_since[pi].get_or_insert(now);
+                    blocked = true;
                     break;
                 }
                 cx.recv(port);
+                if let Some(since) = self.stalled_since[pi].take() {
+                    self.port_stall_cycles += now - since;
+                }
+                if loc.stack != self.index && self.map.text().starts_with("st") {
+                    self.misrouted += 1;
+                }
                 if ch.next < now {
                     catch_up(ch, &self.sh, now, (self.index, loc.channel), &mut self.cmds, &mut self.fresh);
                 }
@@ -277,7 +295,7 @@ impl HbmStack {
                 let b = pc.timing_state().bank_ref(loc.bank_index(&self.sh.org));
                 let e = Entry {
                     tag: req.tag,
-                    port: ((self.rr_port + k) % n) as u16,
+                    port: pi as u16,
                     seq: 0,
                     arrive: now,
                     b,
@@ -286,12 +304,10 @@ impl HbmStack {
                     write: req.write,
                 };
                 pc.enqueue(e, now);
-                ch.poke(loc.pc, now);
+                ch.poke(&self.sh, loc.pc, b.bank, now);
             }
         }
-        if n > 0 {
-            self.rr_port = (self.rr_port + 1) % n;
-        }
+        blocked
     }
 
     /// Brings idle channels' background work (refresh) up to `cycle`, feeding the command sink.
@@ -415,7 +431,7 @@ impl Component for HbmStack {
         self.last_cycle = now;
         self.cmds.clear();
         self.fresh.clear();
-        self.intake(cx, now);
+        let blocked = self.intake(cx, now);
         let idx = self.index;
         for (ci, ch) in self.channels.iter_mut().enumerate() {
             catch_up(ch, &self.sh, now + 1, (idx, ci as u32), &mut self.cmds, &mut self.fresh);
@@ -447,8 +463,10 @@ impl Component for HbmStack {
         self.trace_levels(cx);
         self.send_completions(cx, now);
         // Channels without requests do not wake the stack for refresh (see `catch_up_to`).
-        let busy = self.channels.iter().filter(|c| c.pcs.iter().any(|p| p.queued() > 0));
-        let mut next = busy.map(|c| c.next).min().unwrap_or(u64::MAX);
+        let mut next = self.channels.iter().filter(|c| c.queued > 0).map(|c| c.next).min().unwrap_or(u64::MAX);
+        if blocked && !self.fresh.is_empty() {
+            next = now + 1; // a queue slot freed: retry the blocked port next cycle
+        }
         for q in [&self.done_reads, &self.done_writes] {
             if let Some(c) = q.front() {
                 next = next.min(c.done.max(now + 1));
@@ -489,8 +507,6 @@ impl Component for HbmStack {
     }
 
     fn has_outstanding_work(&self) -> bool {
-        !self.done_reads.is_empty()
-            || !self.done_writes.is_empty()
-            || self.channels.iter().any(|c| c.pcs.iter().any(|p| p.queued() > 0))
+        !self.done_reads.is_empty() || !self.done_writes.is_empty() || self.channels.iter().any(|c| c.queued > 0)
     }
 }

@@ -7,6 +7,21 @@ use crate::hbm::timing::{Constraint, Scope};
 
 const N: usize = Command::COUNT;
 const SCOPES: usize = 4;
+/// Following-command classes: RD and RDA (and WR and WRA) are always constrained alike, so
+/// ready times are kept per class, 8 slots of u32 (one 32-byte row per bank).
+const CLASSES: usize = 8;
+
+fn class(c: Command) -> usize {
+    match c {
+        Command::Act => 0,
+        Command::Pre => 1,
+        Command::PreAll => 2,
+        Command::Rd | Command::RdA => 3,
+        Command::Wr | Command::WrA => 4,
+        Command::Ref => 5,
+        Command::RefPb => 6,
+    }
+}
 
 fn scope_index(s: Scope) -> usize {
     match s {
@@ -18,10 +33,10 @@ fn scope_index(s: Scope) -> usize {
 }
 
 /// The table compiled for fast lookup: for each preceding command and scope, the minimum
-/// distance to each following command (0 = no rule). Shared by all pseudo-channels.
+/// distance to each following-command class (0 = no rule). Shared by all pseudo-channels.
 #[derive(Clone, Debug)]
 pub struct CompiledTable {
-    delta: [[[u32; N]; SCOPES]; N],
+    delta: [[[u32; CLASSES]; SCOPES]; N],
     /// Does `delta[prev][scope]` have any non-zero entry?
     any: [[bool; SCOPES]; N],
     faw: u32,
@@ -29,8 +44,11 @@ pub struct CompiledTable {
 
 impl CompiledTable {
     /// Compiles `rows` (see [`crate::hbm::timing::constraints`]).
+    ///
+    /// Panics if a row constrains RD differently from RDA (or WR from WRA) as the following
+    /// command: the compact state keeps one ready time for each pair.
     pub fn new(rows: &[Constraint]) -> CompiledTable {
-        let mut delta = [[[0u32; N]; SCOPES]; N];
+        let mut delta = [[[0u32; CLASSES]; SCOPES]; N];
         let mut any = [[false; SCOPES]; N];
         let mut faw = 0;
         for r in rows {
@@ -38,9 +56,12 @@ impl CompiledTable {
                 faw = faw.max(r.cycles);
                 continue;
             }
+            for (a, b) in [(Command::Rd, Command::RdA), (Command::Wr, Command::WrA)] {
+                assert_eq!(r.following.contains(a), r.following.contains(b), "{}: {a:?} and {b:?} differ", r.name);
+            }
             for p in r.preceding.iter() {
                 for f in r.following.iter() {
-                    let d = &mut delta[p as usize][scope_index(r.scope)][f as usize];
+                    let d = &mut delta[p as usize][scope_index(r.scope)][class(f)];
                     *d = (*d).max(r.cycles);
                     any[p as usize][scope_index(r.scope)] = true;
                 }
@@ -50,6 +71,12 @@ impl CompiledTable {
     }
 }
 
+type Ready = [u32; CLASSES];
+
+/// Ready times are stored as u32 offsets from `base`; when a time would not fit, every entry
+/// is shifted down (times already in the past clamp to 0, which changes nothing).
+const REBASE_AT: u64 = 1 << 31;
+
 /// The earliest-issue cycles of one pseudo-channel's banks, groups, SIDs and the whole
 /// pseudo-channel, plus its last four activates (tFAW). All cycles are CK cycles.
 ///
@@ -58,10 +85,11 @@ impl CompiledTable {
 /// controller's business).
 #[derive(Clone, Debug)]
 pub struct TimingState {
-    bank: Vec<[u64; N]>,
-    group: Vec<[u64; N]>,
-    sid: Vec<[u64; N]>,
-    pc: [u64; N],
+    base: u64,
+    bank: Vec<Ready>,
+    group: Vec<Ready>,
+    sid: Vec<Ready>,
+    pc: Ready,
     acts: [u64; 4],
     act_count: u64,
     banks_per_group: u32,
@@ -83,10 +111,11 @@ impl TimingState {
     /// All-zero state (every command legal at cycle 0) for one pseudo-channel of `org`.
     pub fn new(org: &Organization) -> TimingState {
         TimingState {
-            bank: vec![[0; N]; org.banks_per_pc() as usize],
-            group: vec![[0; N]; org.groups_per_pc() as usize],
-            sid: vec![[0; N]; org.sids as usize],
-            pc: [0; N],
+            base: 0,
+            bank: vec![[0; CLASSES]; org.banks_per_pc() as usize],
+            group: vec![[0; CLASSES]; org.groups_per_pc() as usize],
+            sid: vec![[0; CLASSES]; org.sids as usize],
+            pc: [0; CLASSES],
             acts: [0; 4],
             act_count: 0,
             banks_per_group: org.banks_per_group,
@@ -104,7 +133,7 @@ impl TimingState {
     /// its SID, which PC-wide rows do not use).
     #[inline]
     pub fn earliest(&self, t: &CompiledTable, cmd: Command, b: BankRef) -> u64 {
-        let c = cmd as usize;
+        let c = class(cmd);
         let mut e = self.pc[c];
         if !matches!(cmd, Command::PreAll | Command::Ref) {
             e = e
@@ -112,6 +141,7 @@ impl TimingState {
                 .max(self.group[b.group as usize][c])
                 .max(self.sid[b.sid as usize][c]);
         }
+        let mut e = self.base + e as u64;
         if cmd == Command::Act && self.act_count >= 4 && t.faw > 0 {
             e = e.max(self.acts[(self.act_count % 4) as usize] + t.faw as u64);
         }
@@ -120,11 +150,15 @@ impl TimingState {
 
     /// Records that `cmd` issued to bank `b` at cycle `now`.
     pub fn issue(&mut self, t: &CompiledTable, cmd: Command, b: BankRef, now: u64) {
+        if now - self.base.min(now) >= REBASE_AT {
+            self.rebase(now);
+        }
+        let rel = (now - self.base) as u32;
         let p = cmd as usize;
-        let bump = |ready: &mut [u64; N], d: &[u32; N]| {
+        let bump = |ready: &mut Ready, d: &Ready| {
             for (r, &d) in ready.iter_mut().zip(d) {
                 if d > 0 {
-                    *r = (*r).max(now + d as u64);
+                    *r = (*r).max(rel + d);
                 }
             }
         };
@@ -148,6 +182,17 @@ impl TimingState {
             self.acts[(self.act_count % 4) as usize] = now;
             self.act_count += 1;
         }
+    }
+
+    fn rebase(&mut self, now: u64) {
+        let shift = (now - self.base) as u32;
+        let all = self.bank.iter_mut().chain(self.group.iter_mut()).chain(self.sid.iter_mut());
+        for r in all.chain(std::iter::once(&mut self.pc)) {
+            for v in r.iter_mut() {
+                *v = v.saturating_sub(shift);
+            }
+        }
+        self.base = now;
     }
 }
 
@@ -175,5 +220,25 @@ mod tests {
         }
         let fifth = s.bank_ref(1);
         assert_eq!(s.earliest(&table, Command::Act, fifth), (10 + tp.faw as u64).max(t + tp.rrd_l as u64));
+    }
+}
+
+#[cfg(test)]
+mod rebase_tests {
+    use super::*;
+    use crate::hbm::{presets, timing};
+
+    #[test]
+    fn ready_times_survive_a_rebase_past_two_to_the_31_cycles() {
+        let p = presets::HBM3_6400;
+        let (org, tp) = ((p.org)(), (p.timing)());
+        let table = CompiledTable::new(&timing::constraints(&tp));
+        let mut s = TimingState::new(&org);
+        let b = s.bank_ref(0);
+        let far = 5u64 << 31;
+        s.issue(&table, Command::Act, b, 10);
+        s.issue(&table, Command::Act, s.bank_ref(5), far);
+        assert_eq!(s.earliest(&table, Command::Rd, s.bank_ref(5)), far + tp.rcd_rd as u64);
+        assert!(s.earliest(&table, Command::Rd, b) <= far, "old bounds stay in the past");
     }
 }

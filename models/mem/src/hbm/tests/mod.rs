@@ -3,3 +3,4 @@
 
 mod gates;
 mod latency;
+mod stepping;
