@@ -6,6 +6,7 @@ mod config_errors_are_located;
 mod hbm_checker_finds_no_violations_in_random_traffic;
 mod hbm_cli_runs_traces_and_rejects_bad_ones;
 mod hbm_runs_are_deterministic;
+mod hbm_trace_loads_in_perfetto;
 mod hbm_trn3_streams_near_spec_bandwidth;
 mod kernel_clock_edges_are_exact;
 mod kernel_random_graphs_are_order_independent;
