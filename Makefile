@@ -10,7 +10,7 @@ export PERFETTO_UI_DIR
 ## run: the default microbenchmark suite; results table on stdout, JSON, plots and traces in traces/out/
 run: deps
 	$(CARGO) build --release -p trnsim-harness
-	@mkdir -p $(OUT)
+	@mkdir -p $(OUT) && rm -f $(OUT)/suite.*.pftrace
 	./target/release/trnsim run --json $(OUT)/results.json --plots $(OUT)
 	./target/release/trnsim run demo hbm-same-bank --trace $(OUT)/suite.pftrace > /dev/null
 	@echo "results: $(OUT)/results.json; plots: $(OUT)/*.svg; traces: $(OUT)/suite.*.pftrace (open in https://ui.perfetto.dev)"
