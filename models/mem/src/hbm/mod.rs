@@ -16,6 +16,7 @@ pub mod checker;
 pub mod cmdtrace;
 pub mod command;
 pub mod config;
+pub mod data;
 pub mod controller;
 pub mod mapping;
 pub mod org;

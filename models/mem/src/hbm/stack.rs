@@ -25,7 +25,7 @@ use trnsim_kernel::{
 };
 
 /// A memory request of one burst (the stack's access size).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemReq {
     /// The requester's tag, echoed in the response.
     pub tag: u64,
@@ -35,6 +35,8 @@ pub struct MemReq {
     pub write: bool,
     /// Bytes of the burst (the stack's access size), for link bandwidth.
     pub bytes: u32,
+    /// A write's bytes in functional mode (None in timing-only runs: no allocation).
+    pub data: Option<Box<[u8]>>,
 }
 
 impl Payload for MemReq {
@@ -52,7 +54,7 @@ impl Payload for MemReq {
 }
 
 /// The completion of a [`MemReq`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemResp {
     /// The request's tag.
     pub tag: u64,
@@ -60,6 +62,8 @@ pub struct MemResp {
     pub write: bool,
     /// Bytes of the burst.
     pub bytes: u32,
+    /// A read's bytes in functional mode.
+    pub data: Option<Box<[u8]>>,
 }
 
 impl Payload for MemResp {
@@ -91,6 +95,9 @@ pub struct StackConfig {
     pub index: u32,
     /// Stacks in the memory (the address map's `st` level; 1 for a lone stack).
     pub stacks: u32,
+    /// Keep the stored bytes (functional runs): writes store their data, reads return it.
+    /// Data takes effect when a request enters the controller, in arrival order.
+    pub functional: bool,
 }
 
 impl StackConfig {
@@ -103,6 +110,7 @@ impl StackConfig {
             controller: ControllerConfig::default(),
             index: 0,
             stacks: 1,
+            functional: false,
         }
     }
 
@@ -142,6 +150,8 @@ pub struct HbmStack {
     port_stall_cycles: u64,
     misrouted: u64,
     last_cycle: u64,
+    data: Option<crate::hbm::data::HbmData>,
+    read_data: fxhash::FxHashMap<(u16, u64), Box<[u8]>>,
 }
 
 /// Trace counter window for per-pseudo-channel bandwidth, in CK cycles.
@@ -191,6 +201,8 @@ impl HbmStack {
             port_stall_cycles: 0,
             misrouted: 0,
             last_cycle: 0,
+            data: cfg.functional.then(crate::hbm::data::HbmData::new),
+            read_data: fxhash::FxHashMap::default(),
         })
     }
 
@@ -229,6 +241,11 @@ impl HbmStack {
                 self.tracks.push(PcTracks { cmds, queue, bw, last_depth: 0, window_start: 0, window_bytes: 0 });
             }
         }
+    }
+
+    /// The stored bytes (functional mode), e.g. to load weights before a run.
+    pub fn data_mut(&mut self) -> Option<&mut crate::hbm::data::HbmData> {
+        self.data.as_mut()
     }
 
     /// The address map in use.
@@ -271,16 +288,26 @@ impl HbmStack {
         for k in 0..n {
             let pi = (now as usize + k) % n;
             let port = self.ports[pi].0;
-            while let Some(req) = cx.peek(port).copied() {
-                let loc = self.map.decode(req.addr);
+            while let Some((addr, write)) = cx.peek(port).map(|r| (r.addr, r.write)) {
+                let loc = self.map.decode(addr);
                 let ch = &mut self.channels[loc.channel as usize];
                 let pc = &mut ch.pcs[loc.pc as usize];
-                if !pc.can_accept(req.write, &self.sh.cfg) {
+                if !pc.can_accept(write, &self.sh.cfg) {
                     self.stalled_since[pi].get_or_insert(now);
                     blocked = true;
                     break;
                 }
-                cx.recv(port);
+                let req = cx.recv(port).expect("peeked");
+                if let Some(d) = self.data.as_mut() {
+                    let a = addr % self.map.capacity();
+                    if let Some(bytes) = &req.data {
+                        d.write(a, bytes);
+                    } else if !write {
+                        let mut buf = vec![0u8; req.bytes as usize].into_boxed_slice();
+                        d.read(a, &mut buf);
+                        self.read_data.insert((pi as u16, req.tag), buf);
+                    }
+                }
                 if let Some(since) = self.stalled_since[pi].take() {
                     self.port_stall_cycles += now - since;
                 }
@@ -395,8 +422,12 @@ impl HbmStack {
                     break;
                 }
                 let port = self.ports[c.port as usize].1;
-                let resp = MemResp { tag: c.tag, write: c.write, bytes: self.sh.org.access_bytes() };
-                if cx.send(port, resp).is_err() {
+                let data = if c.write { None } else { self.read_data.remove(&(c.port, c.tag)) };
+                let resp = MemResp { tag: c.tag, write: c.write, bytes: self.sh.org.access_bytes(), data };
+                if let Err(b) = cx.send(port, resp) {
+                    if let Some(d) = b.0.data {
+                        self.read_data.insert((c.port, c.tag), d);
+                    }
                     break;
                 }
                 q.pop_front();

@@ -213,7 +213,7 @@ impl TrafficGen {
                 }
             }
             let tag = *self.free_tags.last().expect("a free tag while below in_flight");
-            let msg = MemReq { tag: tag as u64, addr: req.addr, write: req.write, bytes: self.p.bytes };
+            let msg = MemReq { tag: tag as u64, addr: req.addr, write: req.write, bytes: self.p.bytes, data: None };
             if cx.send(self.out, msg).is_err() {
                 return None; // woken by the credit return
             }
