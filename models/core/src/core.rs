@@ -1,0 +1,134 @@
+//! Assembly of one NeuronCore: an engine component per instruction stream (each on its own
+//! clock), the semaphore unit and the SBUF/PSUM unit, wired with links.
+//!
+//! ```text
+//!   tensor (2.4 GHz) ─┐            ┌─ SemUnit (semaphores)
+//!   vector (1.2 GHz) ─┤  SemOp ───►│
+//!   scalar (1.2 GHz) ─┤◄── grant ──┘
+//!   gpsimd (1.2 GHz) ─┤  MemAccess ──► CoreMem (SBUF + PSUM, 2.4 GHz)
+//!   sync   (1.2 GHz) ─┘◄── MemDone ───┘
+//! ```
+
+use crate::coremem::{CoreMem, MemPort};
+use crate::engine::{EnginePorts, EngineUnit};
+use crate::isa::{Engine, Program};
+use crate::msg::{MemAccess, MemDone, SemGrant, SemOp};
+use crate::sem::{SemPort, SemUnit};
+use trnsim_kernel::{Bandwidth, ClockId, ComponentId, Cycles, Frequency, LinkSpec, SimBuilder};
+use trnsim_mem::sram::{SramGeometry, SramPreset};
+
+/// NeuronCore generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NcVersion {
+    /// Trn1.
+    V2,
+    /// Trn2.
+    V3,
+    /// Trn3.
+    V4,
+}
+
+impl NcVersion {
+    /// Engine clock (spec §2 table).
+    pub fn clock(self, e: Engine) -> Frequency {
+        let mhz = match (self, e) {
+            (NcVersion::V2, Engine::Tensor) => 2800,
+            (NcVersion::V2, Engine::Vector) => 1120,
+            (NcVersion::V2, _) => 1400,
+            (NcVersion::V3, Engine::Tensor) => 2400,
+            (NcVersion::V3, Engine::Vector) => 960,
+            (NcVersion::V3, _) => 1200,
+            (NcVersion::V4, Engine::Tensor) => 2400,
+            (NcVersion::V4, _) => 1200,
+        };
+        Frequency::from_mhz(mhz)
+    }
+
+    /// SBUF preset.
+    pub fn sbuf(self) -> &'static SramPreset {
+        use trnsim_mem::sram::geometry::{SBUF_NC_V2, SBUF_NC_V3, SBUF_NC_V4};
+        match self {
+            NcVersion::V2 => &SBUF_NC_V2,
+            NcVersion::V3 => &SBUF_NC_V3,
+            NcVersion::V4 => &SBUF_NC_V4,
+        }
+    }
+
+    /// PSUM geometry.
+    pub fn psum(self) -> SramGeometry {
+        trnsim_mem::sram::geometry::PSUM.geometry
+    }
+}
+
+/// Options of a core.
+#[derive(Clone, Debug)]
+pub struct CoreOptions {
+    /// Generation.
+    pub version: NcVersion,
+    /// Compute real values.
+    pub functional: bool,
+    /// Semaphore link latency each way, in the sender's cycles (spec §10 estimate: a wait
+    /// releases 10-20 cycles after the signal).
+    pub sem_latency: u64,
+}
+
+impl Default for CoreOptions {
+    fn default() -> Self {
+        CoreOptions { version: NcVersion::V4, functional: false, sem_latency: 4 }
+    }
+}
+
+/// Component ids of a built core.
+#[derive(Clone, Debug)]
+pub struct CoreIds {
+    /// Engines with a stream, in stream order.
+    pub engines: Vec<(Engine, ComponentId)>,
+    /// The semaphore unit.
+    pub sem: ComponentId,
+    /// The SBUF/PSUM unit.
+    pub mem: ComponentId,
+    /// The clock of each engine.
+    pub clocks: Vec<(Engine, ClockId)>,
+}
+
+fn link(latency: u64, depth: u32) -> LinkSpec {
+    LinkSpec { latency: Cycles(latency), depth, credit_latency: Cycles(1), bandwidth: Bandwidth::Unlimited }
+}
+
+/// Builds core `name` running `program` into `b`. Clocks are named `{name}.{engine}` and
+/// `{name}.mem`.
+pub fn build(b: &mut SimBuilder, name: &str, program: &Program, opts: &CoreOptions) -> Result<CoreIds, String> {
+    let e = |x: trnsim_kernel::BuildError| x.to_string();
+    let fast = b.clock(&format!("{name}.mem"), NcVersion::V4.clock(Engine::Tensor)).map_err(e)?;
+    let sem = b.reserve(&format!("{name}.sem"), fast).map_err(e)?;
+    let mem = b.reserve(&format!("{name}.sbuf"), fast).map_err(e)?;
+    let mut engines = Vec::new();
+    let mut clocks = Vec::new();
+    let mut sem_ports = Vec::new();
+    let mut mem_ports = Vec::new();
+    let mut clients = Vec::new();
+    for (engine, stream) in &program.streams {
+        let clk = b.clock(&format!("{name}.{engine}"), opts.version.clock(*engine)).map_err(e)?;
+        let id = b.reserve(&format!("{name}.{engine}"), clk).map_err(e)?;
+        let (sem_out, sem_in) =
+            b.link::<SemOp>(id, "sem", sem, &format!("{engine}.op"), link(opts.sem_latency, 4)).map_err(e)?;
+        let (grant_out, grant_in) =
+            b.link::<SemGrant>(sem, &format!("{engine}.grant"), id, "grant", link(opts.sem_latency, 2)).map_err(e)?;
+        let (mem_out, mem_in) =
+            b.link::<MemAccess>(id, "mem", mem, &format!("{engine}.req"), link(1, 4096)).map_err(e)?;
+        let (done_out, done_in) =
+            b.link::<MemDone>(mem, &format!("{engine}.done"), id, "mem_done", link(1, 4096)).map_err(e)?;
+        sem_ports.push(SemPort { ops: sem_in, grants: Some(grant_out) });
+        mem_ports.push(MemPort { req: mem_in, done: done_out });
+        clients.push(engine.name().to_string());
+        let ports = EnginePorts { sem: sem_out, grant: grant_in, mem: mem_out, mem_done: done_in, dma: None };
+        b.install(id, EngineUnit::new(*engine, stream.clone(), ports, opts.functional)).map_err(e)?;
+        engines.push((*engine, id));
+        clocks.push((*engine, clk));
+    }
+    let sbuf = opts.version.sbuf().geometry;
+    let unit = CoreMem::new(name, sbuf, opts.version.psum(), &clients, mem_ports, opts.functional)?;
+    b.install(mem, unit).map_err(e)?;
+    b.install(sem, SemUnit::new(sem_ports)).map_err(e)?;
+    Ok(CoreIds { engines, sem, mem, clocks })
+}

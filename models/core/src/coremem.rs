@@ -1,0 +1,196 @@
+//! A core's on-chip memories (SBUF and PSUM) as one kernel component: engines and DMA engines
+//! send [`MemAccess`] requests on their ports and get [`MemDone`] when the access's data is
+//! usable. Timing comes from `trnsim_mem::sram::Sram` (ports per bank, conflicts, the static
+//! overhead, 128 elements per cycle per interface, half rate above a 16 B stride); data, in
+//! functional mode, from `SramData` (reads and writes take effect at completion, in completion
+//! order).
+//!
+//! ```text
+//!  engine/DMA k ── MemAccess ──► CoreMem ── start(client "k.rd0|rd1|wr") ──► Sram (SBUF | PSUM)
+//!  engine/DMA k ◄── MemDone ───  CoreMem ◄── pop_completed ─────────────────
+//! ```
+
+use crate::isa::{Ap, Mem};
+use crate::msg::{MemAccess, MemDone};
+use fxhash::FxHashMap;
+use trnsim_kernel::{Activity, Component, Ctx, Cycles, InPort, OutPort, StatsWriter};
+use trnsim_mem::sram::{AccessPattern, Dim, Sram, SramData, SramGeometry};
+
+/// Interfaces per client: two read ports and one write port.
+pub const IFACES: [&str; 3] = ["rd0", "rd1", "wr"];
+
+/// One client's ports.
+pub struct MemPort {
+    /// Requests from the client.
+    pub req: InPort<MemAccess>,
+    /// Completions to the client.
+    pub done: OutPort<MemDone>,
+}
+
+struct Pending {
+    port: usize,
+    tag: u64,
+    ap: Ap,
+    write: bool,
+    accumulate: bool,
+    data: Vec<u8>,
+}
+
+/// SBUF and PSUM of one core.
+pub struct CoreMem {
+    ports: Vec<MemPort>,
+    sbuf: Sram,
+    psum: Sram,
+    sbuf_data: Option<SramData>,
+    psum_data: Option<SramData>,
+    pending: FxHashMap<(bool, u64), Pending>,
+    ready: Vec<(usize, MemDone)>,
+    accesses: u64,
+    bytes: u64,
+}
+
+/// Converts an ISA access pattern to the SRAM model's, byte for byte (for data).
+pub fn to_pattern(ap: &Ap) -> AccessPattern {
+    let dims: Vec<Dim> = ap.dims().iter().map(|d| Dim { size: d.size, stride: d.stride }).collect();
+    AccessPattern::new(ap.partition_start as u32, ap.partitions as u32, ap.offset, ap.dtype.bytes(), &dims)
+        .expect("access patterns are validated by the assembler")
+}
+
+/// The pattern the SRAM *timing* sees: contiguous 1-byte elements (FP8, MXFP8) travel four to
+/// a 4-byte port cycle, as the v3/v4 interfaces that take 4x and 8x 128 FP8 elements per cycle
+/// into the tensor engine do (spec §2); wider types move one element per port cycle.
+pub fn to_timing_pattern(ap: &Ap) -> AccessPattern {
+    let dims = ap.dims();
+    let last = dims[dims.len() - 1];
+    if ap.dtype.bytes() == 1 && last.stride == 1 && last.size.is_multiple_of(4) && ap.offset.is_multiple_of(4) {
+        let mut packed: Vec<Dim> = dims.iter().map(|d| Dim { size: d.size, stride: d.stride }).collect();
+        let n = packed.len();
+        for d in &mut packed[..n - 1] {
+            if d.stride % 4 != 0 {
+                return to_pattern(ap);
+            }
+            d.stride /= 4;
+        }
+        packed[n - 1] = Dim { size: last.size / 4, stride: 1 };
+        if let Ok(p) = AccessPattern::new(ap.partition_start as u32, ap.partitions as u32, ap.offset, 4, &packed) {
+            return p;
+        }
+    }
+    to_pattern(ap)
+}
+
+impl CoreMem {
+    /// The memories of one core for `clients` (names like "tensor", "dma3"), each with the
+    /// three interfaces of [`IFACES`]; with `functional`, contents are kept.
+    pub fn new(
+        name: &str,
+        sbuf: SramGeometry,
+        psum: SramGeometry,
+        clients: &[String],
+        ports: Vec<MemPort>,
+        functional: bool,
+    ) -> Result<CoreMem, String> {
+        let names: Vec<String> = clients.iter().flat_map(|c| IFACES.iter().map(move |i| format!("{c}.{i}"))).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let mk = |n: &str, g: SramGeometry| Sram::new(&format!("{name}.{n}"), g, &refs).map_err(|e| e.to_string());
+        let data = |n: &str, g: SramGeometry| SramData::new(&format!("{name}.{n}"), g).map_err(|e| e.to_string());
+        Ok(CoreMem {
+            ports,
+            sbuf_data: if functional { Some(data("sbuf", sbuf)?) } else { None },
+            psum_data: if functional { Some(data("psum", psum)?) } else { None },
+            sbuf: mk("sbuf", sbuf)?,
+            psum: mk("psum", psum)?,
+            pending: FxHashMap::default(),
+            ready: Vec::new(),
+            accesses: 0,
+            bytes: 0,
+        })
+    }
+
+    /// Functional contents of SBUF (None in timing-only mode).
+    pub fn sbuf_data(&mut self) -> Option<&mut SramData> {
+        self.sbuf_data.as_mut()
+    }
+
+    /// Functional contents of PSUM (None in timing-only mode).
+    pub fn psum_data(&mut self) -> Option<&mut SramData> {
+        self.psum_data.as_mut()
+    }
+
+    fn finish(&mut self, p: Pending) -> MemDone {
+        let pattern = to_pattern(&p.ap);
+        let store = if p.ap.mem == Mem::Sbuf { self.sbuf_data.as_mut() } else { self.psum_data.as_mut() };
+        let mut out = Vec::new();
+        if let Some(d) = store {
+            if p.write && p.accumulate && !p.data.is_empty() {
+                let vals: Vec<f32> =
+                    p.data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+                d.accumulate_f32(&pattern, &vals).expect("validated accumulate");
+            } else if p.write && !p.data.is_empty() {
+                d.write(&pattern, &p.data).expect("validated write");
+            } else if !p.write {
+                out = vec![0u8; p.ap.bytes() as usize];
+                d.read(&pattern, &mut out).expect("validated read");
+            }
+        }
+        MemDone { tag: p.tag, data: out }
+    }
+}
+
+impl Component for CoreMem {
+    fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
+        let now = cx.cycle();
+        self.sbuf.advance(now);
+        self.psum.advance(now);
+        for psum in [false, true] {
+            loop {
+                let sram = if psum { &mut self.psum } else { &mut self.sbuf };
+                let Some(c) = sram.pop_completed() else { break };
+                let p = self.pending.remove(&(psum, c.id.0)).expect("pending access");
+                let port = p.port;
+                let done = self.finish(p);
+                self.ready.push((port, done));
+            }
+        }
+        for k in 0..self.ports.len() {
+            while let Some(a) = cx.recv(self.ports[k].req) {
+                let psum = a.ap.mem == Mem::Psum;
+                let client = trnsim_mem::sram::ClientId((k * IFACES.len() + a.iface as usize) as u32);
+                let sram = if psum { &mut self.psum } else { &mut self.sbuf };
+                let id = sram.start(client, &to_timing_pattern(&a.ap), a.write, now).expect("validated access");
+                self.accesses += 1;
+                self.bytes += a.ap.bytes();
+                let p =
+                    Pending { port: k, tag: a.tag, ap: a.ap, write: a.write, accumulate: a.accumulate, data: a.data };
+                self.pending.insert((psum, id.0), p);
+            }
+        }
+        let mut kept = Vec::new();
+        for (port, done) in self.ready.drain(..) {
+            if let Err(b) = cx.send(self.ports[port].done, done) {
+                kept.push((port, b.0));
+            }
+        }
+        self.ready = kept;
+        let next = [self.sbuf.next_event(), self.psum.next_event()].into_iter().flatten().min();
+        if let Some(Cycles(n)) = next {
+            if n <= now.0 {
+                return Activity::Busy;
+            }
+            let t = cx.clock().edge(n);
+            cx.wake_at(t);
+        }
+        Activity::Idle
+    }
+
+    fn report(&self, out: &mut StatsWriter<'_>) {
+        out.count("accesses", self.accesses);
+        out.count("bytes", self.bytes);
+        self.sbuf.report(out);
+        self.psum.report(out);
+    }
+
+    fn has_outstanding_work(&self) -> bool {
+        !self.pending.is_empty() || !self.ready.is_empty()
+    }
+}

@@ -1,0 +1,89 @@
+//! What the engines of a block share: the commands in flight (a slab reused without
+//! allocation), the semaphore increments waiting to be sent, and the block's statistics.
+
+use super::plan::Plan;
+use super::stats::BlockStats;
+use crate::isa::Sem;
+use crate::msg::{DmaCmd, SemOp};
+use std::collections::VecDeque;
+use trnsim_kernel::{Arg, Ctx, Flow, Time};
+
+/// A command in flight.
+#[derive(Clone, Debug)]
+pub(crate) struct CmdSlot {
+    pub live: bool,
+    pub flow: u64,
+    pub sem: Option<Sem>,
+    pub arrived: Time,
+    pub plan: Plan,
+    /// Per engine: packets of its part not yet complete.
+    pub left: Vec<u32>,
+    /// Engines whose part is not complete.
+    pub parts_left: u32,
+}
+
+/// Shared state of a block's engines.
+#[derive(Default)]
+pub(crate) struct Book {
+    pub cmds: Vec<CmdSlot>,
+    free: Vec<u32>,
+    pub sems: VecDeque<SemOp>,
+    /// Parts in queues (not yet fully started), over all engines.
+    pub queued: u64,
+    pub stats: BlockStats,
+}
+
+impl Book {
+    /// Takes a slot for `cmd` (growing the slab only when every slot is in use).
+    pub fn admit(&mut self, cmd: &DmaCmd, plan: Plan, now: Time, engines: usize) -> u32 {
+        let slot = CmdSlot { live: true, flow: cmd.flow, sem: cmd.sem, arrived: now, plan, left: Vec::new(), parts_left: 0 };
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.cmds.push(slot.clone());
+                self.cmds.len() as u32 - 1
+            }
+        };
+        let c = &mut self.cmds[i as usize];
+        let left = std::mem::take(&mut c.left);
+        *c = slot;
+        c.left = left;
+        c.left.clear();
+        c.left.resize(engines, 0);
+        self.stats.arrived(now);
+        i
+    }
+
+    /// A packet of engine `e`'s part of command `i` completed.
+    pub fn packet_done(&mut self, cx: &mut Ctx<'_>, i: u32, e: u32) {
+        let c = &mut self.cmds[i as usize];
+        c.left[e as usize] -= 1;
+        if c.left[e as usize] == 0 {
+            self.part_done(cx, i);
+        }
+    }
+
+    /// Some engine finished its part of command `i`: it increments the command's semaphore;
+    /// the last one completes the command.
+    pub fn part_done(&mut self, cx: &mut Ctx<'_>, i: u32) {
+        let now = cx.now();
+        let c = &mut self.cmds[i as usize];
+        if let Some(sem) = c.sem {
+            self.sems.push_back(SemOp::Inc { sem, delta: 1 });
+        }
+        c.parts_left -= 1;
+        if c.parts_left > 0 {
+            return;
+        }
+        c.live = false;
+        let (arrived, flow) = (c.arrived, c.flow);
+        let bytes = u64::from(c.plan.rows) * c.plan.row_bytes;
+        self.free.push(i);
+        self.stats.completed(arrived, now);
+        if let Some(mut tr) = cx.tracer() {
+            let track = tr.own_track();
+            let flow = if flow != 0 { Flow::End(flow) } else { Flow::None };
+            tr.slice(track, "dma", arrived, now, flow, Some(Arg { key: "bytes", value: bytes as i64 }));
+        }
+    }
+}

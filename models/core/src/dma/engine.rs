@@ -1,0 +1,436 @@
+//! One DMA engine: its queues, its packets in flight and its byte budget.
+//!
+//! ```text
+//!  queues[16] ─ arbiter (at packet boundaries) ─► slot: Read stage ─► Write stage ─► done
+//!                                                  HBM bursts         SBUF write(s)
+//!                                                  or SBUF read(s)    or HBM bursts
+//! ```
+//!
+//! A packet goes through two stages, reading its source side and writing its destination
+//! side. One stage per packet is *charged* to the engine's byte budget: the HBM bursts when a
+//! side is in HBM (the source's if both are), otherwise the SBUF reads. The engine starts a new
+//! packet when a slot is free and no packet is still issuing its charged stage, so it moves one
+//! packet at a time while earlier packets wait for data (HBM->SBUF) and later ones are read
+//! ahead (SBUF->HBM).
+
+use super::book::Book;
+use super::params::DmaParams;
+use super::plan::{burst_len, pieces, Piece, Side};
+use super::sched::Arbiter;
+use super::stats::EngineStats;
+use crate::msg::{MemAccess, MemDone};
+use std::collections::VecDeque;
+use trnsim_kernel::{Arg, Ctx, Dur, Flow, InPort, OutPort, Time, TrackId};
+use trnsim_mem::hbm::{MemReq, MemResp};
+
+/// Micro-bytes per byte (the budget's unit).
+const UB: i64 = 1_000_000;
+/// HBM tags: slot above this many bits, byte offset in the packet below.
+const TAG_SHIFT: u32 = 40;
+/// SBUF tags: slot above this many bits, piece index below.
+const PIECE_SHIFT: u32 = 16;
+
+/// Block-wide constants the engines use.
+pub(crate) struct Env {
+    pub functional: bool,
+    /// Budget accrual, µB per ps.
+    pub rate: i64,
+    /// Budget ceiling, µB (one burst: a rested engine may issue one burst at once).
+    pub cap: i64,
+    pub access: u64,
+    pub outstanding: u32,
+}
+
+/// One engine's share of a command, waiting in a queue.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Part {
+    pub cmd: u32,
+    pub r0: u32,
+    pub r1: u32,
+    /// Next packet to start.
+    pub next: u32,
+    /// Packets in all.
+    pub total: u32,
+    /// When the start latency has passed.
+    pub eligible: Time,
+}
+
+/// An engine's ports: one HBM port pair and one SBUF client.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EnginePorts {
+    pub hbm_req: OutPort<MemReq>,
+    pub hbm_resp: InPort<MemResp>,
+    pub sbuf_req: OutPort<MemAccess>,
+    pub sbuf_done: InPort<MemDone>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Stage {
+    #[default]
+    Free,
+    Read,
+    Write,
+}
+
+/// A packet in flight: rows `[r0, r1)` x bytes `[x0, x1)` of command `cmd`.
+#[derive(Default)]
+struct Slot {
+    stage: Stage,
+    charged: bool,
+    cmd: u32,
+    r0: u32,
+    r1: u32,
+    x0: u64,
+    x1: u64,
+    /// HBM stage: next burst at row `row`, byte `x`; `more` while bursts remain to issue.
+    row: u32,
+    x: u64,
+    more: bool,
+    inflight: u32,
+    /// On-chip stage: accesses, how many are sent, how many are unanswered.
+    pieces: Vec<Piece>,
+    sent: usize,
+    acks: usize,
+    /// Functional mode: the packet's bytes, row-major (`r1 - r0` rows of `x1 - x0`).
+    data: Vec<u8>,
+    started: Time,
+}
+
+impl Slot {
+    fn width(&self) -> u64 {
+        self.x1 - self.x0
+    }
+    fn rows(&self) -> u32 {
+        self.r1 - self.r0
+    }
+    /// Still issuing its charged stage: the engine may not start another packet yet.
+    fn holds_engine(&self) -> bool {
+        self.stage != Stage::Free && self.charged && (self.more || self.sent < self.pieces.len())
+    }
+    fn stage_done(&self) -> bool {
+        !self.more && self.inflight == 0 && self.sent == self.pieces.len() && self.acks == 0
+    }
+}
+
+/// One DMA engine.
+pub(crate) struct Engine {
+    idx: u32,
+    ports: EnginePorts,
+    queues: Vec<VecDeque<Part>>,
+    arb: Arbiter,
+    slots: Vec<Slot>,
+    /// Busy slots in start order (oldest first issues first).
+    order: VecDeque<u8>,
+    /// Byte budget in µB (may go negative: debt), as of `budget_at`.
+    budget: i64,
+    budget_at: Time,
+    /// HBM bursts in flight.
+    inflight: u32,
+    pub track: Option<TrackId>,
+    pub stats: EngineStats,
+    /// Queues served, in order (tests only).
+    #[cfg(test)]
+    pub picks: Vec<u8>,
+}
+
+impl Engine {
+    pub fn new(idx: u32, p: &DmaParams, ports: EnginePorts, env: &Env) -> Engine {
+        Engine {
+            idx,
+            ports,
+            queues: (0..p.queues).map(|_| VecDeque::new()).collect(),
+            arb: Arbiter::new(p),
+            slots: (0..p.packets_in_flight).map(|_| Slot::default()).collect(),
+            order: VecDeque::with_capacity(p.packets_in_flight as usize),
+            budget: env.cap,
+            budget_at: Time::ZERO,
+            inflight: 0,
+            track: None,
+            stats: EngineStats::default(),
+            #[cfg(test)]
+            picks: Vec::new(),
+        }
+    }
+
+    /// Appends a part to queue `q`.
+    pub fn enqueue(&mut self, q: usize, part: Part) {
+        self.queues[q].push_back(part);
+    }
+
+    /// One tick: takes responses, starts packets, issues what the budget, the outstanding
+    /// limit and the links allow. Returns when it next needs a tick without an input arriving
+    /// (budget refilled or a start latency over), or `Time::NEVER`.
+    pub fn tick(&mut self, cx: &mut Ctx<'_>, book: &mut Book, env: &Env) -> Time {
+        let now = cx.now();
+        self.accrue(now, env);
+        while let Some(r) = cx.recv(self.ports.hbm_resp) {
+            self.on_hbm(cx, r, book, env);
+        }
+        while let Some(d) = cx.recv(self.ports.sbuf_done) {
+            self.on_sbuf(cx, d, book, env);
+        }
+        loop {
+            self.start_packets(cx, book, env);
+            let budget_blocked = self.issue(cx, book, env);
+            if !(self.may_start() && self.ready(now) != 0) {
+                return self.next_wake(now, budget_blocked, env);
+            }
+        }
+    }
+
+    fn accrue(&mut self, now: Time, env: &Env) {
+        let dt = now.since(self.budget_at).as_ps().min(u64::from(u32::MAX)) as i64;
+        self.budget = (self.budget + dt * env.rate).min(env.cap);
+        self.budget_at = now;
+    }
+
+    fn next_wake(&self, now: Time, budget_blocked: bool, env: &Env) -> Time {
+        let mut t = Time::NEVER;
+        if budget_blocked {
+            t = now + Dur::from_ps((-self.budget / env.rate + 1) as u64);
+        }
+        let can_start = self.may_start();
+        for q in &self.queues {
+            if let Some(h) = q.front() {
+                if h.eligible > now && (can_start || h.total == 0) {
+                    t = t.min(h.eligible);
+                }
+            }
+        }
+        t
+    }
+
+    fn may_start(&self) -> bool {
+        self.order.len() < self.slots.len() && !self.order.iter().any(|&s| self.slots[s as usize].holds_engine())
+    }
+
+    /// Queues whose head part may start a packet now, as a bit mask.
+    fn ready(&self, now: Time) -> u64 {
+        let mut m = 0;
+        for (q, queue) in self.queues.iter().enumerate() {
+            if queue.front().is_some_and(|h| h.eligible <= now && h.total > 0) {
+                m |= 1 << q;
+            }
+        }
+        m
+    }
+
+    fn start_packets(&mut self, cx: &mut Ctx<'_>, book: &mut Book, env: &Env) {
+        let now = cx.now();
+        self.finish_empty_parts(cx, book);
+        while self.may_start() {
+            let Some(q) = self.arb.pick(self.ready(now)) else { break };
+            let head = self.queues[q].front_mut().expect("ready queue has a head");
+            let (cmd, r0, r1, j) = (head.cmd, head.r0, head.r1, head.next);
+            head.next += 1;
+            if head.next == head.total {
+                self.queues[q].pop_front();
+                book.queued -= 1;
+                book.stats.queued.set(now, book.queued);
+            }
+            #[cfg(test)]
+            self.picks.push(q as u8);
+            let s = self.slots.iter().position(|s| s.stage == Stage::Free).expect("may_start: a slot is free");
+            let plan = book.cmds[cmd as usize].plan;
+            let (x0, x1) = plan.packet_range(j);
+            let slot = &mut self.slots[s];
+            (slot.cmd, slot.r0, slot.r1, slot.x0, slot.x1, slot.started) = (cmd, r0, r1, x0, x1, now);
+            if env.functional {
+                slot.data.clear();
+                slot.data.resize((u64::from(r1 - r0) * (x1 - x0)) as usize, 0);
+            }
+            enter(slot, Stage::Read, plan.src, plan.dst);
+            self.order.push_back(s as u8);
+            self.finish_empty_parts(cx, book);
+        }
+    }
+
+    /// Parts without packets (empty or malformed commands) complete once they reach the head
+    /// of their queue and their start latency has passed.
+    fn finish_empty_parts(&mut self, cx: &mut Ctx<'_>, book: &mut Book) {
+        let now = cx.now();
+        for q in 0..self.queues.len() {
+            while let Some(h) = self.queues[q].front().copied() {
+                if h.total > 0 || h.eligible > now {
+                    break;
+                }
+                self.queues[q].pop_front();
+                book.queued -= 1;
+                book.stats.queued.set(now, book.queued);
+                book.part_done(cx, h.cmd);
+            }
+        }
+    }
+
+    /// Issues bursts and accesses, oldest packet first. Returns whether some charged work waits
+    /// for the budget.
+    fn issue(&mut self, cx: &mut Ctx<'_>, book: &Book, env: &Env) -> bool {
+        let mut budget_blocked = false;
+        for i in 0..self.order.len() {
+            let s = self.order[i] as usize;
+            let plan = &book.cmds[self.slots[s].cmd as usize].plan;
+            let write = self.slots[s].stage == Stage::Write;
+            budget_blocked |= match if write { plan.dst } else { plan.src } {
+                Side::Hbm { addr, stride } => self.issue_bursts(cx, s, addr, stride, write, env),
+                Side::Chip(_) => self.issue_pieces(cx, s, write, env),
+            };
+        }
+        budget_blocked
+    }
+
+    fn issue_bursts(&mut self, cx: &mut Ctx<'_>, s: usize, addr: u64, stride: u64, write: bool, env: &Env) -> bool {
+        let slot = &mut self.slots[s];
+        while slot.more {
+            if self.inflight >= env.outstanding {
+                return false;
+            }
+            if slot.charged && self.budget <= 0 {
+                return true;
+            }
+            if !cx.can_send(self.ports.hbm_req) {
+                return false;
+            }
+            let a = addr + u64::from(slot.row) * stride + slot.x;
+            let len = burst_len(a, slot.x1 - slot.x, env.access);
+            let off = u64::from(slot.row - slot.r0) * slot.width() + (slot.x - slot.x0);
+            let data = (write && env.functional).then(|| slot.data[off as usize..(off + len) as usize].into());
+            let req = MemReq { tag: (s as u64) << TAG_SHIFT | off, addr: a, write, bytes: len as u32, data };
+            if cx.send(self.ports.hbm_req, req).is_err() {
+                return false;
+            }
+            slot.x += len;
+            if slot.x == slot.x1 {
+                slot.row += 1;
+                slot.x = slot.x0;
+                slot.more = slot.row < slot.r1;
+            }
+            slot.inflight += 1;
+            self.inflight += 1;
+            if slot.charged {
+                self.budget -= env.access as i64 * UB;
+            }
+            if write {
+                self.stats.hbm_writes += 1;
+            } else {
+                self.stats.hbm_reads += 1;
+            }
+        }
+        false
+    }
+
+    fn issue_pieces(&mut self, cx: &mut Ctx<'_>, s: usize, write: bool, env: &Env) -> bool {
+        let slot = &mut self.slots[s];
+        while slot.sent < slot.pieces.len() {
+            if slot.charged && self.budget <= 0 {
+                return true;
+            }
+            if !cx.can_send(self.ports.sbuf_req) {
+                return false;
+            }
+            let pc = slot.pieces[slot.sent];
+            let data = if write && env.functional { gather(slot, &pc) } else { Vec::new() };
+            let tag = (s as u64) << PIECE_SHIFT | slot.sent as u64;
+            let acc = MemAccess { tag, iface: if write { 2 } else { 0 }, ap: pc.ap, write, accumulate: false, data };
+            if cx.send(self.ports.sbuf_req, acc).is_err() {
+                return false;
+            }
+            slot.sent += 1;
+            slot.acks += 1;
+            if slot.charged {
+                self.budget -= (pc.len * u64::from(slot.rows())) as i64 * UB;
+            }
+            if write {
+                self.stats.sbuf_writes += 1;
+            } else {
+                self.stats.sbuf_reads += 1;
+            }
+        }
+        false
+    }
+
+    fn on_hbm(&mut self, cx: &mut Ctx<'_>, r: MemResp, book: &mut Book, env: &Env) {
+        let s = (r.tag >> TAG_SHIFT) as usize;
+        let off = (r.tag & ((1 << TAG_SHIFT) - 1)) as usize;
+        let slot = &mut self.slots[s];
+        slot.inflight -= 1;
+        self.inflight -= 1;
+        if let (Some(d), false, true) = (&r.data, r.write, env.functional) {
+            let n = d.len().min(slot.data.len().saturating_sub(off));
+            slot.data[off..off + n].copy_from_slice(&d[..n]);
+        }
+        self.advance(cx, s, book);
+    }
+
+    fn on_sbuf(&mut self, cx: &mut Ctx<'_>, d: MemDone, book: &mut Book, env: &Env) {
+        let s = (d.tag >> PIECE_SHIFT) as usize;
+        let slot = &mut self.slots[s];
+        slot.acks -= 1;
+        if env.functional && slot.stage == Stage::Read && !d.data.is_empty() {
+            let pc = slot.pieces[(d.tag & ((1 << PIECE_SHIFT) - 1)) as usize];
+            scatter(slot, &pc, &d.data);
+        }
+        self.advance(cx, s, book);
+    }
+
+    /// Moves packet `s` to its next stage if the current one is complete.
+    fn advance(&mut self, cx: &mut Ctx<'_>, s: usize, book: &mut Book) {
+        let slot = &mut self.slots[s];
+        if !slot.stage_done() {
+            return;
+        }
+        if slot.stage == Stage::Read {
+            let plan = &book.cmds[slot.cmd as usize].plan;
+            return enter(slot, Stage::Write, plan.src, plan.dst);
+        }
+        let bytes = u64::from(slot.rows()) * slot.width();
+        self.stats.bytes += bytes;
+        self.stats.packets += 1;
+        let now = cx.now();
+        if let (Some(track), Some(mut tr)) = (self.track, cx.tracer()) {
+            let arg = Some(Arg { key: "bytes", value: bytes as i64 });
+            tr.slice(track, "packet", slot.started, now, Flow::None, arg);
+        }
+        slot.stage = Stage::Free;
+        let cmd = slot.cmd;
+        self.order.retain(|&x| x as usize != s);
+        book.packet_done(cx, cmd, self.idx);
+    }
+}
+
+/// Sets packet `slot` up for `stage`, reading `src` or writing `dst`. The charged stage is the
+/// HBM one (the source's if both are in HBM), or the SBUF read of an SBUF->SBUF copy.
+fn enter(slot: &mut Slot, stage: Stage, src: Side, dst: Side) {
+    let hbm_dst_only = matches!((src, dst), (Side::Chip(_), Side::Hbm { .. }));
+    slot.stage = stage;
+    slot.charged = if stage == Stage::Read { !hbm_dst_only } else { hbm_dst_only };
+    slot.pieces.clear();
+    (slot.sent, slot.acks, slot.more) = (0, 0, false);
+    match if stage == Stage::Read { src } else { dst } {
+        Side::Hbm { .. } => (slot.row, slot.x, slot.more) = (slot.r0, slot.x0, true),
+        Side::Chip(ap) => {
+            let p0 = ap.partition_start + slot.r0 as u16;
+            pieces(&ap, p0, slot.rows() as u16, slot.x0, slot.x1, &mut slot.pieces);
+        }
+    }
+}
+
+/// The bytes of piece `pc` out of the packet buffer, partition-major.
+fn gather(slot: &Slot, pc: &Piece) -> Vec<u8> {
+    let (w, x, len) = (slot.width() as usize, pc.x as usize, pc.len as usize);
+    if x == 0 && len == w {
+        return slot.data.clone();
+    }
+    let mut out = Vec::with_capacity(len * slot.rows() as usize);
+    for r in 0..slot.rows() as usize {
+        out.extend_from_slice(&slot.data[r * w + x..r * w + x + len]);
+    }
+    out
+}
+
+/// Stores the bytes of piece `pc` (partition-major) into the packet buffer.
+fn scatter(slot: &mut Slot, pc: &Piece, data: &[u8]) {
+    let (w, x, len) = (slot.width() as usize, pc.x as usize, pc.len as usize);
+    for (r, row) in data.chunks_exact(len).enumerate().take(slot.rows() as usize) {
+        slot.data[r * w + x..r * w + x + len].copy_from_slice(row);
+    }
+}

@@ -1,0 +1,1 @@
+//! DMA engines and queues. (Being written.)

@@ -1,0 +1,449 @@
+//! One NeuronCore engine: its sequencer (fetch, registers, branches, semaphore waits) and its
+//! datapath timing (the cost model's initiation interval per instruction, SBUF/PSUM accesses
+//! through the core's memory unit), as a kernel component on the engine's own clock.
+//!
+//! ```text
+//!        SemGrant ──►┌──────────────┐── SemOp ──► semaphore unit
+//!   MemDone ────────►│ EngineUnit   │── MemAccess ──► CoreMem (SBUF/PSUM)
+//!                    │ (sequencer + │── DmaCmd ──► DMA block (sync/scalar/gpsimd)
+//!                    │  datapath)   │
+//!                    └──────────────┘
+//! ```
+//!
+//! Timing: a data instruction issues when the datapath is free (the previous instruction's
+//! initiation interval has passed), its inputs are not being written by an unfinished
+//! instruction of this engine, and (tensor engine) its weights are loaded. It reads its inputs
+//! through the memory unit, and writes its output once both the reads are back and its
+//! interval has passed; it is complete when the write is. LoadStationary runs in the
+//! background on its own resource while a MultiplyMoving streams (two weight buffers).
+//! `sem_inc`/`sem_set` wait until every earlier instruction of the engine is complete.
+//! Control instructions take one cycle.
+
+use crate::cost;
+use crate::exec;
+use crate::isa::{Ap, Cond, Engine, Instr, Operand, RegOp, Stream};
+use crate::msg::{DmaCmd, MemAccess, MemDone, SemGrant, SemOp};
+use std::collections::VecDeque;
+use trnsim_kernel::{Activity, Component, Ctx, Flow, InPort, OutPort, StatsWriter, Time};
+
+/// Registers per sequencer (spec §2).
+pub const REGS: usize = 64;
+
+/// The engine's ports.
+pub struct EnginePorts {
+    /// Semaphore operations out.
+    pub sem: OutPort<SemOp>,
+    /// Grants in.
+    pub grant: InPort<SemGrant>,
+    /// SBUF/PSUM requests out.
+    pub mem: OutPort<MemAccess>,
+    /// SBUF/PSUM completions in.
+    pub mem_done: InPort<MemDone>,
+    /// DMA starts out (engines that may start DMAs).
+    pub dma: Option<OutPort<DmaCmd>>,
+}
+
+/// A stationary matrix in the PE array (one of two buffers).
+struct Weights {
+    /// Columns M.
+    m: u64,
+    /// Tag of the LoadStationary that loads it.
+    tag: u64,
+    /// Cycle the load completed (None while loading).
+    ready: Option<u64>,
+    /// Where it came from and its bytes (functional mode).
+    ap: Ap,
+    data: Vec<u8>,
+}
+
+struct InFlight {
+    tag: u64,
+    index: usize,
+    reads_left: u8,
+    inputs: Vec<Vec<u8>>,
+    ready_at: u64,
+    write_sent: bool,
+    writes_left: u8,
+    done: bool,
+    start: Time,
+    flow: u64,
+    /// Functional mode, MultiplyMoving: the weights it multiplies by (copied at issue, since the
+    /// array may load the next ones before this one's inputs arrive).
+    weights: Option<(Ap, Vec<u8>)>,
+}
+
+/// Engine statistics.
+#[derive(Clone, Debug, Default)]
+pub struct EngineStats {
+    /// Instructions retired.
+    pub instrs: u64,
+    /// Datapath cycles charged (sum of initiation intervals).
+    pub busy_cycles: u64,
+    /// Floating-point operations (2 per MAC on the tensor engine; 1 per element elsewhere).
+    pub flops: u64,
+    /// Cycles spent waiting on semaphores.
+    pub sem_wait_cycles: u64,
+    /// DMAs started.
+    pub dmas: u64,
+    /// Cycle the first data instruction issued.
+    pub first: Option<u64>,
+    /// Cycle the last data instruction issued.
+    pub last_issue: u64,
+    /// Issue cycle of each of the first 64 data instructions (for timing tests).
+    pub issues: Vec<u64>,
+    /// Last completion cycle.
+    pub last: u64,
+}
+
+/// One engine with its instruction stream.
+pub struct EngineUnit {
+    engine: Engine,
+    stream: Stream,
+    ports: EnginePorts,
+    functional: bool,
+    pc: usize,
+    regs: [i32; REGS],
+    next_issue: u64,
+    ls_free: u64,
+    /// Weights being loaded (or loaded and not yet used by a MultiplyMoving).
+    loading: Option<Weights>,
+    /// Weights the array holds for the current MultiplyMoving.
+    active: Option<Weights>,
+    waiting: Option<u64>,
+    inflight: VecDeque<InFlight>,
+    halted: bool,
+    next_tag: u64,
+    dma_seq: u64,
+    /// Statistics.
+    pub stats: EngineStats,
+}
+
+impl EngineUnit {
+    /// An engine running `stream`.
+    pub fn new(engine: Engine, stream: Stream, ports: EnginePorts, functional: bool) -> EngineUnit {
+        EngineUnit {
+            engine,
+            stream,
+            ports,
+            functional,
+            pc: 0,
+            regs: [0; REGS],
+            next_issue: 0,
+            ls_free: 0,
+            loading: None,
+            active: None,
+            waiting: None,
+            inflight: VecDeque::new(),
+            halted: false,
+            next_tag: 0,
+            dma_seq: 0,
+            stats: EngineStats::default(),
+        }
+    }
+
+    /// True once the stream has ended (halt or past the last instruction) and all work is done.
+    pub fn finished(&self) -> bool {
+        (self.halted || self.pc >= self.stream.instrs.len()) && self.inflight.is_empty()
+    }
+
+    /// Register `i`'s value.
+    pub fn reg(&self, i: usize) -> i32 {
+        self.regs[i]
+    }
+
+    fn operand(&self, o: Operand) -> i32 {
+        match o {
+            Operand::Reg(r) => self.regs[r.0 as usize],
+            Operand::Imm(v) => v,
+        }
+    }
+
+    fn receive(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        while let Some(g) = cx.recv(self.ports.grant) {
+            if let Some(since) = self.waiting.take() {
+                self.stats.sem_wait_cycles += now - since;
+            }
+            let _ = g;
+        }
+        while let Some(d) = cx.recv(self.ports.mem_done) {
+            let Some(f) = self.inflight.iter_mut().find(|f| f.tag == d.tag) else { continue };
+            if f.write_sent {
+                f.writes_left -= 1;
+                f.done = f.writes_left == 0;
+            } else {
+                f.reads_left -= 1;
+                f.inputs.push(d.data);
+            }
+        }
+    }
+
+    /// Sends writes of instructions whose reads are back and whose interval has passed;
+    /// completes instructions without outputs.
+    fn progress(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        for i in 0..self.inflight.len() {
+            let (reads_left, ready_at, write_sent, done) = {
+                let f = &self.inflight[i];
+                (f.reads_left, f.ready_at, f.write_sent, f.done)
+            };
+            if done || write_sent || reads_left > 0 || ready_at > now {
+                continue;
+            }
+            let instr = self.stream.instrs[self.inflight[i].index];
+            let inputs = std::mem::take(&mut self.inflight[i].inputs);
+            let outs = exec::outputs(&instr);
+            if outs.is_empty() {
+                let tag = self.inflight[i].tag;
+                if let Some(w) = self.loading.as_mut().filter(|w| w.tag == tag) {
+                    w.ready = Some(now);
+                    w.data = inputs.into_iter().next().unwrap_or_default();
+                }
+                self.inflight[i].done = true;
+                continue;
+            }
+            let datas = if self.functional {
+                let w = self.inflight[i].weights.as_ref().map(|(ap, d)| (ap, d.as_slice()));
+                exec::compute(&instr, &inputs, w)
+            } else {
+                vec![Vec::new(); outs.len()]
+            };
+            let tag = self.inflight[i].tag;
+            for ((dst, accumulate), data) in outs.iter().zip(datas) {
+                let msg = MemAccess { tag, iface: 2, ap: *dst, write: true, accumulate: *accumulate, data };
+                // Links to the memory unit are sized for every outstanding access: never refused.
+                let _ = cx.send(self.ports.mem, msg);
+            }
+            let f = &mut self.inflight[i];
+            f.write_sent = true;
+            f.writes_left = outs.len() as u8;
+        }
+        while let Some(f) = self.inflight.front() {
+            if !f.done {
+                break;
+            }
+            let f = self.inflight.pop_front().expect("front");
+            self.retire(cx, f, now);
+        }
+    }
+
+    fn retire(&mut self, cx: &mut Ctx<'_>, f: InFlight, now: u64) {
+        self.stats.instrs += 1;
+        self.stats.last = now;
+        let name = self.stream.instrs[f.index].mnemonic();
+        let end = cx.now();
+        if let Some(mut tr) = cx.tracer() {
+            let track = tr.own_track();
+            let flow = if f.flow != 0 { Flow::End(f.flow) } else { Flow::None };
+            tr.slice(track, name, f.start, end, flow, None);
+        }
+    }
+
+    /// Tries to issue the instruction at `pc`; returns false when it must wait.
+    fn issue(&mut self, cx: &mut Ctx<'_>, now: u64) -> bool {
+        if self.halted || self.waiting.is_some() || self.pc >= self.stream.instrs.len() {
+            return false;
+        }
+        let instr = self.stream.instrs[self.pc];
+        match instr {
+            Instr::SemWait { sem, value } => {
+                if cx.send(self.ports.sem, SemOp::Wait { sem, value }).is_err() {
+                    return false;
+                }
+                self.waiting = Some(now);
+                self.pc += 1;
+                false
+            }
+            Instr::SemInc { sem, delta } => self.signal(cx, SemOp::Inc { sem, delta }),
+            Instr::SemSet { sem, value } => self.signal(cx, SemOp::Set { sem, value }),
+            Instr::RegAlu { op, dst, a, b } => {
+                let (a, b) = (self.operand(a), self.operand(b));
+                self.regs[dst.0 as usize] = match op {
+                    RegOp::Mov => a,
+                    RegOp::Add => a.wrapping_add(b),
+                    RegOp::Sub => a.wrapping_sub(b),
+                    RegOp::Mul => a.wrapping_mul(b),
+                };
+                self.pc += 1;
+                self.next_issue = self.next_issue.max(now + 1);
+                false
+            }
+            Instr::Branch { cond, a, b, target } => {
+                let (a, b) = (self.operand(a), self.operand(b));
+                let taken = match cond {
+                    Cond::Always => true,
+                    Cond::Eq => a == b,
+                    Cond::Ne => a != b,
+                    Cond::Lt => a < b,
+                    Cond::Ge => a >= b,
+                };
+                self.pc = if taken { target as usize } else { self.pc + 1 };
+                self.next_issue = self.next_issue.max(now + 1);
+                false
+            }
+            Instr::Halt => {
+                self.halted = true;
+                false
+            }
+            Instr::DmaStart { queue, src, dst, bytes_per_partition, sem } => {
+                let Some(port) = self.ports.dma else {
+                    self.pc += 1;
+                    return true;
+                };
+                self.dma_seq += 1;
+                let id = ((self.engine as u64) << 32) | self.dma_seq;
+                let flow = cx.new_flow_id();
+                let cmd = DmaCmd { id, queue, src, dst, bytes_per_partition, sem, flow };
+                if cx.send(port, cmd).is_err() {
+                    return false;
+                }
+                if let Some(mut tr) = cx.tracer() {
+                    let track = tr.own_track();
+                    tr.instant(track, "dma_start", Flow::Step(flow), None);
+                }
+                self.stats.dmas += 1;
+                self.pc += 1;
+                self.next_issue = self.next_issue.max(now + 1);
+                false
+            }
+            _ => self.issue_data(cx, instr, now),
+        }
+    }
+
+    fn signal(&mut self, cx: &mut Ctx<'_>, op: SemOp) -> bool {
+        if !self.inflight.is_empty() {
+            return false;
+        }
+        if cx.send(self.ports.sem, op).is_err() {
+            return false;
+        }
+        self.pc += 1;
+        self.next_issue = self.next_issue.max(now_plus_one(cx));
+        false
+    }
+
+    fn hazard(&self, inputs: &[Ap]) -> bool {
+        self.inflight.iter().any(|f| {
+            let i = &self.stream.instrs[f.index];
+            !f.done && exec::outputs(i).iter().any(|(dst, _)| inputs.iter().any(|a| exec::overlaps(a, dst)))
+        })
+    }
+
+    fn issue_data(&mut self, cx: &mut Ctx<'_>, instr: Instr, now: u64) -> bool {
+        let inputs = exec::inputs(&instr);
+        if self.hazard(&inputs) {
+            return false;
+        }
+        let is_ls = matches!(instr, Instr::LoadStationary { .. });
+        let is_mm = matches!(instr, Instr::MultiplyMoving { .. });
+        if is_ls {
+            // Two weight buffers: a new load may start once the previous one is in use.
+            if now < self.ls_free || self.loading.is_some() {
+                return false;
+            }
+        } else if now < self.next_issue {
+            return false;
+        }
+        let mut m = 0;
+        if is_mm {
+            match &self.loading {
+                Some(w) if w.ready.is_some_and(|r| r <= now) => {
+                    self.active = self.loading.take();
+                }
+                Some(_) => return false,
+                None if self.active.is_none() => return false, // no weights yet: waits (deadlock if never)
+                None => {}
+            }
+            m = self.active.as_ref().map_or(0, |w| w.m);
+        }
+        let ii = cost::cycles(self.engine, &instr, m);
+        let tag = self.next_tag;
+        self.next_tag += 1;
+        for (k, ap) in inputs.iter().enumerate() {
+            // LoadStationary reads on the second port so it streams beside the running multiply.
+            let iface = if is_ls { 1 } else { k.min(1) as u8 };
+            let msg = MemAccess { tag, iface, ap: *ap, write: false, accumulate: false, data: Vec::new() };
+            if cx.send(self.ports.mem, msg).is_err() {
+                return false; // links are sized so this does not happen; retry next cycle
+            }
+        }
+        if let Instr::LoadStationary { src, .. } = instr {
+            let m = if src.dtype == crate::isa::Dtype::MxFp8E4m3 { src.free_elems() / 4 } else { src.free_elems() };
+            self.loading = Some(Weights { m, tag, ready: None, ap: src, data: Vec::new() });
+            self.ls_free = now + ii;
+        } else {
+            self.next_issue = now + ii;
+        }
+        self.stats.busy_cycles += if is_ls { 0 } else { ii };
+        self.stats.flops += exec::flops(&instr, m);
+        self.stats.first.get_or_insert(now);
+        self.stats.last_issue = now;
+        if self.stats.issues.len() < 64 {
+            self.stats.issues.push(now);
+        }
+        let start = cx.now();
+        self.inflight.push_back(InFlight {
+            tag,
+            index: self.pc,
+            reads_left: inputs.len() as u8,
+            inputs: Vec::with_capacity(inputs.len()),
+            ready_at: now + ii,
+            write_sent: false,
+            writes_left: 0,
+            done: false,
+            start,
+            flow: 0,
+            weights: if is_mm && self.functional { self.active.as_ref().map(|w| (w.ap, w.data.clone())) } else { None },
+        });
+        self.pc += 1;
+        true
+    }
+}
+
+fn now_plus_one(cx: &Ctx<'_>) -> u64 {
+    cx.cycle().0 + 1
+}
+
+impl Component for EngineUnit {
+    fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
+        let now = cx.cycle().0;
+        self.receive(cx, now);
+        self.progress(cx, now);
+        while self.issue(cx, now) {}
+        self.progress(cx, now);
+        if self.finished() {
+            return Activity::Idle;
+        }
+        // Wake for the next interval boundary; messages (grants, completions) wake us anyway.
+        let mut next = u64::MAX;
+        if self.waiting.is_none() && !self.halted && self.pc < self.stream.instrs.len() {
+            next = next.min(self.next_issue.max(self.ls_free).max(now + 1));
+        }
+        for f in &self.inflight {
+            if !f.write_sent && f.reads_left == 0 {
+                next = next.min(f.ready_at.max(now + 1));
+            }
+        }
+        if next == now + 1 {
+            return Activity::Busy;
+        }
+        if next != u64::MAX {
+            let t = cx.clock().edge(next);
+            cx.wake_at(t);
+        }
+        Activity::Idle
+    }
+
+    fn report(&self, out: &mut StatsWriter<'_>) {
+        let s = &self.stats;
+        out.count("instructions", s.instrs);
+        out.count("busy_cycles", s.busy_cycles);
+        out.count("flops", s.flops);
+        out.count("sem_wait_cycles", s.sem_wait_cycles);
+        out.count("dmas", s.dmas);
+        let span = s.last.saturating_sub(s.first.unwrap_or(0)).max(1);
+        out.value("utilization", s.busy_cycles as f64 / span as f64);
+    }
+
+    fn has_outstanding_work(&self) -> bool {
+        !self.finished()
+    }
+}

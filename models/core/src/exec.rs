@@ -1,0 +1,163 @@
+//! What each instruction reads and writes, how many flops it does, and (functional mode) the
+//! values it computes. Engines compute in FP32 and convert on read and write (spec §2).
+
+use crate::isa::{Ap, Dtype, Instr};
+use crate::numeric;
+
+/// The access patterns an instruction reads, in interface order.
+pub fn inputs(i: &Instr) -> Vec<Ap> {
+    match *i {
+        Instr::LoadStationary { src, .. } => vec![src],
+        Instr::MultiplyMoving { src, .. } => vec![src],
+        Instr::Transpose { src, .. } => vec![src],
+        Instr::TensorTensor { a, b, .. } => vec![a, b],
+        Instr::TensorScalar { src, .. } => vec![src],
+        Instr::Activation { src, .. } => vec![src],
+        Instr::TensorReduce { src, .. } => vec![src],
+        Instr::TensorCopy { src, .. } => vec![src],
+        _ => Vec::new(),
+    }
+}
+
+/// The access patterns an instruction writes, with whether the write accumulates (PSUM).
+pub fn outputs(i: &Instr) -> Vec<(Ap, bool)> {
+    match *i {
+        Instr::MultiplyMoving { dst, acc, .. } => vec![(dst, acc == crate::isa::Accumulate::Accumulate)],
+        Instr::Transpose { dst, .. }
+        | Instr::TensorTensor { dst, .. }
+        | Instr::TensorScalar { dst, .. }
+        | Instr::TensorReduce { dst, .. }
+        | Instr::TensorCopy { dst, .. }
+        | Instr::Memset { dst, .. }
+        | Instr::Iota { dst, .. } => vec![(dst, false)],
+        Instr::Activation { dst, reduce, .. } => {
+            let mut v = vec![(dst, false)];
+            if let Some((_, r)) = reduce {
+                v.push((r, false));
+            }
+            v
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// True if two access patterns may touch a common byte (same memory, overlapping partition
+/// ranges and overlapping byte extents within a partition; conservative).
+pub fn overlaps(a: &Ap, b: &Ap) -> bool {
+    if a.mem != b.mem {
+        return false;
+    }
+    let (ap0, ap1) = (a.partition_start, a.partition_start + a.partitions);
+    let (bp0, bp1) = (b.partition_start, b.partition_start + b.partitions);
+    if ap1 <= bp0 || bp1 <= ap0 {
+        return false;
+    }
+    let (a0, a1) = extent(a);
+    let (b0, b1) = extent(b);
+    a0 < b1 && b0 < a1
+}
+
+/// [first byte, one past the last byte] of a pattern within a partition.
+fn extent(ap: &Ap) -> (i64, i64) {
+    let eb = ap.dtype.bytes() as i64;
+    let (mut lo, mut hi) = (0i64, 0i64);
+    for d in ap.dims() {
+        let span = (d.size as i64 - 1) * d.stride as i64 * eb;
+        if span < 0 {
+            lo += span;
+        } else {
+            hi += span;
+        }
+    }
+    (ap.offset as i64 + lo, ap.offset as i64 + hi + eb)
+}
+
+/// Columns N of a MultiplyMoving: MXFP8 packs 4 K-rows per partition (K = 512), so its free
+/// axis holds 4 x N elements.
+pub fn moving_columns(src: &Ap) -> u64 {
+    if src.dtype == Dtype::MxFp8E4m3 {
+        src.free_elems() / 4
+    } else {
+        src.free_elems()
+    }
+}
+
+/// Floating-point operations: 2 per MAC for matmuls (K x M x N MACs), one per output element
+/// otherwise (two for activations with scale and bias).
+pub fn flops(i: &Instr, stationary_cols: u64) -> u64 {
+    match i {
+        Instr::MultiplyMoving { src, .. } => {
+            let k = src.partitions as u64 * if src.dtype == Dtype::MxFp8E4m3 { 4 } else { 1 };
+            2 * k * stationary_cols * moving_columns(src)
+        }
+        _ => outputs(i).first().map_or(0, |(d, _)| d.free_elems() * d.partitions as u64),
+    }
+}
+
+/// Functional mode: the bytes of each output of `i`, given its inputs' bytes (pattern order,
+/// partition-major) and the weights in the array (tensor engine).
+pub fn compute(i: &Instr, inputs: &[Vec<u8>], weights: Option<(&Ap, &[u8])>) -> Vec<Vec<u8>> {
+    let dec = |k: usize, ap: &Ap| numeric::decode(ap.dtype, &inputs[k]);
+    match *i {
+        Instr::MultiplyMoving { src, dst, .. } => {
+            let Some((wap, wbytes)) = weights else { return vec![vec![0; dst.bytes() as usize]] };
+            let w = numeric::decode(wap.dtype, wbytes);
+            let x = dec(0, &src);
+            let k = src.partitions as usize;
+            let m = wap.free_elems() as usize;
+            let n = src.free_elems() as usize;
+            let out = numeric::matmul_ref(&w, &x, k, m, n);
+            vec![numeric::encode(dst.dtype, &out)]
+        }
+        Instr::Transpose { src, dst } => {
+            let x = dec(0, &src);
+            let (p, f) = (src.partitions as usize, src.free_elems() as usize);
+            let mut y = vec![0f32; p * f];
+            for a in 0..p {
+                for b in 0..f {
+                    y[b * p + a] = x[a * f + b];
+                }
+            }
+            vec![numeric::encode(dst.dtype, &y)]
+        }
+        Instr::TensorTensor { op, a, b, dst } => {
+            let (x, y) = (dec(0, &a), dec(1, &b));
+            let z: Vec<f32> = x.iter().zip(&y).map(|(&p, &q)| numeric::alu(op, p, q)).collect();
+            vec![numeric::encode(dst.dtype, &z)]
+        }
+        Instr::TensorScalar { op, src, imm, dst } => {
+            let z: Vec<f32> = dec(0, &src).into_iter().map(|v| numeric::alu(op, v, imm)).collect();
+            vec![numeric::encode(dst.dtype, &z)]
+        }
+        Instr::Activation { func, src, dst, scale, bias, reduce } => {
+            let z: Vec<f32> = dec(0, &src).into_iter().map(|v| numeric::act(func, v * scale + bias)).collect();
+            let mut outs = vec![numeric::encode(dst.dtype, &z)];
+            if let Some((op, r)) = reduce {
+                outs.push(numeric::encode(r.dtype, &reduce_rows(op, &z, src.partitions as usize)));
+            }
+            outs
+        }
+        Instr::TensorReduce { op, src, dst } => {
+            let x = dec(0, &src);
+            vec![numeric::encode(dst.dtype, &reduce_rows(op, &x, src.partitions as usize))]
+        }
+        Instr::TensorCopy { src, dst } => vec![numeric::encode(dst.dtype, &dec(0, &src))],
+        Instr::Memset { dst, value } => {
+            vec![numeric::encode(dst.dtype, &vec![value; (dst.free_elems() * dst.partitions as u64) as usize])]
+        }
+        Instr::Iota { dst, base, step, partition_step } => {
+            let (p, f) = (dst.partitions as i64, dst.free_elems() as i64);
+            let v: Vec<f32> = (0..p)
+                .flat_map(|a| (0..f).map(move |b| (base as i64 + a * partition_step as i64 + b * step as i64) as f32))
+                .collect();
+            vec![numeric::encode(dst.dtype, &v)]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Reduces each of `rows` equal rows of `x` left to right.
+fn reduce_rows(op: crate::isa::AluOp, x: &[f32], rows: usize) -> Vec<f32> {
+    let n = x.len() / rows.max(1);
+    x.chunks(n.max(1)).map(|r| numeric::reduce(op, r)).collect()
+}

@@ -1,0 +1,5 @@
+//! Timing and functional tests of a whole core (engines, semaphores, SBUF/PSUM).
+
+mod costs;
+mod functional;
+mod matmul;
