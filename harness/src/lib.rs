@@ -7,6 +7,7 @@ pub mod config;
 pub mod cpu;
 pub mod memory;
 pub mod memtrace;
+pub mod neuroncore;
 pub mod plot;
 pub mod ring;
 pub mod suite;

@@ -110,6 +110,8 @@ pub struct EngineUnit {
     /// Weights the array holds for the current MultiplyMoving.
     active: Option<Weights>,
     waiting: Option<u64>,
+    /// Flow of the signal that released the last wait, ended by the next data instruction.
+    released_by: u64,
     inflight: VecDeque<InFlight>,
     halted: bool,
     next_tag: u64,
@@ -133,6 +135,7 @@ impl EngineUnit {
             loading: None,
             active: None,
             waiting: None,
+            released_by: 0,
             inflight: VecDeque::new(),
             halted: false,
             next_tag: 0,
@@ -163,7 +166,7 @@ impl EngineUnit {
             if let Some(since) = self.waiting.take() {
                 self.stats.sem_wait_cycles += now - since;
             }
-            let _ = g;
+            self.released_by = g.flow;
         }
         while let Some(d) = cx.recv(self.ports.mem_done) {
             let Some(f) = self.inflight.iter_mut().find(|f| f.tag == d.tag) else { continue };
@@ -252,8 +255,14 @@ impl EngineUnit {
                 self.pc += 1;
                 false
             }
-            Instr::SemInc { sem, delta } => self.signal(cx, SemOp::Inc { sem, delta }),
-            Instr::SemSet { sem, value } => self.signal(cx, SemOp::Set { sem, value }),
+            Instr::SemInc { sem, delta } => {
+                let flow = self.trace_flow(cx);
+                self.signal(cx, SemOp::Inc { sem, delta, flow })
+            }
+            Instr::SemSet { sem, value } => {
+                let flow = self.trace_flow(cx);
+                self.signal(cx, SemOp::Set { sem, value, flow })
+            }
             Instr::RegAlu { op, dst, a, b } => {
                 let (a, b) = (self.operand(a), self.operand(b));
                 self.regs[dst.0 as usize] = match op {
@@ -308,12 +317,31 @@ impl EngineUnit {
         }
     }
 
+    /// A new flow id when tracing (0 otherwise, so untraced runs draw no ids).
+    fn trace_flow(&mut self, cx: &mut Ctx<'_>) -> u64 {
+        if cx.tracer().is_some() && self.inflight.is_empty() {
+            cx.new_flow_id()
+        } else {
+            0
+        }
+    }
+
     fn signal(&mut self, cx: &mut Ctx<'_>, op: SemOp) -> bool {
         if !self.inflight.is_empty() {
             return false;
         }
         if cx.send(self.ports.sem, op).is_err() {
             return false;
+        }
+        let flow = match op {
+            SemOp::Inc { flow, .. } | SemOp::Set { flow, .. } => flow,
+            SemOp::Wait { .. } => 0,
+        };
+        if flow != 0 {
+            if let Some(mut tr) = cx.tracer() {
+                let track = tr.own_track();
+                tr.instant(track, self.stream.instrs[self.pc].mnemonic(), Flow::Step(flow), None);
+            }
         }
         self.pc += 1;
         self.next_issue = self.next_issue.max(now_plus_one(cx));
@@ -390,7 +418,7 @@ impl EngineUnit {
             writes_left: 0,
             done: false,
             start,
-            flow: 0,
+            flow: std::mem::take(&mut self.released_by),
             weights: if is_mm && self.functional { self.active.as_ref().map(|w| (w.ap, w.data.clone())) } else { None },
         });
         self.pc += 1;

@@ -13,6 +13,9 @@ pub enum SemOp {
         sem: Sem,
         /// Increment.
         delta: u32,
+        /// Trace flow id started by the signaller (0 = none), ended by the instruction it
+        /// releases.
+        flow: u64,
     },
     /// Set `sem` to `value`.
     Set {
@@ -20,6 +23,8 @@ pub enum SemOp {
         sem: Sem,
         /// Value.
         value: u32,
+        /// Trace flow id (as for `Inc`).
+        flow: u64,
     },
     /// Answer with a [`SemGrant`] once `sem` >= `value` (at most one outstanding per sender).
     Wait {

@@ -49,14 +49,14 @@ impl Component for SemUnit {
             while let Some(op) = cx.recv(p.ops) {
                 self.ops += 1;
                 match op {
-                    SemOp::Inc { sem, delta } => {
+                    SemOp::Inc { sem, delta, flow } => {
                         let v = &mut self.values[sem.0 as usize];
                         *v = v.wrapping_add(delta);
-                        self.flows[sem.0 as usize] = cx.new_flow_id();
+                        self.flows[sem.0 as usize] = flow;
                     }
-                    SemOp::Set { sem, value } => {
+                    SemOp::Set { sem, value, flow } => {
                         self.values[sem.0 as usize] = value;
-                        self.flows[sem.0 as usize] = cx.new_flow_id();
+                        self.flows[sem.0 as usize] = flow;
                     }
                     SemOp::Wait { sem, value } => self.waits[k] = Some((sem.0 as usize, value)),
                 }

@@ -6,7 +6,7 @@ use super::stats::BlockStats;
 use crate::isa::Sem;
 use crate::msg::{DmaCmd, SemOp};
 use std::collections::VecDeque;
-use trnsim_kernel::{Arg, Ctx, Flow, Time};
+use trnsim_kernel::{Arg, Ctx, Flow, Time, TrackId};
 
 /// A command in flight.
 #[derive(Clone, Debug)]
@@ -36,7 +36,8 @@ pub(crate) struct Book {
 impl Book {
     /// Takes a slot for `cmd` (growing the slab only when every slot is in use).
     pub fn admit(&mut self, cmd: &DmaCmd, plan: Plan, now: Time, engines: usize) -> u32 {
-        let slot = CmdSlot { live: true, flow: cmd.flow, sem: cmd.sem, arrived: now, plan, left: Vec::new(), parts_left: 0 };
+        let slot =
+            CmdSlot { live: true, flow: cmd.flow, sem: cmd.sem, arrived: now, plan, left: Vec::new(), parts_left: 0 };
         let i = match self.free.pop() {
             Some(i) => i,
             None => {
@@ -54,23 +55,32 @@ impl Book {
         i
     }
 
-    /// A packet of engine `e`'s part of command `i` completed.
-    pub fn packet_done(&mut self, cx: &mut Ctx<'_>, i: u32, e: u32) {
+    /// A packet of engine `e`'s part of command `i` completed (`track`: the engine's).
+    pub fn packet_done(&mut self, cx: &mut Ctx<'_>, i: u32, e: u32, track: Option<TrackId>) {
         let c = &mut self.cmds[i as usize];
         c.left[e as usize] -= 1;
         if c.left[e as usize] == 0 {
-            self.part_done(cx, i);
+            self.part_done(cx, i, track);
         }
     }
 
-    /// Some engine finished its part of command `i`: it increments the command's semaphore;
-    /// the last one completes the command.
-    pub fn part_done(&mut self, cx: &mut Ctx<'_>, i: u32) {
+    /// An engine finished its part of command `i`: it increments the command's semaphore
+    /// (when tracing, starting a flow from an instant on the engine's `track` to the
+    /// instruction the increment releases); the last one completes the command.
+    pub fn part_done(&mut self, cx: &mut Ctx<'_>, i: u32, track: Option<TrackId>) {
         let now = cx.now();
-        let c = &mut self.cmds[i as usize];
-        if let Some(sem) = c.sem {
-            self.sems.push_back(SemOp::Inc { sem, delta: 1 });
+        if let Some(sem) = self.cmds[i as usize].sem {
+            let mut flow = 0;
+            if cx.tracer().is_some() {
+                flow = cx.new_flow_id();
+                if let Some(mut tr) = cx.tracer() {
+                    let track = track.unwrap_or_else(|| tr.own_track());
+                    tr.instant(track, "sem_inc", Flow::Step(flow), Some(Arg { key: "sem", value: i64::from(sem.0) }));
+                }
+            }
+            self.sems.push_back(SemOp::Inc { sem, delta: 1, flow });
         }
+        let c = &mut self.cmds[i as usize];
         c.parts_left -= 1;
         if c.parts_left > 0 {
             return;

@@ -117,6 +117,8 @@ pub(crate) struct Engine {
     idx: u32,
     ports: EnginePorts,
     queues: Vec<VecDeque<Part>>,
+    /// Parts in `queues`.
+    queued: u32,
     arb: Arbiter,
     slots: Vec<Slot>,
     /// Busy slots in start order (oldest first issues first).
@@ -139,6 +141,7 @@ impl Engine {
             idx,
             ports,
             queues: (0..p.queues).map(|_| VecDeque::new()).collect(),
+            queued: 0,
             arb: Arbiter::new(p),
             slots: (0..p.packets_in_flight).map(|_| Slot::default()).collect(),
             order: VecDeque::with_capacity(p.packets_in_flight as usize),
@@ -155,12 +158,16 @@ impl Engine {
     /// Appends a part to queue `q`.
     pub fn enqueue(&mut self, q: usize, part: Part) {
         self.queues[q].push_back(part);
+        self.queued += 1;
     }
 
     /// One tick: takes responses, starts packets, issues what the budget, the outstanding
     /// limit and the links allow. Returns when it next needs a tick without an input arriving
     /// (budget refilled or a start latency over), or `Time::NEVER`.
     pub fn tick(&mut self, cx: &mut Ctx<'_>, book: &mut Book, env: &Env) -> Time {
+        if self.queued == 0 && self.order.is_empty() {
+            return Time::NEVER; // nothing queued, nothing in flight: no response can arrive
+        }
         let now = cx.now();
         self.accrue(now, env);
         while let Some(r) = cx.recv(self.ports.hbm_resp) {
@@ -225,6 +232,7 @@ impl Engine {
             head.next += 1;
             if head.next == head.total {
                 self.queues[q].pop_front();
+                self.queued -= 1;
                 book.queued -= 1;
                 book.stats.queued.set(now, book.queued);
             }
@@ -255,9 +263,10 @@ impl Engine {
                     break;
                 }
                 self.queues[q].pop_front();
+                self.queued -= 1;
                 book.queued -= 1;
                 book.stats.queued.set(now, book.queued);
-                book.part_done(cx, h.cmd);
+                book.part_done(cx, h.cmd, self.track);
             }
         }
     }
@@ -393,7 +402,7 @@ impl Engine {
         slot.stage = Stage::Free;
         let cmd = slot.cmd;
         self.order.retain(|&x| x as usize != s);
-        book.packet_done(cx, cmd, self.idx);
+        book.packet_done(cx, cmd, self.idx, self.track);
     }
 }
 

@@ -93,14 +93,23 @@ impl Plan {
             (Ok(()), Some(ap)) => plan.grid = Grid::for_ap(&ap, t),
             (Ok(()), None) => plan.grid = Grid { unit: 1, span: t, size: bpp, outer: 1 },
         }
-        if other.is_some_and(|o| plan.grid.unit % u64::from(o.dtype.bytes()) != 0) {
+        if other.is_some_and(|o| !plan.grid.unit.is_multiple_of(u64::from(o.dtype.bytes()))) {
             plan.malformed = Some("packet boundaries split an element of the source pattern");
         }
-        if plan.malformed.is_some() || bpp == 0 {
-            plan.row_bytes = 0;
+        if let Some(why) = plan.malformed {
+            plan.reject(why);
+        }
+        if bpp == 0 {
             plan.grid = Grid::EMPTY;
         }
         plan
+    }
+
+    /// Marks the command as not executable: it keeps its parts but moves nothing.
+    pub fn reject(&mut self, why: &'static str) {
+        self.malformed.get_or_insert(why);
+        self.row_bytes = 0;
+        self.grid = Grid::EMPTY;
     }
 
     /// Packets in each row range (every part has the same count).
@@ -194,7 +203,7 @@ fn split(ap: &Ap, k: usize, base_el: i64, e0: u64, e1: u64, out: &mut Vec<Piece>
     let inner: u64 = dims[k + 1..].iter().map(|d| u64::from(d.size)).product();
     let stride = i64::from(dims[k].stride);
     let at = |i: u64| base_el + i as i64 * stride;
-    if e0 % inner == 0 && e1 % inner == 0 {
+    if e0.is_multiple_of(inner) && e1.is_multiple_of(inner) {
         return out.push(block(ap, k, at(e0 / inner), (e1 - e0) / inner));
     }
     let (i0, i1) = (e0 / inner, (e1 - 1) / inner);
@@ -202,7 +211,7 @@ fn split(ap: &Ap, k: usize, base_el: i64, e0: u64, e1: u64, out: &mut Vec<Piece>
         return split(ap, k + 1, at(i0), e0 - i0 * inner, e1 - i0 * inner, out);
     }
     let mut a = e0;
-    if e0 % inner != 0 {
+    if !e0.is_multiple_of(inner) {
         split(ap, k + 1, at(i0), e0 - i0 * inner, inner, out);
         a = (i0 + 1) * inner;
     }

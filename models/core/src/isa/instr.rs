@@ -133,15 +133,17 @@ pub struct Ap {
 impl Ap {
     /// The dimensions in use, outermost first.
     pub fn dims(&self) -> &[Dim] {
-        &self.dims[..self.ndims as usize]
+        &self.dims[..(self.ndims as usize).min(4)]
     }
-    /// Elements per partition (the product of the sizes): the "N" of the cost model.
+    /// Elements per partition (the product of the sizes): the "N" of the cost model. Cannot
+    /// overflow: four u16 sizes fit in u64.
     pub fn free_elems(&self) -> u64 {
         self.dims().iter().map(|d| d.size as u64).product()
     }
-    /// Bytes moved over all partitions.
+    /// Bytes moved over all partitions (saturating: a legal stride-0 pattern of four 65535
+    /// dimensions on 128 partitions exceeds u64).
     pub fn bytes(&self) -> u64 {
-        self.free_elems() * self.partitions as u64 * self.dtype.bytes() as u64
+        self.free_elems().saturating_mul(self.partitions as u64).saturating_mul(self.dtype.bytes() as u64)
     }
     /// Stride of the innermost dimension with more than one element, in bytes (0 if none).
     pub fn innermost_stride_bytes(&self) -> u64 {

@@ -7,7 +7,7 @@
 //! - [`mx`]: E8M0 scales and MXFP8 E4M3 blocks of 32 (OCP MX v1.0);
 //! - [`codec`]: [`Dtype`]-generic little-endian encode/decode of slices;
 //! - [`math`]: activations, binary ALU operations, left-to-right reductions;
-//! - [`reference`]: FP32-accumulating matmul references (plain and MXFP8).
+//! - [`reference`](mod@reference): FP32-accumulating matmul references (plain and MXFP8).
 //!
 //! Leaves out: timing (the cost model lives elsewhere), the hardware's transcendental
 //! approximations, exception flags, and MXFP4/MXFP6.

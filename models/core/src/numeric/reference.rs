@@ -25,7 +25,7 @@ pub struct MxOperand<'a> {
 }
 
 /// stationary.T @ moving for `stationary` K x M and `moving` K x N (row-major f32), giving
-/// M x N row-major: out[i][j] = sum over k in order of stationary[k][i] * moving[k][j], in f32.
+/// M x N row-major: `out[i][j]` = sum over k, in order, of `stationary[k][i] * moving[k][j]`, in f32.
 /// Inputs already rounded to BF16/FP16/FP8 give exact products; FP32 inputs round each product.
 ///
 /// # Panics

@@ -64,9 +64,9 @@ fn tensor_engine_instructions() {
             },
         ),
         (
-            "matmul sbuf[0:64] [512] mxfp8 -> psum[0:128] bank7 [512] bf16, accumulate, scales=sbuf[64:2] [512] fp8e5m2",
+            "matmul sbuf[0:64] [2048] mxfp8 -> psum[0:128] bank7 [512] bf16, accumulate, scales=sbuf[64:2] [512] fp8e5m2",
             Instr::MultiplyMoving {
-                src: sb(0, 64, 0, &[(512, 1)], MX),
+                src: sb(0, 64, 0, &[(2048, 1)], MX),
                 scales: Some(sb(64, 2, 0, &[(512, 1)], Dtype::Fp8E5m2)),
                 dst: ps(128, 7 * 2048, 512, BF),
                 acc: Accumulate::Accumulate,

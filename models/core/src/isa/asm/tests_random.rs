@@ -121,6 +121,16 @@ struct TensorState {
     m: u16,
 }
 
+/// MXFP8 matmul operands pack 4 K-rows per partition, which random shapes rarely respect; the
+/// generator keeps matmuls to the other types (tests.rs covers MXFP8 forms by hand).
+fn not_mx(ap: Ap) -> Ap {
+    if ap.dtype == Dtype::MxFp8E4m3 {
+        Ap { dtype: Dtype::Fp8E4m3, ..ap }
+    } else {
+        ap
+    }
+}
+
 fn tensor_instr(rng: &mut Rng, st: &mut TensorState) -> Instr {
     let mx_or = |rng: &mut Rng, src: &Ap| {
         (src.dtype == Dtype::MxFp8E4m3).then(|| {
@@ -133,13 +143,13 @@ fn tensor_instr(rng: &mut Rng, st: &mut TensorState) -> Instr {
             st.k = parts(rng);
             let d = dims(rng, 128);
             st.m = d.iter().map(|d| d.size).product();
-            let src = rand_ap(rng, Engine::Tensor, false, (st.k, &d));
+            let src = not_mx(rand_ap(rng, Engine::Tensor, false, (st.k, &d)));
             Instr::LoadStationary { scales: mx_or(rng, &src), src }
         }
         1 => {
             let d = dims(rng, 512);
             let n: u16 = d.iter().map(|d| d.size).product();
-            let src = rand_ap(rng, Engine::Tensor, false, (st.k, &d));
+            let src = not_mx(rand_ap(rng, Engine::Tensor, false, (st.k, &d)));
             let dt = rng.pick(&[Dtype::Fp32, Dtype::Bf16]);
             let dst = place(rng, Mem::Psum, (0, st.m), &[Dim { size: n, stride: 1 }], dt);
             let acc = rng.pick(&[Accumulate::Overwrite, Accumulate::Accumulate]);
