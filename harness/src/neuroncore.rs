@@ -48,7 +48,7 @@ pub fn run_cores(
     let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
     let mut ids = Vec::new();
     for c in 0..cores {
-        ids.push(build(&mut b, &format!("nc{c}"), program, &CoreOptions::default())?);
+        ids.push(build(&mut b, &format!("nc{c}"), program, &CoreOptions::default(), None)?);
     }
     let mut sim = b.build().map_err(|e| e.to_string())?;
     if let Some((sink, opts)) = trace {

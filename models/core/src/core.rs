@@ -10,9 +10,11 @@
 //! ```
 
 use crate::coremem::{CoreMem, MemPort};
+use crate::dma::{DmaBlock, DmaParams, DmaPorts};
 use crate::engine::{EnginePorts, EngineUnit};
-use crate::isa::{Engine, Program};
-use crate::msg::{MemAccess, MemDone, SemGrant, SemOp};
+use crate::isa::{Engine, Instr, Program};
+use crate::msg::{DmaCmd, MemAccess, MemDone, SemGrant, SemOp};
+use trnsim_mem::hbm::{HbmStack, MemReq, MemResp};
 use crate::sem::{SemPort, SemUnit};
 use trnsim_kernel::{Bandwidth, ClockId, ComponentId, Cycles, Frequency, LinkSpec, SimBuilder};
 use trnsim_mem::sram::{SramGeometry, SramPreset};
@@ -70,11 +72,15 @@ pub struct CoreOptions {
     /// Semaphore link latency each way, in the sender's cycles (spec §10 estimate: a wait
     /// releases 10-20 cycles after the signal).
     pub sem_latency: u64,
+    /// DMA parameters (None: the generation's preset).
+    pub dma: Option<DmaParams>,
+    /// Declare trace tracks for the DMA engines.
+    pub trace_tracks: bool,
 }
 
 impl Default for CoreOptions {
     fn default() -> Self {
-        CoreOptions { version: NcVersion::V4, functional: false, sem_latency: 4 }
+        CoreOptions { version: NcVersion::V4, functional: false, sem_latency: 4, dma: None, trace_tracks: false }
     }
 }
 
@@ -89,15 +95,38 @@ pub struct CoreIds {
     pub mem: ComponentId,
     /// The clock of each engine.
     pub clocks: Vec<(Engine, ClockId)>,
+    /// The DMA block, if the core has one.
+    pub dma: Option<ComponentId>,
+}
+
+/// The HBM stack a core's DMA engines talk to: its (reserved, not yet installed) component id
+/// and the stack itself, to which `build` adds one port pair per DMA engine.
+pub struct HbmHookup<'a> {
+    /// The stack's component id.
+    pub id: ComponentId,
+    /// The stack (installed by the caller after every core is built).
+    pub stack: &'a mut HbmStack,
 }
 
 fn link(latency: u64, depth: u32) -> LinkSpec {
     LinkSpec { latency: Cycles(latency), depth, credit_latency: Cycles(1), bandwidth: Bandwidth::Unlimited }
 }
 
+/// True if some stream starts a DMA.
+fn uses_dma(program: &Program) -> bool {
+    program.streams.iter().any(|(_, s)| s.instrs.iter().any(|i| matches!(i, Instr::DmaStart { .. })))
+}
+
 /// Builds core `name` running `program` into `b`. Clocks are named `{name}.{engine}` and
-/// `{name}.mem`.
-pub fn build(b: &mut SimBuilder, name: &str, program: &Program, opts: &CoreOptions) -> Result<CoreIds, String> {
+/// `{name}.mem`. A program that starts DMAs needs `hbm`: the DMA block (16 engines) gets one
+/// port pair on that stack per DMA engine.
+pub fn build(
+    b: &mut SimBuilder,
+    name: &str,
+    program: &Program,
+    opts: &CoreOptions,
+    hbm: Option<HbmHookup<'_>>,
+) -> Result<CoreIds, String> {
     let e = |x: trnsim_kernel::BuildError| x.to_string();
     let fast = b.clock(&format!("{name}.mem"), NcVersion::V4.clock(Engine::Tensor)).map_err(e)?;
     let sem = b.reserve(&format!("{name}.sem"), fast).map_err(e)?;
@@ -107,6 +136,22 @@ pub fn build(b: &mut SimBuilder, name: &str, program: &Program, opts: &CoreOptio
     let mut sem_ports = Vec::new();
     let mut mem_ports = Vec::new();
     let mut clients = Vec::new();
+    let dma_needed = uses_dma(program);
+    if dma_needed && hbm.is_none() {
+        return Err(format!("{} starts DMAs but core {name} has no HBM stack to reach", program.source));
+    }
+    let dma_id = if dma_needed {
+        let params = opts.dma.clone().unwrap_or_else(|| match opts.version {
+            NcVersion::V2 => DmaParams::v2(),
+            NcVersion::V3 => DmaParams::v3(),
+            NcVersion::V4 => DmaParams::v4(),
+        });
+        let clk = b.clock(&format!("{name}.dma"), params.clock).map_err(e)?;
+        Some((b.reserve(&format!("{name}.dma"), clk).map_err(e)?, params))
+    } else {
+        None
+    };
+    let mut dma_cmds = Vec::new();
     for (engine, stream) in &program.streams {
         let clk = b.clock(&format!("{name}.{engine}"), opts.version.clock(*engine)).map_err(e)?;
         let id = b.reserve(&format!("{name}.{engine}"), clk).map_err(e)?;
@@ -121,14 +166,54 @@ pub fn build(b: &mut SimBuilder, name: &str, program: &Program, opts: &CoreOptio
         sem_ports.push(SemPort { ops: sem_in, grants: Some(grant_out) });
         mem_ports.push(MemPort { req: mem_in, done: done_out });
         clients.push(engine.name().to_string());
-        let ports = EnginePorts { sem: sem_out, grant: grant_in, mem: mem_out, mem_done: done_in, dma: None };
+        let mut dma = None;
+        if let Some((did, _)) = &dma_id {
+            if stream.instrs.iter().any(|i| matches!(i, Instr::DmaStart { .. })) {
+                let (out, inp) =
+                    b.link::<DmaCmd>(id, "dma", *did, &format!("{engine}.cmd"), link(1, 64)).map_err(e)?;
+                dma = Some(out);
+                dma_cmds.push(inp);
+            }
+        }
+        let ports = EnginePorts { sem: sem_out, grant: grant_in, mem: mem_out, mem_done: done_in, dma };
         b.install(id, EngineUnit::new(*engine, stream.clone(), ports, opts.functional)).map_err(e)?;
         engines.push((*engine, id));
         clocks.push((*engine, clk));
     }
+    let dma_from = mem_ports.len();
+    if let (Some((did, params)), Some(h)) = (dma_id.clone(), hbm) {
+        let (sem_out, sem_in) = b.link::<SemOp>(did, "sem", sem, "dma.op", link(opts.sem_latency, 64)).map_err(e)?;
+        sem_ports.push(SemPort { ops: sem_in, grants: None });
+        let mut sbuf_ports = Vec::new();
+        let mut hbm_ports = Vec::new();
+        let depth = params.outstanding.max(1) * 2;
+        for k in 0..params.engines {
+            let (req_out, req_in) =
+                b.link::<MemAccess>(did, &format!("sbuf{k}"), mem, &format!("dma{k}.req"), link(1, 64)).map_err(e)?;
+            let (done_out, done_in) =
+                b.link::<MemDone>(mem, &format!("dma{k}.done"), did, &format!("sbuf{k}.done"), link(1, 64)).map_err(e)?;
+            mem_ports.push(MemPort { req: req_in, done: done_out });
+            clients.push(format!("dma{k}"));
+            sbuf_ports.push((req_out, done_in));
+            let hname = format!("{name}.dma{k}");
+            let (hreq_out, hreq_in) =
+                b.link::<MemReq>(did, &format!("hbm{k}"), h.id, &format!("{hname}.req"), link(1, depth)).map_err(e)?;
+            let (hresp_out, hresp_in) = b
+                .link::<MemResp>(h.id, &format!("{hname}.resp"), did, &format!("hbm{k}.resp"), link(1, depth))
+                .map_err(e)?;
+            h.stack.add_port(hreq_in, hresp_out);
+            hbm_ports.push((hreq_out, hresp_in));
+        }
+        let ports = DmaPorts { cmds: dma_cmds, sem: sem_out, sbuf: sbuf_ports, hbm: hbm_ports };
+        let mut block = DmaBlock::try_new(params, ports, opts.functional)?;
+        if opts.trace_tracks {
+            block.declare_tracks(b, did);
+        }
+        b.install(did, block).map_err(e)?;
+    }
     let sbuf = opts.version.sbuf().geometry;
-    let unit = CoreMem::new(name, sbuf, opts.version.psum(), &clients, mem_ports, opts.functional)?;
+    let unit = CoreMem::new(name, sbuf, opts.version.psum(), &clients, mem_ports, dma_from, opts.functional)?;
     b.install(mem, unit).map_err(e)?;
     b.install(sem, SemUnit::new(sem_ports)).map_err(e)?;
-    Ok(CoreIds { engines, sem, mem, clocks })
+    Ok(CoreIds { engines, sem, mem, clocks, dma: dma_id.map(|d| d.0) })
 }

@@ -28,6 +28,7 @@ pub struct MemPort {
 }
 
 struct Pending {
+    dma: bool,
     port: usize,
     tag: u64,
     ap: Ap,
@@ -44,9 +45,22 @@ pub struct CoreMem {
     sbuf_data: Option<SramData>,
     psum_data: Option<SramData>,
     pending: FxHashMap<(bool, u64), Pending>,
+    /// Ports from this index on belong to DMA engines.
+    dma_from: usize,
     ready: Vec<(usize, MemDone)>,
     accesses: u64,
     bytes: u64,
+}
+
+/// Converts an ISA access pattern to the SRAM model's, byte for byte (for data); a DMA
+/// engine's access may start at any multiple of 8 partitions.
+pub fn to_pattern_for(ap: &Ap, dma: bool) -> AccessPattern {
+    let p = to_pattern(ap);
+    if dma {
+        p.for_dma()
+    } else {
+        p
+    }
 }
 
 /// Converts an ISA access pattern to the SRAM model's, byte for byte (for data).
@@ -56,27 +70,32 @@ pub fn to_pattern(ap: &Ap) -> AccessPattern {
         .expect("access patterns are validated by the assembler")
 }
 
-/// The pattern the SRAM *timing* sees: contiguous 1-byte elements (FP8, MXFP8) travel four to
+/// The pattern the SRAM *timing* sees. Contiguous 1-byte elements (FP8, MXFP8) travel four to
 /// a 4-byte port cycle, as the v3/v4 interfaces that take 4x and 8x 128 FP8 elements per cycle
-/// into the tensor engine do (spec §2); wider types move one element per port cycle.
-pub fn to_timing_pattern(ap: &Ap) -> AccessPattern {
+/// into the tensor engine do (spec §2); a DMA engine moves bytes, so its contiguous 1- and
+/// 2-byte elements pack into 4-byte port cycles too. Other accesses move one element per port
+/// cycle.
+pub fn to_timing_pattern(ap: &Ap, dma: bool) -> AccessPattern {
+    let eb = ap.dtype.bytes();
+    let pack = if eb == 1 || (dma && eb == 2) { 4 / eb } else { 1 };
     let dims = ap.dims();
     let last = dims[dims.len() - 1];
-    if ap.dtype.bytes() == 1 && last.stride == 1 && last.size.is_multiple_of(4) && ap.offset.is_multiple_of(4) {
+    let aligned = ap.offset.is_multiple_of(4) && u32::from(last.size).is_multiple_of(pack);
+    if pack > 1 && last.stride == 1 && aligned {
         let mut packed: Vec<Dim> = dims.iter().map(|d| Dim { size: d.size, stride: d.stride }).collect();
         let n = packed.len();
-        for d in &mut packed[..n - 1] {
-            if d.stride % 4 != 0 {
-                return to_pattern(ap);
+        if packed[..n - 1].iter().all(|d| (d.stride as i32 % pack as i32) == 0) {
+            for d in &mut packed[..n - 1] {
+                d.stride /= pack as i16;
             }
-            d.stride /= 4;
-        }
-        packed[n - 1] = Dim { size: last.size / 4, stride: 1 };
-        if let Ok(p) = AccessPattern::new(ap.partition_start as u32, ap.partitions as u32, ap.offset, 4, &packed) {
-            return p;
+            packed[n - 1] = Dim { size: last.size / pack as u16, stride: 1 };
+            let start = (ap.partition_start as u32, ap.partitions as u32);
+            if let Ok(p) = AccessPattern::new(start.0, start.1, ap.offset, 4, &packed) {
+                return if dma { p.for_dma() } else { p };
+            }
         }
     }
-    to_pattern(ap)
+    to_pattern_for(ap, dma)
 }
 
 impl CoreMem {
@@ -88,6 +107,7 @@ impl CoreMem {
         psum: SramGeometry,
         clients: &[String],
         ports: Vec<MemPort>,
+        dma_from: usize,
         functional: bool,
     ) -> Result<CoreMem, String> {
         let names: Vec<String> = clients.iter().flat_map(|c| IFACES.iter().map(move |i| format!("{c}.{i}"))).collect();
@@ -101,6 +121,7 @@ impl CoreMem {
             sbuf: mk("sbuf", sbuf)?,
             psum: mk("psum", psum)?,
             pending: FxHashMap::default(),
+            dma_from,
             ready: Vec::new(),
             accesses: 0,
             bytes: 0,
@@ -118,7 +139,7 @@ impl CoreMem {
     }
 
     fn finish(&mut self, p: Pending) -> MemDone {
-        let pattern = to_pattern(&p.ap);
+        let pattern = to_pattern_for(&p.ap, p.dma);
         let store = if p.ap.mem == Mem::Sbuf { self.sbuf_data.as_mut() } else { self.psum_data.as_mut() };
         let mut out = Vec::new();
         if let Some(d) = store {
@@ -157,11 +178,12 @@ impl Component for CoreMem {
                 let psum = a.ap.mem == Mem::Psum;
                 let client = trnsim_mem::sram::ClientId((k * IFACES.len() + a.iface as usize) as u32);
                 let sram = if psum { &mut self.psum } else { &mut self.sbuf };
-                let id = sram.start(client, &to_timing_pattern(&a.ap), a.write, now).expect("validated access");
+                let dma = k >= self.dma_from;
+                let id = sram.start(client, &to_timing_pattern(&a.ap, dma), a.write, now).expect("validated access");
                 self.accesses += 1;
                 self.bytes += a.ap.bytes();
                 let p =
-                    Pending { port: k, tag: a.tag, ap: a.ap, write: a.write, accumulate: a.accumulate, data: a.data };
+                    Pending { dma, port: k, tag: a.tag, ap: a.ap, write: a.write, accumulate: a.accumulate, data: a.data };
                 self.pending.insert((psum, id.0), p);
             }
         }

@@ -15,7 +15,7 @@ fn measured_interval(engine: Engine, setup: &[Instr], instr: Instr) -> u64 {
     s.lines = vec![1; s.instrs.len()];
     let program = Program { source: "costs".into(), streams: vec![(engine, s)] };
     let mut b = SimBuilder::new();
-    let ids = build(&mut b, "nc0", &program, &CoreOptions::default()).unwrap();
+    let ids = build(&mut b, "nc0", &program, &CoreOptions::default(), None).unwrap();
     let mut sim = b.build().unwrap();
     sim.run_until_idle(Dur::from_us(1000)).unwrap();
     let e = sim.component::<EngineUnit>(ids.engines[0].1).unwrap();

@@ -56,7 +56,7 @@ fn matmul_exp_reduce_pipeline_matches_the_reference() {
     };
     let mut b = SimBuilder::new();
     let opts = CoreOptions { functional: true, ..CoreOptions::default() };
-    let ids = build(&mut b, "nc0", &program, &opts).unwrap();
+    let ids = build(&mut b, "nc0", &program, &opts, None).unwrap();
     let mut sim = b.build().unwrap();
     // Small integers and halves are exact in BF16.
     let w: Vec<f32> = (0..k * m).map(|i| ((i * 7 % 11) as f32 - 5.0) * 0.5).collect();

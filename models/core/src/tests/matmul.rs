@@ -29,7 +29,7 @@ pub(crate) fn matmul_stream(count: usize, n: u16, dtype: Dtype) -> Stream {
 pub(crate) fn run_te(stream: Stream) -> (u64, f64, EngineUnitStats) {
     let program = Program { source: "test".into(), streams: vec![(Engine::Tensor, stream)] };
     let mut b = SimBuilder::new();
-    let ids = build(&mut b, "nc0", &program, &CoreOptions::default()).unwrap();
+    let ids = build(&mut b, "nc0", &program, &CoreOptions::default(), None).unwrap();
     let mut sim = b.build().unwrap();
     sim.run_until_idle(Dur::from_us(10_000)).unwrap();
     let te = sim.component::<EngineUnit>(ids.engines[0].1).unwrap();

@@ -1,18 +1,23 @@
-//! The port rules of the arbiter: which banks and partition quarters an access touches, how many
-//! ports each (direction, quarter, bank) has left in a cycle, and how long an access stays on
-//! one bank.
+//! The port rules of the arbiter: which banks and partition groups an access touches, how many
+//! ports each (direction, group, bank) has left in a cycle, and how long an access stays on one
+//! bank.
 //!
-//! Why quarters suffice: a legal access covers a contiguous partition range starting at a
-//! multiple of a quarter (spec §3 start rules), so every access that touches quarter `q` includes
-//! that quarter's first partition. The accesses competing for a bank in any partition of `q` are
-//! therefore exactly those touching `q`, and counting ports per (quarter, bank) is exact.
+//! Why groups suffice: partitions are counted in 16 groups (8 partitions each of 128). Every
+//! legal access covers a contiguous partition range starting at a multiple of a group: compute
+//! engines start at a multiple of a quarter (spec §3 start rules), DMA engines at a multiple of
+//! their 8 partitions. So every access that touches group `g` includes that group's first
+//! partition, the accesses competing for a bank in any partition of `g` are exactly those
+//! touching `g`, and counting ports per (group, bank) is exact.
 
 use crate::sram::geometry::{SramGeometry, MAX_BANKS};
 use crate::sram::pattern::AccessPattern;
 
-const SLOTS: usize = 2 * 4 * MAX_BANKS as usize;
+/// Partition groups the arbiter counts ports in.
+pub(crate) const GROUPS: u32 = 16;
 
-/// Ports taken in one cycle, per (direction, partition quarter, bank). Lives on the stack.
+const SLOTS: usize = 2 * GROUPS as usize * MAX_BANKS as usize;
+
+/// Ports taken in one cycle, per (direction, partition group, bank). Lives on the stack.
 pub(crate) struct PortUse {
     taken: [u8; SLOTS],
 }
@@ -22,13 +27,13 @@ impl PortUse {
         PortUse { taken: [0; SLOTS] }
     }
 
-    fn slot(write: bool, quarter: u32, bank: u32) -> usize {
-        ((usize::from(write) * 4 + quarter as usize) * MAX_BANKS as usize) + bank as usize
+    fn slot(write: bool, group: u32, bank: u32) -> usize {
+        ((usize::from(write) * GROUPS as usize + group as usize) * MAX_BANKS as usize) + bank as usize
     }
 
-    /// Takes one port of `bank` in every quarter of `quarters` if all have one free.
-    pub(crate) fn try_take(&mut self, write: bool, quarters: u8, bank: u32, ports: u32) -> bool {
-        let qs = || (0..4u32).filter(move |q| quarters & (1 << q) != 0);
+    /// Takes one port of `bank` in every group of `groups` if all have one free.
+    pub(crate) fn try_take(&mut self, write: bool, groups: u16, bank: u32, ports: u32) -> bool {
+        let qs = || (0..GROUPS).filter(move |q| groups & (1 << q) != 0);
         if qs().any(|q| u32::from(self.taken[Self::slot(write, q, bank)]) >= ports) {
             return false;
         }
@@ -38,11 +43,11 @@ impl PortUse {
         true
     }
 
-    /// Claims a port on every bank of `banks` in every quarter of `quarters` for the whole of a
-    /// run of cycles; false if some (quarter, bank) would then hold more claims than `ports`.
-    pub(crate) fn claim_all(&mut self, write: bool, quarters: u8, banks: u64, ports: u32) -> bool {
+    /// Claims a port on every bank of `banks` in every group of `groups` for the whole of a run
+    /// of cycles; false if some (group, bank) would then hold more claims than `ports`.
+    pub(crate) fn claim_all(&mut self, write: bool, groups: u16, banks: u64, ports: u32) -> bool {
         let mut fits = true;
-        for q in (0..4u32).filter(|q| quarters & (1 << q) != 0) {
+        for q in (0..GROUPS).filter(|q| groups & (1 << q) != 0) {
             let mut rest = banks;
             while rest != 0 {
                 let b = rest.trailing_zeros();
@@ -56,10 +61,11 @@ impl PortUse {
     }
 }
 
-/// The partition quarters (bit q = partitions `q*Q .. (q+1)*Q`) an access covers.
-pub(crate) fn quarters(p: &AccessPattern, geom: &SramGeometry) -> u8 {
-    let (q, start, end) = (geom.quarter(), p.partition_start, p.partition_start + p.partitions);
-    (0..4u32).filter(|k| start < (k + 1) * q && end > k * q).fold(0, |m, k| m | 1 << k)
+/// The partition groups (bit g = partitions `g*G .. (g+1)*G`, G = partitions / 16) an access
+/// covers.
+pub(crate) fn quarters(p: &AccessPattern, geom: &SramGeometry) -> u16 {
+    let (q, start, end) = (geom.group(), p.partition_start, p.partition_start + p.partitions);
+    (0..GROUPS).filter(|k| start < (k + 1) * q && end > k * q).fold(0, |m, k| m | 1 << k)
 }
 
 /// Every bank any element of a (valid) access may touch, as a mask.
@@ -96,10 +102,15 @@ mod tests {
     use crate::sram::test_rng::{random_pattern, XorShift};
 
     #[test]
-    fn quarters_follow_the_partition_range() {
+    fn groups_follow_the_partition_range() {
         let g = PSUM.geometry;
         let q = |s, n| quarters(&AccessPattern::contiguous(s, n, 0, 4, 1), &g);
-        assert_eq!([q(0, 128), q(0, 100), q(64, 33), q(96, 1), q(32, 32)], [0b1111, 0b1111, 0b1100, 0b1000, 0b0010]);
+        // Groups of 8 partitions: 0..128 all 16; 0..100 groups 0..=12; 64..97 groups 8..=12;
+        // 96..97 group 12; 32..64 groups 4..=7; a DMA engine's 8..16 group 1.
+        assert_eq!(
+            [q(0, 128), q(0, 100), q(64, 33), q(96, 1), q(32, 32), q(8, 8)],
+            [0xffff, 0x1fff, 0x1f00, 0x1000, 0x00f0, 0x0002]
+        );
     }
 
     #[test]

@@ -67,6 +67,11 @@ impl SramGeometry {
     pub fn quarter(&self) -> u32 {
         self.partitions / 4
     }
+    /// Partitions per arbiter group (a sixteenth of the partitions, at least 1): the
+    /// granularity DMA engines start at (8 of 128 partitions each).
+    pub fn group(&self) -> u32 {
+        (self.partitions / 16).max(1)
+    }
     /// The bank holding byte `offset` of a partition.
     #[inline]
     pub fn bank_of(&self, offset: u64) -> u32 {

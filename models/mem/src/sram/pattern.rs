@@ -44,6 +44,9 @@ pub struct AccessPattern {
     pub elem_bytes: u32,
     dims: [Dim; MAX_DIMS],
     ndims: u8,
+    /// A DMA engine's access: may start at any multiple of a group (8 of 128 partitions)
+    /// instead of following the compute engines' start rules.
+    dma: bool,
 }
 
 const SIZE_FIELDS: [&str; MAX_DIMS] = ["dims[0].size", "dims[1].size", "dims[2].size", "dims[3].size"];
@@ -63,14 +66,22 @@ impl AccessPattern {
         }
         let mut d = [Dim::default(); MAX_DIMS];
         d[..dims.len()].copy_from_slice(dims);
-        Ok(AccessPattern { partition_start, partitions, offset, elem_bytes, dims: d, ndims: dims.len() as u8 })
+        Ok(AccessPattern { partition_start, partitions, offset, elem_bytes, dims: d, ndims: dims.len() as u8, dma: false })
     }
 
     /// A contiguous run of `n` elements per partition.
     pub fn contiguous(partition_start: u32, partitions: u32, offset: u32, elem_bytes: u32, n: u16) -> AccessPattern {
         let mut dims = [Dim::default(); MAX_DIMS];
         dims[0] = Dim::new(n, 1);
-        AccessPattern { partition_start, partitions, offset, elem_bytes, dims, ndims: 1 }
+        AccessPattern { partition_start, partitions, offset, elem_bytes, dims, ndims: 1, dma: false }
+    }
+
+    /// The same pattern as a DMA engine's access: its partition range may start at any multiple
+    /// of [`SramGeometry::group`] (a DMA engine serves 8 of 128 partitions, spec §4) instead of
+    /// following the compute engines' start rules of spec §3.
+    pub fn for_dma(mut self) -> AccessPattern {
+        self.dma = true;
+        self
     }
 
     /// The free-axis dimensions, outermost first.
@@ -176,7 +187,9 @@ impl AccessPattern {
         if n == 0 || n > geom.partitions {
             return Err(FieldError::new("partitions", format!("{n} (1 to {} allowed)", geom.partitions)));
         }
-        let ok = if n > 2 * q {
+        let ok = if self.dma {
+            multiple_of(start, geom.group())
+        } else if n > 2 * q {
             start == 0
         } else if n > q {
             start == 0 || start == 2 * q
@@ -184,7 +197,9 @@ impl AccessPattern {
             multiple_of(start, q)
         };
         if !ok || start.checked_add(n).filter(|&end| end <= geom.partitions).is_none() {
-            let allowed = if n > 2 * q {
+            let allowed = if self.dma {
+                format!("a multiple of {} for a DMA engine", geom.group())
+            } else if n > 2 * q {
                 "0".to_string()
             } else if n > q {
                 format!("0 or {}", 2 * q)

@@ -65,7 +65,7 @@ struct Access {
     units_total: u64,
     units_done: u64,
     cost: u64,
-    quarters: u8,
+    quarters: u16,
     footprint: u64,
     elem_bytes_all: u64,
 }
