@@ -41,6 +41,9 @@ enum Cmd {
     /// Run one HBM stack on a request trace (DRAMsim3 or Ramulator 2 format) or a synthetic
     /// pattern; print bandwidth, latency and row-buffer statistics.
     Hbm(crate::hbm_cmd::HbmArgs),
+    /// Run a NeuronCore assembly program (docs/isa.md) on one or more cores and print
+    /// per-engine statistics.
+    Core(crate::core_cmd::CoreArgs),
     /// List the benchmarks `trnsim run` knows.
     List,
 }
@@ -135,6 +138,9 @@ pub fn main() -> i32 {
         Cmd::Config { which: ConfigCmd::Check { files } } => cmd_check(&files),
         Cmd::Hbm(a) => {
             crate::hbm_cmd::run(a).map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
+        }
+        Cmd::Core(a) => {
+            crate::core_cmd::run(a).map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
         }
         Cmd::List => {
             for (n, d) in BENCHES {

@@ -2,6 +2,7 @@
 //! configs. See `trnsim --help`.
 
 mod cli;
+mod core_cmd;
 mod hbm_cmd;
 
 fn main() {

@@ -4,11 +4,13 @@
 use crate::cpu::Stopwatch;
 use crate::suite::{BenchResult, Speed};
 use std::fmt::Write as _;
-use trnsim_core::core::{build, CoreIds, CoreOptions};
+use trnsim_core::core::{build, CoreIds, CoreOptions, HbmHookup};
+use trnsim_core::dma::DmaBlock;
 use trnsim_core::engine::EngineUnit;
 use trnsim_core::isa::asm::{assemble, render_errors, AsmOptions};
 use trnsim_core::isa::Program;
 use trnsim_kernel::{Dur, SimBuilder, SimOptions, Simulation, TickOrder, TraceOptions, TraceSink};
+use trnsim_mem::hbm::{presets, HbmStack, StackConfig};
 
 /// Assembles `text` (named `source` in errors).
 pub fn assemble_text(source: &str, text: &str) -> Result<Program, String> {
@@ -38,7 +40,8 @@ pub fn matmul_program(count: usize, n: u32, dtype: &str) -> String {
     s
 }
 
-/// Runs `cores` copies of `program`; returns the simulation and each core's ids.
+/// Runs `cores` copies of `program`, two cores per HBM3E stack (Trn3: 8 cores, 4 stacks) when
+/// the program starts DMAs; returns the simulation and each core's ids.
 pub fn run_cores(
     program: &Program,
     cores: usize,
@@ -46,9 +49,33 @@ pub fn run_cores(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<(Simulation, Vec<CoreIds>), String> {
     let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
+    let needs_hbm = program
+        .streams
+        .iter()
+        .any(|(_, s)| s.instrs.iter().any(|i| matches!(i, trnsim_core::isa::Instr::DmaStart { .. })));
+    let mut stacks = Vec::new();
+    if needs_hbm {
+        let cfg = StackConfig::from_preset(&presets::HBM3E_9600);
+        let clk = b.clock("hbm", cfg.timing.frequency()).map_err(|e| e.to_string())?;
+        for k in 0..cores.div_ceil(2) {
+            let mut c = cfg.clone();
+            c.index = k as u32;
+            let id = b.reserve(&format!("hbm{k}"), clk).map_err(|e| e.to_string())?;
+            let mut st = HbmStack::new(&c)?;
+            if trace.is_some() {
+                st.declare_tracks(&mut b, id);
+            }
+            stacks.push((id, st));
+        }
+    }
+    let opts = CoreOptions { trace_tracks: trace.is_some(), ..CoreOptions::default() };
     let mut ids = Vec::new();
     for c in 0..cores {
-        ids.push(build(&mut b, &format!("nc{c}"), program, &CoreOptions::default(), None)?);
+        let hbm = stacks.get_mut(c / 2).map(|(id, st)| HbmHookup { id: *id, stack: st });
+        ids.push(build(&mut b, &format!("nc{c}"), program, &opts, hbm)?);
+    }
+    for (id, st) in stacks {
+        b.install(id, st).map_err(|e| e.to_string())?;
     }
     let mut sim = b.build().map_err(|e| e.to_string())?;
     if let Some((sink, opts)) = trace {
@@ -65,6 +92,122 @@ pub fn run_cores(
         }
     }
     Ok((sim, ids))
+}
+
+/// DMA bandwidth from HBM into SBUF against transfer size: for each size, four 128-partition
+/// DMAs on four queues, waited for together.
+pub fn dma_program(bytes_per_partition: u32) -> String {
+    let mut s = String::from(".engine sync\n");
+    let elems = bytes_per_partition / 2;
+    for q in 0..4u32 {
+        let hbm = q as u64 * 128 * bytes_per_partition as u64;
+        let off = q * bytes_per_partition;
+        let _ = writeln!(
+            s,
+            "    dma_start q{q} hbm {hbm:#x} stride {bytes_per_partition} -> sbuf[0:128] +{off:#x} [{elems}:1] bf16, sem=s0"
+        );
+    }
+    s.push_str("    sem_wait s0 >= 64\n    halt\n");
+    s
+}
+
+/// An attention-like block over `tiles` tiles of 128 x 512: per tile, DMA the input tile from
+/// HBM (four buffers deep), matmul by W (tensor) into PSUM, exp with row sums (scalar), row
+/// maxima (vector), and a second matmul by V (tensor); semaphores chain the engines so that
+/// later tiles' loads and first matmuls overlap earlier tiles' activation and reduction.
+/// Semaphores: s0 DMA parts done (16 per tile), s1 first matmuls, s5 exps, s2 maxima, s3 second
+/// matmuls, s4 the weights' DMA.
+pub fn attention_program(tiles: u32) -> String {
+    const NB: u32 = 4;
+    let x = |i: u32| 0x1000 + (i % NB) * 0x400;
+    let e = |i: u32| 0x3000 + (i % 2) * 0x400;
+    let mut sync = String::from(
+        ".engine sync\n    dma_start q15 hbm 0x4000000 stride 512 -> sbuf[0:128] +0x0 [256:1] bf16, sem=s4\n",
+    );
+    let mut te = String::from(".engine tensor\n    sem_wait s4 >= 16\n");
+    let mut act = String::from(".engine scalar\n");
+    let mut dve = String::from(".engine vector\n");
+    let mm2 = |te: &mut String, j: u32| {
+        let _ = writeln!(te, "    sem_wait s2 >= {}", j + 1);
+        let _ = writeln!(te, "    ldweights sbuf[0:128] +0x100 [128:1] bf16");
+        let out = 4 + j % 4;
+        let _ = writeln!(
+            te,
+            "    matmul sbuf[0:128] +{:#x} [512:1] bf16 -> psum[0:128] bank{out} +0 [512:1] fp32, overwrite",
+            e(j)
+        );
+        let _ = writeln!(te, "    sem_inc s3, 1");
+    };
+    for i in 0..tiles {
+        if i >= NB {
+            let _ = writeln!(sync, "    sem_wait s1 >= {}", i - NB + 1); // buffer read by tile i - NB's first matmul
+        }
+        let _ = writeln!(
+            sync,
+            "    dma_start q{} hbm {:#x} stride 1024 -> sbuf[0:128] +{:#x} [512:1] bf16, sem=s0",
+            i % 4,
+            i as u64 * 0x20000,
+            x(i)
+        );
+        let _ = writeln!(te, "    sem_wait s0 >= {}", 16 * (i + 1));
+        if i >= 4 {
+            let _ = writeln!(te, "    sem_wait s5 >= {}", i - 3); // PSUM bank i % 4 read by exp(i - 4)
+        }
+        let _ = writeln!(te, "    ldweights sbuf[0:128] +0x0 [128:1] bf16");
+        let _ = writeln!(
+            te,
+            "    matmul sbuf[0:128] +{:#x} [512:1] bf16 -> psum[0:128] bank{} +0 [512:1] fp32, overwrite",
+            x(i),
+            i % 4
+        );
+        let _ = writeln!(te, "    sem_inc s1, 1");
+        if i >= 1 {
+            mm2(&mut te, i - 1);
+        }
+        let _ = writeln!(act, "    sem_wait s1 >= {}", i + 1);
+        if i >= 2 {
+            let _ = writeln!(act, "    sem_wait s3 >= {}", i - 1); // e buffer read by matmul 2 of tile i - 2
+        }
+        let _ = writeln!(
+            act,
+            "    activation exp psum[0:128] bank{} +0 [512:1] fp32 -> sbuf[0:128] +{:#x} [512:1] bf16, scale=0.0625, bias=0.0, reduce=add sbuf[0:128] +{:#x} [1:1] fp32",
+            i % 4,
+            e(i),
+            0x4000 + (i % 2) * 4
+        );
+        let _ = writeln!(act, "    sem_inc s5, 1");
+        let _ = writeln!(dve, "    sem_wait s5 >= {}", i + 1);
+        let _ = writeln!(
+            dve,
+            "    tensor_reduce max sbuf[0:128] +{:#x} [512:1] bf16 -> sbuf[0:128] +{:#x} [1:1] fp32",
+            e(i),
+            0x4100 + (i % 2) * 4
+        );
+        let _ = writeln!(dve, "    sem_inc s2, 1");
+    }
+    mm2(&mut te, tiles - 1);
+    for st in [&mut sync, &mut te, &mut act, &mut dve] {
+        st.push_str("    halt\n");
+    }
+    format!("{sync}\n{te}\n{act}\n{dve}")
+}
+
+fn dma_bench(order: TickOrder) -> Result<(Vec<(String, f64)>, Simulation), String> {
+    let mut headline = Vec::new();
+    let mut last = None;
+    for kib in [1u32, 4, 16, 32, 60] {
+        let bytes = kib * 1024;
+        let program = assemble_text("nc-dma.asm (generated)", &dma_program(bytes))?;
+        let (sim, ids) = run_cores(&program, 1, order, None)?;
+        let dma = ids[0].dma.ok_or("no DMA block")?;
+        let block = sim.component::<DmaBlock>(dma).ok_or("dma block")?;
+        let moved: u64 = block.bytes_per_engine().iter().sum();
+        let end_ns = sim.now().as_ns_f64();
+        let gbps = moved as f64 / end_ns;
+        headline.push((format!("{kib}KiB_per_partition_GBps"), gbps));
+        last = Some(sim);
+    }
+    Ok((headline, last.ok_or("no run")?))
 }
 
 /// Headline figures of a run: TFLOPS over the tensor engines' span, and utilizations.
@@ -99,7 +242,20 @@ pub fn run_named(
     order: TickOrder,
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<BenchResult, String> {
+    if name == "nc-dma-bandwidth" {
+        let sw = Stopwatch::start();
+        let (mut headline, sim) = dma_bench(order)?;
+        headline.push(("peak_GBps".into(), 16.0 * 38.4));
+        let (wall_s, cpu_s) = sw.elapsed();
+        return Ok(BenchResult {
+            name: name.into(),
+            headline,
+            stats: sim.report(),
+            speed: Speed { wall_s, cpu_s, ..Speed::default() },
+        });
+    }
     let (text, cores, peak) = match name {
+        "nc-attention" => (attention_program(16), 1, 78.64),
         "nc-matmul-bf16" => (matmul_program(256, 512, "bf16"), 1, 78.64),
         "nc-matmul-mxfp8" => (matmul_program(256, 512, "mxfp8"), 1, 314.57),
         "nc-matmul-8cores" => (matmul_program(256, 512, "bf16"), 8, 78.64),
@@ -109,7 +265,13 @@ pub fn run_named(
     let sw = Stopwatch::start();
     let (sim, ids) = run_cores(&program, cores, order, trace)?;
     let (wall_s, cpu_s) = sw.elapsed();
-    let headline = headline(&sim, &ids, peak);
+    let mut headline = headline(&sim, &ids, peak);
+    for (e, id) in &ids[0].engines {
+        let u = sim.component::<EngineUnit>(*id).ok_or("engine")?;
+        let span = u.stats.last.saturating_sub(u.stats.first.unwrap_or(0)).max(1);
+        headline.push((format!("{e}_utilization_pct"), 100.0 * u.stats.busy_cycles as f64 / span as f64));
+    }
+    headline.push(("sim_time_ns".into(), sim.now().as_ns_f64()));
     let sim_s = sim.now().as_ps() as f64 * 1e-12;
     let speed = Speed { wall_s, cpu_s, slowdown: wall_s / sim_s.max(1e-12), ticks_per_s: 0.0 };
     Ok(BenchResult { name: name.into(), headline, stats: sim.report(), speed })

@@ -28,6 +28,14 @@ pub const BENCHES: &[(&str, &str)] = &[
     ("nc-matmul-mxfp8", "NC-v4: 256 back-to-back MXFP8 matmuls, K = 512, N = 512: TFLOPS vs 314.6"),
     ("nc-matmul-8cores", "8 NC-v4 cores, 256 BF16 matmuls each: 8x one core"),
     (
+        "nc-attention",
+        "NC-v4 attention-like block, 16 tiles: DMA -> matmul -> exp+sum -> max -> matmul, engines overlapped",
+    ),
+    (
+        "nc-dma-bandwidth",
+        "NC-v4 DMA, HBM3E -> SBUF, 4 x 128-partition DMAs: GB/s against bytes per partition (1.3 us start cost)",
+    ),
+    (
         "sbuf-bandwidth",
         "NC-v4 SBUF per engine interface: alone (128 elem/cycle), strided (64), disjoint banks, shared bank",
     ),

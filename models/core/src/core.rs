@@ -14,9 +14,9 @@ use crate::dma::{DmaBlock, DmaParams, DmaPorts};
 use crate::engine::{EnginePorts, EngineUnit};
 use crate::isa::{Engine, Instr, Program};
 use crate::msg::{DmaCmd, MemAccess, MemDone, SemGrant, SemOp};
-use trnsim_mem::hbm::{HbmStack, MemReq, MemResp};
 use crate::sem::{SemPort, SemUnit};
 use trnsim_kernel::{Bandwidth, ClockId, ComponentId, Cycles, Frequency, LinkSpec, SimBuilder};
+use trnsim_mem::hbm::{HbmStack, MemReq, MemResp};
 use trnsim_mem::sram::{SramGeometry, SramPreset};
 
 /// NeuronCore generation.
@@ -169,8 +169,7 @@ pub fn build(
         let mut dma = None;
         if let Some((did, _)) = &dma_id {
             if stream.instrs.iter().any(|i| matches!(i, Instr::DmaStart { .. })) {
-                let (out, inp) =
-                    b.link::<DmaCmd>(id, "dma", *did, &format!("{engine}.cmd"), link(1, 64)).map_err(e)?;
+                let (out, inp) = b.link::<DmaCmd>(id, "dma", *did, &format!("{engine}.cmd"), link(1, 64)).map_err(e)?;
                 dma = Some(out);
                 dma_cmds.push(inp);
             }
@@ -190,8 +189,9 @@ pub fn build(
         for k in 0..params.engines {
             let (req_out, req_in) =
                 b.link::<MemAccess>(did, &format!("sbuf{k}"), mem, &format!("dma{k}.req"), link(1, 64)).map_err(e)?;
-            let (done_out, done_in) =
-                b.link::<MemDone>(mem, &format!("dma{k}.done"), did, &format!("sbuf{k}.done"), link(1, 64)).map_err(e)?;
+            let (done_out, done_in) = b
+                .link::<MemDone>(mem, &format!("dma{k}.done"), did, &format!("sbuf{k}.done"), link(1, 64))
+                .map_err(e)?;
             mem_ports.push(MemPort { req: req_in, done: done_out });
             clients.push(format!("dma{k}"));
             sbuf_ports.push((req_out, done_in));

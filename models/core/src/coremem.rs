@@ -182,8 +182,15 @@ impl Component for CoreMem {
                 let id = sram.start(client, &to_timing_pattern(&a.ap, dma), a.write, now).expect("validated access");
                 self.accesses += 1;
                 self.bytes += a.ap.bytes();
-                let p =
-                    Pending { dma, port: k, tag: a.tag, ap: a.ap, write: a.write, accumulate: a.accumulate, data: a.data };
+                let p = Pending {
+                    dma,
+                    port: k,
+                    tag: a.tag,
+                    ap: a.ap,
+                    write: a.write,
+                    accumulate: a.accumulate,
+                    data: a.data,
+                };
                 self.pending.insert((psum, id.0), p);
             }
         }

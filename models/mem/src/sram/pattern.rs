@@ -66,7 +66,15 @@ impl AccessPattern {
         }
         let mut d = [Dim::default(); MAX_DIMS];
         d[..dims.len()].copy_from_slice(dims);
-        Ok(AccessPattern { partition_start, partitions, offset, elem_bytes, dims: d, ndims: dims.len() as u8, dma: false })
+        Ok(AccessPattern {
+            partition_start,
+            partitions,
+            offset,
+            elem_bytes,
+            dims: d,
+            ndims: dims.len() as u8,
+            dma: false,
+        })
     }
 
     /// A contiguous run of `n` elements per partition.
