@@ -12,6 +12,7 @@ mod kernel_clock_edges_are_exact;
 mod kernel_random_graphs_are_order_independent;
 mod kernel_ring_deadlock_is_reported;
 mod kernel_ring_matches_systemc_hop_counts;
+mod nc_gemm_sweep_pays_fill_and_drain_once;
 mod nc_matmul_reaches_spec_tflops;
 mod nc_trace_loads_in_perfetto;
 mod trace_loads_in_perfetto;

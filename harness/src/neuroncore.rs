@@ -192,6 +192,61 @@ pub fn attention_program(tiles: u32) -> String {
     format!("{sync}\n{te}\n{act}\n{dve}")
 }
 
+/// A weight-stationary GEMM C[M x N] = A[M x K] x B[K x N] on the tensor engine, data already in
+/// SBUF: for each 128-column block of M and 128-row block of K, one LoadStationary and one
+/// MultiplyMoving per 512-column block of N, accumulating over K in PSUM (one bank per N block).
+pub fn gemm_program(m: u32, k: u32, n: u32) -> String {
+    let mut s = String::from(".engine tensor\n");
+    let (mt, kt) = (m.div_ceil(128), k.div_ceil(128));
+    let nt = n.div_ceil(512);
+    for mi in 0..mt {
+        let cols = (m - mi * 128).min(128);
+        for ki in 0..kt {
+            let rows = (k - ki * 128).min(128);
+            let _ = writeln!(s, "    ldweights sbuf[0:{rows}] +{:#x} [{cols}:1] bf16", (ki % 2) * 0x100);
+            for ni in 0..nt {
+                let w = (n - ni * 512).min(512);
+                let acc = if ki == 0 { "overwrite" } else { "accumulate" };
+                let _ = writeln!(
+                    s,
+                    "    matmul sbuf[0:{rows}] +{:#x} [{w}:1] bf16 -> psum[0:{cols}] bank{} +0 [{w}:1] fp32, {acc}",
+                    0x1000 + (ni % 8) * 0x400,
+                    ni % 8
+                );
+            }
+        }
+    }
+    s.push_str("    halt\n");
+    s
+}
+
+/// SCALE-Sim's weight-stationary closed form for an R x C array: per fold 2R + C + T - 2
+/// cycles, with T the moving (temporal) columns, and one fold per (K block, M block) pair.
+pub fn scalesim_ws_cycles(m: u32, k: u32, n: u32) -> u64 {
+    let (r, c) = (128u64, 128u64);
+    let folds = u64::from(m.div_ceil(128)) * u64::from(k.div_ceil(128));
+    folds * (2 * r + c + u64::from(n) - 2)
+}
+
+/// The GEMM sweep: tensor-engine cycles and utilization per shape, beside SCALE-Sim's cycles.
+fn gemm_sweep(order: TickOrder) -> Result<(Vec<(String, f64)>, Simulation), String> {
+    let mut headline = Vec::new();
+    let mut last = None;
+    for (m, k, n) in [(128, 128, 128), (128, 128, 512), (128, 128, 2048), (256, 256, 512), (512, 512, 512), (1024, 1024, 1024), (128, 1024, 4096), (1024, 128, 256)] {
+        let program = assemble_text(&format!("gemm-{m}x{k}x{n}.asm (generated)"), &gemm_program(m, k, n))?;
+        let (sim, ids) = run_cores(&program, 1, order, None)?;
+        let u = sim.component::<EngineUnit>(ids[0].engines[0].1).ok_or("tensor engine")?;
+        let cycles = u.stats.last - u.stats.first.unwrap_or(0);
+        let ideal = (m as f64 * k as f64 * n as f64) / (128.0 * 128.0);
+        let tag = format!("{m}x{k}x{n}");
+        headline.push((format!("{tag}_cycles"), cycles as f64));
+        headline.push((format!("{tag}_utilization_pct"), 100.0 * ideal / cycles as f64));
+        headline.push((format!("{tag}_scalesim_cycles"), scalesim_ws_cycles(m, k, n) as f64));
+        last = Some(sim);
+    }
+    Ok((headline, last.ok_or("no run")?))
+}
+
 fn dma_bench(order: TickOrder) -> Result<(Vec<(String, f64)>, Simulation), String> {
     let mut headline = Vec::new();
     let mut last = None;
@@ -242,10 +297,12 @@ pub fn run_named(
     order: TickOrder,
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<BenchResult, String> {
-    if name == "nc-dma-bandwidth" {
+    if name == "nc-dma-bandwidth" || name == "nc-gemm-sweep" {
         let sw = Stopwatch::start();
-        let (mut headline, sim) = dma_bench(order)?;
-        headline.push(("peak_GBps".into(), 16.0 * 38.4));
+        let (mut headline, sim) = if name == "nc-gemm-sweep" { gemm_sweep(order)? } else { dma_bench(order)? };
+        if name == "nc-dma-bandwidth" {
+            headline.push(("peak_GBps".into(), 16.0 * 38.4));
+        }
         let (wall_s, cpu_s) = sw.elapsed();
         return Ok(BenchResult {
             name: name.into(),

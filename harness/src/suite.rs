@@ -32,6 +32,10 @@ pub const BENCHES: &[(&str, &str)] = &[
         "NC-v4 attention-like block, 16 tiles: DMA -> matmul -> exp+sum -> max -> matmul, engines overlapped",
     ),
     (
+        "nc-gemm-sweep",
+        "NC-v4 weight-stationary GEMM sweep: tensor-engine cycles and utilization beside SCALE-Sim's closed form",
+    ),
+    (
         "nc-dma-bandwidth",
         "NC-v4 DMA, HBM3E -> SBUF, 4 x 128-partition DMAs: GB/s against bytes per partition (1.3 us start cost)",
     ),
