@@ -10,7 +10,9 @@ use trnsim_kernel::TickOrder;
 #[test]
 fn gemm_cycles_are_intervals_plus_one_fill_and_drain() {
     let mut overheads = Vec::new();
-    for (m, k, n) in [(128, 128, 128), (128, 128, 512), (256, 256, 512), (512, 512, 512), (1024, 1024, 1024), (1024, 128, 256)] {
+    for (m, k, n) in
+        [(128, 128, 128), (128, 128, 512), (256, 256, 512), (512, 512, 512), (1024, 1024, 1024), (1024, 128, 256)]
+    {
         let p = assemble_text("gemm", &gemm_program(m, k, n)).unwrap();
         let (sim, ids) = run_cores(&p, 1, TickOrder::Structural, None).unwrap();
         let u = sim.component::<EngineUnit>(ids[0].engines[0].1).unwrap();

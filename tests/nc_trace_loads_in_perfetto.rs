@@ -41,6 +41,7 @@ fn attention_trace_has_engine_dma_and_hbm_tracks_and_flows() {
         "select count(*) from slice where name = 'dma'",
         "select count(*) from slice where name = 'packet'",
         "select count(*) from slice where name = 'sem_inc'",
+        "select count(distinct t.name) from slice s join track t on s.track_id = t.id where s.name = 'dma' and t.name like 'queue%'",
     ];
     let Some(tp) = TraceProcessor::for_tests(&root()) else { return };
     let rows = tp.query(&trace, &sql).unwrap_or_else(|e| panic!("{e}"));
@@ -51,6 +52,7 @@ fn attention_trace_has_engine_dma_and_hbm_tracks_and_flows() {
     assert_eq!(one(4), 17, "a dma slice per command (16 tiles + the weights)");
     assert!(one(5) >= 17 * 16, "packets on the DMA engines");
     assert!(one(6) > 0, "semaphore signals");
+    assert_eq!(one(7), 5, "dma slices on the tracks of the queues used (q0..q3 and q15)");
     // Flows: one per DMA (start -> completion), and from the signal that releases a wait to the
     // instruction it releases (at least one per tile).
     assert!(one(3) >= 17 + 16, "flows: {}", one(3));

@@ -238,7 +238,8 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, total > 1));
         let vp = a.vcd.as_deref().map(|p| per_bench_path(p, name, total > 1));
         // Benchmarks that are not one simulation (sweeps, analytic benches) write no trace.
-        let traceable = !matches!(name.as_str(), "sbuf-bandwidth" | "hbm-latency-sweep" | "nc-gemm-sweep" | "nc-dma-bandwidth");
+        let traceable =
+            !matches!(name.as_str(), "sbuf-bandwidth" | "hbm-latency-sweep" | "nc-gemm-sweep" | "nc-dma-bandwidth");
         let (tp, vp) = if traceable { (tp, vp) } else { (None, None) };
         let sink = open_sink(tp.as_deref(), vp.as_deref())?;
         let signal_links = if vp.is_some() { LinkSelection::All } else { LinkSelection::None };

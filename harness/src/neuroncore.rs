@@ -24,16 +24,17 @@ pub fn matmul_program(count: usize, n: u32, dtype: &str) -> String {
     let mx = dtype == "mxfp8";
     let cols = if mx { n * 4 } else { n };
     let wcols = if mx { 512 } else { 128 };
-    let scales = |c: u32| if mx { format!(", scales=sbuf[0:128] +0x3f000 [{c}:1] fp8e4m3") } else { String::new() };
+    // MXFP8 scales: one E8M0 byte per 32 K-rows per column, K/32 = 16 partitions x columns.
+    let scales = |c: u32| if mx { format!(", scales=sbuf[0:16] +0x3f000 [{c}:1] fp8e4m3") } else { String::new() };
     for i in 0..count {
         let w_off = (i % 2) * 0x1000;
         let bank = i % 8;
-        let _ = writeln!(s, "    ldweights sbuf[0:128] +{w_off:#x} [{wcols}:1] {dtype}{}", scales(wcols / 32));
+        let _ = writeln!(s, "    ldweights sbuf[0:128] +{w_off:#x} [{wcols}:1] {dtype}{}", scales(wcols / 4));
         let _ = writeln!(
             s,
             "    matmul sbuf[0:128] +0x4000 [{cols}:1] {dtype} -> psum[0:128] bank{bank} +0 [{}:1] fp32, overwrite{}",
             n.min(512),
-            scales(cols / 32)
+            scales(cols / 4)
         );
     }
     s.push_str("    halt\n");
@@ -232,7 +233,16 @@ pub fn scalesim_ws_cycles(m: u32, k: u32, n: u32) -> u64 {
 fn gemm_sweep(order: TickOrder) -> Result<(Vec<(String, f64)>, Simulation), String> {
     let mut headline = Vec::new();
     let mut last = None;
-    for (m, k, n) in [(128, 128, 128), (128, 128, 512), (128, 128, 2048), (256, 256, 512), (512, 512, 512), (1024, 1024, 1024), (128, 1024, 4096), (1024, 128, 256)] {
+    for (m, k, n) in [
+        (128, 128, 128),
+        (128, 128, 512),
+        (128, 128, 2048),
+        (256, 256, 512),
+        (512, 512, 512),
+        (1024, 1024, 1024),
+        (128, 1024, 4096),
+        (1024, 128, 256),
+    ] {
         let program = assemble_text(&format!("gemm-{m}x{k}x{n}.asm (generated)"), &gemm_program(m, k, n))?;
         let (sim, ids) = run_cores(&program, 1, order, None)?;
         let u = sim.component::<EngineUnit>(ids[0].engines[0].1).ok_or("tensor engine")?;
@@ -245,6 +255,106 @@ fn gemm_sweep(order: TickOrder) -> Result<(Vec<(String, f64)>, Simulation), Stri
         last = Some(sim);
     }
     Ok((headline, last.ok_or("no run")?))
+}
+
+/// A tiled GEMM with double-buffered loads: C[M x N] = A[M x K] x B[K x N] in BF16 with FP32
+/// accumulation (M, K multiples of 128, N of 512). The sync engine DMAs A (all of it, as K-row
+/// blocks) once, then streams B's 128 x 512 tiles from HBM through four SBUF buffers; the tensor
+/// engine multiplies each tile by every 128-column block of A, accumulating over K in PSUM
+/// (banks double-buffered across N blocks); the vector engine drains each finished N block from
+/// PSUM to SBUF and the GpSimd engine's DMA writes it back to HBM (so the sync engine's loads
+/// never wait behind a store). Semaphores: s0 A loaded, s1 B tiles
+/// landed (16 per tile), s2 tiles consumed, s3 N blocks multiplied, s4 N blocks drained, s5
+/// N blocks stored.
+pub fn tiled_gemm_program(m: u32, k: u32, n: u32) -> String {
+    const NB: u32 = 4;
+    let (mt, kt, nt) = (m / 128, k / 128, n / 512);
+    let mut sync = String::from(".engine sync\n");
+    let mut te = String::from(".engine tensor\n");
+    let mut dve = String::from(".engine vector\n");
+    let mut pool = String::from(".engine gpsimd\n");
+    let a_bytes = kt * m * 2; // per partition: K blocks x M columns of BF16
+    let _ = writeln!(
+        sync,
+        "    dma_start q15 hbm 0x10000000 stride {a_bytes} -> sbuf[0:128] +0x0 [{}:1] bf16, sem=s0",
+        a_bytes / 2
+    );
+    let b_base = a_bytes.next_multiple_of(0x400);
+    let c_base = b_base + NB * 0x400;
+    let _ = writeln!(te, "    sem_wait s0 >= 16");
+    let mut t = 0u32;
+    for nb in 0..nt {
+        if nb >= 2 {
+            let _ = writeln!(te, "    sem_wait s4 >= {}", nb - 1); // banks of N block nb - 2 drained
+        }
+        for kb in 0..kt {
+            if t >= NB {
+                let _ = writeln!(sync, "    sem_wait s2 >= {}", t - NB + 1);
+            }
+            let hbm = (nb as u64 * kt as u64 + kb as u64) * 128 * 1024;
+            let buf = b_base + (t % NB) * 0x400;
+            let _ = writeln!(
+                sync,
+                "    dma_start q{} hbm {hbm:#x} stride 1024 -> sbuf[0:128] +{buf:#x} [512:1] bf16, sem=s1",
+                t % 4
+            );
+            let _ = writeln!(te, "    sem_wait s1 >= {}", 16 * (t + 1));
+            for mb in 0..mt {
+                let a_off = (kb * m + mb * 128) * 2;
+                let bank = (nb % 2) * 4 + mb % 4;
+                let acc = if kb == 0 { "overwrite" } else { "accumulate" };
+                let _ = writeln!(te, "    ldweights sbuf[0:128] +{a_off:#x} [128:1] bf16");
+                let _ = writeln!(
+                    te,
+                    "    matmul sbuf[0:128] +{buf:#x} [512:1] bf16 -> psum[0:128] bank{bank} +0 [512:1] fp32, {acc}"
+                );
+            }
+            let _ = writeln!(te, "    sem_inc s2, 1");
+            t += 1;
+        }
+        let _ = writeln!(te, "    sem_inc s3, 1");
+        let _ = writeln!(dve, "    sem_wait s3 >= {}", nb + 1);
+        if nb >= 1 {
+            let _ = writeln!(dve, "    sem_wait s5 >= {}", nb); // C buffer stored
+        }
+        for mb in 0..mt.min(4) {
+            let bank = (nb % 2) * 4 + mb;
+            let _ = writeln!(
+                dve,
+                "    tensor_copy psum[0:128] bank{bank} +0 [512:1] fp32 -> sbuf[0:128] +{:#x} [512:1] bf16",
+                c_base + mb * 0x400
+            );
+        }
+        let _ = writeln!(dve, "    sem_inc s4, 1");
+        let _ = writeln!(pool, "    sem_wait s4 >= {}", nb + 1);
+        let c_hbm = 0x20000000u64 + nb as u64 * 0x100000;
+        let _ = writeln!(
+            pool,
+            "    dma_start q4 sbuf[0:128] +{c_base:#x} [{}:1] bf16 -> hbm {c_hbm:#x} stride 4096, sem=s6",
+            512 * mt.min(4)
+        );
+        let _ = writeln!(pool, "    sem_wait s6 >= {}", 16 * (nb + 1));
+        let _ = writeln!(pool, "    sem_inc s5, 1");
+    }
+    for st in [&mut sync, &mut te, &mut dve, &mut pool] {
+        st.push_str("    halt\n");
+    }
+    format!("{sync}\n{te}\n{dve}\n{pool}")
+}
+
+/// Vector and scalar throughput: 64 FP32 tensor_tensor adds (vector) and 64 exp activations
+/// (scalar) of N = 512, on separate SBUF regions so they run side by side.
+pub fn vector_scalar_program() -> String {
+    let mut s = String::from(".engine vector\n");
+    for _ in 0..64 {
+        s.push_str("    tensor_tensor add sbuf[0:128] +0x0 [512:1] fp32, sbuf[0:128] +0x800 [512:1] fp32 -> sbuf[0:128] +0x1000 [512:1] fp32\n");
+    }
+    s.push_str("    halt\n.engine scalar\n");
+    for _ in 0..64 {
+        s.push_str("    activation exp sbuf[0:128] +0x2000 [512:1] fp32 -> sbuf[0:128] +0x3000 [512:1] bf16, scale=1.0, bias=0.0\n");
+    }
+    s.push_str("    halt\n");
+    s
 }
 
 fn dma_bench(order: TickOrder) -> Result<(Vec<(String, f64)>, Simulation), String> {
@@ -265,21 +375,28 @@ fn dma_bench(order: TickOrder) -> Result<(Vec<(String, f64)>, Simulation), Strin
     Ok((headline, last.ok_or("no run")?))
 }
 
-/// Headline figures of a run: TFLOPS over the tensor engines' span, and utilizations.
+/// Headline figures of a run: TFLOPS over the span from the first issue to the last completion
+/// on any engine (each engine's cycles at its own clock), and the tensor engines' busy cycles.
 fn headline(sim: &Simulation, ids: &[CoreIds], peak_tflops: f64) -> Vec<(String, f64)> {
     let mut flops = 0u64;
-    let (mut first, mut last) = (u64::MAX, 0u64);
-    let mut busy = 0u64;
+    let (mut first, mut last) = (f64::MAX, 0f64);
+    let (mut busy, mut te_first, mut te_last) = (0u64, u64::MAX, 0u64);
     for core in ids {
-        for (_, id) in &core.engines {
+        for (e, id) in &core.engines {
             let u = sim.component::<EngineUnit>(*id).expect("engine");
+            let Some(f0) = u.stats.first else { continue };
+            let hz = trnsim_core::core::NcVersion::V4.clock(*e).as_hz() as f64;
             flops += u.stats.flops;
-            busy += u.stats.busy_cycles;
-            first = first.min(u.stats.first.unwrap_or(u64::MAX));
-            last = last.max(u.stats.last);
+            first = first.min(f0 as f64 / hz);
+            last = last.max(u.stats.last as f64 / hz);
+            if *e == trnsim_core::isa::Engine::Tensor {
+                busy += u.stats.busy_cycles;
+                te_first = te_first.min(f0);
+                te_last = te_last.max(u.stats.last);
+            }
         }
     }
-    let secs = last.saturating_sub(first) as f64 / 2.4e9;
+    let secs = (last - first).max(0.0);
     let tflops = if secs > 0.0 { flops as f64 / secs / 1e12 } else { 0.0 };
     vec![
         ("cores".into(), ids.len() as f64),
@@ -287,7 +404,7 @@ fn headline(sim: &Simulation, ids: &[CoreIds], peak_tflops: f64) -> Vec<(String,
         ("peak_tflops".into(), peak_tflops * ids.len() as f64),
         ("efficiency_pct".into(), 100.0 * tflops / (peak_tflops * ids.len() as f64)),
         ("tensor_busy_cycles".into(), busy as f64),
-        ("tensor_span_cycles".into(), last.saturating_sub(first) as f64),
+        ("tensor_span_cycles".into(), te_last.saturating_sub(te_first.min(te_last)) as f64),
     ]
 }
 
@@ -313,6 +430,8 @@ pub fn run_named(
     }
     let (text, cores, peak) = match name {
         "nc-attention" => (attention_program(16), 1, 78.64),
+        "nc-gemm-tiled" => (tiled_gemm_program(512, 512, 2048), 1, 78.64),
+        "nc-vector-scalar" => (vector_scalar_program(), 1, 78.64),
         "nc-matmul-bf16" => (matmul_program(256, 512, "bf16"), 1, 78.64),
         "nc-matmul-mxfp8" => (matmul_program(256, 512, "mxfp8"), 1, 314.57),
         "nc-matmul-8cores" => (matmul_program(256, 512, "bf16"), 8, 78.64),
@@ -329,6 +448,16 @@ pub fn run_named(
         headline.push((format!("{e}_utilization_pct"), 100.0 * u.stats.busy_cycles as f64 / span as f64));
     }
     headline.push(("sim_time_ns".into(), sim.now().as_ns_f64()));
+    if name == "nc-vector-scalar" {
+        // Not a matmul benchmark: report element rates instead of TFLOPS.
+        headline.retain(|h| !h.0.contains("tflops") && !h.0.starts_with("efficiency") && !h.0.starts_with("tensor_"));
+        for (e, id) in &ids[0].engines {
+            let u = sim.component::<EngineUnit>(*id).ok_or("engine")?;
+            let hz = trnsim_core::core::NcVersion::V4.clock(*e).as_hz() as f64;
+            let secs = u.stats.last.saturating_sub(u.stats.first.unwrap_or(0)) as f64 / hz;
+            headline.push((format!("{e}_Gelem_per_s"), u.stats.flops as f64 / secs.max(1e-12) / 1e9));
+        }
+    }
     let sim_s = sim.now().as_ps() as f64 * 1e-12;
     let speed = Speed { wall_s, cpu_s, slowdown: wall_s / sim_s.max(1e-12), ticks_per_s: 0.0 };
     Ok(BenchResult { name: name.into(), headline, stats: sim.report(), speed })

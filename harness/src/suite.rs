@@ -32,6 +32,14 @@ pub const BENCHES: &[(&str, &str)] = &[
         "NC-v4 attention-like block, 16 tiles: DMA -> matmul -> exp+sum -> max -> matmul, engines overlapped",
     ),
     (
+        "nc-gemm-tiled",
+        "NC-v4 tiled GEMM 512 x 512 x 2048 BF16, B streamed from HBM through 4 SBUF buffers, C drained and stored",
+    ),
+    (
+        "nc-vector-scalar",
+        "NC-v4 vector (64 FP32 adds) and scalar (64 exps) of N = 512 side by side: elements/s and utilization",
+    ),
+    (
         "nc-gemm-sweep",
         "NC-v4 weight-stationary GEMM sweep: tensor-engine cycles and utilization beside SCALE-Sim's closed form",
     ),

@@ -51,9 +51,9 @@ struct Weights {
     tag: u64,
     /// Cycle the load completed (None while loading).
     ready: Option<u64>,
-    /// Where it came from and its bytes (functional mode).
+    /// Where it came from and its bytes (functional mode: elements, then MXFP8 scales).
     ap: Ap,
-    data: Vec<u8>,
+    data: Vec<Vec<u8>>,
 }
 
 struct InFlight {
@@ -69,7 +69,7 @@ struct InFlight {
     flow: u64,
     /// Functional mode, MultiplyMoving: the weights it multiplies by (copied at issue, since the
     /// array may load the next ones before this one's inputs arrive).
-    weights: Option<(Ap, Vec<u8>)>,
+    weights: Option<(Ap, Vec<Vec<u8>>)>,
 }
 
 /// Engine statistics.
@@ -169,13 +169,18 @@ impl EngineUnit {
             self.released_by = g.flow;
         }
         while let Some(d) = cx.recv(self.ports.mem_done) {
-            let Some(f) = self.inflight.iter_mut().find(|f| f.tag == d.tag) else { continue };
+            // Access tags are instruction tag x 4 + input index (3 for writes).
+            let (tag, k) = (d.tag / 4, (d.tag % 4) as usize);
+            let Some(f) = self.inflight.iter_mut().find(|f| f.tag == tag) else { continue };
             if f.write_sent {
                 f.writes_left -= 1;
                 f.done = f.writes_left == 0;
             } else {
                 f.reads_left -= 1;
-                f.inputs.push(d.data);
+                if f.inputs.len() <= k {
+                    f.inputs.resize(k + 1, Vec::new());
+                }
+                f.inputs[k] = d.data;
             }
         }
     }
@@ -198,7 +203,7 @@ impl EngineUnit {
                 let tag = self.inflight[i].tag;
                 if let Some(w) = self.loading.as_mut().filter(|w| w.tag == tag) {
                     w.ready = Some(now);
-                    w.data = inputs.into_iter().next().unwrap_or_default();
+                    w.data = inputs;
                 }
                 self.inflight[i].done = true;
                 continue;
@@ -211,7 +216,8 @@ impl EngineUnit {
             };
             let tag = self.inflight[i].tag;
             for ((dst, accumulate), data) in outs.iter().zip(datas) {
-                let msg = MemAccess { tag, iface: 2, ap: *dst, write: true, accumulate: *accumulate, data };
+                let msg =
+                    MemAccess { tag: tag * 4 + 3, iface: 2, ap: *dst, write: true, accumulate: *accumulate, data };
                 // Links to the memory unit are sized for every outstanding access: never refused.
                 let _ = cx.send(self.ports.mem, msg);
             }
@@ -388,7 +394,14 @@ impl EngineUnit {
         for (k, ap) in inputs.iter().enumerate() {
             // LoadStationary reads on the second port so it streams beside the running multiply.
             let iface = if is_ls { 1 } else { k.min(1) as u8 };
-            let msg = MemAccess { tag, iface, ap: *ap, write: false, accumulate: false, data: Vec::new() };
+            let msg = MemAccess {
+                tag: tag * 4 + k as u64,
+                iface,
+                ap: *ap,
+                write: false,
+                accumulate: false,
+                data: Vec::new(),
+            };
             if cx.send(self.ports.mem, msg).is_err() {
                 return false; // links are sized so this does not happen; retry next cycle
             }

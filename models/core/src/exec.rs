@@ -7,8 +7,11 @@ use crate::numeric;
 /// The access patterns an instruction reads, in interface order.
 pub fn inputs(i: &Instr) -> Vec<Ap> {
     match *i {
-        Instr::LoadStationary { src, .. } => vec![src],
-        Instr::MultiplyMoving { src, .. } => vec![src],
+        Instr::LoadStationary { src, scales } | Instr::MultiplyMoving { src, scales, .. } => {
+            let mut v = vec![src];
+            v.extend(scales);
+            v
+        }
         Instr::Transpose { src, .. } => vec![src],
         Instr::TensorTensor { a, b, .. } => vec![a, b],
         Instr::TensorScalar { src, .. } => vec![src],
@@ -96,17 +99,28 @@ pub fn flops(i: &Instr, stationary_cols: u64) -> u64 {
 
 /// Functional mode: the bytes of each output of `i`, given its inputs' bytes (pattern order,
 /// partition-major) and the weights in the array (tensor engine).
-pub fn compute(i: &Instr, inputs: &[Vec<u8>], weights: Option<(&Ap, &[u8])>) -> Vec<Vec<u8>> {
+pub fn compute(i: &Instr, inputs: &[Vec<u8>], weights: Option<(&Ap, &[Vec<u8>])>) -> Vec<Vec<u8>> {
     let dec = |k: usize, ap: &Ap| numeric::decode(ap.dtype, &inputs[k]);
     match *i {
         Instr::MultiplyMoving { src, dst, .. } => {
-            let Some((wap, wbytes)) = weights else { return vec![vec![0; dst.bytes() as usize]] };
-            let w = numeric::decode(wap.dtype, wbytes);
-            let x = dec(0, &src);
-            let k = src.partitions as usize;
-            let m = wap.free_elems() as usize;
-            let n = src.free_elems() as usize;
-            let out = numeric::matmul_ref(&w, &x, k, m, n);
+            let Some((wap, w)) = weights else { return vec![vec![0; dst.bytes() as usize]] };
+            let m = mx_columns(wap);
+            let n = mx_columns(&src);
+            let out = if src.dtype == Dtype::MxFp8E4m3 {
+                // K = 4 x partitions: free index j x cols + c of partition p holds row k = j x P + p.
+                let k = 4 * src.partitions as usize;
+                let (we, wsc) = (to_k_major(&w[0], wap.partitions as usize, m), w.get(1).cloned().unwrap_or_default());
+                let (xe, xsc) =
+                    (to_k_major(&inputs[0], src.partitions as usize, n), inputs.get(1).cloned().unwrap_or_default());
+                let (ws, xs) = (
+                    numeric::MxOperand { elements: &we, scales: &wsc },
+                    numeric::MxOperand { elements: &xe, scales: &xsc },
+                );
+                numeric::matmul_mx_ref(ws, xs, k, m, n)
+            } else {
+                let w = numeric::decode(wap.dtype, &w[0]);
+                numeric::matmul_ref(&w, &dec(0, &src), src.partitions as usize, m, n)
+            };
             vec![numeric::encode(dst.dtype, &out)]
         }
         Instr::Transpose { src, dst } => {
@@ -154,6 +168,25 @@ pub fn compute(i: &Instr, inputs: &[Vec<u8>], weights: Option<(&Ap, &[u8])>) -> 
         }
         _ => Vec::new(),
     }
+}
+
+/// Columns of a matmul operand (MXFP8 holds 4 K-rows per partition).
+fn mx_columns(ap: &Ap) -> usize {
+    moving_columns(ap) as usize
+}
+
+/// Reorders an MXFP8 operand from SBUF order (partition p, free index j x cols + c) to K x cols
+/// row-major with k = j x partitions + p.
+fn to_k_major(bytes: &[u8], partitions: usize, cols: usize) -> Vec<u8> {
+    let mut out = vec![0u8; bytes.len()];
+    for p in 0..partitions {
+        for j in 0..4 {
+            for c in 0..cols {
+                out[(j * partitions + p) * cols + c] = bytes[p * 4 * cols + j * cols + c];
+            }
+        }
+    }
+    out
 }
 
 /// Reduces each of `rows` equal rows of `x` left to right.

@@ -13,6 +13,7 @@ use trnsim_kernel::{Arg, Ctx, Flow, Time, TrackId};
 pub(crate) struct CmdSlot {
     pub live: bool,
     pub flow: u64,
+    pub queue: u8,
     pub sem: Option<Sem>,
     pub arrived: Time,
     pub plan: Plan,
@@ -31,13 +32,23 @@ pub(crate) struct Book {
     /// Parts in queues (not yet fully started), over all engines.
     pub queued: u64,
     pub stats: BlockStats,
+    /// One trace track per queue (after `DmaBlock::declare_tracks`): a `dma` slice per command.
+    pub queue_tracks: Vec<TrackId>,
 }
 
 impl Book {
     /// Takes a slot for `cmd` (growing the slab only when every slot is in use).
     pub fn admit(&mut self, cmd: &DmaCmd, plan: Plan, now: Time, engines: usize) -> u32 {
-        let slot =
-            CmdSlot { live: true, flow: cmd.flow, sem: cmd.sem, arrived: now, plan, left: Vec::new(), parts_left: 0 };
+        let slot = CmdSlot {
+            live: true,
+            flow: cmd.flow,
+            queue: cmd.queue,
+            sem: cmd.sem,
+            arrived: now,
+            plan,
+            left: Vec::new(),
+            parts_left: 0,
+        };
         let i = match self.free.pop() {
             Some(i) => i,
             None => {
@@ -86,12 +97,13 @@ impl Book {
             return;
         }
         c.live = false;
-        let (arrived, flow) = (c.arrived, c.flow);
+        let (arrived, flow, queue) = (c.arrived, c.flow, c.queue);
         let bytes = u64::from(c.plan.rows) * c.plan.row_bytes;
         self.free.push(i);
         self.stats.completed(arrived, now);
+        let queue_track = self.queue_tracks.get(queue as usize).copied();
         if let Some(mut tr) = cx.tracer() {
-            let track = tr.own_track();
+            let track = queue_track.unwrap_or_else(|| tr.own_track());
             let flow = if flow != 0 { Flow::End(flow) } else { Flow::None };
             tr.slice(track, "dma", arrived, now, flow, Some(Arg { key: "bytes", value: bytes as i64 }));
         }

@@ -60,8 +60,8 @@
 //! (parts waiting in queues, start latency included).
 //!
 //! **Trace** (after [`DmaBlock::declare_tracks`]): a `packet` slice per packet on the track of
-//! its engine; a `dma` slice per command (arrival to completion) on the component's track that
-//! ends the issuing instruction's flow (`DmaCmd::flow`); a `sem_inc` instant per increment on
+//! its engine; a `dma` slice per command (arrival to completion) on the track of its queue
+//! (`queue{q}`) that ends the issuing instruction's flow (`DmaCmd::flow`); a `sem_inc` instant per increment on
 //! the engine's track that starts the flow carried in [`SemOp::Inc`].
 
 mod book;
@@ -154,6 +154,9 @@ impl DmaBlock {
     pub fn declare_tracks(&mut self, b: &mut SimBuilder, id: ComponentId) {
         for (e, eng) in self.engines.iter_mut().enumerate() {
             eng.track = Some(b.track(id, &format!("engine{e}"), TrackKind::Slice));
+        }
+        for q in 0..self.p.queues {
+            self.book.queue_tracks.push(b.track(id, &format!("queue{q}"), TrackKind::Slice));
         }
     }
 

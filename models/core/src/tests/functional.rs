@@ -85,3 +85,65 @@ fn matmul_exp_reduce_pipeline_matches_the_reference() {
     let maxes: Vec<f32> = e_want.chunks(n).map(|r| numeric::reduce(AluOp::Max, r)).collect();
     assert_eq!(read(&mut sim, &max_ap), maxes, "vector engine's max");
 }
+
+#[test]
+fn mxfp8_matmul_with_scales_matches_the_mx_reference() {
+    // K = 512 (4 rows per partition), M = 32, N = 64; scales are K/32 = 16 partitions x columns.
+    let (k, m, n) = (512usize, 32usize, 64usize);
+    let mk = |off: u32, parts: u16, elems: u16, dt: Dtype| Ap { partitions: parts, ..ap(Mem::Sbuf, off, elems, dt) };
+    let w_ap = mk(0, 128, (4 * m) as u16, Dtype::MxFp8E4m3);
+    let ws_ap = mk(0x1000, 16, m as u16, Dtype::Fp8E4m3);
+    let x_ap = mk(0x2000, 128, (4 * n) as u16, Dtype::MxFp8E4m3);
+    let xs_ap = mk(0x3000, 16, n as u16, Dtype::Fp8E4m3);
+    let out_ap = Ap { partitions: m as u16, ..ap(Mem::Psum, 0, n as u16, Dtype::Fp32) };
+    let te = vec![
+        Instr::LoadStationary { src: w_ap, scales: Some(ws_ap) },
+        Instr::MultiplyMoving { src: x_ap, scales: Some(xs_ap), dst: out_ap, acc: Accumulate::Overwrite },
+        Instr::Halt,
+    ];
+    let program = Program { source: "mx".into(), streams: vec![(Engine::Tensor, stream(te))] };
+    let mut b = SimBuilder::new();
+    let ids =
+        build(&mut b, "nc0", &program, &CoreOptions { functional: true, ..CoreOptions::default() }, None).unwrap();
+    let mut sim = b.build().unwrap();
+    let wv: Vec<f32> = (0..k * m).map(|i| ((i * 37 % 101) as f32 - 50.0) * 0.37).collect();
+    let xv: Vec<f32> = (0..k * n).map(|i| ((i * 53 % 89) as f32 - 44.0) * 0.011).collect();
+    let (we, wsc) = numeric::mx::quantize_mx_along_k(&wv, k, m);
+    let (xe, xsc) = numeric::mx::quantize_mx_along_k(&xv, k, n);
+    // SBUF layout: row k = j x 128 + p lives in partition p at free index j x cols + c.
+    let to_sbuf = |e: &[u8], cols: usize| {
+        let mut out = vec![0u8; e.len()];
+        for kk in 0..k {
+            let (p, j) = (kk % 128, kk / 128);
+            for c in 0..cols {
+                out[p * 4 * cols + j * cols + c] = e[kk * cols + c];
+            }
+        }
+        out
+    };
+    {
+        let mem = sim.component_mut::<CoreMem>(ids.mem).unwrap();
+        let d = mem.sbuf_data().unwrap();
+        d.write(&to_pattern(&w_ap), &to_sbuf(&we, m)).unwrap();
+        d.write(&to_pattern(&ws_ap), &wsc).unwrap();
+        d.write(&to_pattern(&x_ap), &to_sbuf(&xe, n)).unwrap();
+        d.write(&to_pattern(&xs_ap), &xsc).unwrap();
+    }
+    sim.run_until_idle(Dur::from_us(100)).unwrap();
+    let want = numeric::matmul_mx_ref(
+        numeric::MxOperand { elements: &we, scales: &wsc },
+        numeric::MxOperand { elements: &xe, scales: &xsc },
+        k,
+        m,
+        n,
+    );
+    let mem = sim.component_mut::<CoreMem>(ids.mem).unwrap();
+    let mut buf = vec![0u8; out_ap.bytes() as usize];
+    mem.psum_data().unwrap().read(&to_pattern(&out_ap), &mut buf).unwrap();
+    assert_eq!(numeric::decode(Dtype::Fp32, &buf), want);
+    // And the quantized product is close to the FP32 one.
+    let exact = numeric::matmul_ref(&wv, &xv, k, m, n);
+    let err = want.iter().zip(&exact).map(|(a, b)| (a - b).abs()).fold(0f32, f32::max);
+    let scale = exact.iter().map(|v| v.abs()).fold(0f32, f32::max);
+    assert!(err <= 0.1 * scale, "MXFP8 error {err} against {scale}");
+}

@@ -3,3 +3,4 @@
 mod costs;
 mod functional;
 mod matmul;
+mod sequencer;
