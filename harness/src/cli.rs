@@ -80,6 +80,22 @@ struct RunArgs {
 
 #[derive(Subcommand, Debug)]
 enum BenchCmd {
+    /// A tiled BF16 GEMM C[M x N] = A[M x K] x B[K x N] on one NC-v4 core: A loaded once, B
+    /// streamed from HBM through four SBUF buffers, C drained and stored (double buffering).
+    NcGemm {
+        /// Rows of C (a multiple of 128).
+        #[arg(long, default_value_t = 512)]
+        m: u32,
+        /// The contraction dimension (a multiple of 128).
+        #[arg(long, default_value_t = 512)]
+        k: u32,
+        /// Columns of C (a multiple of 512).
+        #[arg(long, default_value_t = 2048)]
+        n: u32,
+        /// Write a trace of the run (.pftrace or .json).
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
+    },
     /// The kernel yardstick: a ring of clocked modules passing tokens through credit FIFOs.
     KernelRing {
         /// Modules in the ring.
@@ -319,8 +335,60 @@ fn write_json(p: &Path, results: &[BenchResult]) -> Result<(), Failure> {
     std::fs::write(p, body + "\n").map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))
 }
 
+fn cmd_nc_gemm(m: u32, k: u32, n: u32, trace: Option<PathBuf>) -> Result<(), Failure> {
+    if m == 0 || k == 0 || n == 0 || m % 128 != 0 || k % 128 != 0 || n % 512 != 0 {
+        return Err(Failure::Usage(format!(
+            "--m {m} --k {k} --n {n}: M and K must be positive multiples of 128, N of 512"
+        )));
+    }
+    if m > 512 || (k / 128) * m * 2 > 96 * 1024 {
+        return Err(Failure::Usage(format!(
+            "--m {m} --k {k}: A (K/128 x M BF16 per partition = {} KiB) must fit in 96 KiB of SBUF and M <= 512 (four PSUM banks per N block)",
+            k / 128 * m * 2 / 1024
+        )));
+    }
+    use trnsim_harness::neuroncore as nc;
+    let program = nc::assemble_text(&format!("gemm {m}x{k}x{n} (generated)"), &nc::tiled_gemm_program(m, k, n))
+        .map_err(Failure::Run)?;
+    let sink = match &trace {
+        Some(p) => Some((
+            trnsim_traces::create_sink(p).map_err(|e| Failure::Usage(e.to_string()))?,
+            TraceOptions { link_occupancy: false, signal_links: LinkSelection::None },
+        )),
+        None => None,
+    };
+    let (sim, ids) = nc::run_cores(&program, 1, TickOrder::Structural, sink).map_err(Failure::Run)?;
+    let te_id = ids[0]
+        .engines
+        .iter()
+        .find(|(e, _)| *e == trnsim_core::isa::Engine::Tensor)
+        .map(|x| x.1)
+        .ok_or_else(|| Failure::Run("no tensor engine".into()))?;
+    let te =
+        sim.component::<trnsim_core::engine::EngineUnit>(te_id).ok_or_else(|| Failure::Run("tensor engine".into()))?;
+    let flops = 2.0 * m as f64 * k as f64 * n as f64;
+    let secs = sim.now().as_ps() as f64 * 1e-12;
+    let span = te.stats.last - te.stats.first.unwrap_or(0);
+    println!("gemm {m} x {k} x {n} (BF16, FP32 accumulate) on one NC-v4 core");
+    println!("  simulated time        {:>10.3} us", secs * 1e6);
+    println!("  TFLOPS (whole run)    {:>10.2}  (peak 78.64)", flops / secs / 1e12);
+    println!(
+        "  tensor utilization    {:>9.1}%  (busy {} of {} cycles from its first issue)",
+        100.0 * te.stats.busy_cycles as f64 / span.max(1) as f64,
+        te.stats.busy_cycles,
+        span
+    );
+    if let Some(p) = &trace {
+        eprintln!("trace: {}", p.display());
+    }
+    Ok(())
+}
+
 fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
-    let BenchCmd::KernelRing { modules, tokens, depth, cycles, json } = which;
+    let (modules, tokens, depth, cycles, json) = match which {
+        BenchCmd::NcGemm { m, k, n, trace } => return cmd_nc_gemm(m, k, n, trace),
+        BenchCmd::KernelRing { modules, tokens, depth, cycles, json } => (modules, tokens, depth, cycles, json),
+    };
     if u64::from(tokens) > u64::from(modules) * u64::from(depth) {
         return Err(Failure::Usage(format!("--tokens {tokens} does not fit in --modules {modules} x --depth {depth}")));
     }
