@@ -336,7 +336,7 @@ fn write_json(p: &Path, results: &[BenchResult]) -> Result<(), Failure> {
 }
 
 fn cmd_nc_gemm(m: u32, k: u32, n: u32, trace: Option<PathBuf>) -> Result<(), Failure> {
-    if m == 0 || k == 0 || n == 0 || m % 128 != 0 || k % 128 != 0 || n % 512 != 0 {
+    if m == 0 || k == 0 || n == 0 || !m.is_multiple_of(128) || !k.is_multiple_of(128) || !n.is_multiple_of(512) {
         return Err(Failure::Usage(format!(
             "--m {m} --k {k} --n {n}: M and K must be positive multiples of 128, N of 512"
         )));
