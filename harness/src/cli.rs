@@ -11,7 +11,7 @@ use trnsim_kernel::{LinkSelection, TickOrder, TraceOptions, TraceSink};
 /// trnsim: a cycle-approximate simulator of a Trainium3-class AI system.
 ///
 /// Start with `trnsim run` (the default microbenchmark suite, a table on stdout). Add
-/// `--trace out.pftrace` and open the file at https://ui.perfetto.dev (timestamps are simulated
+/// `--trace out.pftrace` and open the file at <https://ui.perfetto.dev> (timestamps are simulated
 /// time). `trnsim run --config models/configs/demo.ron` runs a system described in RON;
 /// `trnsim config check FILE.ron` validates one without running it.
 #[derive(Parser, Debug)]

@@ -8,7 +8,7 @@
 use crate::msg::{SemGrant, SemOp};
 use trnsim_kernel::{Activity, Component, Ctx, InPort, OutPort, StatsWriter};
 
-/// Semaphores per core (spec §10 estimate: the profiler shows S[47]; 64 is the next power of
+/// Semaphores per core (spec §10 estimate: the profiler shows `S[47]`; 64 is the next power of
 /// two).
 pub const SEMAPHORES: usize = 64;
 

@@ -405,7 +405,7 @@ impl Simulation {
         }
     }
 
-    /// All statistics: each component's own, then each link's (under "link:<name>"), then the
+    /// All statistics: each component's own, then each link's (under `link:<name>`), then the
     /// kernel's (under "kernel").
     pub fn report(&self) -> StatsReport {
         let mut report = StatsReport::default();

@@ -411,7 +411,7 @@ pub enum Instr {
         /// Value.
         value: f32,
     },
-    /// GpSimd: dst[p][i] = base + p x partition_step + i x step (in element order).
+    /// GpSimd: `dst[p][i] = base + p * partition_step + i * step` (in element order).
     Iota {
         /// Output.
         dst: Ap,

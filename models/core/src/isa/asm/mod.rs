@@ -1,5 +1,5 @@
 //! The text assembly of NeuronCore programs: [`assemble`] turns one core's program text into a
-//! [`Program`] (one instruction stream per engine) with located errors, and [`print`] writes a
+//! [`Program`] (one instruction stream per engine) with located errors, and [`print()`] writes a
 //! [`Program`] back as canonical text, so that assembling the printed text gives the same program.
 //! The language is specified in `docs/isa.md`; in short:
 //!
