@@ -1,0 +1,7 @@
+//! Acceptance tests of the switch (issue 5): saturation throughput against the classic
+//! results, latency against first principles, conservation and determinism.
+
+mod assembly;
+mod conservation;
+mod latency;
+mod saturation;
