@@ -283,6 +283,7 @@ fn run_one(
     let ring = |tokens| RingParams { modules: 64, tokens, depth: 4 };
     match name {
         "sbuf-bandwidth" => trnsim_harness::memory::sbuf_bandwidth(),
+        n if n.starts_with("fabric-") => trnsim_harness::fabric::run_named(n, plots),
         n if n.starts_with("nc-") => trnsim_harness::neuroncore::run_named(n, opts.order, opts.trace),
         n if n.starts_with("hbm-") => trnsim_harness::memory::run_named(n, opts.order, opts.trace, plots),
         "kernel-ring" => suite::run_ring(name, ring(16), 200_000, opts),

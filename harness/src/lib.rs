@@ -5,6 +5,7 @@
 pub mod blocks;
 pub mod config;
 pub mod cpu;
+pub mod fabric;
 pub mod memory;
 pub mod memtrace;
 pub mod neuroncore;
