@@ -14,6 +14,7 @@ mod kernel_ring_deadlock_is_reported;
 mod kernel_ring_matches_systemc_hop_counts;
 mod nc_gemm_sweep_pays_fill_and_drain_once;
 mod nc_matmul_reaches_spec_tflops;
+mod nc_runs_are_deterministic;
 mod nc_trace_loads_in_perfetto;
 mod trace_loads_in_perfetto;
 mod vcd_reads_back;

@@ -235,6 +235,7 @@ impl SimBuilder {
             });
         }
         let comps: Vec<Box<dyn Component>> = self.comps.into_iter().flatten().collect();
+        let n_comps = comps.len();
         let core = Core {
             now: Time::ZERO,
             sched: Sched { domains, meta, heap: BinaryHeap::new(), floor: Time::ZERO },
@@ -243,7 +244,7 @@ impl SimBuilder {
             progress: 0,
             in_links: self.preloaded,
             comp_tracks: Vec::new(),
-            flow_next: 0,
+            flow_next: vec![0; n_comps],
         };
         Ok(Simulation::new(core, comps, self.names, self.links, self.decls, self.comp_tracks, self.opts))
     }

@@ -46,7 +46,9 @@ pub(crate) struct Core {
     pub in_links: u64,
     /// Per-component track ids (when tracing is on, else empty).
     pub comp_tracks: Vec<TrackId>,
-    pub flow_next: u64,
+    /// Per component: flow ids handed out so far. Per component, not global, so ids never
+    /// depend on the order components tick in within a step.
+    pub flow_next: Vec<u64>,
 }
 
 /// The view of the simulation a component gets while it ticks.
@@ -198,11 +200,12 @@ impl<'a> Ctx<'a> {
         self.core.progress += 1;
     }
 
-    /// A fresh flow id for linking trace slices (deterministic: a counter per simulation,
-    /// mixed with the component id).
+    /// A fresh flow id for linking trace slices: deterministic, a counter per component mixed
+    /// with the component id, so ids never depend on the order components tick in.
     pub fn new_flow_id(&mut self) -> u64 {
-        self.core.flow_next += 1;
-        (u64::from(self.comp) << 40) | self.core.flow_next
+        let n = &mut self.core.flow_next[self.comp as usize];
+        *n += 1;
+        (u64::from(self.comp) << 40) | *n
     }
 
     /// The tracer, or `None` when no trace sink is attached (one branch).
