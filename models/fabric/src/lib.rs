@@ -6,5 +6,7 @@
 //! and collectives build on them.
 #![warn(missing_docs)]
 
+pub mod collective;
 pub mod link;
 pub mod switch;
+pub mod topo;

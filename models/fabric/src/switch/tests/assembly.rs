@@ -27,6 +27,7 @@ fn unroutable_packets_are_counted_and_dropped() {
         let p = InjectorParams {
             src: port,
             destinations: 2,
+            pattern: crate::switch::traffic::Pattern::Uniform,
             load,
             packet_bytes: 64,
             cells: 1,

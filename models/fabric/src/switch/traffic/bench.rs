@@ -32,11 +32,13 @@ pub struct BenchParams {
     /// When set, only this input injects (one source never contends: zero-load latency at any
     /// load).
     pub single_source: Option<u16>,
+    /// Destination pattern.
+    pub pattern: super::pattern::Pattern,
 }
 
 impl Default for BenchParams {
     /// Load 0.5, one 64 B packet, unlimited, seed 1, one-cycle links of depth 4, free sinks,
-    /// every input injecting.
+    /// every input injecting, uniform random destinations.
     fn default() -> Self {
         BenchParams {
             load: 0.5,
@@ -48,6 +50,7 @@ impl Default for BenchParams {
             sink_service_cycles: 0,
             record_ids: false,
             single_source: None,
+            pattern: super::pattern::Pattern::Uniform,
         }
     }
 }
@@ -133,6 +136,11 @@ impl Bench {
             let e = ConfigError::BadField { field: "load", value: p.load.to_string(), allowed: "0..=1".into() };
             return Err(e.into());
         }
+        if let Err(why) = p.pattern.validate(cfg.ports) {
+            return Err(
+                ConfigError::BadField { field: "pattern", value: format!("{:?}", p.pattern), allowed: why }.into()
+            );
+        }
         let mut sw = Switch::new(cfg, Box::new(TableRouting::identity(cfg.ports)))?;
         let mut b = SimBuilder::with_options(SimOptions { seed: p.seed, ..SimOptions::default() });
         let clock = b.clock("cell", cfg.cell_clock())?;
@@ -149,6 +157,7 @@ impl Bench {
             let ip = InjectorParams {
                 src: port,
                 destinations: cfg.ports,
+                pattern: p.pattern,
                 load: if p.single_source.is_none_or(|s| s == port) { p.load } else { 0.0 },
                 packet_bytes: p.packet_bytes,
                 cells: cfg.cells(p.packet_bytes),

@@ -1,7 +1,8 @@
-//! The injector: Bernoulli arrivals at an offered load, uniform random destinations,
+//! The injector: Bernoulli arrivals at an offered load, destinations by a [`Pattern`],
 //! fixed-size packets, an unbounded source queue (open loop, as in BookSim), so that offered
 //! load does not bend to back-pressure and latency counts the time waiting at the source.
 
+use super::pattern::Pattern;
 use crate::switch::Packet;
 use std::collections::VecDeque;
 use trnsim_kernel::{Activity, Component, Ctx, OutPort, SimRng, StatsWriter, Time};
@@ -11,9 +12,11 @@ use trnsim_kernel::{Activity, Component, Ctx, OutPort, SimRng, StatsWriter, Time
 pub struct InjectorParams {
     /// Its endpoint id (the packets' `src`).
     pub src: u16,
-    /// Destinations are uniform over `0..destinations` (the injector's own id included, as in
-    /// the head-of-line model: inputs and outputs are different sides of the switch).
+    /// Endpoints `0..destinations` the pattern picks from.
     pub destinations: u16,
+    /// How each packet's destination is chosen (uniform: the injector's own id included, as in
+    /// the head-of-line model where inputs and outputs are different sides of the switch).
+    pub pattern: Pattern,
     /// Offered load in cells per port cycle, in [0, 1].
     pub load: f64,
     /// Bytes per packet.
@@ -85,7 +88,7 @@ impl Injector {
 
     fn generate(&mut self, cx: &mut Ctx<'_>, now: u64) {
         while self.next_gen <= now && !self.exhausted() {
-            let dst = self.rng.below(u64::from(self.p.destinations.max(1))) as u16;
+            let dst = self.p.pattern.destination(self.p.src, self.created, self.p.destinations, &mut self.rng);
             let at = cx.clock().edge(self.next_gen);
             self.queue.push_back((at, dst));
             self.created += 1;

@@ -8,10 +8,12 @@
 
 mod bench;
 mod injector;
+mod pattern;
 mod sink;
 mod sweep;
 
 pub use bench::{study_config, Bench, BenchError, BenchParams};
 pub use injector::{Injector, InjectorParams};
+pub use pattern::Pattern;
 pub use sink::{Sink, Window};
 pub use sweep::{run_point, saturation_load, saturation_throughput, sweep, LoadPoint, SweepParams};

@@ -1,0 +1,200 @@
+//! Collectives as real traffic: per-chip collective engines issue the messages of ring,
+//! direct (mesh) and recursive halving-doubling algorithms over the packet-level network of
+//! [`crate::topo`], and report nccl-tests-style tables.
+//!
+//! - [`schedule`]: each algorithm as per-chip step programs, and the registry table.
+//! - [`runner`]: the engines and the network as one kernel component ([`runner::FabricRun`]).
+//! - Here: the operations, parameters, [`run`] for one size and [`run_table`] for a sweep.
+//!
+//! Metrics as nccl-tests doc/PERFORMANCE.md (anchors §3): `algbw = size / time` (GB/s, GB =
+//! 1e9 B); `busbw = algbw x 2(n-1)/n` for all-reduce and `x (n-1)/n` for all-gather,
+//! reduce-scatter and all-to-all. `size` is the per-chip buffer: the all-reduce input, the
+//! all-gather output, the reduce-scatter input, the all-to-all send buffer.
+//!
+//! Leaves out: the reduction arithmetic and its HBM/DMA cost (spec §7: DMA compute), DMA
+//! engine contention with compute, chunking/pipelining within a step, multiple streams, and
+//! KangaRing's two Hamiltonian cycles.
+
+pub mod runner;
+pub mod schedule;
+
+#[cfg(test)]
+mod tests;
+
+use crate::topo::{EdgeStats, Message, Network, Topology};
+use runner::FabricRun;
+use trnsim_kernel::{Dur, Frequency, Histogram, SimBuilder};
+
+/// A collective operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Every chip ends with the sum of all chips' buffers.
+    AllReduce,
+    /// Every chip ends with all chips' `size / n` pieces.
+    AllGather,
+    /// Every chip ends with its `size / n` piece of the sum.
+    ReduceScatter,
+    /// Every chip sends a distinct `size / n` piece to every chip.
+    AllToAll,
+}
+
+impl Op {
+    /// Name as in configurations ("all_reduce").
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::AllReduce => "all_reduce",
+            Op::AllGather => "all_gather",
+            Op::ReduceScatter => "reduce_scatter",
+            Op::AllToAll => "all_to_all",
+        }
+    }
+
+    /// nccl-tests bus-bandwidth factor for `n` chips: 2(n-1)/n for all-reduce, (n-1)/n else.
+    pub fn busbw_factor(self, n: usize) -> f64 {
+        let f = (n as f64 - 1.0) / n as f64;
+        if self == Op::AllReduce {
+            2.0 * f
+        } else {
+            f
+        }
+    }
+}
+
+/// A collective algorithm (see [`schedule::REGISTRY`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algo {
+    /// Ring over the topology's ring order (spec §7 Ring).
+    Ring,
+    /// Every chip to every chip at once (spec §7 Mesh; all-to-all).
+    Direct,
+    /// Recursive halving-doubling (spec §7 RDH).
+    HalvingDoubling,
+}
+
+impl Algo {
+    /// Name as in configurations ("ring").
+    pub fn name(self) -> &'static str {
+        match self {
+            Algo::Ring => "ring",
+            Algo::Direct => "direct",
+            Algo::HalvingDoubling => "halving_doubling",
+        }
+    }
+}
+
+/// A collective: an operation and an algorithm. Parses from "all_reduce:ring" (the algorithm
+/// defaults to ring, or direct for all-to-all).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Collective {
+    /// The operation.
+    pub op: Op,
+    /// The algorithm.
+    pub algo: Algo,
+}
+
+impl std::str::FromStr for Collective {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Collective, String> {
+        let (o, a) = s.split_once(':').map_or((s, None), |(o, a)| (o, Some(a)));
+        let ops = [Op::AllReduce, Op::AllGather, Op::ReduceScatter, Op::AllToAll];
+        let op = ops.into_iter().find(|x| x.name() == o).ok_or_else(|| {
+            format!("unknown collective {o:?} (allowed: all_reduce, all_gather, reduce_scatter, all_to_all)")
+        })?;
+        let algo = match a {
+            None if op == Op::AllToAll => Algo::Direct,
+            None => Algo::Ring,
+            Some(a) => [Algo::Ring, Algo::Direct, Algo::HalvingDoubling]
+                .into_iter()
+                .find(|x| x.name() == a)
+                .ok_or_else(|| format!("unknown algorithm {a:?} (allowed: ring, direct, halving_doubling)"))?,
+        };
+        Ok(Collective { op, algo })
+    }
+}
+
+/// Run parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// Software time before each step's sends (spec §10: per-hop collective step 1-2 us;
+    /// default 1.5 us, E).
+    pub step_overhead: Dur,
+    /// Simulated-time limit of one run (default 1 s).
+    pub limit: Dur,
+}
+
+impl Default for Params {
+    fn default() -> Params {
+        Params { step_overhead: Dur::from_ps(1_500_000), limit: Dur::from_us(1_000_000) }
+    }
+}
+
+/// One line of an nccl-tests-style table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Row {
+    /// Per-chip buffer size, in bytes.
+    pub size_bytes: u64,
+    /// Time from start until the last chip finished, in microseconds.
+    pub time_us: f64,
+    /// size / time, in GB/s.
+    pub algbw_gbps: f64,
+    /// algbw x the operation's bus factor, in GB/s.
+    pub busbw_gbps: f64,
+}
+
+/// What one run leaves behind: the table row and the network's statistics.
+pub struct RunResult {
+    /// The row.
+    pub row: Row,
+    /// Per-edge counters (index = edge of the topology).
+    pub edge_stats: Vec<EdgeStats>,
+    /// Every message sent.
+    pub msgs: Vec<Message>,
+    /// Message latency (send to last packet), in picoseconds.
+    pub latency: Histogram,
+    /// When the last chip finished, in picoseconds.
+    pub finish_ps: u64,
+    /// The kernel's statistics report (component "fabric": per-edge bytes and utilization).
+    pub report: trnsim_kernel::StatsReport,
+}
+
+/// Runs `coll` once on `topo` with a per-chip buffer of `size` bytes.
+pub fn run(topo: &Topology, coll: Collective, size: u64, p: &Params) -> Result<RunResult, String> {
+    let n = topo.chips;
+    let progs = schedule::build(coll.op, coll.algo, n, size, &topo.ring)?;
+    let fabric = FabricRun::new(Network::new(topo.clone()), progs, p.step_overhead.as_ps());
+    let mut b = SimBuilder::new();
+    let clk = b.clock("fabric", Frequency::from_mhz(1000)).map_err(|e| e.to_string())?;
+    let id = b.add("fabric", clk, fabric).map_err(|e| e.to_string())?;
+    let mut sim = b.build().map_err(|e| e.to_string())?;
+    sim.run_until_idle(p.limit).map_err(|e| e.to_string())?;
+    let report = sim.report();
+    let f = sim.component_mut::<FabricRun>(id).ok_or("the fabric component is missing")?;
+    let ps = f.finish_ps().ok_or_else(|| format!("{} did not finish within {:?}", coll.op.name(), p.limit))?;
+    let (edge_stats, msgs) = (std::mem::take(&mut f.net.edge_stats), std::mem::take(&mut f.net.msgs));
+    let latency = std::mem::take(&mut f.net.latency);
+    let time_s = ps as f64 * 1e-12;
+    let algbw = if ps == 0 { 0.0 } else { size as f64 / time_s / 1e9 };
+    let row =
+        Row { size_bytes: size, time_us: time_s * 1e6, algbw_gbps: algbw, busbw_gbps: algbw * coll.op.busbw_factor(n) };
+    Ok(RunResult { row, edge_stats, msgs, latency, finish_ps: ps, report })
+}
+
+/// Runs `coll` on the topology in a RON file (or a preset name in models/configs/fabric,
+/// e.g. "trn3-gen1-nl32x2") for each size; the harness's entry point.
+pub fn run_table(topology: &str, coll: &str, sizes: &[u64], p: &Params) -> Result<Vec<Row>, String> {
+    let path = std::path::Path::new(topology);
+    let path =
+        if path.exists() { path.to_path_buf() } else { crate::topo::presets_dir().join(format!("{topology}.ron")) };
+    let topo = crate::topo::load(&path)?;
+    let coll: Collective = coll.parse()?;
+    sizes.iter().map(|&s| run(&topo, coll, s, p).map(|r| r.row)).collect()
+}
+
+/// Formats rows as an nccl-tests-style table.
+pub fn format_table(rows: &[Row]) -> String {
+    let mut s = format!("{:>12} {:>12} {:>12} {:>12}\n", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+    for r in rows {
+        s += &format!("{:>12} {:>12.2} {:>12.2} {:>12.2}\n", r.size_bytes, r.time_us, r.algbw_gbps, r.busbw_gbps);
+    }
+    s
+}

@@ -1,0 +1,319 @@
+//! The topology as a graph: nodes are chips (first, indices `0..chips`) and switches; directed
+//! edges are link directions, each a bundle of `servers` parallel links with one bandwidth and
+//! latency. Routing tables give, for every (node, destination chip), the candidate next edges.
+
+use crate::link::effective_payload_bytes_per_s;
+use crate::topo::spec::{Checked, Kind, Scope};
+use std::collections::VecDeque;
+
+/// What a node is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    /// A chip: sources and sinks traffic, and forwards it (torus).
+    Chip,
+    /// A switch: forwards only.
+    Switch,
+}
+
+/// One node.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// "chip3", "intra.s0.1", "inter.2".
+    pub name: String,
+    /// Chip or switch.
+    pub kind: NodeKind,
+}
+
+/// One direction of a bundle of parallel links.
+#[derive(Clone, Debug)]
+pub struct Edge {
+    /// Source node.
+    pub from: usize,
+    /// Destination node.
+    pub to: usize,
+    /// Parallel links (each a FIFO server); a packet takes the one that frees first.
+    pub servers: u32,
+    /// Payload bandwidth of one link, in bytes per second (the link layer's analytic
+    /// `effective_payload_bytes_per_s` for the topology's transaction payload).
+    pub bytes_per_s: f64,
+    /// Fixed latency after serialization, in picoseconds: PHY + wire + link layer, plus the
+    /// switch's port-to-port latency when `from` is a switch.
+    pub latency_ps: u64,
+}
+
+impl Edge {
+    /// Time one link takes to serialize `bytes` of payload, in picoseconds (rounded up).
+    pub fn serialization_ps(&self, bytes: u32) -> u64 {
+        (f64::from(bytes) * 1e12 / self.bytes_per_s).ceil() as u64
+    }
+}
+
+/// How next hops are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoutingKind {
+    /// One path: dimensions in order, shortest way round each ring (+ on ties).
+    DimensionOrder,
+    /// All minimal-hop next edges are candidates (paths chip, switches..., chip: chips do not
+    /// forward); the network picks the one that frees first.
+    MinimalAdaptive,
+}
+
+/// A built topology.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    /// The spec's name.
+    pub name: String,
+    /// Chips first, then switches.
+    pub nodes: Vec<Node>,
+    /// All directed edges.
+    pub edges: Vec<Edge>,
+    /// Number of chips (nodes `0..chips`).
+    pub chips: usize,
+    /// Messages are split into packets of this many payload bytes.
+    pub packet_bytes: u32,
+    /// The routing discipline.
+    pub routing: RoutingKind,
+    /// A ring over all chips whose neighbours are one hop apart where the shape allows
+    /// (boustrophedon order on a torus with even dimensions; index order otherwise).
+    pub ring: Vec<usize>,
+    /// Out edges of each node, in creation order.
+    pub out: Vec<Vec<usize>>,
+    /// `next[dst][node]`: candidate next edges from `node` towards chip `dst` (sorted).
+    next: Vec<Vec<Vec<u32>>>,
+}
+
+struct Builder {
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+    bw: f64,
+    lat: u64,
+}
+
+impl Builder {
+    fn node(&mut self, name: String, kind: NodeKind) -> usize {
+        self.nodes.push(Node { name, kind });
+        self.nodes.len() - 1
+    }
+    /// Both directions between `a` and `b`; `extra_a`/`extra_b` = switch latency leaving each.
+    fn pair(&mut self, a: usize, b: usize, servers: u32, extra_a: u64, extra_b: u64) {
+        let (bw, lat) = (self.bw, self.lat);
+        self.edges.push(Edge { from: a, to: b, servers, bytes_per_s: bw, latency_ps: lat + extra_a });
+        self.edges.push(Edge { from: b, to: a, servers, bytes_per_s: bw, latency_ps: lat + extra_b });
+    }
+}
+
+/// Coordinates of chip `i` in mixed radix `dims` (dimension 0 fastest).
+pub fn coords(dims: &[u32], mut i: usize) -> Vec<u32> {
+    dims.iter()
+        .map(|&d| {
+            let c = (i % d as usize) as u32;
+            i /= d as usize;
+            c
+        })
+        .collect()
+}
+
+/// Chip index of coordinates `c` in mixed radix `dims`.
+pub fn index(dims: &[u32], c: &[u32]) -> usize {
+    dims.iter().zip(c).rev().fold(0, |acc, (&d, &x)| acc * d as usize + x as usize)
+}
+
+/// Boustrophedon (reflected mixed-radix) order: consecutive chips differ by one step in one
+/// dimension; with even dimensions the last chip is one wrap-around hop from the first.
+pub fn snake_order(dims: &[u32]) -> Vec<usize> {
+    let n: usize = dims.iter().map(|&d| d as usize).product();
+    (0..n)
+        .map(|k| {
+            let digits = coords(dims, k);
+            let mut c = vec![0; dims.len()];
+            // A digit is reflected when the block number formed by the higher digits is odd
+            // (the lower dimensions are walked backwards in every other block).
+            let mut block = 0usize;
+            for d in (0..dims.len()).rev() {
+                c[d] = if block % 2 == 1 { dims[d] - 1 - digits[d] } else { digits[d] };
+                block = block * dims[d] as usize + digits[d] as usize;
+            }
+            index(dims, &c)
+        })
+        .collect()
+}
+
+impl Topology {
+    /// Builds the graph and routing tables of a validated spec; the error names two chips
+    /// that cannot reach each other (e.g. server-scoped tiers only).
+    pub fn build(c: &Checked) -> Result<Topology, String> {
+        let payload = c.spec.packet_bytes.min(c.link.encoding.max_payload_bytes);
+        let bw = effective_payload_bytes_per_s(&c.link, payload);
+        let mut b = Builder { nodes: vec![], edges: vec![], bw, lat: c.link_latency_ps };
+        let (chips, routing, ring) = match &c.spec.kind {
+            Kind::Torus { dims, links_per_neighbor, .. } => torus(&mut b, dims, links_per_neighbor),
+            Kind::FullMesh { chips, links_per_pair, .. } => {
+                let n = *chips as usize;
+                chip_nodes(&mut b, n);
+                for i in 0..n {
+                    for j in i + 1..n {
+                        b.pair(i, j, *links_per_pair, 0, 0);
+                    }
+                }
+                (n, RoutingKind::MinimalAdaptive, (0..n).collect())
+            }
+            Kind::Switched { chips, chips_per_server, tiers, direct_links, .. } => {
+                let n = *chips as usize;
+                chip_nodes(&mut b, n);
+                let per = *chips_per_server as usize;
+                for (t, tier) in tiers.iter().enumerate() {
+                    let sw_lat = c.tier_latency_ps[t];
+                    let groups: Vec<(String, Vec<usize>)> = match tier.scope {
+                        Scope::Server => {
+                            (0..n / per).map(|s| (format!(".s{s}"), (s * per..(s + 1) * per).collect())).collect()
+                        }
+                        Scope::All => vec![(String::new(), (0..n).collect())],
+                    };
+                    for (suffix, members) in groups {
+                        for k in 0..tier.switches {
+                            let sw = b.node(format!("{}{suffix}.{k}", tier.name), NodeKind::Switch);
+                            for &m in &members {
+                                b.pair(m, sw, tier.links_per_chip_per_switch, 0, sw_lat);
+                            }
+                        }
+                    }
+                }
+                if *direct_links > 0 {
+                    for i in 0..n / 2 {
+                        b.pair(i, i + n / 2, *direct_links, 0, 0);
+                    }
+                }
+                (n, RoutingKind::MinimalAdaptive, (0..n).collect())
+            }
+        };
+        let mut out = vec![Vec::new(); b.nodes.len()];
+        for (e, edge) in b.edges.iter().enumerate() {
+            out[edge.from].push(e);
+        }
+        let mut t = Topology {
+            name: c.spec.name.clone(),
+            nodes: b.nodes,
+            edges: b.edges,
+            chips,
+            packet_bytes: c.spec.packet_bytes,
+            routing,
+            ring,
+            out,
+            next: vec![],
+        };
+        t.next = match (&c.spec.kind, routing) {
+            (Kind::Torus { dims, .. }, RoutingKind::DimensionOrder) => {
+                (0..chips).map(|d| t.dor_table(dims, d)).collect()
+            }
+            _ => (0..chips).map(|d| t.minimal_table(d)).collect(),
+        };
+        for d in 0..chips {
+            if let Some(s) = (0..chips).find(|&s| s != d && t.next[d][s].is_empty()) {
+                return Err(format!("topology {:?}: chip{s} cannot reach chip{d}", t.name));
+            }
+        }
+        Ok(t)
+    }
+
+    /// Candidate next edges from `node` towards chip `dst` (empty at `dst`).
+    pub fn next_edges(&self, node: usize, dst: usize) -> &[u32] {
+        &self.next[dst][node]
+    }
+
+    /// The edge from `a` to `b`, if any.
+    pub fn edge_between(&self, a: usize, b: usize) -> Option<usize> {
+        self.out[a].iter().copied().find(|&e| self.edges[e].to == b)
+    }
+
+    /// Hops from `src` to chip `dst` following the first candidate at each node.
+    pub fn hops(&self, src: usize, dst: usize) -> usize {
+        let (mut n, mut h) = (src, 0);
+        while n != dst {
+            n = self.edges[self.next[dst][n][0] as usize].to;
+            h += 1;
+        }
+        h
+    }
+
+    /// Total payload bandwidth a chip can inject (all its out links), in bytes per second.
+    pub fn injection_bytes_per_s(&self, chip: usize) -> f64 {
+        self.out[chip].iter().map(|&e| self.edges[e].bytes_per_s * f64::from(self.edges[e].servers)).sum()
+    }
+
+    fn dor_table(&self, dims: &[u32], dst: usize) -> Vec<Vec<u32>> {
+        let dc = coords(dims, dst);
+        (0..self.nodes.len())
+            .map(|n| {
+                let mut c = coords(dims, n);
+                let Some(d) = (0..dims.len()).find(|&d| c[d] != dc[d]) else { return vec![] };
+                let k = dims[d];
+                let delta = (dc[d] + k - c[d]) % k;
+                c[d] = if delta <= k / 2 { (c[d] + 1) % k } else { (c[d] + k - 1) % k };
+                let e = self.edge_between(n, index(dims, &c)).expect("torus neighbours are linked");
+                vec![e as u32]
+            })
+            .collect()
+    }
+
+    fn minimal_table(&self, dst: usize) -> Vec<Vec<u32>> {
+        let mut dist = vec![usize::MAX; self.nodes.len()];
+        let mut into = vec![Vec::new(); self.nodes.len()];
+        for (e, edge) in self.edges.iter().enumerate() {
+            into[edge.to].push(e);
+        }
+        dist[dst] = 0;
+        let mut q = VecDeque::from([dst]);
+        while let Some(v) = q.pop_front() {
+            // Off a torus only switches forward: a path is chip, switches..., chip.
+            if v != dst && self.nodes[v].kind == NodeKind::Chip {
+                continue;
+            }
+            for &e in &into[v] {
+                let u = self.edges[e].from;
+                if dist[u] == usize::MAX {
+                    dist[u] = dist[v] + 1;
+                    q.push_back(u);
+                }
+            }
+        }
+        (0..self.nodes.len())
+            .map(|n| {
+                if n == dst || dist[n] == usize::MAX {
+                    return vec![];
+                }
+                self.out[n]
+                    .iter()
+                    .filter(|&&e| dist[self.edges[e].to].checked_add(1) == Some(dist[n]))
+                    .map(|&e| e as u32)
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+fn chip_nodes(b: &mut Builder, n: usize) {
+    for i in 0..n {
+        b.node(format!("chip{i}"), NodeKind::Chip);
+    }
+}
+
+fn torus(b: &mut Builder, dims: &[u32], links: &[u32]) -> (usize, RoutingKind, Vec<usize>) {
+    let n: usize = dims.iter().map(|&d| d as usize).product();
+    chip_nodes(b, n);
+    for i in 0..n {
+        for (d, &k) in dims.iter().enumerate() {
+            if k < 2 {
+                continue;
+            }
+            let mut c = coords(dims, i);
+            // Link i -> i+1 in this dimension (and back); a ring of 2 has one neighbour.
+            c[d] = (c[d] + 1) % k;
+            let j = index(dims, &c);
+            if k == 2 && c[d] == 0 {
+                continue;
+            }
+            b.pair(i, j, links[d], 0, 0);
+        }
+    }
+    (n, RoutingKind::DimensionOrder, snake_order(dims))
+}

@@ -1,0 +1,49 @@
+//! Topologies as data and the packet-level network over them.
+//!
+//! ```text
+//!  RON file ──parse/validate──► Checked ──build──► Topology ──► Network
+//!  (spec.rs: TopologySpec,      (units parsed,   (graph.rs: chips, switches,   (network.rs: per-link
+//!   errors file:line:col)        link resolved)   directed edges, routing)      FIFO servers, packets)
+//! ```
+//!
+//! - [`spec`]: the RON schema. Kinds: `torus` (Trn2 4x4 server, 4x4x4 UltraServer),
+//!   `full_mesh`, `switched` (Trn3 NL32x2 / NL72x2 switch tiers plus direct peer links).
+//!   Presets live in models/configs/fabric/*.ron, each citing its sources.
+//! - [`graph`]: nodes are chips (indices `0..chips`) then switches; each directed edge is a
+//!   bundle of parallel links with a payload bandwidth (the link layer's analytic
+//!   [`crate::link::effective_payload_bytes_per_s`] for the packet's transaction payload) and a
+//!   latency (PHY + wire + link layer, plus switch port-to-port on edges leaving a switch).
+//!   Tori route dimension-order; others minimal-hop adaptive.
+//! - [`network`]: messages split into packets that traverse their route hop by hop, each link
+//!   a FIFO server; per-link bytes, busy time and per-message latency.
+//!
+//! Not yet: a fat tree kind, non-minimal routing, link failures.
+
+pub mod graph;
+pub mod network;
+pub mod spec;
+
+#[cfg(test)]
+mod tests;
+
+pub use graph::{Edge, Node, NodeKind, RoutingKind, Topology};
+pub use network::{EdgeStats, Message, MsgId, Network};
+pub use spec::{Checked, Kind, LinkKind, Scope, Tier, TopoError, TopologySpec};
+
+/// Loads, validates and builds the topology in a RON file (errors as text: `file:line:col:
+/// field: message` for the spec, or the unreachable chips for the graph).
+pub fn load(path: &std::path::Path) -> Result<Topology, String> {
+    let c = spec::load(path).map_err(|e| e.to_string())?;
+    Topology::build(&c)
+}
+
+/// Parses, validates and builds topology text; `file` names it in errors.
+pub fn parse(file: &str, text: &str) -> Result<Topology, String> {
+    let c = spec::parse(file, text).map_err(|e| e.to_string())?;
+    Topology::build(&c)
+}
+
+/// The directory of the topology presets (models/configs/fabric).
+pub fn presets_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/fabric")
+}
