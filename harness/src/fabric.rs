@@ -134,12 +134,47 @@ fn switch_latency(plot_dir: Option<&std::path::Path>) -> Result<BenchResult, Str
     })
 }
 
+/// nccl-tests-style tables of collectives as packet-level traffic on a topology preset:
+/// (collective, algorithm) pairs at a few sizes, headline = time and busbw per size.
+fn collectives(name: &str, topology: &str, runs: &[(&str, &[u64])]) -> Result<BenchResult, String> {
+    use trnsim_fabric::collective::{run_table, Params};
+    let sw = Stopwatch::start();
+    let mut headline = Vec::new();
+    for (coll, sizes) in runs {
+        let rows = run_table(topology, coll, sizes, &Params::default())?;
+        for r in rows {
+            let tag = format!("{}_{}B", coll.replace(':', "_"), r.size_bytes);
+            headline.push((format!("{tag}_time_us"), r.time_us));
+            headline.push((format!("{tag}_busbw_GBps"), r.busbw_gbps));
+        }
+    }
+    let (wall_s, cpu_s) = sw.elapsed();
+    Ok(BenchResult {
+        name: name.into(),
+        headline,
+        stats: StatsReport::default(),
+        speed: Speed { wall_s, cpu_s, ..Speed::default() },
+    })
+}
+
 /// Runs one fabric benchmark.
 pub fn run_named(name: &str, plot_dir: Option<&std::path::Path>) -> Result<BenchResult, String> {
     match name {
         "fabric-link-efficiency" => link_efficiency(),
         "fabric-switch-hol" => switch_hol(),
         "fabric-switch-latency" => switch_latency(plot_dir),
+        "fabric-allreduce-trn2-16" => {
+            collectives(name, "trn2-server-4x4", &[("all_reduce:ring", &[65_536, 1 << 20, 16 << 20])])
+        }
+        "fabric-collectives-nl32x2" => collectives(
+            name,
+            "trn3-gen1-nl32x2",
+            &[
+                ("all_reduce:ring", &[1 << 20, 16 << 20]),
+                ("all_reduce:halving_doubling", &[1 << 20, 16 << 20]),
+                ("all_to_all", &[1 << 20, 16 << 20]),
+            ],
+        ),
         _ => Err(format!("unknown fabric benchmark `{name}`")),
     }
 }

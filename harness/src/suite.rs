@@ -51,6 +51,14 @@ pub const BENCHES: &[(&str, &str)] = &[
     ("fabric-switch-hol", "32-port switch, uniform random: saturation of VOQ + iSLIP-1/4 vs a single FIFO (58.6 %)"),
     ("fabric-switch-latency", "32-port switch: latency against load for iSLIP-1/4, RRM, FIFO (SVG with --plots)"),
     (
+        "fabric-allreduce-trn2-16",
+        "Trn2 server (4x4 torus), ring all-reduce as packet traffic: nccl-tests time and busbw",
+    ),
+    (
+        "fabric-collectives-nl32x2",
+        "Trn3 Gen1 64 chips (NL32x2): ring and halving-doubling all-reduce, all-to-all at 1 and 16 MiB",
+    ),
+    (
         "sbuf-bandwidth",
         "NC-v4 SBUF per engine interface: alone (128 elem/cycle), strided (64), disjoint banks, shared bank",
     ),
