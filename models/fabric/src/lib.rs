@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod collective;
+pub mod fidelity;
 pub mod link;
 pub mod switch;
 pub mod topo;

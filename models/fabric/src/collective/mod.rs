@@ -1,19 +1,26 @@
 //! Collectives as real traffic: per-chip collective engines issue the messages of ring,
-//! direct (mesh) and recursive halving-doubling algorithms over the packet-level network of
-//! [`crate::topo`], and report nccl-tests-style tables.
+//! direct (mesh), recursive halving-doubling, pipelined-chain and binomial-tree algorithms
+//! over the packet-level network of [`crate::topo`], and report nccl-tests-style tables.
 //!
 //! - [`schedule`]: each algorithm as per-chip step programs, and the registry table.
 //! - [`runner`]: the engines and the network as one kernel component ([`runner::FabricRun`]).
-//! - Here: the operations, parameters, [`run`] for one size and [`run_table`] for a sweep.
+//! - Here: the operations, parameters, the by-size policy ([`auto_algo`]), [`run`] for one
+//!   size and [`run_table`] for a sweep.
+//!
+//! Names: `op[:algo]`, op one of all_reduce, all_gather, reduce_scatter, all_to_all,
+//! broadcast (root chip 0); algo one of ring (broadcast: pipelined chain), direct,
+//! halving_doubling, tree (binomial, broadcast), auto (all_reduce and broadcast: spec §7's
+//! by-size policy, see [`auto_algo`]).
 //!
 //! Metrics as nccl-tests doc/PERFORMANCE.md (anchors §3): `algbw = size / time` (GB/s, GB =
-//! 1e9 B); `busbw = algbw x 2(n-1)/n` for all-reduce and `x (n-1)/n` for all-gather,
-//! reduce-scatter and all-to-all. `size` is the per-chip buffer: the all-reduce input, the
-//! all-gather output, the reduce-scatter input, the all-to-all send buffer.
+//! 1e9 B); `busbw = algbw x 2(n-1)/n` for all-reduce, `= algbw` for broadcast, and
+//! `x (n-1)/n` for all-gather, reduce-scatter and all-to-all. `size` is the per-chip buffer:
+//! the all-reduce input, the all-gather output, the reduce-scatter input, the all-to-all send
+//! buffer, the broadcast buffer.
 //!
 //! Leaves out: the reduction arithmetic and its HBM/DMA cost (spec §7: DMA compute), DMA
-//! engine contention with compute, chunking/pipelining within a step, multiple streams, and
-//! KangaRing's two Hamiltonian cycles.
+//! engine contention with compute, chunking/pipelining within a step (except the broadcast
+//! chain, which pipelines by steps), multiple streams, and KangaRing's two Hamiltonian cycles.
 
 pub mod runner;
 pub mod schedule;
@@ -36,7 +43,12 @@ pub enum Op {
     ReduceScatter,
     /// Every chip sends a distinct `size / n` piece to every chip.
     AllToAll,
+    /// Every chip ends with the root's (chip 0's) buffer of `size` bytes.
+    Broadcast,
 }
+
+/// All operations, in the order error messages list them.
+pub const OPS: [Op; 5] = [Op::AllReduce, Op::AllGather, Op::ReduceScatter, Op::AllToAll, Op::Broadcast];
 
 impl Op {
     /// Name as in configurations ("all_reduce").
@@ -46,16 +58,18 @@ impl Op {
             Op::AllGather => "all_gather",
             Op::ReduceScatter => "reduce_scatter",
             Op::AllToAll => "all_to_all",
+            Op::Broadcast => "broadcast",
         }
     }
 
-    /// nccl-tests bus-bandwidth factor for `n` chips: 2(n-1)/n for all-reduce, (n-1)/n else.
+    /// nccl-tests bus-bandwidth factor for `n` chips: 2(n-1)/n for all-reduce, 1 for
+    /// broadcast, (n-1)/n else.
     pub fn busbw_factor(self, n: usize) -> f64 {
         let f = (n as f64 - 1.0) / n as f64;
-        if self == Op::AllReduce {
-            2.0 * f
-        } else {
-            f
+        match self {
+            Op::AllReduce => 2.0 * f,
+            Op::Broadcast => 1.0,
+            _ => f,
         }
     }
 }
@@ -69,7 +83,14 @@ pub enum Algo {
     Direct,
     /// Recursive halving-doubling (spec §7 RDH).
     HalvingDoubling,
+    /// Binomial tree (broadcast).
+    Tree,
+    /// Chosen by size: [`auto_algo`] (spec §7's sweet spots). Resolved before a run.
+    Auto,
 }
+
+/// All algorithms, in the order error messages list them.
+pub const ALGOS: [Algo; 5] = [Algo::Ring, Algo::Direct, Algo::HalvingDoubling, Algo::Tree, Algo::Auto];
 
 impl Algo {
     /// Name as in configurations ("ring").
@@ -78,6 +99,8 @@ impl Algo {
             Algo::Ring => "ring",
             Algo::Direct => "direct",
             Algo::HalvingDoubling => "halving_doubling",
+            Algo::Tree => "tree",
+            Algo::Auto => "auto",
         }
     }
 }
@@ -96,19 +119,65 @@ impl std::str::FromStr for Collective {
     type Err = String;
     fn from_str(s: &str) -> Result<Collective, String> {
         let (o, a) = s.split_once(':').map_or((s, None), |(o, a)| (o, Some(a)));
-        let ops = [Op::AllReduce, Op::AllGather, Op::ReduceScatter, Op::AllToAll];
-        let op = ops.into_iter().find(|x| x.name() == o).ok_or_else(|| {
-            format!("unknown collective {o:?} (allowed: all_reduce, all_gather, reduce_scatter, all_to_all)")
+        let list = |names: Vec<&str>| names.join(", ");
+        let op = OPS.into_iter().find(|x| x.name() == o).ok_or_else(|| {
+            format!("unknown collective {o:?} (allowed: {})", list(OPS.iter().map(|x| x.name()).collect()))
         })?;
         let algo = match a {
             None if op == Op::AllToAll => Algo::Direct,
             None => Algo::Ring,
-            Some(a) => [Algo::Ring, Algo::Direct, Algo::HalvingDoubling]
-                .into_iter()
-                .find(|x| x.name() == a)
-                .ok_or_else(|| format!("unknown algorithm {a:?} (allowed: ring, direct, halving_doubling)"))?,
+            Some(a) => ALGOS.into_iter().find(|x| x.name() == a).ok_or_else(|| {
+                format!("unknown algorithm {a:?} (allowed: {})", list(ALGOS.iter().map(|x| x.name()).collect()))
+            })?,
         };
+        if algo == Algo::Auto && !matches!(op, Op::AllReduce | Op::Broadcast) {
+            return Err(format!("algorithm auto is defined for all_reduce and broadcast, not {}", op.name()));
+        }
         Ok(Collective { op, algo })
+    }
+}
+
+/// Spec §7 (D A10, Trn2 intra-node): Mesh below 1 MB ...
+pub const MESH_BELOW_BYTES: u64 = 1_000_000;
+/// ... RDH from 1 MB to 56 MB, (Kanga)Ring above (MB = 1e6 B).
+pub const RDH_UP_TO_BYTES: u64 = 56_000_000;
+
+/// The algorithm `auto` stands for, for `op` on `n` chips with a per-chip buffer of `size`
+/// bytes.
+///
+/// - all-reduce, spec §7's by-size policy: direct (Mesh) below 1 MB; halving-doubling (RDH)
+///   up to 56 MB when `n` is a power of two (ring otherwise); ring above (KangaRing is not
+///   modelled). The thresholds are AWS's for the Trn2 16-chip torus (D A10); using them
+///   unchanged on other topologies and chip counts is an estimate (E).
+/// - broadcast (AWS documents no policy; E): whichever of binomial tree and pipelined chain
+///   a step model predicts faster. With `y = size / PIPELINE_STEP_BYTES` (the bytes one step
+///   overhead is worth), the tree costs `log2 n x (1 + y)` step overheads and the chain at its
+///   best chunk count `(sqrt(n - 2) + sqrt(y))^2`; on 64 chips the chain wins from ~12 MB.
+/// - any other operation: its default algorithm.
+pub fn auto_algo(op: Op, n: usize, size: u64) -> Algo {
+    match op {
+        Op::AllReduce if size < MESH_BELOW_BYTES => Algo::Direct,
+        Op::AllReduce if size <= RDH_UP_TO_BYTES && n.is_power_of_two() => Algo::HalvingDoubling,
+        Op::Broadcast if broadcast_tree_is_faster(n, size) => Algo::Tree,
+        Op::AllToAll => Algo::Direct,
+        _ => Algo::Ring,
+    }
+}
+
+fn broadcast_tree_is_faster(n: usize, size: u64) -> bool {
+    let y = size as f64 / schedule::PIPELINE_STEP_BYTES as f64;
+    let tree = f64::from(n.next_power_of_two().trailing_zeros()) * (1.0 + y);
+    let chain = ((n.saturating_sub(2)) as f64).sqrt() + y.sqrt();
+    tree <= chain * chain
+}
+
+impl Collective {
+    /// The collective with `auto` replaced by the algorithm [`auto_algo`] picks.
+    pub fn resolve(self, n: usize, size: u64) -> Collective {
+        match self.algo {
+            Algo::Auto => Collective { op: self.op, algo: auto_algo(self.op, n, size) },
+            _ => self,
+        }
     }
 }
 
@@ -145,6 +214,8 @@ pub struct Row {
 pub struct RunResult {
     /// The row.
     pub row: Row,
+    /// The algorithm that ran (`auto` resolved).
+    pub algo: Algo,
     /// Per-edge counters (index = edge of the topology).
     pub edge_stats: Vec<EdgeStats>,
     /// Every message sent.
@@ -157,9 +228,11 @@ pub struct RunResult {
     pub report: trnsim_kernel::StatsReport,
 }
 
-/// Runs `coll` once on `topo` with a per-chip buffer of `size` bytes.
+/// Runs `coll` once on `topo` with a per-chip buffer of `size` bytes (`auto` resolved by
+/// [`Collective::resolve`]).
 pub fn run(topo: &Topology, coll: Collective, size: u64, p: &Params) -> Result<RunResult, String> {
     let n = topo.chips;
+    let coll = coll.resolve(n, size);
     let progs = schedule::build(coll.op, coll.algo, n, size, &topo.ring)?;
     let fabric = FabricRun::new(Network::new(topo.clone()), progs, p.step_overhead.as_ps());
     let mut b = SimBuilder::new();
@@ -176,7 +249,7 @@ pub fn run(topo: &Topology, coll: Collective, size: u64, p: &Params) -> Result<R
     let algbw = if ps == 0 { 0.0 } else { size as f64 / time_s / 1e9 };
     let row =
         Row { size_bytes: size, time_us: time_s * 1e6, algbw_gbps: algbw, busbw_gbps: algbw * coll.op.busbw_factor(n) };
-    Ok(RunResult { row, edge_stats, msgs, latency, finish_ps: ps, report })
+    Ok(RunResult { row, algo: coll.algo, edge_stats, msgs, latency, finish_ps: ps, report })
 }
 
 /// Runs `coll` on the topology in a RON file (or a preset name in models/configs/fabric,

@@ -56,6 +56,9 @@ pub enum RoutingKind {
     /// All minimal-hop next edges are candidates (paths chip, switches..., chip: chips do not
     /// forward); the network picks the one that frees first.
     MinimalAdaptive,
+    /// Fat tree: one path, up to the lowest common ancestor then down; the up-port at level
+    /// `l` is the destination's base-k digit `l` (destination-mod-k).
+    UpDown,
 }
 
 /// A built topology.
@@ -185,6 +188,7 @@ impl Topology {
                 }
                 (n, RoutingKind::MinimalAdaptive, (0..n).collect())
             }
+            Kind::FatTree { radix, levels, .. } => fat_tree(&mut b, *radix, *levels, c.tier_latency_ps[0]),
         };
         let mut out = vec![Vec::new(); b.nodes.len()];
         for (e, edge) in b.edges.iter().enumerate() {
@@ -204,6 +208,10 @@ impl Topology {
         t.next = match (&c.spec.kind, routing) {
             (Kind::Torus { dims, .. }, RoutingKind::DimensionOrder) => {
                 (0..chips).map(|d| t.dor_table(dims, d)).collect()
+            }
+            (Kind::FatTree { radix, levels, .. }, _) => {
+                let ft = FatTree::new(*radix, *levels);
+                (0..chips).map(|d| t.up_down_table(&ft, d)).collect()
             }
             _ => (0..chips).map(|d| t.minimal_table(d)).collect(),
         };
@@ -251,6 +259,15 @@ impl Topology {
                 c[d] = if delta <= k / 2 { (c[d] + 1) % k } else { (c[d] + k - 1) % k };
                 let e = self.edge_between(n, index(dims, &c)).expect("torus neighbours are linked");
                 vec![e as u32]
+            })
+            .collect()
+    }
+
+    fn up_down_table(&self, ft: &FatTree, dst: usize) -> Vec<Vec<u32>> {
+        (0..self.nodes.len())
+            .map(|n| {
+                let Some(to) = ft.next_node(n, dst) else { return vec![] };
+                vec![self.edge_between(n, to).expect("fat-tree neighbours are linked") as u32]
             })
             .collect()
     }
@@ -316,4 +333,76 @@ fn torus(b: &mut Builder, dims: &[u32], links: &[u32]) -> (usize, RoutingKind, V
         }
     }
     (n, RoutingKind::DimensionOrder, snake_order(dims))
+}
+
+/// Index arithmetic of a k-ary n-tree: chips `0..k^n`, then level-`l` switches `<w, l>` at
+/// node `chips + l x k^(n-1) + w`, where the word `w` has n-1 base-k digits `a_0..a_(n-2)`.
+/// At level `l`, `a_l..a_(n-2)` name the subtree (the chips whose digits `d_(l+1)..` equal
+/// them) and `a_0..a_(l-1)` pick one of its k^l switches. `<w, l>` links up to the k
+/// switches `<w', l+1>` with `w'` = `w` but any digit `l`.
+struct FatTree {
+    k: usize,
+    levels: usize,
+    chips: usize,
+    per_level: usize,
+}
+
+impl FatTree {
+    fn new(radix: u32, levels: u32) -> FatTree {
+        let (chips, per_level) = Kind::fat_tree_sizes(radix, levels).expect("validated");
+        FatTree { k: radix as usize / 2, levels: levels as usize, chips, per_level }
+    }
+
+    fn switch(&self, level: usize, w: usize) -> usize {
+        self.chips + level * self.per_level + w
+    }
+
+    /// `w` with base-k digit `i` set to `v`.
+    fn with_digit(&self, w: usize, i: usize, v: usize) -> usize {
+        let p = self.k.pow(i as u32);
+        w - (w / p % self.k) * p + v * p
+    }
+
+    /// Base-k digit `i` of `x`.
+    fn digit(&self, x: usize, i: usize) -> usize {
+        x / self.k.pow(i as u32) % self.k
+    }
+
+    /// The next node from `node` towards chip `dst` (None at `dst`).
+    fn next_node(&self, node: usize, dst: usize) -> Option<usize> {
+        if node == dst {
+            return None;
+        }
+        if node < self.chips {
+            return Some(self.switch(0, node / self.k));
+        }
+        let (l, w) = ((node - self.chips) / self.per_level, (node - self.chips) % self.per_level);
+        let below = w / self.k.pow(l as u32) == dst / self.k.pow(l as u32 + 1);
+        Some(match (below, l) {
+            (true, 0) => dst,
+            (true, _) => self.switch(l - 1, self.with_digit(w, l - 1, self.digit(dst, l))),
+            (false, _) => self.switch(l + 1, self.with_digit(w, l, self.digit(dst, l))),
+        })
+    }
+}
+
+fn fat_tree(b: &mut Builder, radix: u32, levels: u32, sw_lat: u64) -> (usize, RoutingKind, Vec<usize>) {
+    let ft = FatTree::new(radix, levels);
+    chip_nodes(b, ft.chips);
+    for l in 0..ft.levels {
+        for w in 0..ft.per_level {
+            b.node(format!("ft.l{l}.{w}"), NodeKind::Switch);
+        }
+    }
+    for c in 0..ft.chips {
+        b.pair(c, ft.switch(0, c / ft.k), 1, 0, sw_lat);
+    }
+    for l in 0..ft.levels - 1 {
+        for w in 0..ft.per_level {
+            for u in 0..ft.k {
+                b.pair(ft.switch(l, w), ft.switch(l + 1, ft.with_digit(w, l, u)), 1, sw_lat, sw_lat);
+            }
+        }
+    }
+    (ft.chips, RoutingKind::UpDown, (0..ft.chips).collect())
 }

@@ -7,17 +7,22 @@
 //! ```
 //!
 //! - [`spec`]: the RON schema. Kinds: `torus` (Trn2 4x4 server, 4x4x4 UltraServer),
-//!   `full_mesh`, `switched` (Trn3 NL32x2 / NL72x2 switch tiers plus direct peer links).
+//!   `full_mesh`, `switched` (Trn3 NL32x2 / NL72x2 switch tiers plus direct peer links),
+//!   `fat_tree(radix, levels, link)` (a k-ary n-tree, k = radix / 2: a folded Clos with full
+//!   bisection; not a documented Trainium shape, a reference for the switched presets).
 //!   Presets live in models/configs/fabric/*.ron, each citing its sources.
 //! - [`graph`]: nodes are chips (indices `0..chips`) then switches; each directed edge is a
 //!   bundle of parallel links with a payload bandwidth (the link layer's analytic
 //!   [`crate::link::effective_payload_bytes_per_s`] for the packet's transaction payload) and a
 //!   latency (PHY + wire + link layer, plus switch port-to-port on edges leaving a switch).
-//!   Tori route dimension-order; others minimal-hop adaptive.
+//!   Tori route dimension-order; fat trees up/down with the up-port at level `l` the
+//!   destination's base-k digit `l` (destination-mod-k: one path, contention-free for shifts);
+//!   others minimal-hop adaptive.
 //! - [`network`]: messages split into packets that traverse their route hop by hop, each link
 //!   a FIFO server; per-link bytes, busy time and per-message latency.
 //!
-//! Not yet: a fat tree kind, non-minimal routing, link failures.
+//! Not yet: non-minimal or adaptive fat-tree routing, tapered (oversubscribed) trees, link
+//! failures.
 
 pub mod graph;
 pub mod network;

@@ -93,6 +93,38 @@ pub enum Kind {
         #[serde(default)]
         direct_links: u32,
     },
+    /// A k-ary n-tree (Petrini and Vanneschi 1997), a folded Clos of `levels` stages of
+    /// switches with `radix` = 2k ports: each switch has k ports down and k up (the top level
+    /// uses only its k down ports). `k^levels` chips, `levels x k^(levels-1)` switches; full
+    /// bisection bandwidth. Chip `c`'s base-k digits `d_0..d_(n-1)` (d_0 least significant)
+    /// place it: its leaf switch serves the k chips sharing `c / k`. Routed up/down,
+    /// deterministically: up to the lowest common ancestor level, choosing at level `l` the
+    /// up-port `d_l` of the destination (destination-mod-k routing), then down the only way.
+    FatTree {
+        /// Ports per switch (even, >= 4): k = radix / 2 down and k up.
+        radix: u32,
+        /// Switch levels n (>= 1); at most 2 x levels hops between chips.
+        levels: u32,
+        /// The lanes of one link (chip-to-leaf and switch-to-switch alike, one per port).
+        link: LinkKind,
+        /// Port-to-port latency of one switch, added to links leaving it (default "120ns":
+        /// spec §10, E).
+        #[serde(default = "default_switch_latency")]
+        switch_latency: String,
+    },
+}
+
+fn default_switch_latency() -> String {
+    "120ns".into()
+}
+
+impl Kind {
+    /// Chips and switches per level of a fat tree (radix / 2)^levels and (radix / 2)^(levels-1).
+    pub fn fat_tree_sizes(radix: u32, levels: u32) -> Option<(usize, usize)> {
+        let k = (radix / 2) as usize;
+        let per = k.checked_pow(levels.checked_sub(1)?)?;
+        Some((per.checked_mul(k)?, per))
+    }
 }
 
 /// The lanes of one link direction.
@@ -163,7 +195,8 @@ pub struct Checked {
     pub link: BondedLink,
     /// PHY + wire + link layer of one link, in picoseconds.
     pub link_latency_ps: u64,
-    /// Per tier, the switch latency in picoseconds (empty for non-switched kinds).
+    /// Per tier, the switch latency in picoseconds (empty for tori and meshes; one entry, all
+    /// levels, for a fat tree).
     pub tier_latency_ps: Vec<u64>,
 }
 
@@ -217,6 +250,9 @@ fn field_at(text: &str, line: usize, col: usize) -> String {
     }
     "(top level)".into()
 }
+
+/// The largest fat tree accepted, in chips (routing tables grow as chips x nodes).
+pub const MAX_FAT_TREE_CHIPS: usize = 4096;
 
 struct Validator<'a> {
     file: &'a str,
@@ -302,6 +338,24 @@ impl Validator<'_> {
                     )?);
                 }
                 (self.link(link)?, lat)
+            }
+            Kind::FatTree { radix, levels, link, switch_latency } => {
+                if *radix < 4 || radix % 2 != 0 {
+                    return Err(self.err(
+                        "radix",
+                        "kind.radix",
+                        format!("{radix} is out of range (allowed: even, >= 4)"),
+                    ));
+                }
+                self.at_least("levels", "kind.levels", *levels, 1)?;
+                let chips = Kind::fat_tree_sizes(*radix, *levels).map_or(usize::MAX, |(c, _)| c);
+                if chips > MAX_FAT_TREE_CHIPS {
+                    let m =
+                        format!("(radix / 2)^levels = {chips} chips is too many (allowed: <= {MAX_FAT_TREE_CHIPS})");
+                    return Err(self.err("levels", "kind.levels", m));
+                }
+                let lat = self.dur("switch_latency", "kind.switch_latency", switch_latency)?;
+                (self.link(link)?, vec![lat])
             }
         };
         Ok(Checked { spec, link, link_latency_ps: lat, tier_latency_ps })

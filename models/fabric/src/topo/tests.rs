@@ -205,3 +205,95 @@ fn network_delivers_every_byte_once_and_links_carry_bytes_times_hops() {
     }
     assert_eq!(net.edge_stats.iter().map(|s| s.bytes).sum::<u64>(), want_link_bytes);
 }
+
+fn fat_tree(radix: u32, levels: u32) -> Topology {
+    let text = format!(
+        "TopologySpec(name: \"ft\", kind: fat_tree(radix: {radix}, levels: {levels}, \
+         link: (encoding: \"pcie-gen6\", lanes: 8)))"
+    );
+    topo::parse("ft.ron", &text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn fat_tree_has_k_pow_n_chips_and_hops_twice_the_common_ancestor_level() {
+    for (radix, levels) in [(4, 1), (4, 3), (8, 2), (6, 3)] {
+        let t = fat_tree(radix, levels);
+        let k = (radix / 2) as usize;
+        let n = levels as usize;
+        assert_eq!(t.chips, k.pow(levels));
+        assert_eq!(t.nodes.len() - t.chips, n * k.pow(levels - 1), "switches");
+        // Every switch uses k down ports and (below the top) k up ports: radix ports at most.
+        for s in t.chips..t.nodes.len() {
+            assert!(t.out[s].len() <= radix as usize, "{}", t.nodes[s].name);
+        }
+        let mut max = 0;
+        for s in 0..t.chips {
+            for d in (0..t.chips).filter(|&d| d != s) {
+                // The common ancestor is at the level of the highest base-k digit that differs.
+                let top = (0..n).rev().find(|&i| s / k.pow(i as u32) % k != d / k.pow(i as u32) % k).unwrap();
+                assert_eq!(t.hops(s, d), 2 * (top + 1), "radix {radix} levels {levels}: {s} -> {d}");
+                assert_eq!(t.next_edges(s, d).len(), 1, "deterministic");
+                max = max.max(t.hops(s, d));
+            }
+        }
+        assert_eq!(max, 2 * n);
+    }
+}
+
+#[test]
+fn fat_tree_up_port_is_the_destinations_digit() {
+    // radix 8 (k = 4), 2 levels: 16 chips, leaves ft.l0.0..3, tops ft.l1.0..3.
+    let t = fat_tree(8, 2);
+    for d in [8, 9, 14] {
+        let leaf = t.edges[t.next_edges(1, d)[0] as usize].to;
+        let top = t.edges[t.next_edges(leaf, d)[0] as usize].to;
+        assert_eq!(t.nodes[top].name, format!("ft.l1.{}", d % 4), "chip1 -> chip{d}");
+    }
+}
+
+#[test]
+fn fat_tree_shift_permutation_across_pods_reaches_line_rate() {
+    for (radix, levels) in [(8, 2), (4, 3)] {
+        let t = fat_tree(radix, levels);
+        let n = t.chips;
+        let bw = t.edges[0].bytes_per_s;
+        let lat = t.edges.iter().map(|e| e.latency_ps).max().unwrap();
+        let mut net = topo::Network::new(t.clone());
+        let bytes = 4 << 20;
+        // Partner in the other half: a different top-level subtree (pod).
+        for c in 0..n {
+            net.send(0, c, (c + n / 2) % n, bytes, 0);
+        }
+        while net.next_time().is_some() {
+            net.step();
+        }
+        let done = net.msgs.iter().map(|m| m.done_ps.unwrap()).max().unwrap();
+        let line = bytes as f64 / bw * 1e12;
+        // Store-and-forward adds one packet serialization plus latency per extra hop.
+        let hops = 2.0 * f64::from(levels);
+        let ideal = line + (hops - 1.0) * (4096.0 / bw * 1e12) + hops * lat as f64;
+        assert!(done as f64 <= ideal * 1.001, "radix {radix} levels {levels}: {done} vs {ideal}");
+        assert!(line / done as f64 > 0.97, "{}", line / done as f64);
+        // Each chip's up link carried its message; no link carried two (contention-free).
+        let busiest = net.edge_stats.iter().map(|s| s.bytes).max().unwrap();
+        assert_eq!(busiest, bytes);
+    }
+}
+
+#[test]
+fn fat_tree_radix_must_be_even_and_at_least_4() {
+    let text =
+        "TopologySpec(name: \"ft\",\n kind: fat_tree(radix: 5, levels: 2, link: (encoding: \"pcie-gen6\", lanes: 8)))";
+    let e = located(text);
+    assert_eq!((e.line, e.field.as_str()), (2, "kind.radix"), "{e}");
+    let e = located(&text.replace("radix: 5, levels: 2", "radix: 64, levels: 4"));
+    assert_eq!(e.field, "kind.levels", "{e}");
+}
+
+#[test]
+fn fat_tree_preset_has_100_chips_on_20_switches() {
+    let t = preset("fat-tree-pcie6-r20-l2");
+    assert_eq!((t.chips, t.nodes.len() - t.chips), (100, 20));
+    assert_eq!(t.hops(0, 99), 4);
+    assert_eq!(t.hops(0, 9), 2);
+}

@@ -9,8 +9,10 @@
 //!
 //! Registry: [`ROUTINGS`]. One file per implementation.
 
+mod address;
 mod table;
 
+pub use address::{AddressFields, AddressRouting, BitField, Level};
 pub use table::TableRouting;
 
 use super::Packet;
@@ -24,4 +26,7 @@ pub trait Routing: Send {
 }
 
 /// Every routing function by name: the registry.
-pub const ROUTINGS: &[(&str, &str)] = &[("table", "a table from destination id to output port, as data")];
+pub const ROUTINGS: &[(&str, &str)] = &[
+    ("table", "a table from destination id to output port, as data"),
+    ("address", "Trn3 (rack, server, chip) bit fields of the destination id, down per level or up by dst mod uplinks"),
+];
