@@ -166,6 +166,15 @@ pub fn run_named(name: &str, plot_dir: Option<&std::path::Path>) -> Result<Bench
         "fabric-allreduce-trn2-16" => {
             collectives(name, "trn2-server-4x4", &[("all_reduce:ring", &[65_536, 1 << 20, 16 << 20])])
         }
+        "fabric-allreduce-nl72x2" => collectives(
+            name,
+            "trn3-gen2-nl72x2",
+            &[
+                ("all_reduce:ring", &[1 << 20, 16 << 20]),
+                ("all_reduce:auto", &[1 << 20, 16 << 20]),
+                ("all_to_all", &[1 << 20]),
+            ],
+        ),
         "fabric-collectives-nl32x2" => collectives(
             name,
             "trn3-gen1-nl32x2",

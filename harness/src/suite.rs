@@ -55,6 +55,10 @@ pub const BENCHES: &[(&str, &str)] = &[
         "Trn2 server (4x4 torus), ring all-reduce as packet traffic: nccl-tests time and busbw",
     ),
     (
+        "fabric-allreduce-nl72x2",
+        "Trn3 Gen2 144 chips (NL72x2): ring and auto all-reduce, all-to-all, as packet traffic",
+    ),
+    (
         "fabric-collectives-nl32x2",
         "Trn3 Gen1 64 chips (NL32x2): ring and halving-doubling all-reduce, all-to-all at 1 and 16 MiB",
     ),
