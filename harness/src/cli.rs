@@ -28,7 +28,8 @@ struct Cli {
 enum Cmd {
     /// Run benchmarks by name (default: the whole suite) or a system from a RON config.
     Run(RunArgs),
-    /// Measure the simulator's own speed.
+    /// Parameterized benchmarks: the kernel's speed yardstick (kernel-ring) and a tiled GEMM of
+    /// any shape on a NeuronCore (nc-gemm).
     Bench {
         #[command(subcommand)]
         which: BenchCmd,
@@ -160,7 +161,7 @@ pub fn main() -> i32 {
         }
         Cmd::List => {
             for (n, d) in BENCHES {
-                println!("{n:<20} {d}");
+                println!("{n:<26} {d}");
             }
             Ok(())
         }
