@@ -32,6 +32,10 @@ fn bad_arguments_are_reported_not_panicked() {
     check_usage_error(&["bench", "kernel-ring", "--cycles", "many"], "invalid value 'many'");
     check_usage_error(&["frobnicate"], "unrecognized subcommand");
     check_usage_error(&["config", "check", "/nonexistent.ron"], "cannot read");
+    check_usage_error(&["describe", "foo"], "unknown kind `foo` (known: hbm, sram, dma, link, switch, topology)");
+    check_usage_error(&["describe", "hbm", "nope"], "no preset named `nope`");
+    check_usage_error(&["core", "/nonexistent.asm"], "cannot read /nonexistent.asm");
+    check_usage_error(&["bench", "nc-gemm", "--m", "100"], "multiples of 128");
 }
 
 #[test]
@@ -72,4 +76,16 @@ fn run_json_is_deterministic_across_tick_orders() {
     let (ja, jb) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     assert!(ja == jb, "results JSON differs between tick orders");
     assert!(String::from_utf8_lossy(&ja).contains("packets_received"));
+}
+
+#[test]
+fn describe_prints_every_kind_of_preset() {
+    for kind in ["hbm", "sram", "dma", "link", "switch", "topology"] {
+        let (code, out, err) = run(&["describe", kind]);
+        assert_eq!(code, 0, "{kind}: {err}");
+        assert!(out.lines().count() >= 2, "{kind}: {out}");
+    }
+    let (code, out, _) = run(&["describe", "hbm", "hbm3-6400"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("rcd_rd: 31") && out.contains("source: timing M1"), "{out}");
 }

@@ -45,6 +45,10 @@ enum Cmd {
     /// Run a NeuronCore assembly program (docs/isa.md) on one or more cores and print
     /// per-engine statistics.
     Core(crate::core_cmd::CoreArgs),
+    /// Describe the models' presets: parameters (from the declarations the models run on),
+    /// sources and estimates. `trnsim describe` lists the kinds; `trnsim describe hbm hbm3-6400`
+    /// prints one preset in full.
+    Describe(crate::describe::DescribeArgs),
     /// List the benchmarks `trnsim run` knows.
     List,
 }
@@ -159,6 +163,7 @@ pub fn main() -> i32 {
         Cmd::Core(a) => {
             crate::core_cmd::run(a).map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
         }
+        Cmd::Describe(a) => crate::describe::run(a).map_err(Failure::Usage),
         Cmd::List => {
             for (n, d) in BENCHES {
                 println!("{n:<26} {d}");

@@ -3,6 +3,7 @@
 
 mod cli;
 mod core_cmd;
+mod describe;
 mod hbm_cmd;
 
 fn main() {
