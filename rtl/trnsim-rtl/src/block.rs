@@ -1,0 +1,60 @@
+//! The port-level cycle interface shared by Rust models and Verilated RTL.
+//!
+//! ```text
+//!   set_input(..)* ─► settle() ─► output(..)* ─► posedge() ─► next cycle
+//! ```
+//!
+//! Contract: `settle` makes outputs reflect the current inputs and state (combinational
+//! paths); `posedge` is one rising clock edge (state updates) and does not change inputs.
+//! Ports are identified by index into [`Block::ports`]; harnesses match two blocks' ports by
+//! name. Values are the port's low 128 bits; inputs ignore bits above the port width.
+
+use crate::vcd_out::VcdOut;
+use std::path::Path;
+pub use verilator_sys::{PortInfo, VltError};
+
+/// A clocked block seen at its ports (`clk` itself is implicit in `posedge`).
+pub trait Block {
+    /// The ports, `clk` included (it is never driven through `set_input`).
+    fn ports(&self) -> &[PortInfo];
+    /// Sets an input port (index into `ports`).
+    fn set_input(&mut self, port: usize, v: u128);
+    /// Evaluates combinational logic for the current inputs.
+    fn settle(&mut self) -> Result<(), VltError>;
+    /// Reads a port (index into `ports`); valid after `settle`.
+    fn output(&self, port: usize) -> u128;
+    /// One rising clock edge.
+    fn posedge(&mut self) -> Result<(), VltError>;
+    /// Starts a VCD of the block's signals from now on.
+    fn open_vcd(&mut self, path: &Path) -> Result<(), VltError>;
+    /// Flushes and closes the VCD, if open.
+    fn close_vcd(&mut self);
+}
+
+/// Writes a VCD of a Rust model's ports with the same timing as Verilator's (clk low at
+/// `10c`, high at `10c + 5`), so the two files line up in a waveform viewer.
+pub(crate) struct PortTrace {
+    vcd: VcdOut,
+    time: u64,
+}
+
+impl PortTrace {
+    pub(crate) fn create(path: &Path, top: &str, ports: &[PortInfo], time: u64) -> Result<Self, VltError> {
+        let vcd =
+            VcdOut::create(path, top, ports).map_err(|e| VltError::TraceOpen(format!("{}: {e}", path.display())))?;
+        Ok(PortTrace { vcd, time })
+    }
+    /// Dumps `values` (one per port; clk is overridden) at this cycle's low (`high = false`)
+    /// or high phase; the high phase advances the cycle.
+    pub(crate) fn dump(&mut self, clk: usize, values: &mut [u128], high: bool) {
+        values[clk] = high as u128;
+        let t = self.time + if high { 5 } else { 0 };
+        // A model's VCD is a debugging aid: an I/O error stops it rather than the diff.
+        if self.vcd.dump(t, values).is_err() {
+            self.vcd.disable();
+        }
+        if high {
+            self.time += 10;
+        }
+    }
+}

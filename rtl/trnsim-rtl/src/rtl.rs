@@ -1,0 +1,39 @@
+//! Verilated RTL as a [`Block`] (feature `rtl`).
+
+use crate::block::{Block, PortInfo, VltError};
+use std::path::Path;
+use verilator_sys::Verilated;
+
+/// Any Verilated model, driven through the [`Block`] interface.
+pub struct Rtl<V: Verilated>(pub V);
+
+impl<V: Verilated> Rtl<V> {
+    /// A fresh model.
+    pub fn new() -> Result<Self, VltError> {
+        Ok(Rtl(V::new()?))
+    }
+}
+
+impl<V: Verilated> Block for Rtl<V> {
+    fn ports(&self) -> &[PortInfo] {
+        V::PORTS
+    }
+    fn set_input(&mut self, port: usize, v: u128) {
+        self.0.set_u128(port, v)
+    }
+    fn settle(&mut self) -> Result<(), VltError> {
+        self.0.settle()
+    }
+    fn output(&self, port: usize) -> u128 {
+        self.0.get_u128(port)
+    }
+    fn posedge(&mut self) -> Result<(), VltError> {
+        self.0.posedge()
+    }
+    fn open_vcd(&mut self, path: &Path) -> Result<(), VltError> {
+        self.0.open_vcd(path)
+    }
+    fn close_vcd(&mut self) {
+        self.0.close_vcd()
+    }
+}

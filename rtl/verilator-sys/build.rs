@@ -1,0 +1,43 @@
+//! With feature `rtl`: verilate rtl/blocks (or `$TRNSIM_RTL_BLOCKS`, used by scripts/mutate.sh)
+//! and link the models; `src/lib.rs` includes the generated wrappers. Without it: nothing.
+#[path = "build/vlt_build.rs"]
+mod vlt_build;
+
+use std::path::PathBuf;
+use vlt_build::Model;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=build");
+    for v in ["TRNSIM_RTL_BLOCKS", "VERILATOR", "VERILATOR_ROOT", "VLT_CACHE_DIR"] {
+        println!("cargo:rerun-if-env-changed={v}");
+    }
+    if std::env::var_os("CARGO_FEATURE_RTL").is_none() {
+        return;
+    }
+    if let Err(e) = run() {
+        // A message, not a panic: cargo prints it under "failed to run custom build command".
+        eprintln!("error: verilator-sys (feature `rtl`): {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), String> {
+    let vlt = vlt_build::find_verilator()?;
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").map_err(|e| e.to_string())?);
+    let blocks = std::env::var_os("TRNSIM_RTL_BLOCKS").map(PathBuf::from).unwrap_or(manifest.join("../blocks"));
+    let model = |name: &str, rust: &str, top: &str, src: PathBuf, params: &[(&str, u32)]| Model {
+        name: name.into(),
+        rust_name: rust.into(),
+        top: top.into(),
+        sources: vec![src],
+        params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+    };
+    let fifo = blocks.join("link_fifo.sv");
+    let models = [
+        model("link_fifo", "LinkFifoW64D4", "link_fifo", fifo.clone(), &[("WIDTH", 64), ("DEPTH", 4)]),
+        model("link_fifo_w100_d5", "LinkFifoW100D5", "link_fifo", fifo, &[("WIDTH", 100), ("DEPTH", 5)]),
+        model("finish_demo", "FinishDemo", "finish_demo", manifest.join("../blocks/test/finish_demo.sv"), &[]),
+    ];
+    vlt_build::build(&vlt, &models)
+}

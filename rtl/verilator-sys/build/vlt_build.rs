@@ -1,0 +1,425 @@
+//! Build-script helper: verilate each model, generate a flat `extern "C"` shim whose port
+//! accessors are pointers into the model, compile model + shim as one translation unit and the
+//! Verilator runtime once, cache everything by content hash, and emit the Rust wrappers and
+//! link lines. Recipe and pitfalls: shared/research/verilator-rust.md.
+
+use std::collections::hash_map::DefaultHasher;
+use std::fmt::Write as _;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::{env, fs};
+
+/// Bumped whenever the generated shim or Rust wrapper changes shape.
+const GENERATOR_VERSION: u32 = 2;
+const CXX_FLAGS: &[&str] = &[
+    "-faligned-new",
+    "-fcf-protection=none",
+    "-Wno-bool-operation",
+    "-Wno-sign-compare",
+    "-Wno-uninitialized",
+    "-Wno-unused-but-set-variable",
+    "-Wno-unused-parameter",
+    "-Wno-unused-variable",
+    "-Wno-shadow",
+    "-DVM_COVERAGE=0",
+    "-DVM_SC=0",
+    "-DVM_TRACE=1",
+    "-DVM_TRACE_VCD=1",
+    "-DVL_USER_FINISH",
+    "-DVL_USER_STOP",
+    "-DVL_USER_FATAL",
+];
+
+/// The Verilator found on this machine.
+pub struct Verilator {
+    bin: PathBuf,
+    root: PathBuf,
+    version: String,
+}
+
+/// Finds Verilator (`$VERILATOR` or `verilator` on PATH) and checks it is 5.x.
+pub fn find_verilator() -> Result<Verilator, String> {
+    let bin = env::var_os("VERILATOR").map(PathBuf::from).unwrap_or_else(|| "verilator".into());
+    let out = Command::new(&bin).arg("--version").output().map_err(|e| {
+        format!(
+            "cannot run `{} --version` ({e}): install Verilator 5.x \
+             (Debian/Ubuntu: apt-get install -y --no-install-recommends verilator) \
+             or point $VERILATOR at it",
+            bin.display()
+        )
+    })?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let version = text.split_whitespace().nth(1).unwrap_or("").to_string();
+    let major: u32 = version.split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    if !out.status.success() || major != 5 {
+        return Err(format!("`{} --version` said {text:?}: Verilator 5.x is needed (5.006 is tested)", bin.display()));
+    }
+    let root = match env::var_os("VERILATOR_ROOT") {
+        Some(r) => PathBuf::from(r),
+        None => {
+            let o = Command::new(&bin).args(["--getenv", "VERILATOR_ROOT"]).output();
+            let o = o.map_err(|e| format!("`verilator --getenv VERILATOR_ROOT` failed: {e}"))?;
+            PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())
+        }
+    };
+    if !root.join("include/verilated.cpp").is_file() {
+        return Err(format!("no include/verilated.cpp under VERILATOR_ROOT {}", root.display()));
+    }
+    Ok(Verilator { bin, root, version })
+}
+
+/// One Verilated model: a top module of some sources with parameter overrides.
+pub struct Model {
+    pub name: String,
+    pub rust_name: String,
+    pub top: String,
+    pub sources: Vec<PathBuf>,
+    pub params: Vec<(String, String)>,
+}
+
+struct Port {
+    name: String,
+    input: bool,
+    width: u32,
+    words: u32, // 0 for scalar C types, N for VlWide<N>
+}
+
+impl Port {
+    fn rust_ty(&self) -> String {
+        match self.width {
+            0..=8 => "u8".into(),
+            9..=16 => "u16".into(),
+            17..=32 => "u32".into(),
+            33..=64 => "u64".into(),
+            _ => format!("[u32; {}]", self.words),
+        }
+    }
+}
+
+/// Builds every model and writes `$OUT_DIR/vlt_models.rs`. Errors are messages for the user.
+pub fn build(vlt: &Verilator, models: &[Model]) -> Result<(), String> {
+    let out_dir = PathBuf::from(env::var("OUT_DIR").map_err(|e| e.to_string())?);
+    let cache = cache_dir(&out_dir);
+    fs::create_dir_all(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
+    let rt_dir = std::thread::scope(|s| {
+        let rt = s.spawn(|| build_runtime(vlt, &cache));
+        let built: Vec<_> = models.iter().map(|m| s.spawn(|| build_model(vlt, m, &cache))).collect();
+        let mut rust = String::new();
+        let mut dirs = Vec::new();
+        for h in built {
+            let (dir, code) = h.join().map_err(|_| "model build thread panicked".to_string())??;
+            rust.push_str(&code);
+            dirs.push(dir);
+        }
+        let rt_dir = rt.join().map_err(|_| "runtime build thread panicked".to_string())??;
+        fs::write(out_dir.join("vlt_models.rs"), rust).map_err(|e| e.to_string())?;
+        for (m, d) in models.iter().zip(&dirs) {
+            println!("cargo:rustc-link-search=native={}", d.display());
+            println!("cargo:rustc-link-lib=static=vlt_{}", m.name);
+        }
+        Ok::<_, String>(rt_dir)
+    })?;
+    println!("cargo:rustc-link-search=native={}", rt_dir.display());
+    println!("cargo:rustc-link-lib=static=vlt_runtime");
+    println!("cargo:rustc-link-lib=stdc++");
+    Ok(())
+}
+
+/// `target/vlt-cache`, shared by all profiles: the ancestor of OUT_DIR holding CACHEDIR.TAG.
+fn cache_dir(out_dir: &Path) -> PathBuf {
+    if let Some(d) = env::var_os("VLT_CACHE_DIR") {
+        return PathBuf::from(d);
+    }
+    let target = out_dir.ancestors().find(|a| a.join("CACHEDIR.TAG").is_file());
+    target.unwrap_or(out_dir).join("vlt-cache")
+}
+
+fn hash_of(parts: &[&[u8]]) -> String {
+    let mut h = DefaultHasher::new();
+    GENERATOR_VERSION.hash(&mut h);
+    env::var("TARGET").unwrap_or_default().hash(&mut h);
+    for p in parts {
+        p.hash(&mut h);
+    }
+    format!("{:016x}", h.finish())
+}
+
+/// Runs `f` in a fresh temporary directory and renames it to `dir`, unless `dir` exists.
+fn cached(dir: &Path, f: impl FnOnce(&Path) -> Result<(), String>) -> Result<(), String> {
+    if dir.join("done").is_file() {
+        return Ok(());
+    }
+    let tmp = dir.with_extension(format!("tmp{}", std::process::id()));
+    let _ = fs::remove_dir_all(&tmp);
+    fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
+    f(&tmp)?;
+    fs::write(tmp.join("done"), "").map_err(|e| e.to_string())?;
+    if fs::rename(&tmp, dir).is_err() {
+        let _ = fs::remove_dir_all(&tmp); // another build won the race; its copy is identical
+    }
+    Ok(())
+}
+
+fn compiler(vlt: &Verilator) -> cc::Build {
+    let mut b = cc::Build::new();
+    b.cpp(true).std("c++17").opt_level(2).debug(false).cargo_metadata(false).warnings(false);
+    b.include(vlt.root.join("include")).include(vlt.root.join("include/vltstd"));
+    for f in CXX_FLAGS {
+        b.flag(f);
+    }
+    b
+}
+
+fn build_runtime(vlt: &Verilator, cache: &Path) -> Result<PathBuf, String> {
+    const FILES: &[&str] = &["verilated.cpp", "verilated_threads.cpp", "verilated_vcd_c.cpp"];
+    let shim = include_str!("runtime_shim.cpp");
+    let dir = cache.join(format!("runtime-{}", hash_of(&[vlt.version.as_bytes(), shim.as_bytes()])));
+    cached(&dir, |tmp| {
+        let shim_path = tmp.join("vlt_runtime_shim.cpp");
+        fs::write(&shim_path, shim).map_err(|e| e.to_string())?;
+        let mut b = compiler(vlt);
+        b.out_dir(tmp).file(shim_path);
+        for f in FILES {
+            b.file(vlt.root.join("include").join(f));
+        }
+        b.try_compile("vlt_runtime").map_err(|e| format!("compiling the Verilator runtime: {e}"))
+    })?;
+    Ok(dir)
+}
+
+fn build_model(vlt: &Verilator, m: &Model, cache: &Path) -> Result<(PathBuf, String), String> {
+    let prefix = format!("V{}", m.name);
+    let mut args: Vec<String> =
+        ["--cc", "-O3", "--x-assign", "fast", "--x-initial", "fast"].iter().map(|s| s.to_string()).collect();
+    args.extend(["--noassert", "-Wno-fatal", "--timescale-override", "1ns/1ns", "--trace"].map(String::from));
+    args.extend(["--prefix".into(), prefix.clone(), "--top-module".into(), m.top.clone()]);
+    args.extend(m.params.iter().map(|(k, v)| format!("-G{k}={v}")));
+    let mut key: Vec<Vec<u8>> = vec![vlt.version.clone().into_bytes(), args.join(" ").into_bytes()];
+    for s in &m.sources {
+        println!("cargo:rerun-if-changed={}", s.display());
+        key.push(fs::read(s).map_err(|e| format!("{}: {e}", s.display()))?);
+    }
+    let key_refs: Vec<&[u8]> = key.iter().map(|k| k.as_slice()).collect();
+    let dir = cache.join(format!("{}-{}", m.name, hash_of(&key_refs)));
+    cached(&dir, |tmp| {
+        let mdir = tmp.join("obj");
+        let mut cmd = Command::new(&vlt.bin);
+        cmd.args(&args).arg("--Mdir").arg(&mdir).args(&m.sources);
+        let out = cmd.output().map_err(|e| format!("running verilator: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("verilator failed on model {}:\n{}", m.name, String::from_utf8_lossy(&out.stderr)));
+        }
+        let ports = parse_ports(&mdir.join(format!("{prefix}.h")))?;
+        let classes = fs::read_to_string(mdir.join(format!("{prefix}_classes.mk"))).map_err(|e| e.to_string())?;
+        let mut all = String::new();
+        for var in ["VM_CLASSES_FAST", "VM_CLASSES_SLOW", "VM_SUPPORT_FAST", "VM_SUPPORT_SLOW"] {
+            for f in mk_list(&classes, var) {
+                writeln!(all, "#include \"{}\"", mdir.join(format!("{f}.cpp")).display()).unwrap();
+            }
+        }
+        all.push_str(&shim_cpp(m, &prefix, &ports));
+        let all_path = tmp.join("vlt_all.cpp");
+        fs::write(&all_path, all).map_err(|e| e.to_string())?;
+        fs::write(tmp.join("wrapper.rs"), rust_wrapper(m, &ports)).map_err(|e| e.to_string())?;
+        let mut b = compiler(vlt);
+        b.out_dir(tmp).include(&mdir).file(&all_path);
+        b.try_compile(&format!("vlt_{}", m.name)).map_err(|e| format!("compiling model {}: {e}", m.name))
+    })?;
+    let code = fs::read_to_string(dir.join("wrapper.rs")).map_err(|e| e.to_string())?;
+    Ok((dir, code))
+}
+
+/// The names listed after `VAR +=` in a Verilator `_classes.mk`.
+fn mk_list(mk: &str, var: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in mk.lines() {
+        let t = line.trim();
+        if t.starts_with(var) && t.contains("+=") {
+            inside = true;
+            continue;
+        }
+        if inside {
+            let name = t.trim_end_matches('\\').trim();
+            if name.is_empty() {
+                inside = false;
+            } else {
+                out.push(name.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Ports from lines like `VL_IN8(&clk,0,0);` or `VL_OUTW(&out_data,99,0,4);`.
+fn parse_ports(header: &Path) -> Result<Vec<Port>, String> {
+    let text = fs::read_to_string(header).map_err(|e| format!("{}: {e}", header.display()))?;
+    let mut ports = Vec::new();
+    for line in text.lines().map(str::trim) {
+        let Some(rest) =
+            line.strip_prefix("VL_IN").map(|r| (true, r)).or(line.strip_prefix("VL_OUT").map(|r| (false, r)))
+        else {
+            continue;
+        };
+        let (input, rest) = rest;
+        let Some(open) = rest.find("(&") else { continue };
+        let inner = rest[open + 2..].trim_end_matches(");");
+        let f: Vec<&str> = inner.split(',').map(str::trim).collect();
+        let num = |i: usize| f.get(i).and_then(|s| s.parse::<u32>().ok()).ok_or(format!("bad port line {line:?}"));
+        let (msb, lsb) = (num(1)?, num(2)?);
+        let words = if rest.starts_with('W') { num(3)? } else { 0 };
+        ports.push(Port { name: f[0].to_string(), input, width: msb - lsb + 1, words });
+    }
+    if ports.iter().all(|p| p.name != "clk") {
+        return Err(format!("{}: the top module needs a `clk` input", header.display()));
+    }
+    Ok(ports)
+}
+
+fn shim_cpp(m: &Model, prefix: &str, ports: &[Port]) -> String {
+    let n = &m.name;
+    let mut ptrs = String::new();
+    for (i, p) in ports.iter().enumerate() {
+        let expr = if p.words > 0 { format!("s->top->{}.data()", p.name) } else { format!("&s->top->{}", p.name) };
+        writeln!(ptrs, "    out[{i}] = (void*){expr};").unwrap();
+    }
+    include_str!("model_shim.cpp").replace("@PREFIX@", prefix).replace("@M@", n).replace("@PORT_PTRS@", &ptrs)
+}
+
+fn rust_wrapper(m: &Model, ports: &[Port]) -> String {
+    let (n, ty) = (&m.name, &m.rust_name);
+    let mut s = String::new();
+    let mut infos = String::new();
+    let mut acc = String::new();
+    let (mut set_arms, mut get_arms) = (String::new(), String::new());
+    for (i, p) in ports.iter().enumerate() {
+        let (name, rty) = (&p.name, p.rust_ty());
+        writeln!(infos, "        PortInfo {{ name: {name:?}, input: {}, width: {} }},", p.input, p.width).unwrap();
+        let wide = p.words > 0;
+        if p.input {
+            let body = if wide {
+                format!("let d = self.ptrs[{i}] as *mut u32; for (k, w) in v.iter().enumerate() {{ unsafe {{ *d.add(k) = w & word_mask({}, k) }} }}", p.width)
+            } else {
+                let m =
+                    if rty == "u64" { format!("mask({})", p.width) } else { format!("(mask({}) as {rty})", p.width) };
+                format!("unsafe {{ *(self.ptrs[{i}] as *mut {rty}) = v & {m} }}")
+            };
+            let arg = if wide { format!("&{rty}") } else { rty.clone() };
+            writeln!(acc, "    /// Sets input `{name}` ({} bits; bits above are ignored).\n    #[inline]\n    pub fn set_{name}(&mut self, v: {arg}) {{ {body} }}", p.width).unwrap();
+            let set = if wide {
+                format!("self.set_{name}(&u128_to_words(v))")
+            } else {
+                format!("self.set_{name}(v as {rty})")
+            };
+            writeln!(set_arms, "            {i} => {set},").unwrap();
+        }
+        let body = if wide {
+            format!("let d = self.ptrs[{i}] as *const u32; let mut v = [0u32; {}]; for (k, w) in v.iter_mut().enumerate() {{ *w = unsafe {{ *d.add(k) }} }} v", p.words)
+        } else {
+            format!("unsafe {{ *(self.ptrs[{i}] as *const {rty}) }}")
+        };
+        writeln!(
+            acc,
+            "    /// Reads port `{name}` ({} bits).\n    #[inline]\n    pub fn {name}(&self) -> {rty} {{ {body} }}",
+            p.width
+        )
+        .unwrap();
+        let get = if wide { format!("words_to_u128(&self.{name}())") } else { format!("self.{name}() as u128") };
+        writeln!(get_arms, "            {i} => {get},").unwrap();
+    }
+    let params: Vec<String> = m.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    write!(
+        s,
+        r#"
+mod ffi_{n} {{
+    use std::os::raw::{{c_char, c_int, c_void}};
+    extern "C" {{
+        pub fn vlt_{n}_new() -> *mut c_void;
+        pub fn vlt_{n}_delete(m: *mut c_void);
+        pub fn vlt_{n}_eval(m: *mut c_void) -> c_int;
+        pub fn vlt_{n}_got_finish(m: *mut c_void) -> c_int;
+        pub fn vlt_{n}_ports(m: *mut c_void, out: *mut *mut c_void);
+        pub fn vlt_{n}_trace_open(m: *mut c_void, path: *const c_char) -> c_int;
+        pub fn vlt_{n}_trace_dump(m: *mut c_void, t: u64);
+        pub fn vlt_{n}_trace_close(m: *mut c_void);
+    }}
+}}
+
+/// Verilated `{top}` ({params}) from {srcs}. `!Send`: create and use it on one thread.
+pub struct {ty} {{
+    h: std::ptr::NonNull<std::os::raw::c_void>,
+    ptrs: [*mut std::os::raw::c_void; {np}],
+    time: u64,
+    tracing: bool,
+    _not_send: std::marker::PhantomData<*mut ()>,
+}}
+
+impl {ty} {{
+{acc}}}
+
+impl Verilated for {ty} {{
+    const TOP: &'static str = {top:?};
+    const PORTS: &'static [PortInfo] = &[
+{infos}    ];
+    fn new() -> Result<Self, VltError> {{
+        let h = std::ptr::NonNull::new(unsafe {{ ffi_{n}::vlt_{n}_new() }}).ok_or_else(VltError::last)?;
+        let mut ptrs = [std::ptr::null_mut(); {np}];
+        unsafe {{ ffi_{n}::vlt_{n}_ports(h.as_ptr(), ptrs.as_mut_ptr()) }};
+        Ok(Self {{ h, ptrs, time: 0, tracing: false, _not_send: std::marker::PhantomData }})
+    }}
+    fn eval(&mut self) -> Result<(), VltError> {{
+        if unsafe {{ ffi_{n}::vlt_{n}_eval(self.h.as_ptr()) }} != 0 {{
+            return Err(VltError::last());
+        }}
+        if unsafe {{ ffi_{n}::vlt_{n}_got_finish(self.h.as_ptr()) }} != 0 {{
+            return Err(VltError::Finish);
+        }}
+        Ok(())
+    }}
+    fn set_clk(&mut self, v: bool) {{ {ty}::set_clk(self, v as u8) }}
+    fn set_u128(&mut self, port: usize, v: u128) {{
+        match port {{
+{set_arms}            _ => panic!("{{}}: port {{port}} is not an input", Self::TOP),
+        }}
+    }}
+    fn get_u128(&self, port: usize) -> u128 {{
+        match port {{
+{get_arms}            _ => panic!("{{}}: no port {{port}}", Self::TOP),
+        }}
+    }}
+    fn open_vcd(&mut self, path: &std::path::Path) -> Result<(), VltError> {{
+        let c = path_cstring(path)?;
+        match unsafe {{ ffi_{n}::vlt_{n}_trace_open(self.h.as_ptr(), c.as_ptr()) }} {{
+            0 => {{ self.tracing = true; Ok(()) }}
+            -1 => Err(VltError::TraceAlreadyOpen),
+            _ => Err(VltError::TraceOpen(path.display().to_string())),
+        }}
+    }}
+    fn dump(&mut self, t: u64) {{
+        if self.tracing {{ unsafe {{ ffi_{n}::vlt_{n}_trace_dump(self.h.as_ptr(), t) }} }}
+    }}
+    fn close_vcd(&mut self) {{
+        if self.tracing {{ unsafe {{ ffi_{n}::vlt_{n}_trace_close(self.h.as_ptr()) }}; self.tracing = false; }}
+    }}
+    fn time(&self) -> u64 {{ self.time }}
+    fn set_time(&mut self, t: u64) {{ self.time = t }}
+}}
+
+impl Drop for {ty} {{
+    fn drop(&mut self) {{ unsafe {{ ffi_{n}::vlt_{n}_delete(self.h.as_ptr()) }} }}
+}}
+"#,
+        top = m.top,
+        params = if params.is_empty() { "defaults".into() } else { params.join(", ") },
+        srcs = m
+            .sources
+            .iter()
+            .map(|p| p.file_name().unwrap_or_default().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(", "),
+        np = ports.len(),
+    )
+    .unwrap();
+    s
+}

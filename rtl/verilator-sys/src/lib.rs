@@ -1,0 +1,171 @@
+//! # verilator-sys
+//!
+//! The SystemVerilog blocks of `rtl/blocks`, Verilated and linked as Rust structs (feature
+//! `rtl`; without it the crate holds only the shared types and [`models`] is empty).
+//!
+//! Each model is a `!Send` struct (Verilator wants construction and `eval` on one thread)
+//! whose port accessors are plain loads and stores through pointers into the C++ model: only
+//! [`Verilated::eval`] crosses the FFI. Ports up to 64 bits are `u8`..`u64`; wider ones are
+//! `[u32; N]`, word 0 holding bits 31:0. Setters mask bits above the port width (Verilator
+//! assumes they are zero). `$finish` becomes [`VltError::Finish`]; `$stop` and `$fatal`
+//! become [`VltError::Rtl`]: the process never exits or aborts.
+//!
+//! What it leaves out: FST, `--timing` (delays in RTL), multi-threaded models, DPI.
+#![warn(missing_docs)]
+
+use std::ffi::CString;
+use std::fmt;
+use std::path::Path;
+
+/// A port of a Verilated top module, as Verilator elaborated it (parameters resolved).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortInfo {
+    /// Port name, as in the SystemVerilog.
+    pub name: &'static str,
+    /// True for inputs.
+    pub input: bool,
+    /// Width in bits.
+    pub width: u32,
+}
+
+/// What went wrong inside a Verilated model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum VltError {
+    /// The RTL executed `$finish`: the model may not be evaluated further.
+    Finish,
+    /// `$stop`, `$fatal` or another Verilator runtime error, with Verilator's message.
+    Rtl(String),
+    /// `open_vcd` on a model whose VCD is already open (Verilator allows one per model).
+    TraceAlreadyOpen,
+    /// The VCD file could not be created.
+    TraceOpen(String),
+}
+
+impl VltError {
+    /// The message the C++ side left for this thread.
+    pub fn last() -> VltError {
+        #[cfg(feature = "rtl")]
+        let msg = {
+            extern "C" {
+                fn vlt_last_error() -> *const std::os::raw::c_char;
+            }
+            // SAFETY: the runtime shim returns a NUL-terminated thread-local string.
+            unsafe { std::ffi::CStr::from_ptr(vlt_last_error()) }.to_string_lossy().into_owned()
+        };
+        #[cfg(not(feature = "rtl"))]
+        let msg = String::from("verilator-sys built without feature `rtl`");
+        VltError::Rtl(msg)
+    }
+}
+
+impl fmt::Display for VltError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VltError::Finish => write!(f, "the rtl executed $finish"),
+            VltError::Rtl(m) => write!(f, "rtl error: {m}"),
+            VltError::TraceAlreadyOpen => write!(f, "a vcd is already open on this model"),
+            VltError::TraceOpen(p) => write!(f, "cannot create vcd {p}"),
+        }
+    }
+}
+
+impl std::error::Error for VltError {}
+
+/// What every generated model offers, so harnesses can drive any block by port index.
+///
+/// Clocking convention (two evals per cycle): set inputs, [`Verilated::settle`] (clk low,
+/// eval: combinational outputs now reflect this cycle's inputs), read outputs, then
+/// [`Verilated::posedge`]. Simulated time advances 10 units (ns in the VCD) per cycle.
+pub trait Verilated: Sized {
+    /// Top module name.
+    const TOP: &'static str;
+    /// Ports, in the order the port-index methods use.
+    const PORTS: &'static [PortInfo];
+    /// A fresh model (own `VerilatedContext`, so own time and `$finish` state).
+    fn new() -> Result<Self, VltError>;
+    /// Evaluates the model; errors on `$finish`, `$stop`, `$fatal`.
+    fn eval(&mut self) -> Result<(), VltError>;
+    /// Drives `clk`.
+    fn set_clk(&mut self, v: bool);
+    /// Sets input `port` (an index into `PORTS`) to the low bits of `v`. Panics on an output.
+    fn set_u128(&mut self, port: usize, v: u128);
+    /// Reads port `port` (its low 128 bits).
+    fn get_u128(&self, port: usize) -> u128;
+    /// Starts a VCD of every signal; one per model.
+    fn open_vcd(&mut self, path: &Path) -> Result<(), VltError>;
+    /// Writes the signals' values at time `t` to the VCD, if open.
+    fn dump(&mut self, t: u64);
+    /// Flushes and closes the VCD, if open.
+    fn close_vcd(&mut self);
+    /// Simulated time, in VCD units (10 per cycle).
+    fn time(&self) -> u64;
+    /// Sets simulated time.
+    fn set_time(&mut self, t: u64);
+
+    /// clk low, eval, dump: outputs reflect this cycle's inputs.
+    fn settle(&mut self) -> Result<(), VltError> {
+        self.set_clk(false);
+        self.eval()?;
+        let t = self.time();
+        self.dump(t);
+        Ok(())
+    }
+    /// clk high, eval, dump; the clock falls at the next settle. Advances time one cycle.
+    fn posedge(&mut self) -> Result<(), VltError> {
+        self.set_clk(true);
+        self.eval()?;
+        let t = self.time();
+        self.dump(t + 5);
+        self.set_time(t + 10);
+        Ok(())
+    }
+    /// The index of the port called `name`.
+    fn port(name: &str) -> Option<usize> {
+        Self::PORTS.iter().position(|p| p.name == name)
+    }
+}
+
+#[allow(dead_code)]
+fn mask(width: u32) -> u64 {
+    if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    }
+}
+
+#[allow(dead_code)]
+fn word_mask(width: u32, word: usize) -> u32 {
+    let lo = 32 * word as u32;
+    if width >= lo + 32 {
+        u32::MAX
+    } else if width <= lo {
+        0
+    } else {
+        (1u32 << (width - lo)) - 1
+    }
+}
+
+#[allow(dead_code)]
+fn u128_to_words<const N: usize>(v: u128) -> [u32; N] {
+    std::array::from_fn(|k| if k < 4 { (v >> (32 * k)) as u32 } else { 0 })
+}
+
+#[allow(dead_code)]
+fn words_to_u128(w: &[u32]) -> u128 {
+    w.iter().take(4).enumerate().fold(0, |acc, (k, &x)| acc | (x as u128) << (32 * k))
+}
+
+#[allow(dead_code)]
+fn path_cstring(p: &Path) -> Result<CString, VltError> {
+    CString::new(p.as_os_str().as_encoded_bytes()).map_err(|_| VltError::TraceOpen(p.display().to_string()))
+}
+
+/// The Verilated blocks (empty without feature `rtl`).
+pub mod models {
+    #[cfg(feature = "rtl")]
+    use super::*;
+    #[cfg(feature = "rtl")]
+    include!(concat!(env!("OUT_DIR"), "/vlt_models.rs"));
+}
