@@ -215,8 +215,8 @@ impl Component for CoreMem {
     fn report(&self, out: &mut StatsWriter<'_>) {
         out.count("accesses", self.accesses);
         out.count("bytes", self.bytes);
-        self.sbuf.report(out);
-        self.psum.report(out);
+        self.sbuf.report_prefixed("sbuf.", out);
+        self.psum.report_prefixed("psum.", out);
     }
 
     fn has_outstanding_work(&self) -> bool {

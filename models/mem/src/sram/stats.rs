@@ -61,7 +61,14 @@ impl SramStats {
     /// `bank{k}_stall_cycles`, and `cycles`, `busy_cycles`, `stepped_cycles`, `read_bytes`,
     /// `write_bytes`, `bytes_per_cycle` (over `cycles`), `bytes_per_busy_cycle`.
     pub fn report(&self, names: &[String], cycles: u64, out: &mut StatsWriter<'_>) {
+        self.report_prefixed("", names, cycles, out);
+    }
+
+    /// [`SramStats::report`] with every name prefixed (e.g. "psum." when one component reports
+    /// several memories).
+    pub fn report_prefixed(&self, prefix: &str, names: &[String], cycles: u64, out: &mut StatsWriter<'_>) {
         for (c, name) in self.clients.iter().zip(names) {
+            let name = format!("{prefix}{name}");
             out.count(&format!("{name}_read_bytes"), c.read_bytes);
             out.count(&format!("{name}_write_bytes"), c.write_bytes);
             out.count(&format!("{name}_accesses"), c.accesses);
@@ -71,15 +78,15 @@ impl SramStats {
             out.histogram(&format!("{name}_latency"), "cycles", &c.latency, 1.0);
         }
         for (k, &n) in self.bank_stall_cycles.iter().enumerate() {
-            out.count(&format!("bank{k}_stall_cycles"), n);
+            out.count(&format!("{prefix}bank{k}_stall_cycles"), n);
         }
         let read: u64 = self.clients.iter().map(|c| c.read_bytes).sum();
-        out.count("cycles", cycles);
-        out.count("busy_cycles", self.busy_cycles);
-        out.count("stepped_cycles", self.stepped_cycles);
-        out.count("read_bytes", read);
-        out.count("write_bytes", self.total_bytes() - read);
-        out.value("bytes_per_cycle", ratio(self.total_bytes(), cycles));
-        out.value("bytes_per_busy_cycle", ratio(self.total_bytes(), self.busy_cycles));
+        out.count(&format!("{prefix}cycles"), cycles);
+        out.count(&format!("{prefix}busy_cycles"), self.busy_cycles);
+        out.count(&format!("{prefix}stepped_cycles"), self.stepped_cycles);
+        out.count(&format!("{prefix}read_bytes"), read);
+        out.count(&format!("{prefix}write_bytes"), self.total_bytes() - read);
+        out.value(&format!("{prefix}bytes_per_cycle"), ratio(self.total_bytes(), cycles));
+        out.value(&format!("{prefix}bytes_per_busy_cycle"), ratio(self.total_bytes(), self.busy_cycles));
     }
 }

@@ -246,8 +246,13 @@ impl Sram {
 
     /// Writes the statistics (see [`SramStats::report`]) with rates over [`Sram::now`] cycles.
     pub fn report(&self, out: &mut StatsWriter<'_>) {
+        self.report_prefixed("", out);
+    }
+
+    /// [`Sram::report`] with every statistic's name prefixed (e.g. "sbuf.").
+    pub fn report_prefixed(&self, prefix: &str, out: &mut StatsWriter<'_>) {
         let names: Vec<String> = self.clients.iter().map(|c| c.name.clone()).collect();
-        self.stats.report(&names, self.now, out);
+        self.stats.report_prefixed(prefix, &names, self.now, out);
     }
 
     /// Decides the next run of at most `limit` cycles from `now`; `None` when nothing is in flight.
