@@ -34,9 +34,20 @@ fn run() -> Result<(), String> {
         params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
     };
     let fifo = blocks.join("link_fifo.sv");
+    // The crossbar arbiter: N ports, ITER iterations, MODE 0 = iSLIP, 1 = RRM.
+    let arb = |name: &str, rust: &str, n: u32, iter: u32, mode: u32| {
+        let params = [("N", n), ("ITER", iter), ("MODE", mode)];
+        model(name, rust, "islip_arbiter", blocks.join("islip_arbiter.sv"), &params)
+    };
     let models = [
         model("link_fifo", "LinkFifoW64D4", "link_fifo", fifo.clone(), &[("WIDTH", 64), ("DEPTH", 4)]),
         model("link_fifo_w100_d5", "LinkFifoW100D5", "link_fifo", fifo, &[("WIDTH", 100), ("DEPTH", 5)]),
+        arb("islip_n4_i1", "IslipArbiterN4I1", 4, 1, 0),
+        arb("islip_n4_i3", "IslipArbiterN4I3", 4, 3, 0),
+        arb("islip_n8_i1", "IslipArbiterN8I1", 8, 1, 0),
+        arb("islip_n8_i3", "IslipArbiterN8I3", 8, 3, 0),
+        arb("rrm_n5_i2", "RrmArbiterN5I2", 5, 2, 1),
+        arb("rrm_n8_i3", "RrmArbiterN8I3", 8, 3, 1),
         model("finish_demo", "FinishDemo", "finish_demo", manifest.join("../blocks/test/finish_demo.sv"), &[]),
     ];
     vlt_build::build(&vlt, &models)

@@ -3,6 +3,9 @@
 use crate::block::{Block, PortInfo, PortTrace, VltError};
 use std::path::Path;
 
+mod islip;
+pub use islip::{islip_port, ArbMode, IslipArbiter, IslipStimulus};
+
 /// The credit-based link receive FIFO (rtl/blocks/link_fifo.sv), cycle for cycle.
 ///
 /// First-word fall-through buffer of `depth` messages of `width` bits: pushes when

@@ -4,6 +4,8 @@
 use crate::model::link_fifo_port as P;
 use trnsim_kernel::SimRng;
 
+pub use crate::model::IslipStimulus;
+
 /// Chooses each cycle's input values.
 pub trait Stimulus {
     /// Fills `inputs` (one slot per port of the reference block; output slots are ignored).
