@@ -4,7 +4,8 @@
 # ($TRNSIM_RTL_BLOCKS), runs the block's diff example (examples/diff_<block>) and requires each
 # mutant to be caught. Prints cycles-to-detection per mutant and configuration. Exit status 1
 # if one survives.
-# Usage: rtl/scripts/mutate.sh [cycles] [seed] [block]   (block: link_fifo, islip; default both)
+# Usage: rtl/scripts/mutate.sh [cycles] [seed] [block]   (block: link_fifo, islip, sram_bank;
+# default all)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cycles=${1:-1000000}
@@ -14,7 +15,8 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$here/../target/h-rtl}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# block | name | tag | sed expression applied to the tagged line (block islip = islip_arbiter.sv)
+# block | name | tag | sed expression applied to the tagged line (block islip = islip_arbiter.sv,
+# others <block>.sv)
 mutants=(
   "link_fifo|full-off-by-one|MUT:full|s/CW'(DEPTH)/CW'(DEPTH - 1)/"
   "link_fifo|write-dropped-at-full-minus-1|MUT:write|s/if (push)/if (push \&\& cnt != CW'(DEPTH - 1))/"
@@ -26,9 +28,21 @@ mutants=(
   "islip|round-robin-start-off-by-one|MUT:rrstart|s/32'(start) + k;/32'(start) + k + 1;/"
   "islip|grants-to-already-matched-inputs|MUT:gfree|s/col \& free_in/col/"
   "islip|reset-keeps-accept-pointers|MUT:reset|s/aptr\[k\] <= '0;/aptr[k] <= aptr[k];/"
+  "sram_bank|read-granted-beyond-port-count|MUT:ports|s/nr < R/nr <= R/"
+  "sram_bank|pointer-not-advanced|MUT:ptr|s/ptr <= ptr_nx;/ptr <= ptr;/"
+  "sram_bank|read-returns-old-data-after-same-cycle-write|MUT:wfirst|s/if (grant\[j\] \&\&/if (1'b0 \&\& grant[j] \&\&/"
+  "sram_bank|first-write-wins-in-memory|MUT:wlast|s/for (int o = 0; o < REQ; o++) begin/for (int o = REQ - 1; o >= 0; o--) begin/"
+  "sram_bank|reset-keeps-pointer|MUT:reset|s/ptr <= '0;/ptr <= ptr;/"
 )
 
-run() { cargo run -q --release --features rtl -p trnsim-rtl --example "diff_$1" -- "$cycles" "$seed"; }
+run() {
+  case $1 in
+    # Block 3 has no example: an ignored test in tests/sram_bank.rs is its diff driver.
+    sram_bank) SRAM_DIFF_CYCLES=$cycles SRAM_DIFF_SEED=$seed cargo test -q --release --features rtl -p trnsim-rtl \
+      --test sram_bank -- --ignored --nocapture --exact rtl::sram_bank_diff_probe 2>&1 ;;
+    *) cargo run -q --release --features rtl -p trnsim-rtl --example "diff_$1" -- "$cycles" "$seed" ;;
+  esac
+}
 sv() { case $1 in islip) echo islip_arbiter.sv ;; *) echo "$1.sv" ;; esac; }
 blocks=$(printf '%s\n' "${mutants[@]}" | cut -d'|' -f1 | uniq)
 

@@ -39,6 +39,11 @@ fn run() -> Result<(), String> {
         let params = [("N", n), ("ITER", iter), ("MODE", mode)];
         model(name, rust, "islip_arbiter", blocks.join("islip_arbiter.sv"), &params)
     };
+    // The SRAM bank: WORDS words of WIDTH bits, R read ports, W write ports, REQ requesters.
+    let bank = |name: &str, rust: &str, [words, width, r, w, req]: [u32; 5]| {
+        let params = [("WORDS", words), ("WIDTH", width), ("R", r), ("W", w), ("REQ", req)];
+        model(name, rust, "sram_bank", blocks.join("sram_bank.sv"), &params)
+    };
     let models = [
         model("link_fifo", "LinkFifoW64D4", "link_fifo", fifo.clone(), &[("WIDTH", 64), ("DEPTH", 4)]),
         model("link_fifo_w100_d5", "LinkFifoW100D5", "link_fifo", fifo, &[("WIDTH", 100), ("DEPTH", 5)]),
@@ -48,6 +53,8 @@ fn run() -> Result<(), String> {
         arb("islip_n8_i3", "IslipArbiterN8I3", 8, 3, 0),
         arb("rrm_n5_i2", "RrmArbiterN5I2", 5, 2, 1),
         arb("rrm_n8_i3", "RrmArbiterN8I3", 8, 3, 1),
+        bank("sram_bank", "SramBankD64W32R2W2Q4", [64, 32, 2, 2, 4]),
+        bank("sram_bank_d16_w8_r1w1_q3", "SramBankD16W8R1W1Q3", [16, 8, 1, 1, 3]),
         model("finish_demo", "FinishDemo", "finish_demo", manifest.join("../blocks/test/finish_demo.sv"), &[]),
     ];
     vlt_build::build(&vlt, &models)

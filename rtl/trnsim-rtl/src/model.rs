@@ -5,6 +5,8 @@ use std::path::Path;
 
 mod islip;
 pub use islip::{islip_port, ArbMode, IslipArbiter, IslipStimulus};
+mod sram_bank;
+pub use sram_bank::{sram_bank_port, SramBank, SramBankStimulus};
 
 /// The credit-based link receive FIFO (rtl/blocks/link_fifo.sv), cycle for cycle.
 ///

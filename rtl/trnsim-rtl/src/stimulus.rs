@@ -5,6 +5,7 @@ use crate::model::link_fifo_port as P;
 use trnsim_kernel::SimRng;
 
 pub use crate::model::IslipStimulus;
+pub use crate::model::SramBankStimulus;
 
 /// Chooses each cycle's input values.
 pub trait Stimulus {
