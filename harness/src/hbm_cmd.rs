@@ -147,7 +147,7 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     println!("  {:<24} {:>14.3}", "sim_time_us", out.sim.now().as_ps() as f64 * 1e-6);
     println!("  {:<24} {:>14.3}", "host_cpu_s", r.speed.cpu_s);
     println!("  {:<24} {:>14.0}", "host_requests_per_cpu_s", reqs / r.speed.cpu_s.max(1e-9));
-    if let Some(v) = &verdict {
+    if let Some((v, _)) = &verdict {
         println!("  checker: {v}");
     }
     if let Some(path) = &a.json {
@@ -156,7 +156,7 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
         std::fs::write(path, body.to_string() + "\n").map_err(|e| usage(format!("--json {}: {e}", path.display())))?;
     }
     match verdict {
-        Some(v) if v.contains("violation") && !v.starts_with("0 violations") => Err((v, 1)),
+        Some((v, bad)) if bad > 0 => Err((v, 1)),
         _ => Ok(()),
     }
 }
@@ -183,10 +183,12 @@ fn make_sinks(a: &HbmArgs, spec: &HbmSpec) -> Result<Vec<Box<dyn CommandSink>>, 
     Ok(Vec::new())
 }
 
+/// Finishes the run's command sink: the checker's verdict (text, violation count), or the
+/// command-trace writer flushed.
 fn finish_sink(
     sink: Option<Box<dyn CommandSink>>,
     sim: &trnsim_kernel::Simulation,
-) -> Result<Option<String>, (String, i32)> {
+) -> Result<Option<(String, u64)>, (String, i32)> {
     let Some(sink) = sink else { return Ok(None) };
     let any: Box<dyn std::any::Any> = sink;
     let any = match any.downcast::<Checker>() {
@@ -194,7 +196,8 @@ fn finish_sink(
             let end = sim.clock(trnsim_kernel::ClockId::first()).edge_index_at_or_after(sim.now());
             c.finish(end);
             let first = c.violations().first().map(|v| format!("; first: {v}")).unwrap_or_default();
-            return Ok(Some(format!("{} violations in {} commands{first}", c.violation_count(), c.commands_checked())));
+            let text = format!("{} violations in {} commands{first}", c.violation_count(), c.commands_checked());
+            return Ok(Some((text, c.violation_count())));
         }
         Err(a) => a,
     };

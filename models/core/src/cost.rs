@@ -117,13 +117,10 @@ pub fn eval(f: Formula, n: u64, m: u64, p: u64, fp32: bool) -> u64 {
 pub fn cycles(engine: Engine, instr: &Instr, stationary_cols: u64) -> u64 {
     match instr {
         Instr::LoadStationary { src, .. } => {
-            let m = if src.dtype == Dtype::MxFp8E4m3 { src.free_elems() / 4 } else { src.free_elems() };
-            eval(row("ldweights").formula, 0, m, 0, src.dtype == Dtype::Fp32)
+            eval(row("ldweights").formula, 0, src.matmul_columns(), 0, src.dtype == Dtype::Fp32)
         }
         Instr::MultiplyMoving { src, .. } => {
-            // MXFP8 packs 4 K-rows per partition (K = 512): its free axis holds 4 x N elements.
-            let n = if src.dtype == Dtype::MxFp8E4m3 { src.free_elems() / 4 } else { src.free_elems() };
-            eval(row("matmul").formula, n, stationary_cols, 0, src.dtype == Dtype::Fp32)
+            eval(row("matmul").formula, src.matmul_columns(), stationary_cols, 0, src.dtype == Dtype::Fp32)
         }
         Instr::Transpose { src, .. } => {
             let name = if engine == Engine::Tensor { "transpose" } else { "transpose/vector" };

@@ -216,8 +216,7 @@ impl EngineUnit {
             };
             let tag = self.inflight[i].tag;
             for ((dst, accumulate), data) in outs.iter().zip(datas) {
-                let msg =
-                    MemAccess { tag: tag * 4 + 3, iface: 2, ap: *dst, write: true, accumulate: *accumulate, data };
+                let msg = MemAccess { tag: tag * 4 + 3, iface: 2, ap: dst, write: true, accumulate, data };
                 // Links to the memory unit are sized for every outstanding access: never refused.
                 let _ = cx.send(self.ports.mem, msg);
             }
@@ -354,10 +353,10 @@ impl EngineUnit {
         false
     }
 
-    fn hazard(&self, inputs: &[Ap]) -> bool {
+    fn hazard(&self, inputs: &exec::Few<Ap>) -> bool {
         self.inflight.iter().any(|f| {
             let i = &self.stream.instrs[f.index];
-            !f.done && exec::outputs(i).iter().any(|(dst, _)| inputs.iter().any(|a| exec::overlaps(a, dst)))
+            !f.done && exec::outputs(i).iter().any(|(dst, _)| inputs.iter().any(|a| exec::overlaps(&a, &dst)))
         })
     }
 
@@ -394,21 +393,14 @@ impl EngineUnit {
         for (k, ap) in inputs.iter().enumerate() {
             // LoadStationary reads on the second port so it streams beside the running multiply.
             let iface = if is_ls { 1 } else { k.min(1) as u8 };
-            let msg = MemAccess {
-                tag: tag * 4 + k as u64,
-                iface,
-                ap: *ap,
-                write: false,
-                accumulate: false,
-                data: Vec::new(),
-            };
+            let msg =
+                MemAccess { tag: tag * 4 + k as u64, iface, ap, write: false, accumulate: false, data: Vec::new() };
             if cx.send(self.ports.mem, msg).is_err() {
                 return false; // links are sized so this does not happen; retry next cycle
             }
         }
         if let Instr::LoadStationary { src, .. } = instr {
-            let m = if src.dtype == crate::isa::Dtype::MxFp8E4m3 { src.free_elems() / 4 } else { src.free_elems() };
-            self.loading = Some(Weights { m, tag, ready: None, ap: src, data: Vec::new() });
+            self.loading = Some(Weights { m: src.matmul_columns(), tag, ready: None, ap: src, data: Vec::new() });
             self.ls_free = now + ii;
         } else {
             self.next_issue = now + ii;

@@ -4,43 +4,61 @@
 use crate::isa::{Ap, Dtype, Instr};
 use crate::numeric;
 
-/// The access patterns an instruction reads, in interface order.
-pub fn inputs(i: &Instr) -> Vec<Ap> {
-    match *i {
-        Instr::LoadStationary { src, scales } | Instr::MultiplyMoving { src, scales, .. } => {
-            let mut v = vec![src];
-            v.extend(scales);
-            v
+/// Up to two operands (what an instruction reads or writes), held inline: asked on every
+/// issue attempt and hazard check, so no allocation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Few<T: Copy> {
+    items: [Option<T>; 2],
+}
+
+impl<T: Copy> Few<T> {
+    fn of(a: Option<T>, b: Option<T>) -> Few<T> {
+        match (a, b) {
+            (None, b) => Few { items: [b, None] },
+            (a, b) => Few { items: [a, b] },
         }
-        Instr::Transpose { src, .. } => vec![src],
-        Instr::TensorTensor { a, b, .. } => vec![a, b],
-        Instr::TensorScalar { src, .. } => vec![src],
-        Instr::Activation { src, .. } => vec![src],
-        Instr::TensorReduce { src, .. } => vec![src],
-        Instr::TensorCopy { src, .. } => vec![src],
-        _ => Vec::new(),
+    }
+    /// The operands, in order.
+    pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
+        self.items.iter().flatten().copied()
+    }
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.items.iter().flatten().count()
+    }
+    /// True if there are none.
+    pub fn is_empty(&self) -> bool {
+        self.items[0].is_none()
+    }
+}
+
+/// The access patterns an instruction reads, in interface order.
+pub fn inputs(i: &Instr) -> Few<Ap> {
+    match *i {
+        Instr::LoadStationary { src, scales } | Instr::MultiplyMoving { src, scales, .. } => Few::of(Some(src), scales),
+        Instr::TensorTensor { a, b, .. } => Few::of(Some(a), Some(b)),
+        Instr::Transpose { src, .. }
+        | Instr::TensorScalar { src, .. }
+        | Instr::Activation { src, .. }
+        | Instr::TensorReduce { src, .. }
+        | Instr::TensorCopy { src, .. } => Few::of(Some(src), None),
+        _ => Few::of(None, None),
     }
 }
 
 /// The access patterns an instruction writes, with whether the write accumulates (PSUM).
-pub fn outputs(i: &Instr) -> Vec<(Ap, bool)> {
+pub fn outputs(i: &Instr) -> Few<(Ap, bool)> {
     match *i {
-        Instr::MultiplyMoving { dst, acc, .. } => vec![(dst, acc == crate::isa::Accumulate::Accumulate)],
+        Instr::MultiplyMoving { dst, acc, .. } => Few::of(Some((dst, acc == crate::isa::Accumulate::Accumulate)), None),
         Instr::Transpose { dst, .. }
         | Instr::TensorTensor { dst, .. }
         | Instr::TensorScalar { dst, .. }
         | Instr::TensorReduce { dst, .. }
         | Instr::TensorCopy { dst, .. }
         | Instr::Memset { dst, .. }
-        | Instr::Iota { dst, .. } => vec![(dst, false)],
-        Instr::Activation { dst, reduce, .. } => {
-            let mut v = vec![(dst, false)];
-            if let Some((_, r)) = reduce {
-                v.push((r, false));
-            }
-            v
-        }
-        _ => Vec::new(),
+        | Instr::Iota { dst, .. } => Few::of(Some((dst, false)), None),
+        Instr::Activation { dst, reduce, .. } => Few::of(Some((dst, false)), reduce.map(|(_, r)| (r, false))),
+        _ => Few::of(None, None),
     }
 }
 
@@ -75,25 +93,15 @@ fn extent(ap: &Ap) -> (i64, i64) {
     (ap.offset as i64 + lo, ap.offset as i64 + hi + eb)
 }
 
-/// Columns N of a MultiplyMoving: MXFP8 packs 4 K-rows per partition (K = 512), so its free
-/// axis holds 4 x N elements.
-pub fn moving_columns(src: &Ap) -> u64 {
-    if src.dtype == Dtype::MxFp8E4m3 {
-        src.free_elems() / 4
-    } else {
-        src.free_elems()
-    }
-}
-
 /// Floating-point operations: 2 per MAC for matmuls (K x M x N MACs), one per output element
 /// otherwise (two for activations with scale and bias).
 pub fn flops(i: &Instr, stationary_cols: u64) -> u64 {
     match i {
         Instr::MultiplyMoving { src, .. } => {
             let k = src.partitions as u64 * if src.dtype == Dtype::MxFp8E4m3 { 4 } else { 1 };
-            2 * k * stationary_cols * moving_columns(src)
+            2 * k * stationary_cols * src.matmul_columns()
         }
-        _ => outputs(i).first().map_or(0, |(d, _)| d.free_elems() * d.partitions as u64),
+        _ => outputs(i).iter().next().map_or(0, |(d, _)| d.free_elems() * d.partitions as u64),
     }
 }
 
@@ -104,8 +112,8 @@ pub fn compute(i: &Instr, inputs: &[Vec<u8>], weights: Option<(&Ap, &[Vec<u8>])>
     match *i {
         Instr::MultiplyMoving { src, dst, .. } => {
             let Some((wap, w)) = weights else { return vec![vec![0; dst.bytes() as usize]] };
-            let m = mx_columns(wap);
-            let n = mx_columns(&src);
+            let m = wap.matmul_columns() as usize;
+            let n = src.matmul_columns() as usize;
             let out = if src.dtype == Dtype::MxFp8E4m3 {
                 // K = 4 x partitions: free index j x cols + c of partition p holds row k = j x P + p.
                 let k = 4 * src.partitions as usize;
@@ -168,11 +176,6 @@ pub fn compute(i: &Instr, inputs: &[Vec<u8>], weights: Option<(&Ap, &[Vec<u8>])>
         }
         _ => Vec::new(),
     }
-}
-
-/// Columns of a matmul operand (MXFP8 holds 4 K-rows per partition).
-fn mx_columns(ap: &Ap) -> usize {
-    moving_columns(ap) as usize
 }
 
 /// Reorders an MXFP8 operand from SBUF order (partition p, free index j x cols + c) to K x cols

@@ -145,6 +145,16 @@ impl Ap {
     pub fn bytes(&self) -> u64 {
         self.free_elems().saturating_mul(self.partitions as u64).saturating_mul(self.dtype.bytes() as u64)
     }
+    /// Columns of this pattern as a matmul operand (M of a stationary, N of a moving tensor):
+    /// MXFP8 packs four K-rows per partition (K = 512), so its free axis holds 4 x columns
+    /// elements; other types hold one column per element.
+    pub fn matmul_columns(&self) -> u64 {
+        if self.dtype == Dtype::MxFp8E4m3 {
+            self.free_elems() / 4
+        } else {
+            self.free_elems()
+        }
+    }
     /// Stride of the innermost dimension with more than one element, in bytes (0 if none).
     pub fn innermost_stride_bytes(&self) -> u64 {
         self.dims()

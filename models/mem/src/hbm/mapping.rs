@@ -154,6 +154,11 @@ impl AddressMap {
         })
     }
 
+    /// True if the map has a stack level (`st`), i.e. addresses select among several stacks.
+    pub fn has_stack_level(&self) -> bool {
+        self.fields.iter().any(|f| f.level == Level::Stack)
+    }
+
     /// The map as written.
     pub fn text(&self) -> &str {
         &self.text

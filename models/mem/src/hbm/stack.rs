@@ -149,7 +149,10 @@ pub struct HbmStack {
     stalled_since: Vec<Option<u64>>,
     port_stall_cycles: u64,
     misrouted: u64,
-    last_cycle: u64,
+    /// The address map has an `st` level (cached: checked per request).
+    stack_level: bool,
+    /// Start and end times of this tick's commands (reused; filled only when tracing).
+    spans: Vec<(trnsim_kernel::Time, trnsim_kernel::Time)>,
     data: Option<crate::hbm::data::HbmData>,
     read_data: fxhash::FxHashMap<(u16, u64), Box<[u8]>>,
 }
@@ -161,6 +164,7 @@ impl HbmStack {
     /// Builds a stack from `cfg` (validated; the error names the field).
     pub fn new(cfg: &StackConfig) -> Result<HbmStack, String> {
         let map = cfg.validate()?;
+        let stack_level = map.has_stack_level();
         let sched = sched::by_name(&cfg.controller.scheduler).ok_or("controller.scheduler: unknown")?;
         let sh = Shared {
             org: cfg.org.clone(),
@@ -200,7 +204,8 @@ impl HbmStack {
             stalled_since: Vec::new(),
             port_stall_cycles: 0,
             misrouted: 0,
-            last_cycle: 0,
+            stack_level,
+            spans: Vec::new(),
             data: cfg.functional.then(crate::hbm::data::HbmData::new),
             read_data: fxhash::FxHashMap::default(),
         })
@@ -311,7 +316,7 @@ impl HbmStack {
                 if let Some(since) = self.stalled_since[pi].take() {
                     self.port_stall_cycles += now - since;
                 }
-                if loc.stack != self.index && self.map.text().starts_with("st") {
+                if self.stack_level && loc.stack != self.index {
                     self.misrouted += 1;
                 }
                 if ch.next < now {
@@ -358,11 +363,12 @@ impl HbmStack {
         if self.tracks.is_empty() {
             return;
         }
-        let Some(mut tr) = cx.tracer() else { return };
-        let clock = tr_clock(&self.sh.timing);
+        if cx.tracer().is_none() {
+            return;
+        }
         let t = &self.sh.timing;
+        self.spans.clear();
         for rec in &self.cmds {
-            let k = (rec.channel * self.sh.org.pseudo_channels + rec.pc) as usize;
             let dur = match rec.cmd {
                 crate::hbm::Command::Act => t.rcd_rd,
                 crate::hbm::Command::Pre | crate::hbm::Command::PreAll => t.rp,
@@ -371,8 +377,12 @@ impl HbmStack {
                 crate::hbm::Command::Ref => t.rfc,
                 _ => t.rfc_pb,
             } as u64;
-            let start = clock.edge(rec.cycle);
-            let end = clock.edge(rec.cycle + dur);
+            // The stack is clocked by CK, so its clock's edges are the command cycles.
+            self.spans.push((cx.clock().edge(rec.cycle), cx.clock().edge(rec.cycle + dur)));
+        }
+        let Some(mut tr) = cx.tracer() else { return };
+        for (rec, &(start, end)) in self.cmds.iter().zip(&self.spans) {
+            let k = (rec.channel * self.sh.org.pseudo_channels + rec.pc) as usize;
             tr.slice(self.tracks[k].cmds, rec.cmd.name(), start, end, Flow::None, None);
         }
     }
@@ -452,14 +462,10 @@ fn catch_up(
     }
 }
 
-fn tr_clock(t: &TimingParams) -> trnsim_kernel::Clock {
-    trnsim_kernel::Clock::new("hbm", t.frequency()).expect("validated CK frequency")
-}
-
 impl Component for HbmStack {
     fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
         let now = cx.cycle().0;
-        self.last_cycle = now;
+        debug_assert_eq!(cx.clock().frequency(), self.sh.timing.frequency(), "an HBM stack must be clocked by its CK");
         self.cmds.clear();
         self.fresh.clear();
         let blocked = self.intake(cx, now);

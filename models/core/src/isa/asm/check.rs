@@ -150,22 +150,12 @@ fn mx_scales(p: &Parsed<'_>, src: &Ap, scales: Option<&Ap>) -> R<()> {
     }
 }
 
-/// Columns of a matmul operand: MXFP8 packs four K-rows per partition (K = 512), so its free
-/// axis holds 4 x columns elements.
-fn columns(ap: &Ap) -> u64 {
-    if ap.dtype == Dtype::MxFp8E4m3 {
-        elems(ap) / 4
-    } else {
-        elems(ap)
-    }
-}
-
 fn stationary(p: &Parsed<'_>, src: &Ap, line: u32, st: &mut Option<Stationary>) -> R<()> {
     if src.dtype == Dtype::MxFp8E4m3 && !elems(src).is_multiple_of(4) {
         let msg = format!("mxfp8 packs 4 K-rows per partition: {} elements is not a multiple of 4", elems(src));
         return fail(find(p, "src").at, "src", msg);
     }
-    let m = columns(src);
+    let m = src.matmul_columns();
     if m > u64::from(PARTITIONS) {
         let msg = format!("the stationary matrix has at most {PARTITIONS} columns (elements per partition), not {m}");
         return fail(find(p, "src").at, "src", msg);
@@ -183,7 +173,7 @@ fn moving(p: &Parsed<'_>, src: &Ap, dst: &Ap, st: Option<Stationary>) -> R<()> {
         let msg = format!("mxfp8 packs 4 K-rows per partition: {} elements is not a multiple of 4", elems(src));
         return fail(find(p, "src").at, "src", msg);
     }
-    let (n, dn) = (columns(src), elems(dst));
+    let (n, dn) = (src.matmul_columns(), elems(dst));
     if n != dn {
         return fail(d.at, "dst", format!("`dst` has {dn} elements per partition but `src` (N) has {n}"));
     }
