@@ -111,6 +111,12 @@ struct Graph {
 }
 
 fn build(seed: u64, order: TickOrder) -> Graph {
+    let (b, depths) = builder(seed, order);
+    Graph { sim: b.build().unwrap(), depths }
+}
+
+/// A random graph of chattering components (also used by the partitioned-run tests).
+pub(crate) fn builder(seed: u64, order: TickOrder) -> (SimBuilder, Vec<u32>) {
     let mut r = SimRng::new(seed, 999);
     let opts = SimOptions { seed, tick_order: order, deadlock_window: Dur::from_us(20) };
     let mut b = SimBuilder::with_options(opts);
@@ -159,7 +165,7 @@ fn build(seed: u64, order: TickOrder) -> Graph {
         };
         b.install(ids[i], c).unwrap();
     }
-    Graph { sim: b.build().unwrap(), depths }
+    (b, depths)
 }
 
 /// Runs one graph; returns (outcome text, stats JSON, Perfetto bytes, VCD bytes).
@@ -212,10 +218,10 @@ fn check_conservation(g: &mut Graph, report: &trnsim_kernel::StatsReport) {
 }
 
 #[derive(Clone, Default)]
-struct SharedBuf(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+pub(crate) struct SharedBuf(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
 
 impl SharedBuf {
-    fn take(&self) -> Vec<u8> {
+    pub(crate) fn take(&self) -> Vec<u8> {
         std::mem::take(&mut self.0.borrow_mut())
     }
 }

@@ -9,6 +9,7 @@ mod hbm_runs_are_deterministic;
 mod hbm_trace_loads_in_perfetto;
 mod hbm_trn3_streams_near_spec_bandwidth;
 mod kernel_clock_edges_are_exact;
+mod kernel_partitioned_runs_match_serial;
 mod kernel_random_graphs_are_order_independent;
 mod kernel_ring_deadlock_is_reported;
 mod kernel_ring_matches_systemc_hop_counts;

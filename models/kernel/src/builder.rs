@@ -5,10 +5,11 @@
 use crate::component::{Component, ComponentId};
 use crate::ctx::{Core, Links};
 use crate::error::BuildError;
-use crate::link::{Arena, Bandwidth, InPort, LinkRef, LinkSpec, LinkState, LinkStats, OutPort, Payload, Timing};
+use crate::link::{Arena, Bandwidth, Cut, InPort, LinkRef, LinkSpec, LinkState, OutPort, Payload, Timing};
+use crate::partition::{self, LinkEdge, PartitionError, PartitionPlan, PartitionRule};
 use crate::sched::{Domain, Meta, Sched, State};
-use crate::sim::{LinkInfo, SimOptions, Simulation};
-use crate::time::{Clock, ClockId, Frequency, Time};
+use crate::sim::{LinkInfo, PartInfo, SimOptions, Simulation};
+use crate::time::{Clock, ClockId, Dur, Frequency, Time};
 use crate::trace::{TrackDecl, TrackId, TrackKind};
 use crate::trace_state::declare_path;
 use fxhash::FxHashMap;
@@ -35,7 +36,6 @@ pub struct SimBuilder {
     decls: Vec<TrackDecl>,
     groups: FxHashMap<(Option<TrackId>, String), TrackId>,
     comp_tracks: Vec<TrackId>,
-    preloaded: u64,
 }
 
 impl SimBuilder {
@@ -152,9 +152,9 @@ impl SimBuilder {
             busy_until: Time::ZERO,
             window_start: Time::NEVER,
             window_sends: 0,
+            cut: Cut::Local,
         };
-        let state =
-            LinkState::<T> { timing, buf: VecDeque::with_capacity(spec.depth as usize), stats: LinkStats::default() };
+        let state = LinkState::<T>::new(timing, spec.depth);
         let arena = self.arena_for::<T>();
         let any = self.arenas[arena as usize].as_any_mut();
         let typed = any.downcast_mut::<Arena<T>>().expect("arena registered for this payload type");
@@ -179,7 +179,7 @@ impl SimBuilder {
         if let Some(&a) = self.arena_of.get(&key) {
             return a;
         }
-        self.arenas.push(Box::new(Arena::<T> { links: Vec::new() }));
+        self.arenas.push(Box::new(Arena::<T> { links: Vec::new(), cut_out: Vec::new(), cut_in: Vec::new() }));
         self.arena_types.push(TypeId::of::<Arena<T>>());
         let a = self.arenas.len() as u32 - 1;
         self.arena_of.insert(key, a);
@@ -199,18 +199,61 @@ impl SimBuilder {
         link.timing.credits -= 1;
         link.buf.push_back((Time::ZERO, msg));
         link.stats.occupancy.set(Time::ZERO, link.buf.len() as u64);
-        self.preloaded += 1;
         Ok(())
     }
 
     /// Checks that every reserved component was installed and builds the simulation. Every
     /// component ticks on its clock's first edge (time 0) and then sleeps if it is idle.
     pub fn build(self) -> Result<Simulation, BuildError> {
+        self.build_inner(None)
+    }
+
+    /// Plans a partitioning of this system into `parts` partitions under `rule` (see
+    /// [`crate::partition`]); with `min_lookahead`, every cut link must be at least that long.
+    pub fn plan(
+        &self,
+        rule: &PartitionRule,
+        parts: u32,
+        min_lookahead: Option<Dur>,
+    ) -> Result<PartitionPlan, PartitionError> {
+        let edges: Vec<LinkEdge> = self
+            .links
+            .iter()
+            .map(|l| {
+                let src = &self.clocks[self.domain_of[l.src.index()] as usize];
+                let dst = &self.clocks[self.domain_of[l.dst.index()] as usize];
+                let latency = src.cycles_to_dur(l.spec.latency).min(dst.cycles_to_dur(l.spec.credit_latency));
+                LinkEdge { src: l.src, dst: l.dst, latency, name: l.name.clone() }
+            })
+            .collect();
+        partition::plan(&self.names, &edges, rule, parts, min_lookahead)
+    }
+
+    /// Builds partition `me` of `plan`: the same system, but only the components of partition
+    /// `me` are kept and ticked (the others are dropped); links cut by the plan send their
+    /// messages and credits through the parallel runner. Every partition of a run builds the
+    /// same system, so ids, names and trace tracks agree everywhere.
+    pub fn build_partition(self, plan: &PartitionPlan, me: u32) -> Result<Simulation, BuildError> {
+        if plan.part_of.len() != self.comps.len() || me >= plan.parts {
+            return Err(BuildError::PartitionMismatch {
+                why: format!(
+                    "the plan covers {} components in {} partitions; this system has {} (partition {me} asked for)",
+                    plan.part_of.len(),
+                    plan.parts,
+                    self.comps.len()
+                ),
+            });
+        }
+        self.build_inner(Some((plan, me)))
+    }
+
+    fn build_inner(mut self, part: Option<(&PartitionPlan, u32)>) -> Result<Simulation, BuildError> {
         let missing: Vec<String> =
             self.comps.iter().zip(&self.names).filter(|(c, _)| c.is_none()).map(|(_, n)| n.clone()).collect();
         if !missing.is_empty() {
             return Err(BuildError::NotInstalled { names: missing });
         }
+        let local = |c: usize| part.is_none_or(|(p, me)| p.part_of[c] == me);
         let mut domains: Vec<Domain> = self
             .clocks
             .iter()
@@ -224,16 +267,40 @@ impl SimBuilder {
         let mut meta = Vec::with_capacity(self.comps.len());
         for (i, (ins, outs)) in self.inputs.into_iter().zip(self.outputs).enumerate() {
             let domain = self.domain_of[i];
-            domains[domain as usize].pending.push(i as u32);
-            meta.push(Meta {
-                domain,
-                state: State::Queued,
-                wake: Time::NEVER,
-                timer: Time::NEVER,
-                inputs: ins,
-                outputs: outs,
-            });
+            let state = if local(i) {
+                domains[domain as usize].pending.push(i as u32);
+                State::Queued
+            } else {
+                State::Asleep
+            };
+            meta.push(Meta { domain, state, wake: Time::NEVER, timer: Time::NEVER, inputs: ins, outputs: outs });
         }
+        let mut credits_out = Vec::new();
+        if let Some((plan, me)) = part {
+            credits_out = vec![Vec::new(); plan.parts as usize];
+            for (i, l) in self.links.iter().enumerate() {
+                let (ps, pd) = (plan.part_of[l.src.index()], plan.part_of[l.dst.index()]);
+                let r = self.refs[i];
+                if ps == me && pd != me {
+                    self.arenas[r.arena as usize].set_cut(r.slot, Cut::Out { part: pd });
+                } else if pd == me && ps != me {
+                    self.arenas[r.arena as usize].set_cut(r.slot, Cut::In { part: ps });
+                }
+            }
+            for (i, c) in self.comps.iter_mut().enumerate() {
+                if !local(i) {
+                    *c = Some(Box::new(Remote));
+                }
+            }
+        }
+        // Preloaded messages count where they are received.
+        let in_links = self
+            .links
+            .iter()
+            .zip(&self.refs)
+            .filter(|(l, _)| local(l.dst.index()))
+            .map(|(_, r)| self.arenas[r.arena as usize].len(r.slot) as u64)
+            .sum();
         let comps: Vec<Box<dyn Component>> = self.comps.into_iter().flatten().collect();
         let n_comps = comps.len();
         let core = Core {
@@ -242,11 +309,23 @@ impl SimBuilder {
             links: Links { arenas: self.arenas, types: self.arena_types, refs: self.refs },
             trace: None,
             progress: 0,
-            in_links: self.preloaded,
+            in_links,
             comp_tracks: Vec::new(),
             flow_next: vec![0; n_comps],
+            credits_out,
         };
-        Ok(Simulation::new(core, comps, self.names, self.links, self.decls, self.comp_tracks, self.opts))
+        let mut sim = Simulation::new(core, comps, self.names, self.links, self.decls, self.comp_tracks, self.opts);
+        sim.part = part.map(|(p, me)| PartInfo { me, plan: p.clone() });
+        Ok(sim)
+    }
+}
+
+/// Stands in for a component that lives in another partition; never ticked.
+struct Remote;
+
+impl Component for Remote {
+    fn tick(&mut self, _cx: &mut crate::Ctx<'_>) -> crate::Activity {
+        crate::Activity::Idle
     }
 }
 

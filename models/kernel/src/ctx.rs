@@ -1,6 +1,6 @@
 //! What a component sees during its tick: the time, its ports, its timers, and the tracer.
 
-use crate::link::{Arena, Blocked, ErasedArena, InPort, LinkRef, LinkState, OutPort, Payload};
+use crate::link::{Arena, Blocked, Cut, ErasedArena, InPort, LinkRef, LinkState, OutPort, Payload};
 use crate::sched::{Sched, State};
 use crate::time::{Clock, Cycles, Time};
 use crate::trace::{Arg, Flow, RecordKind, TraceRecord, TrackId};
@@ -49,6 +49,9 @@ pub(crate) struct Core {
     /// Per component: flow ids handed out so far. Per component, not global, so ids never
     /// depend on the order components tick in within a step.
     pub flow_next: Vec<u64>,
+    /// Partitioned runs: credits returned on cut links this window, per sender partition, as
+    /// (link id, time the credit is back). Empty in a serial run.
+    pub credits_out: Vec<Vec<(u32, Time)>>,
 }
 
 /// The view of the simulation a component gets while it ticks.
@@ -93,8 +96,16 @@ impl<'a> Ctx<'a> {
         }
         let (at, msg) = link.buf.pop_front()?;
         let back = now + link.timing.credit_latency;
-        link.timing.returns.push_back(back);
         link.stats.wait_ps.record(now.since(at).as_ps());
+        if let Cut::In { part } = link.timing.cut {
+            // The sender is in another partition: the credit travels there at the window's end.
+            link.recv_log.push(now);
+            self.core.credits_out[part as usize].push((r.id.0, back));
+            self.core.progress += 1;
+            self.core.in_links -= 1;
+            return Some(msg);
+        }
+        link.timing.returns.push_back(back);
         let occ = link.buf.len();
         link.stats.occupancy.set(now, occ as u64);
         let src = link.timing.src.0;
@@ -164,9 +175,16 @@ impl<'a> Ctx<'a> {
         let bytes = msg.size_bytes();
         let bits = if self.core.trace.is_some() { msg.trace_bits() } else { 0 };
         let arrival = link.timing.spend(now, bytes);
-        link.buf.push_back((arrival, msg));
         link.stats.msgs += 1;
         link.stats.bytes += u64::from(bytes);
+        if let Cut::Out { .. } = link.timing.cut {
+            // The receiver is in another partition: the message travels there at the window's
+            // end (its arrival is at least one lookahead away, so it cannot be late).
+            link.out.push((now, arrival, msg));
+            self.core.progress += 1;
+            return Ok(());
+        }
+        link.buf.push_back((arrival, msg));
         let occ = link.buf.len();
         link.stats.occupancy.set(now, occ as u64);
         let dst = link.timing.dst.0;

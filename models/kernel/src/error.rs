@@ -57,6 +57,11 @@ pub enum BuildError {
         /// Component name.
         name: String,
     },
+    /// A partition plan that does not fit the system being built.
+    PartitionMismatch {
+        /// What does not match.
+        why: String,
+    },
 }
 
 impl fmt::Display for BuildError {
@@ -79,6 +84,7 @@ impl fmt::Display for BuildError {
             BuildError::AlreadyInstalled { name } => {
                 write!(f, "component {name:?} installed twice")
             }
+            BuildError::PartitionMismatch { why } => write!(f, "partitioned build: {why}"),
         }
     }
 }

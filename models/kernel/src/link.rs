@@ -29,8 +29,9 @@ use std::collections::VecDeque;
 use std::marker::PhantomData;
 
 /// What a link can carry. `size_bytes` feeds bandwidth limits and byte statistics;
-/// `trace_bits` is the value shown on the link's VCD `data` signal.
-pub trait Payload: 'static {
+/// `trace_bits` is the value shown on the link's VCD `data` signal. Payloads are `Send` so a
+/// link cut by partitioning can carry them between threads.
+pub trait Payload: Send + 'static {
     /// Size on the wire, in bytes (default 8).
     fn size_bytes(&self) -> u32 {
         8
@@ -215,6 +216,19 @@ pub(crate) struct Timing {
     /// Messages-per-cycle state: the sender edge of the last send, and sends at that edge.
     pub window_start: Time,
     pub window_sends: u32,
+    /// Whether partitioning cut this link, and which side this simulation holds.
+    pub cut: Cut,
+}
+
+/// A link's place in a partitioned run (see `crate::partition`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cut {
+    /// Both ends are in this simulation (always, in a serial run).
+    Local,
+    /// This simulation holds the sender; the receiver is in partition `part`.
+    Out { part: u32 },
+    /// This simulation holds the receiver; the sender is in partition `part`.
+    In { part: u32 },
 }
 
 impl Timing {
@@ -285,11 +299,61 @@ pub(crate) struct LinkState<T> {
     pub timing: Timing,
     pub buf: VecDeque<(Time, T)>,
     pub stats: LinkStats,
+    /// Cut links only. Sender side: (send time, arrival, message) sent this window, not yet
+    /// handed to the receiver's partition. Receiver side: unused.
+    pub out: Vec<(Time, Time, T)>,
+    /// Cut links only, receiver side: send and receive times of this window, merged into the
+    /// occupancy statistic when the window closes (the receiver learns of sends late).
+    pub sent_log: Vec<Time>,
+    pub recv_log: Vec<Time>,
 }
+
+impl<T> LinkState<T> {
+    pub fn new(timing: Timing, depth: u32) -> LinkState<T> {
+        LinkState {
+            timing,
+            buf: VecDeque::with_capacity(depth as usize),
+            stats: LinkStats::default(),
+            out: Vec::new(),
+            sent_log: Vec::new(),
+            recv_log: Vec::new(),
+        }
+    }
+
+    /// Receiver side of a cut link, at a window's end: applies this window's sends and
+    /// receives to the occupancy level in time order (sends first at equal times, which is
+    /// what any serial order gives once same-time changes collapse).
+    fn settle_occupancy(&mut self) {
+        let occ = &mut self.stats.occupancy;
+        let mut level = occ.level();
+        let (s, r) = (&self.sent_log, &self.recv_log);
+        let (mut i, mut j) = (0, 0);
+        while i < s.len() || j < r.len() {
+            if j == r.len() || (i < s.len() && s[i] <= r[j]) {
+                level += 1;
+                occ.set(s[i], level);
+                i += 1;
+            } else {
+                level -= 1;
+                occ.set(r[j], level);
+                j += 1;
+            }
+        }
+        self.sent_log.clear();
+        self.recv_log.clear();
+    }
+}
+
+/// Messages crossing from one partition to another in one window: (slot, send time, arrival,
+/// message), links in slot order, each link's messages in send order.
+pub(crate) type Batch<T> = Vec<(u32, Time, Time, T)>;
 
 /// All links carrying one payload type.
 pub(crate) struct Arena<T> {
     pub links: Vec<LinkState<T>>,
+    /// Partitioned runs: slots of the cut links whose sender / receiver is here.
+    pub cut_out: Vec<u32>,
+    pub cut_in: Vec<u32>,
 }
 
 /// Type-erased access to an arena, for what the scheduler and reports need.
@@ -303,6 +367,17 @@ pub(crate) trait ErasedArena {
     /// Messages visible to the receiver at `now` but not yet received.
     fn arrived(&self, slot: u32, now: Time) -> usize;
     fn stats(&self, slot: u32) -> &LinkStats;
+    /// Marks a link as cut (partitioned runs).
+    fn set_cut(&mut self, slot: u32, cut: Cut);
+    /// Moves this window's messages on cut links towards partition `dst` into `batch`
+    /// (created on first use, reused after). Returns the earliest arrival moved (or NEVER) and
+    /// the number of messages.
+    fn export(&mut self, dst: u32, batch: &mut Option<Box<dyn Any + Send>>) -> (Time, u64);
+    /// Delivers a batch from another partition into the receive buffers, calling `arrive`
+    /// with (receiver, arrival) per message. Returns the number of messages.
+    fn import(&mut self, batch: &mut (dyn Any + Send), arrive: &mut dyn FnMut(ComponentId, Time)) -> u64;
+    /// Closes the window's occupancy accounting of the cut links received here.
+    fn settle(&mut self);
 }
 
 impl<T: Payload> ErasedArena for Arena<T> {
@@ -324,5 +399,49 @@ impl<T: Payload> ErasedArena for Arena<T> {
     }
     fn stats(&self, slot: u32) -> &LinkStats {
         &self.links[slot as usize].stats
+    }
+    fn set_cut(&mut self, slot: u32, cut: Cut) {
+        self.links[slot as usize].timing.cut = cut;
+        match cut {
+            Cut::Local => {}
+            Cut::Out { .. } => self.cut_out.push(slot),
+            Cut::In { .. } => self.cut_in.push(slot),
+        }
+    }
+    fn export(&mut self, dst: u32, batch: &mut Option<Box<dyn Any + Send>>) -> (Time, u64) {
+        let (mut first, mut n) = (Time::NEVER, 0);
+        for &slot in &self.cut_out {
+            let link = &mut self.links[slot as usize];
+            if link.timing.cut != (Cut::Out { part: dst }) || link.out.is_empty() {
+                continue;
+            }
+            let b = batch.get_or_insert_with(|| Box::new(Batch::<T>::new()));
+            let b = b.downcast_mut::<Batch<T>>().expect("a batch slot always holds one payload type");
+            for (sent, arrival, msg) in link.out.drain(..) {
+                first = first.min(arrival);
+                n += 1;
+                b.push((slot, sent, arrival, msg));
+            }
+        }
+        (first, n)
+    }
+    fn import(&mut self, batch: &mut (dyn Any + Send), arrive: &mut dyn FnMut(ComponentId, Time)) -> u64 {
+        let b = batch.downcast_mut::<Batch<T>>().expect("a batch slot always holds one payload type");
+        let n = b.len() as u64;
+        for (slot, sent, arrival, msg) in b.drain(..) {
+            let link = &mut self.links[slot as usize];
+            link.buf.push_back((arrival, msg));
+            link.sent_log.push(sent);
+            arrive(link.timing.dst, arrival);
+        }
+        n
+    }
+    fn settle(&mut self) {
+        for &slot in &self.cut_in {
+            let link = &mut self.links[slot as usize];
+            if !(link.sent_log.is_empty() && link.recv_log.is_empty()) {
+                link.settle_occupancy();
+            }
+        }
     }
 }

@@ -115,17 +115,26 @@ pub struct KernelCounters {
 /// A built simulation. Components and links are fixed; run it in one or more `run_*` calls.
 pub struct Simulation {
     pub(crate) core: Core,
-    comps: Vec<Box<dyn Component>>,
+    pub(crate) comps: Vec<Box<dyn Component>>,
     names: Vec<String>,
-    links: Vec<LinkInfo>,
-    decls: Vec<TrackDecl>,
-    comp_tracks: Vec<TrackId>,
-    opts: SimOptions,
+    pub(crate) links: Vec<LinkInfo>,
+    pub(crate) decls: Vec<TrackDecl>,
+    pub(crate) comp_tracks: Vec<TrackId>,
+    pub(crate) opts: SimOptions,
     ticking: Vec<(u32, u64)>,
     acts: Vec<Activity>,
     order_rng: SimRng,
-    counters: KernelCounters,
+    pub(crate) counters: KernelCounters,
     last_progress: (u64, Time),
+    /// Set when this simulation is one partition of a parallel run.
+    pub(crate) part: Option<PartInfo>,
+}
+
+/// Which partition of which plan a simulation is.
+#[derive(Clone, Debug)]
+pub(crate) struct PartInfo {
+    pub me: u32,
+    pub plan: crate::partition::PartitionPlan,
 }
 
 impl Simulation {
@@ -155,6 +164,7 @@ impl Simulation {
             order_rng: SimRng::new(seed, u64::MAX),
             counters: KernelCounters::default(),
             last_progress: (0, Time::ZERO),
+            part: None,
         }
     }
 
@@ -310,17 +320,31 @@ impl Simulation {
                 self.core.now = self.core.now.max(end);
                 return Ok(Stop::Limit);
             }
-            if self.core.progress != self.last_progress.0 {
-                self.last_progress = (self.core.progress, t);
-            } else if t.since(self.last_progress.1) > self.opts.deadlock_window && self.work_outstanding() {
+            // Deadlock: work outstanding and no progress for longer than the window since the
+            // last step that made progress. (Partitioned runs apply the same rule exactly.)
+            if t.since(self.last_progress.1) > self.opts.deadlock_window && self.work_outstanding() {
                 let stalled = t.since(self.last_progress.1);
                 return Err(RunError::Deadlock(Box::new(self.deadlock_report(stalled))));
             }
             self.step(t);
+            self.note_progress(t);
             if cond(self) {
                 return Ok(Stop::Condition);
             }
         }
+    }
+
+    /// Remembers `t` as the last step that made progress, if it did.
+    #[inline]
+    pub(crate) fn note_progress(&mut self, t: Time) {
+        if self.core.progress != self.last_progress.0 {
+            self.last_progress = (self.core.progress, t);
+        }
+    }
+
+    /// Time of the last step that made progress.
+    pub(crate) fn last_progress_time(&self) -> Time {
+        self.last_progress.1
     }
 
     fn work_outstanding(&self) -> bool {
@@ -328,7 +352,7 @@ impl Simulation {
     }
 
     /// One time step at `t`: wake-ups, evaluate every due component, update schedules.
-    fn step(&mut self, t: Time) {
+    pub(crate) fn step(&mut self, t: Time) {
         self.core.now = t;
         let sched = &mut self.core.sched;
         sched.wake_due(t);
@@ -417,25 +441,13 @@ impl Simulation {
         for (i, l) in self.links.iter().enumerate() {
             let r = self.core.links.refs[i];
             let st = self.core.links.arenas[r.arena as usize].stats(r.slot);
-            let owner = format!("link:{}", l.name);
-            let mut w = StatsWriter { owner: &owner, report: &mut report, end };
-            w.count("msgs", st.msgs);
-            w.count("bytes", st.bytes);
-            w.count("refused_sends", st.refused);
-            w.level("occupancy", "msgs", &st.occupancy);
-            w.histogram("wait", "ns", &st.wait_ps, 1e-3);
-            if end.as_ps() > 0 {
-                w.value("bytes_per_s", st.bytes as f64 / Dur::from_ps(end.as_ps()).as_secs_f64());
-            }
+            write_link_stats(&mut report, l, st, end);
         }
-        let mut w = StatsWriter { owner: "kernel", report: &mut report, end };
-        w.count("steps", self.counters.steps);
-        w.count("ticks", self.counters.ticks);
-        w.count("sim_time_ps", end.as_ps());
+        write_kernel_stats(&mut report, self.counters.ticks, end);
         report
     }
 
-    fn deadlock_report(&mut self, stalled_for: Dur) -> DeadlockReport {
+    pub(crate) fn deadlock_report(&mut self, stalled_for: Dur) -> DeadlockReport {
         let now = self.core.now;
         let mut full = Vec::new();
         let mut waits_on: Vec<Vec<u32>> = vec![Vec::new(); self.comps.len()];
@@ -477,6 +489,28 @@ impl Simulation {
             cycle,
         }
     }
+}
+
+/// A link's statistics under `link:<name>` (the same in serial and partitioned reports).
+pub(crate) fn write_link_stats(report: &mut StatsReport, l: &LinkInfo, st: &crate::link::LinkStats, end: Time) {
+    let owner = format!("link:{}", l.name);
+    let mut w = StatsWriter { owner: &owner, report, end };
+    w.count("msgs", st.msgs);
+    w.count("bytes", st.bytes);
+    w.count("refused_sends", st.refused);
+    w.level("occupancy", "msgs", &st.occupancy);
+    w.histogram("wait", "ns", &st.wait_ps, 1e-3);
+    if end.as_ps() > 0 {
+        w.value("bytes_per_s", st.bytes as f64 / Dur::from_ps(end.as_ps()).as_secs_f64());
+    }
+}
+
+/// The kernel's own statistics: component ticks and simulated time. (Time steps are not
+/// reported: a partitioned run steps each partition separately; see [`KernelCounters`].)
+pub(crate) fn write_kernel_stats(report: &mut StatsReport, ticks: u64, end: Time) {
+    let mut w = StatsWriter { owner: "kernel", report, end };
+    w.count("ticks", ticks);
+    w.count("sim_time_ps", end.as_ps());
 }
 
 fn push_decl(decls: &mut Vec<TrackDecl>, parent: Option<TrackId>, name: &str, kind: TrackKind) -> TrackId {

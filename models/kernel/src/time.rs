@@ -63,6 +63,8 @@ pub struct Dur(u64);
 impl Dur {
     /// Zero length.
     pub const ZERO: Dur = Dur(0);
+    /// The longest duration (stands for "unbounded", e.g. the lookahead of an uncut system).
+    pub const MAX: Dur = Dur(u64::MAX);
     /// A duration of `ps` picoseconds.
     pub const fn from_ps(ps: u64) -> Dur {
         Dur(ps)

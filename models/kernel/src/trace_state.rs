@@ -25,6 +25,9 @@ enum Future {
     CreditBack(usize),
 }
 
+/// Records captured by a partition: (step time, component, record), in emission order.
+pub(crate) type Captured = Vec<(Time, u32, TraceRecord)>;
+
 /// What a step-buffer entry does when the step is flushed.
 #[derive(Clone, Copy, Debug)]
 enum Action {
@@ -58,6 +61,9 @@ pub(crate) struct TraceState {
     /// Links whose occupancy changed this step (their counter is sampled once, at step end, so
     /// the value cannot depend on the order of sends and receives within the step).
     pub dirty: Vec<u32>,
+    /// Partitioned runs: records go here as (step time, component, record) instead of to the
+    /// sink; the parallel runner merges the partitions' captures into the one real sink.
+    pub capture: Option<Captured>,
 }
 
 impl TraceState {
@@ -72,6 +78,7 @@ impl TraceState {
             error: None,
             records: 0,
             dirty: Vec::new(),
+            capture: None,
         };
         for d in decls {
             if let Err(e) = st.sink.declare(d) {
@@ -79,6 +86,21 @@ impl TraceState {
             }
         }
         st
+    }
+
+    /// A tracing state that captures records for a merge instead of writing them (no sink, no
+    /// link tracks).
+    pub fn capturing(links: usize) -> TraceState {
+        let mut st = TraceState::new(Box::new(NullSink), &[], vec![LinkTracks::default(); links]);
+        st.capture = Some(Vec::with_capacity(1024));
+        st
+    }
+
+    /// Emits merged records from partition captures (in merged order) to the sink.
+    pub fn emit_merged(&mut self, recs: impl Iterator<Item = TraceRecord>) {
+        for r in recs {
+            self.emit(u32::MAX, &r);
+        }
     }
 
     /// Buffers one record made by component `comp` during the current step.
@@ -126,13 +148,13 @@ impl TraceState {
             for i in 0..due {
                 let (at, _, f) = self.future[i];
                 match f {
-                    Future::Rec(rec) => self.emit(&rec),
+                    Future::Rec(rec) => self.emit(u32::MAX, &rec),
                     Future::CreditBack(l) => {
                         let lt = &mut self.links[l];
                         lt.credit_level += 1;
                         let value = u64::from(lt.credit_level);
                         if let Some(c) = lt.credits {
-                            self.emit(&rec(at, c, RecordKind::Signal { value }));
+                            self.emit(u32::MAX, &rec(at, c, RecordKind::Signal { value }));
                         }
                     }
                 }
@@ -146,10 +168,10 @@ impl TraceState {
         let step = std::mem::take(&mut self.step);
         for p in &step {
             match p.action {
-                Action::Emit(rec) => self.emit(&rec),
+                Action::Emit(rec) => self.emit(p.comp, &rec),
                 Action::Credits(rec, l, level) => {
                     self.links[l].credit_level = level;
-                    self.emit(&rec);
+                    self.emit(p.comp, &rec);
                 }
                 Action::Later(at, f) => self.push_future(at, f),
             }
@@ -159,11 +181,15 @@ impl TraceState {
         self.seq = 0;
     }
 
-    fn emit(&mut self, rec: &TraceRecord) {
+    fn emit(&mut self, comp: u32, rec: &TraceRecord) {
         if self.error.is_some() {
             return;
         }
         self.records += 1;
+        if let Some(c) = self.capture.as_mut() {
+            c.push((rec.time, comp, *rec));
+            return;
+        }
         if let Err(e) = self.sink.record(rec) {
             self.error = Some(e);
         }
@@ -208,6 +234,21 @@ impl TraceState {
         if self.links[l].credits.is_some() {
             self.push_action(comp, Action::Later(at, Future::CreditBack(l)));
         }
+    }
+}
+
+/// The sink of a capturing state: never written to.
+struct NullSink;
+
+impl TraceSink for NullSink {
+    fn declare(&mut self, _: &TrackDecl) -> Result<(), TraceError> {
+        Ok(())
+    }
+    fn record(&mut self, _: &TraceRecord) -> Result<(), TraceError> {
+        Ok(())
+    }
+    fn finish(&mut self, _: Time) -> Result<(), TraceError> {
+        Ok(())
     }
 }
 

@@ -1,0 +1,176 @@
+//! What one partition's simulation does at a window boundary: run its window, hand out the
+//! cut-link traffic it produced, take in what the others sent it, and summarise itself.
+
+use super::Summary;
+use crate::error::{DeadlockReport, RunError};
+use crate::link::LinkStats;
+use crate::sched::State;
+use crate::sim::Simulation;
+use crate::stats::{StatsReport, StatsWriter};
+use crate::time::{Dur, Time};
+use crate::trace_state::Captured;
+use std::any::Any;
+
+/// Cut-link traffic from one partition to another in one window: per arena (payload type) a
+/// typed batch, plus returned credits as (link id, time back). Reused window after window.
+#[derive(Default)]
+pub(crate) struct Mail {
+    pub batches: Vec<Option<Box<dyn Any + Send>>>,
+    pub credits: Vec<(u32, Time)>,
+}
+
+/// A partition's share of the final statistics.
+pub(crate) struct PartReport {
+    /// Its own components' statistics.
+    pub comps: StatsReport,
+    /// Statistics of every link with an end here: (link id, stats, sender here, receiver here).
+    pub links: Vec<(u32, LinkStats, bool, bool)>,
+    pub ticks: u64,
+    /// Every link's static facts (partition 0 only; the same everywhere).
+    pub infos: Vec<crate::sim::LinkInfo>,
+}
+
+impl Simulation {
+    /// Runs every time step before `end`, then stands at `end`. Returns the time of the last
+    /// step run, if any.
+    pub(crate) fn run_window(&mut self, end: Time) -> Option<Time> {
+        let mut last = None;
+        loop {
+            let t = self.core.sched.next_time();
+            if t >= end {
+                break;
+            }
+            self.step(t);
+            self.note_progress(t);
+            last = Some(t);
+        }
+        self.core.now = self.core.now.max(end);
+        last
+    }
+
+    /// Moves this window's messages and credits for partition `dst` into `mail`. Returns the
+    /// earliest time among them (a lower bound of the next event they cause), or NEVER.
+    pub(crate) fn export_to(&mut self, dst: u32, mail: &mut Mail) -> (Time, u64) {
+        let arenas = &mut self.core.links.arenas;
+        if mail.batches.len() < arenas.len() {
+            mail.batches.resize_with(arenas.len(), || None);
+        }
+        let (mut first, mut msgs) = (Time::NEVER, 0);
+        for (a, arena) in arenas.iter_mut().enumerate() {
+            let (t, n) = arena.export(dst, &mut mail.batches[a]);
+            first = first.min(t);
+            msgs += n;
+        }
+        let credits = &mut self.core.credits_out[dst as usize];
+        for &(_, t) in credits.iter() {
+            first = first.min(t);
+        }
+        mail.credits.append(credits);
+        (first, msgs)
+    }
+
+    /// Takes in `mail` from another partition: messages go into receive buffers (waking their
+    /// receivers at arrival), credits into the senders' pending returns. Call
+    /// [`Simulation::finish_import`] after the last mail of the window.
+    pub(crate) fn import_from(&mut self, mail: &mut Mail, touched: &mut Vec<u32>) {
+        let now = self.core.now;
+        let core = &mut self.core;
+        core.sched.floor = now;
+        for (a, batch) in mail.batches.iter_mut().enumerate() {
+            let Some(batch) = batch.as_deref_mut() else { continue };
+            let sched = &mut core.sched;
+            let n = core.links.arenas[a].import(batch, &mut |dst, at| sched.arm(dst.0, at));
+            core.in_links += n;
+        }
+        for (link, back) in mail.credits.drain(..) {
+            let r = core.links.refs[link as usize];
+            core.links.arenas[r.arena as usize].timing_mut(r.slot).returns.push_back(back);
+            touched.push(link);
+        }
+    }
+
+    /// Closes a window's import: settles cut-link occupancy and wakes senders that are asleep
+    /// with no credits at the first credit coming back (what a serial run does when the
+    /// receiver returns a credit to a blocked sender).
+    pub(crate) fn finish_import(&mut self, touched: &mut Vec<u32>) {
+        let now = self.core.now;
+        for arena in self.core.links.arenas.iter_mut() {
+            arena.settle();
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for &link in touched.iter() {
+            let r = self.core.links.refs[link as usize];
+            let t = self.core.links.arenas[r.arena as usize].timing_mut(r.slot);
+            let src = t.src.0;
+            // Credits held just before `now` (every imported return is at `now` or later).
+            t.refresh(Time::from_ps(now.as_ps().saturating_sub(1)));
+            if t.credits == 0 {
+                if let Some(&first) = t.returns.front() {
+                    if self.core.sched.meta[src as usize].state == State::Asleep {
+                        self.core.sched.arm(src, first);
+                    }
+                }
+            }
+        }
+        touched.clear();
+    }
+
+    /// This partition's summary for the window-end reduction. `in_transit` messages were just
+    /// exported (they count as in links, as in a serial run). `outstanding` (a scan of every
+    /// component) is only computed when it can matter: when this partition's next event is
+    /// past `deadline` (the last progress plus the deadlock window) or there is none.
+    pub(crate) fn summary(&self, out_bound: Time, in_transit: u64, deadline: Time, last_step: Time) -> Summary {
+        let next = self.core.sched.next_time().min(out_bound);
+        let outstanding = next > deadline && self.comps.iter().any(|c| c.has_outstanding_work());
+        Summary {
+            next,
+            progress: self.core.progress,
+            in_links: self.core.in_links + in_transit,
+            outstanding,
+            abort: false,
+            last_step,
+            last_progress: self.last_progress_time(),
+        }
+    }
+
+    /// The local deadlock report (the runner merges the partitions').
+    pub(crate) fn local_deadlock(&mut self, stalled: Dur) -> DeadlockReport {
+        self.deadlock_report(stalled)
+    }
+
+    /// Takes the trace records captured this window.
+    pub(crate) fn take_capture(&mut self, into: &mut Captured) {
+        if let Some(c) = self.core.trace.as_mut().and_then(|t| t.capture.as_mut()) {
+            std::mem::swap(c, into);
+        }
+    }
+
+    /// This partition's statistics: its components' own, and every link with an end here.
+    pub(crate) fn part_report(&self, end: Time) -> PartReport {
+        let me = self.part.as_ref().expect("a partition").me;
+        let part_of = &self.part.as_ref().expect("a partition").plan.part_of;
+        let mut comps = StatsReport::default();
+        for (i, c) in self.comps.iter().enumerate() {
+            if part_of[i] == me {
+                let mut w = StatsWriter { owner: &self.component_names()[i], report: &mut comps, end };
+                c.report(&mut w);
+            }
+        }
+        let mut links = Vec::new();
+        for (i, l) in self.links.iter().enumerate() {
+            let (src, dst) = (part_of[l.src.index()] == me, part_of[l.dst.index()] == me);
+            if src || dst {
+                let r = self.core.links.refs[i];
+                links.push((i as u32, self.core.links.arenas[r.arena as usize].stats(r.slot).clone(), src, dst));
+            }
+        }
+        let infos = if me == 0 { self.links.clone() } else { Vec::new() };
+        PartReport { comps, links, ticks: self.counters.ticks, infos }
+    }
+
+    /// Whether a trace error happened in this partition.
+    pub(crate) fn trace_failed(&mut self) -> Option<RunError> {
+        self.core.trace.as_mut().and_then(|t| t.error.take()).map(RunError::Trace)
+    }
+}

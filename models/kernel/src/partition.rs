@@ -1,0 +1,373 @@
+//! Partitioning: which component runs in which partition of a parallel run, and the lookahead
+//! that makes the partitions independent for a window of simulated time.
+//!
+//! ```text
+//!   partition 0                 cut link (latency >= lookahead)          partition 1
+//!   ┌──────────────┐  ─────────────────────────────────────────────►  ┌──────────────┐
+//!   │ chip000 ...  │  ◄──────────── credits (credit latency >= L) ──  │ chip072 ...  │
+//!   └──────────────┘                                                  └──────────────┘
+//! ```
+//!
+//! A message sent at `t` on a cut link arrives no earlier than `t + lookahead`, and a credit
+//! returned at `t` is back no earlier than `t + lookahead`, so within a window
+//! `[W, W + lookahead)` no partition can affect another: each runs its window alone and the
+//! cut-link traffic is exchanged at the window's end (SST's conservative scheme).
+//!
+//! Rules: [`PartitionRule::Auto`] cuts the links of largest latency first and balances
+//! component counts; [`PartitionRule::ByName`] keeps components whose names share their first
+//! `depth` dotted segments together ("chip017.core3.pe" with depth 1 groups by chip);
+//! [`PartitionRule::Explicit`] gives every component's partition. Mistakes (a cut link shorter
+//! than the requested lookahead, a partition left empty, a wrong count) are located errors.
+
+use crate::component::ComponentId;
+use crate::link::LinkId;
+use crate::time::Dur;
+use std::fmt;
+
+/// How to split a system into partitions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PartitionRule {
+    /// Cut the links of largest latency (the fewest, longest links that leave at least as
+    /// many groups as partitions), then balance the groups' component counts.
+    Auto,
+    /// Components whose names share their first `depth` dotted segments stay together; groups
+    /// are dealt to partitions in name order, balancing component counts.
+    ByName {
+        /// Dotted segments that form the group key (1 = "chip017" of "chip017.core3").
+        depth: usize,
+    },
+    /// Partition of every component, by component id.
+    Explicit(Vec<u32>),
+}
+
+impl PartitionRule {
+    /// Parses `auto`, `by-name` / `by-name:DEPTH`.
+    pub fn parse(s: &str) -> Result<PartitionRule, String> {
+        match s {
+            "auto" => Ok(PartitionRule::Auto),
+            "by-name" => Ok(PartitionRule::ByName { depth: 1 }),
+            _ => match s.strip_prefix("by-name:").map(str::parse::<usize>) {
+                Some(Ok(depth)) if depth >= 1 => Ok(PartitionRule::ByName { depth }),
+                _ => Err(format!(
+                    "`{s}` is not a partition rule (expected auto, by-name or by-name:DEPTH with DEPTH >= 1)"
+                )),
+            },
+        }
+    }
+}
+
+/// A computed partitioning of one system.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionPlan {
+    /// Number of partitions.
+    pub parts: u32,
+    /// Partition of every component, by component id.
+    pub part_of: Vec<u32>,
+    /// Links whose ends are in different partitions.
+    pub cut: Vec<LinkId>,
+    /// The window length: the smallest latency (or credit latency) of a cut link; `Dur::MAX`
+    /// when nothing is cut.
+    pub lookahead: Dur,
+    /// Components per partition.
+    pub sizes: Vec<usize>,
+}
+
+/// A partitioning mistake, naming what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PartitionError {
+    /// Fewer than one partition asked for.
+    NoPartitions,
+    /// More partitions than the system can be split into under the rule.
+    TooFewGroups {
+        /// Groups the rule leaves.
+        groups: usize,
+        /// Partitions asked for.
+        parts: u32,
+    },
+    /// An explicit assignment of the wrong length or out of range.
+    BadAssignment {
+        /// What is wrong.
+        why: String,
+    },
+    /// A cut link whose latency is below the requested lookahead.
+    ShortCut {
+        /// "src.port -> dst.port".
+        link: String,
+        /// Its latency (the smaller of message and credit latency).
+        latency: Dur,
+        /// The requested lookahead.
+        lookahead: Dur,
+    },
+}
+
+impl fmt::Display for PartitionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PartitionError::NoPartitions => write!(f, "partition: at least one partition is needed"),
+            PartitionError::TooFewGroups { groups, parts } => write!(
+                f,
+                "partition: the rule leaves {groups} group(s) of components that must stay together, fewer than the {parts} partitions asked for"
+            ),
+            PartitionError::BadAssignment { why } => write!(f, "partition: {why}"),
+            PartitionError::ShortCut { link, latency, lookahead } => write!(
+                f,
+                "partition: link {link} is cut between partitions but its latency {latency} is below the requested lookahead {lookahead} (a cut link's latency is the window in which partitions run alone)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PartitionError {}
+
+/// What the planner needs to know about one link.
+#[derive(Clone, Debug)]
+pub(crate) struct LinkEdge {
+    pub src: ComponentId,
+    pub dst: ComponentId,
+    /// min(latency, credit latency) in time.
+    pub latency: Dur,
+    pub name: String,
+}
+
+/// Computes a plan for `names` (by component id) and `links` under `rule`.
+pub(crate) fn plan(
+    names: &[String],
+    links: &[LinkEdge],
+    rule: &PartitionRule,
+    parts: u32,
+    min_lookahead: Option<Dur>,
+) -> Result<PartitionPlan, PartitionError> {
+    if parts == 0 {
+        return Err(PartitionError::NoPartitions);
+    }
+    let n = names.len();
+    let part_of = match rule {
+        PartitionRule::Explicit(v) => {
+            if v.len() != n {
+                return Err(PartitionError::BadAssignment {
+                    why: format!("{} assignments for {n} components", v.len()),
+                });
+            }
+            if let Some((i, p)) = v.iter().enumerate().find(|(_, &p)| p >= parts) {
+                return Err(PartitionError::BadAssignment {
+                    why: format!("component {:?} is assigned to partition {p} of {parts}", names[i]),
+                });
+            }
+            v.clone()
+        }
+        PartitionRule::ByName { depth } => {
+            let key = |s: &str| -> String { s.split('.').take(*depth).collect::<Vec<_>>().join(".") };
+            let mut group_of = vec![0u32; n];
+            let mut keys: Vec<String> = Vec::new();
+            let mut index = std::collections::BTreeMap::new();
+            for (i, name) in names.iter().enumerate() {
+                let k = key(name);
+                let g = *index.entry(k.clone()).or_insert_with(|| {
+                    keys.push(k);
+                    keys.len() as u32 - 1
+                });
+                group_of[i] = g;
+            }
+            // Groups in name order, dealt contiguously so neighbours stay together.
+            let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+            order.sort_by(|a, b| keys[*a as usize].cmp(&keys[*b as usize]));
+            contiguous(&group_of, &order, parts)?
+        }
+        PartitionRule::Auto => auto(n, links, parts)?,
+    };
+    let mut sizes = vec![0usize; parts as usize];
+    for &p in &part_of {
+        sizes[p as usize] += 1;
+    }
+    if let Some(p) = sizes.iter().position(|&s| s == 0) {
+        return Err(PartitionError::BadAssignment { why: format!("partition {p} has no components") });
+    }
+    let mut cut = Vec::new();
+    let mut lookahead = Dur::MAX;
+    for (i, l) in links.iter().enumerate() {
+        if part_of[l.src.index()] != part_of[l.dst.index()] {
+            cut.push(LinkId(i as u32));
+            if let Some(min) = min_lookahead {
+                if l.latency < min {
+                    let (link, latency) = (l.name.clone(), l.latency);
+                    return Err(PartitionError::ShortCut { link, latency, lookahead: min });
+                }
+            }
+            lookahead = lookahead.min(l.latency);
+        }
+    }
+    Ok(PartitionPlan { parts, part_of, cut, lookahead, sizes })
+}
+
+/// Deals groups (in `order`) to `parts` partitions contiguously, each taking groups until it
+/// holds about its share of components.
+fn contiguous(group_of: &[u32], order: &[u32], parts: u32) -> Result<Vec<u32>, PartitionError> {
+    let groups = order.len();
+    if groups < parts as usize {
+        return Err(PartitionError::TooFewGroups { groups, parts });
+    }
+    let mut size = vec![0usize; groups];
+    for &g in group_of {
+        size[g as usize] += 1;
+    }
+    let total = group_of.len();
+    let mut part_of_group = vec![0u32; groups];
+    let (mut p, mut filled) = (0u32, 0usize);
+    for (k, &g) in order.iter().enumerate() {
+        // Move on when this partition has its share, but leave enough groups for the rest.
+        let share = (total * (p as usize + 1)).div_ceil(parts as usize);
+        let left_groups = groups - k;
+        let left_parts = (parts - p) as usize;
+        if p + 1 < parts && ((filled >= share && filled > 0) || left_groups < left_parts) {
+            p += 1;
+        }
+        part_of_group[g as usize] = p;
+        filled += size[g as usize];
+    }
+    Ok(group_of.iter().map(|&g| part_of_group[g as usize]).collect())
+}
+
+/// Cuts the longest links: the largest latency threshold such that components joined by
+/// shorter links form at least `parts` groups; groups are then balanced (largest first into
+/// the lightest partition; ties by lowest id), so the result depends only on the system.
+fn auto(n: usize, links: &[LinkEdge], parts: u32) -> Result<Vec<u32>, PartitionError> {
+    let mut lat: Vec<Dur> = links.iter().map(|l| l.latency).collect();
+    lat.sort_unstable();
+    lat.dedup();
+    let groups_below = |tau: Option<Dur>| -> (usize, Vec<u32>) {
+        let mut uf = UnionFind::new(n);
+        for l in links {
+            if tau.is_none_or(|t| l.latency < t) {
+                uf.union(l.src.0, l.dst.0);
+            }
+        }
+        uf.groups()
+    };
+    // Thresholds from the largest down: cutting links with latency >= tau.
+    let mut chosen = None;
+    for &tau in lat.iter().rev() {
+        let (k, g) = groups_below(Some(tau));
+        if k >= parts as usize {
+            chosen = Some((k, g));
+            break;
+        }
+    }
+    let (k, group_of) = match chosen {
+        Some(c) => c,
+        None => {
+            let (k, g) = groups_below(None);
+            if k < parts as usize {
+                return Err(PartitionError::TooFewGroups { groups: k, parts });
+            }
+            (k, g)
+        }
+    };
+    let mut size = vec![0usize; k];
+    for &g in &group_of {
+        size[g as usize] += 1;
+    }
+    let mut order: Vec<u32> = (0..k as u32).collect();
+    order.sort_by(|a, b| size[*b as usize].cmp(&size[*a as usize]).then(a.cmp(b)));
+    let mut load = vec![0usize; parts as usize];
+    let mut part_of_group = vec![0u32; k];
+    for g in order {
+        let p = (0..parts as usize).min_by_key(|&p| (load[p], p)).expect("parts >= 1");
+        load[p] += size[g as usize];
+        part_of_group[g as usize] = p as u32;
+    }
+    Ok(group_of.iter().map(|&g| part_of_group[g as usize]).collect())
+}
+
+struct UnionFind {
+    parent: Vec<u32>,
+}
+
+impl UnionFind {
+    fn new(n: usize) -> UnionFind {
+        UnionFind { parent: (0..n as u32).collect() }
+    }
+    fn find(&mut self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            let p = self.parent[x as usize];
+            self.parent[x as usize] = self.parent[p as usize];
+            x = p;
+        }
+        x
+    }
+    fn union(&mut self, a: u32, b: u32) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            // The smaller root wins, so group numbering is independent of link order.
+            let (lo, hi) = (ra.min(rb), ra.max(rb));
+            self.parent[hi as usize] = lo;
+        }
+    }
+    /// (number of groups, group of each element), groups numbered by their lowest member.
+    fn groups(&mut self) -> (usize, Vec<u32>) {
+        let n = self.parent.len();
+        let mut id = vec![u32::MAX; n];
+        let mut out = vec![0u32; n];
+        let mut k = 0u32;
+        for i in 0..n as u32 {
+            let r = self.find(i);
+            if id[r as usize] == u32::MAX {
+                id[r as usize] = k;
+                k += 1;
+            }
+            out[i as usize] = id[r as usize];
+        }
+        (k as usize, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edge(s: u32, d: u32, ns: u64) -> LinkEdge {
+        LinkEdge { src: ComponentId(s), dst: ComponentId(d), latency: Dur::from_ns(ns), name: format!("c{s} -> c{d}") }
+    }
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("chip{}.part{}", i / 2, i % 2)).collect()
+    }
+
+    #[test]
+    fn auto_cuts_the_longest_links_and_balances() {
+        // Two pairs joined by 1 ns links, the pairs joined by 100 ns links.
+        let links = [edge(0, 1, 1), edge(1, 0, 1), edge(2, 3, 1), edge(3, 2, 1), edge(1, 2, 100), edge(2, 1, 100)];
+        let p = plan(&names(4), &links, &PartitionRule::Auto, 2, None).unwrap();
+        assert_eq!(p.part_of, vec![0, 0, 1, 1]);
+        assert_eq!(p.lookahead, Dur::from_ns(100));
+        assert_eq!(p.cut.len(), 2);
+        assert_eq!(p.sizes, vec![2, 2]);
+    }
+
+    #[test]
+    fn by_name_groups_by_prefix_contiguously() {
+        let links = [edge(0, 2, 5), edge(2, 4, 7)];
+        let p = plan(&names(6), &links, &PartitionRule::ByName { depth: 1 }, 3, None).unwrap();
+        assert_eq!(p.part_of, vec![0, 0, 1, 1, 2, 2]);
+        assert_eq!(p.lookahead, Dur::from_ns(5));
+        let err = plan(&names(6), &links, &PartitionRule::ByName { depth: 1 }, 4, None).unwrap_err();
+        assert_eq!(err, PartitionError::TooFewGroups { groups: 3, parts: 4 });
+    }
+
+    #[test]
+    fn short_cut_links_are_located_errors() {
+        let links = [edge(0, 2, 5)];
+        let err = plan(&names(4), &links, &PartitionRule::ByName { depth: 1 }, 2, Some(Dur::from_ns(10))).unwrap_err();
+        assert!(err.to_string().contains("link c0 -> c2 is cut"), "{err}");
+        assert!(err.to_string().contains("below the requested lookahead 10"), "{err}");
+    }
+
+    #[test]
+    fn explicit_assignments_are_checked() {
+        let e = plan(&names(2), &[], &PartitionRule::Explicit(vec![0]), 2, None).unwrap_err();
+        assert!(e.to_string().contains("1 assignments for 2 components"));
+        let e = plan(&names(2), &[], &PartitionRule::Explicit(vec![0, 0]), 2, None).unwrap_err();
+        assert!(e.to_string().contains("partition 1 has no components"));
+        assert_eq!(PartitionRule::parse("by-name:2"), Ok(PartitionRule::ByName { depth: 2 }));
+        assert!(PartitionRule::parse("by-name:0").is_err());
+    }
+}
