@@ -10,4 +10,5 @@ pub mod collective;
 pub mod fidelity;
 pub mod link;
 pub mod switch;
+pub mod system;
 pub mod topo;
