@@ -5,7 +5,7 @@ OUT   ?= traces/out
 PERFETTO_UI_DIR ?= $(CURDIR)/target/perfetto-ui
 export PERFETTO_UI_DIR
 
-.PHONY: run test bench compare-systemc trace lint fmt deps clean-out mutate
+.PHONY: run test bench compare-systemc trace lint fmt deps clean-out mutate diff
 
 ## run: the default microbenchmark suite; results table on stdout, JSON, plots and traces in traces/out/
 run: deps
@@ -19,10 +19,11 @@ run: deps
 test: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy -p trnsim-rtl --all-targets --features rtl -- -D warnings
+	$(CARGO) clippy -p trnsim-rtl -p trnsim-harness --all-targets --features trnsim-rtl/rtl,trnsim-harness/rtl -- -D warnings
 	$(CARGO) build -p trnsim-harness --bin trnsim
 	$(CARGO) test --workspace
 	$(CARGO) test -p trnsim-rtl --features rtl
+	$(CARGO) test -p trnsim-harness --features rtl --test diff_cli
 
 ## bench: criterion benchmarks of the kernel, plus the kernel-ring figures
 bench:
@@ -52,6 +53,12 @@ deps:
 
 clean-out:
 	rm -rf $(OUT)
+
+## diff: one block's model against its RTL, e.g. `make diff BLOCK=islip_n8_i1 ARGS="--cycles 10000000 --vcd out"`
+##       (`make diff BLOCK=--list` lists them; `ARGS="--swap sw" BLOCK=` runs the switch swap-in check)
+BLOCK ?= --list
+diff: deps
+	$(CARGO) run --release -p trnsim-harness --features rtl -- diff $(BLOCK) $(ARGS)
 
 ## mutate: plant bugs in the RTL blocks (rtl/scripts/mutate.sh) and show the lock-step diff catches each
 mutate: deps

@@ -17,5 +17,6 @@ mod nc_gemm_sweep_pays_fill_and_drain_once;
 mod nc_matmul_reaches_spec_tflops;
 mod nc_runs_are_deterministic;
 mod nc_trace_loads_in_perfetto;
+mod parallel_allreduce_nl72x2_matches_serial;
 mod trace_loads_in_perfetto;
 mod vcd_reads_back;

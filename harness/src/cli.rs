@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use trnsim_harness::config;
 use trnsim_harness::ring::RingParams;
 use trnsim_harness::suite::{self, BenchResult, RunOpts, BENCHES};
-use trnsim_kernel::{LinkSelection, TickOrder, TraceOptions, TraceSink};
+use trnsim_kernel::{LinkSelection, PartitionRule, TickOrder, TraceOptions, TraceSink};
 
 /// trnsim: a cycle-approximate simulator of a Trainium3-class AI system.
 ///
@@ -49,6 +49,9 @@ enum Cmd {
     /// sources and estimates. `trnsim describe` lists the kinds; `trnsim describe hbm hbm3-6400`
     /// prints one preset in full.
     Describe(crate::describe::DescribeArgs),
+    /// Run a block's Rust model against its RTL in lock-step and report the first divergence
+    /// (`trnsim diff --list` lists the blocks; needs a build with feature `rtl`).
+    Diff(crate::diff_cmd::DiffArgs),
     /// List the benchmarks `trnsim run` knows.
     List,
 }
@@ -81,6 +84,14 @@ struct RunArgs {
     /// Write plots (SVG) of the benchmarks that make them (e.g. hbm-latency-sweep) here.
     #[arg(long, value_name = "DIR")]
     plots: Option<PathBuf>,
+    /// Run partitioned on N threads (results identical to the serial run). Only for the
+    /// systems that can be split: fabric-allreduce-nl72x2-nodes, kernel-ring.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    threads: Option<u32>,
+    /// How to split the system with --threads: auto (cut the longest links, balance component
+    /// counts), by-name (group by the first dotted name segment, e.g. per chip) or by-name:DEPTH.
+    #[arg(long, value_name = "RULE", default_value = "auto", value_parser = PartitionRule::parse)]
+    partition: PartitionRule,
 }
 
 #[derive(Subcommand, Debug)]
@@ -100,6 +111,23 @@ enum BenchCmd {
         /// Write a trace of the run (.pftrace or .json).
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
+    },
+    /// Serial against partitioned runs of a partitionable system: wall time, speedup, windows
+    /// and sync cost per window, per-partition busy and waiting time. Checks that every
+    /// partitioned run's statistics equal the serial run's.
+    Parallel {
+        /// The system (fabric-allreduce-nl72x2-nodes or kernel-ring).
+        #[arg(long, default_value = "fabric-allreduce-nl72x2-nodes")]
+        system: String,
+        /// Thread counts to try.
+        #[arg(long, value_delimiter = ',', default_value = "2", value_parser = clap::value_parser!(u32).range(1..=256))]
+        threads: Vec<u32>,
+        /// How to split (auto, by-name, by-name:DEPTH).
+        #[arg(long, default_value = "auto", value_parser = PartitionRule::parse)]
+        partition: PartitionRule,
+        /// Runs per configuration (the best wall time counts).
+        #[arg(long, default_value_t = 3)]
+        reps: u32,
     },
     /// The kernel yardstick: a ring of clocked modules passing tokens through credit FIFOs.
     KernelRing {
@@ -164,6 +192,9 @@ pub fn main() -> i32 {
             crate::core_cmd::run(a).map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
         }
         Cmd::Describe(a) => crate::describe::run(a).map_err(Failure::Usage),
+        Cmd::Diff(a) => {
+            crate::diff_cmd::run(a).map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
+        }
         Cmd::List => {
             for (n, d) in BENCHES {
                 println!("{n:<26} {d}");
@@ -255,6 +286,9 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
     if let Some(p) = &a.config {
         jobs.push(format!("config:{}", p.display()));
     }
+    if let Some(threads) = a.threads {
+        return run_partitioned(&a, &names, threads);
+    }
     for name in &jobs {
         let _span = tracing::info_span!("bench", name = name.as_str()).entered();
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, total > 1));
@@ -280,6 +314,39 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `trnsim run --threads N`: the named partitionable systems, split and run on N threads.
+fn run_partitioned(a: &RunArgs, names: &[String], threads: u32) -> Result<(), Failure> {
+    if a.config.is_some() || a.vcd.is_some() {
+        return Err(Failure::Usage("--threads works with named partitionable benchmarks only (no --config, no --vcd: link waveforms need a serial run)".into()));
+    }
+    let names: Vec<String> = if a.benches.is_empty() {
+        trnsim_harness::parallel::PARTITIONABLE.iter().map(|(n, _)| n.to_string()).collect()
+    } else {
+        names.to_vec()
+    };
+    for n in &names {
+        trnsim_harness::parallel::system(n, a.order).map_err(Failure::Usage)?;
+    }
+    let mut results = Vec::new();
+    for name in &names {
+        let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, names.len() > 1));
+        let sink = open_sink(tp.as_deref(), None)?;
+        let trace = sink.map(|s| (s, TraceOptions::default()));
+        let (r, table) =
+            trnsim_harness::parallel::run_named(name, a.order, threads, &a.partition, trace).map_err(Failure::Run)?;
+        eprint!("{name}: {table}");
+        if let Some(p) = &tp {
+            eprintln!("trace: {}", p.display());
+        }
+        results.push(r);
+    }
+    print_results(&results, a.full);
+    if let Some(p) = &a.json {
+        write_json(p, &results)?;
+    }
+    Ok(())
+}
+
 fn run_one(
     name: &str,
     system: Option<&config::System>,
@@ -289,6 +356,7 @@ fn run_one(
     let ring = |tokens| RingParams { modules: 64, tokens, depth: 4 };
     match name {
         "sbuf-bandwidth" => trnsim_harness::memory::sbuf_bandwidth(),
+        "fabric-allreduce-nl72x2-nodes" => suite::run_partitionable(name, opts),
         n if n.starts_with("fabric-") => trnsim_harness::fabric::run_named(n, plots),
         n if n.starts_with("nc-") => trnsim_harness::neuroncore::run_named(n, opts.order, opts.trace),
         n if n.starts_with("hbm-") => trnsim_harness::memory::run_named(n, opts.order, opts.trace, plots),
@@ -394,6 +462,12 @@ fn cmd_nc_gemm(m: u32, k: u32, n: u32, trace: Option<PathBuf>) -> Result<(), Fai
 fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
     let (modules, tokens, depth, cycles, json) = match which {
         BenchCmd::NcGemm { m, k, n, trace } => return cmd_nc_gemm(m, k, n, trace),
+        BenchCmd::Parallel { system, threads, partition, reps } => {
+            trnsim_harness::parallel::system(&system, TickOrder::Structural).map_err(Failure::Usage)?;
+            let out = trnsim_harness::parallel::bench(&system, &threads, &partition, reps).map_err(Failure::Run)?;
+            print!("{out}");
+            return Ok(());
+        }
         BenchCmd::KernelRing { modules, tokens, depth, cycles, json } => (modules, tokens, depth, cycles, json),
     };
     if u64::from(tokens) > u64::from(modules) * u64::from(depth) {

@@ -9,6 +9,7 @@ pub mod fabric;
 pub mod memory;
 pub mod memtrace;
 pub mod neuroncore;
+pub mod parallel;
 pub mod plot;
 pub mod ring;
 pub mod suite;

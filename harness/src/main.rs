@@ -4,6 +4,7 @@
 mod cli;
 mod core_cmd;
 mod describe;
+mod diff_cmd;
 mod hbm_cmd;
 
 fn main() {

@@ -58,6 +58,11 @@ pub struct RingParams {
 
 /// Builds the ring on one 1 GHz clock.
 pub fn build(p: RingParams, opts: SimOptions) -> Result<Simulation, String> {
+    builder(p, opts)?.build().map_err(|e| e.to_string())
+}
+
+/// The ring, assembled but not built (for partitioned runs).
+pub fn builder(p: RingParams, opts: SimOptions) -> Result<SimBuilder, String> {
     if p.modules == 0 || p.depth == 0 {
         return Err("the ring needs at least 1 module and depth >= 1".into());
     }
@@ -86,7 +91,7 @@ pub fn build(p: RingParams, opts: SimOptions) -> Result<Simulation, String> {
     for i in 0..n {
         b.install(ids[i], RingModule { input: ins[i], output: outs[i], hops: 0 }).map_err(|e| e.to_string())?;
     }
-    b.build().map_err(|e| e.to_string())
+    Ok(b)
 }
 
 /// Total hops, tokens left in the ring, and the sum of their payloads (callers check these

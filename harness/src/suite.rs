@@ -59,6 +59,10 @@ pub const BENCHES: &[(&str, &str)] = &[
         "Trn3 Gen2 144 chips (NL72x2): ring and auto all-reduce, all-to-all, as packet traffic",
     ),
     (
+        "fabric-allreduce-nl72x2-nodes",
+        "Trn3 Gen2 144 chips: 16 MiB ring all-reduce built per chip and switch (splits with --threads)",
+    ),
+    (
         "fabric-collectives-nl32x2",
         "Trn3 Gen1 64 chips (NL32x2): ring and halving-doubling all-reduce, all-to-all at 1 and 16 MiB",
     ),
@@ -152,6 +156,22 @@ pub fn drive(sim: &mut Simulation, limit: Dur, progress: bool) -> Result<(Stop, 
             ticks_per_s: ticks / wall_s.max(1e-9),
         },
     ))
+}
+
+/// Runs a partitionable system (see [`crate::parallel`]) serially.
+pub fn run_partitionable(name: &str, opts: RunOpts) -> Result<BenchResult, String> {
+    let sys = crate::parallel::system(name, opts.order)?;
+    let (stats, wall_s) = sys.run_serial(opts.trace)?;
+    let headline = sys.headline(&stats)?;
+    let sim_s = stats.int("kernel", "sim_time_ps").unwrap_or(0) as f64 * 1e-12;
+    let ticks = stats.int("kernel", "ticks").unwrap_or(0) as f64;
+    let speed = Speed {
+        wall_s,
+        cpu_s: 0.0,
+        slowdown: if sim_s > 0.0 { wall_s / sim_s } else { 0.0 },
+        ticks_per_s: ticks / wall_s.max(1e-9),
+    };
+    Ok(BenchResult { name: name.into(), headline, stats, speed })
 }
 
 /// Runs the ring for `cycles` cycles and checks its token invariant.

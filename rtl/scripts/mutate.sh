@@ -5,7 +5,7 @@
 # mutant to be caught. Prints cycles-to-detection per mutant and configuration. Exit status 1
 # if one survives.
 # Usage: rtl/scripts/mutate.sh [cycles] [seed] [block]   (block: link_fifo, islip, sram_bank;
-# default all)
+# systolic_tile, hbm_bank; default all)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cycles=${1:-1000000}
@@ -33,6 +33,19 @@ mutants=(
   "sram_bank|read-returns-old-data-after-same-cycle-write|MUT:wfirst|s/if (grant\[j\] \&\&/if (1'b0 \&\& grant[j] \&\&/"
   "sram_bank|first-write-wins-in-memory|MUT:wlast|s/for (int o = 0; o < REQ; o++) begin/for (int o = REQ - 1; o >= 0; o--) begin/"
   "sram_bank|reset-keeps-pointer|MUT:reset|s/ptr <= '0;/ptr <= ptr;/"
+  "systolic_tile|sum-ties-round-away-from-zero|MUT:rne|s/(lo3 == 4 \&\& mant\[0\])/(lo3 == 4)/"
+  "systolic_tile|alignment-sticky-bit-dropped|MUT:sticky|s/else al = (sv >> d) | /else al = (sv >> d) | 32'b0 \& /"
+  "systolic_tile|subnormal-products-flushed-to-zero|MUT:ftz|s/sh = 119 - xa - xb;/sh = 20;/"
+  "systolic_tile|inf-minus-inf-not-nan|MUT:infnan|s/a\[31\] != b\[31\]/1'b0/"
+  "systolic_tile|psum-valid-ignores-the-pe-above|MUT:pvalid|s/av_in \&\& pv_in/av_in/"
+  "systolic_tile|x-minus-x-gives-negative-zero|MUT:zsign|s/return 32'h0;/return {s, 31'b0};/"
+  "systolic_tile|swap-misses-same-cycle-load|MUT:swap|s/(w_load \&\& 32'(w_row) == r) ? w_data\[c\*16+:16\] : ws\[r\]\[c\]/ws[r][c]/"
+  "hbm_bank|twr-without-write-latency|MUT:twr|s/CWL + BL + WR;/WR;/"
+  "hbm_bank|rd-waits-trcdwr-not-trcdrd|MUT:trcd|s/return RCD_RD;/return RCD_WR;/"
+  "hbm_bank|rda-to-act-misses-trtp|MUT:rda|s/RDA_TO_ACT : 0;/RP : 0;/"
+  "hbm_bank|act-to-open-bank-allowed|MUT:actopen|s/(c == ACT || c == REFPB) \&\& is_open/c == REFPB \&\& is_open/"
+  "hbm_bank|illegal-commands-applied|MUT:ignore|s/cmd != NOP \&\& legal\[cmd\]/cmd != NOP/"
+  "hbm_bank|refreshing-state-one-cycle-short|MUT:refcnt|s/bump(ref_cnt, REF_TO_ACT)/bump(ref_cnt, REF_TO_ACT - 1)/"
 )
 
 run() {
@@ -40,6 +53,11 @@ run() {
     # Block 3 has no example: an ignored test in tests/sram_bank.rs is its diff driver.
     sram_bank) SRAM_DIFF_CYCLES=$cycles SRAM_DIFF_SEED=$seed cargo test -q --release --features rtl -p trnsim-rtl \
       --test sram_bank -- --ignored --nocapture --exact rtl::sram_bank_diff_probe 2>&1 ;;
+    # Blocks 4 and 5 likewise (tests/systolic_tile.rs, tests/hbm_bank.rs).
+    systolic_tile) TILE_DIFF_CYCLES=$cycles TILE_DIFF_SEED=$seed cargo test -q --release --features rtl -p trnsim-rtl \
+      --test systolic_tile -- --ignored --nocapture --exact rtl::systolic_tile_diff_probe 2>&1 ;;
+    hbm_bank) HBM_DIFF_CYCLES=$cycles HBM_DIFF_SEED=$seed cargo test -q --release --features rtl -p trnsim-rtl \
+      --test hbm_bank -- --ignored --nocapture --exact rtl::hbm_bank_diff_probe 2>&1 ;;
     *) cargo run -q --release --features rtl -p trnsim-rtl --example "diff_$1" -- "$cycles" "$seed" ;;
   esac
 }

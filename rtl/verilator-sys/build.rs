@@ -44,6 +44,22 @@ fn run() -> Result<(), String> {
         let params = [("WORDS", words), ("WIDTH", width), ("R", r), ("W", w), ("REQ", req)];
         model(name, rust, "sram_bank", blocks.join("sram_bank.sv"), &params)
     };
+    // The systolic tile (block 4): ROWS x COLS BF16 PEs with FP32 accumulation.
+    let tile = |name: &str, rust: &str, rows: u32, cols: u32| {
+        model(name, rust, "systolic_tile", blocks.join("systolic_tile.sv"), &[("ROWS", rows), ("COLS", cols)])
+    };
+    // The HBM bank timing FSM (block 5): a speed grade's TimingParams (trnsim-mem
+    // models/mem/src/hbm/presets.rs), in CK cycles; tests/hbm_bank.rs checks these against the
+    // presets.
+    let hbm = |name: &str, rust: &str, t: &[(&str, u32)]| model(name, rust, "hbm_bank", blocks.join("hbm_bank.sv"), t);
+    #[rustfmt::skip]
+    let hbm3_6400 = [("ROW_BITS", 14), ("BL", 2), ("CWL", 10), ("RCD_RD", 31), ("RCD_WR", 15), ("RP", 26),
+        ("RAS", 45), ("RC", 72), ("WR", 33), ("RTP", 9), ("CCD_S", 2), ("CCD_L", 4), ("RRD_S", 4), ("RRD_L", 5),
+        ("WTR_S", 7), ("WTR_L", 10), ("RTW", 20), ("PPD", 2), ("RFC_PB", 320), ("RREFD", 8)];
+    #[rustfmt::skip]
+    let hbm2_2000 = [("ROW_BITS", 14), ("BL", 2), ("CWL", 5), ("RCD_RD", 14), ("RCD_WR", 12), ("RP", 14),
+        ("RAS", 34), ("RC", 48), ("WR", 16), ("RTP", 5), ("CCD_S", 2), ("CCD_L", 4), ("RRD_S", 4), ("RRD_L", 6),
+        ("WTR_S", 6), ("WTR_L", 8), ("RTW", 13), ("PPD", 0), ("RFC_PB", 160), ("RREFD", 8)];
     let models = [
         model("link_fifo", "LinkFifoW64D4", "link_fifo", fifo.clone(), &[("WIDTH", 64), ("DEPTH", 4)]),
         model("link_fifo_w100_d5", "LinkFifoW100D5", "link_fifo", fifo, &[("WIDTH", 100), ("DEPTH", 5)]),
@@ -55,6 +71,10 @@ fn run() -> Result<(), String> {
         arb("rrm_n8_i3", "RrmArbiterN8I3", 8, 3, 1),
         bank("sram_bank", "SramBankD64W32R2W2Q4", [64, 32, 2, 2, 4]),
         bank("sram_bank_d16_w8_r1w1_q3", "SramBankD16W8R1W1Q3", [16, 8, 1, 1, 3]),
+        tile("systolic_tile", "SystolicTileR8C8", 8, 8),
+        tile("systolic_tile_r3_c4", "SystolicTileR3C4", 3, 4),
+        hbm("hbm_bank", "HbmBank6400", &hbm3_6400),
+        hbm("hbm_bank_hbm2_2000", "HbmBank2000", &hbm2_2000),
         model("finish_demo", "FinishDemo", "finish_demo", manifest.join("../blocks/test/finish_demo.sv"), &[]),
     ];
     vlt_build::build(&vlt, &models)

@@ -31,6 +31,30 @@ pub trait Block {
     fn close_vcd(&mut self);
 }
 
+impl<B: Block + ?Sized> Block for Box<B> {
+    fn ports(&self) -> &[PortInfo] {
+        (**self).ports()
+    }
+    fn set_input(&mut self, port: usize, v: u128) {
+        (**self).set_input(port, v)
+    }
+    fn settle(&mut self) -> Result<(), VltError> {
+        (**self).settle()
+    }
+    fn output(&self, port: usize) -> u128 {
+        (**self).output(port)
+    }
+    fn posedge(&mut self) -> Result<(), VltError> {
+        (**self).posedge()
+    }
+    fn open_vcd(&mut self, path: &Path) -> Result<(), VltError> {
+        (**self).open_vcd(path)
+    }
+    fn close_vcd(&mut self) {
+        (**self).close_vcd()
+    }
+}
+
 /// Writes a VCD of a Rust model's ports with the same timing as Verilator's (clk low at
 /// `10c`, high at `10c + 5`), so the two files line up in a waveform viewer.
 pub(crate) struct PortTrace {

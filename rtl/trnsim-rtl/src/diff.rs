@@ -5,8 +5,13 @@
 //! the last N cycles of port values; with `vcd_dir` set, the run is replayed from cycle 0 (the
 //! stimulus is seeded, so it is the same run) and both sides write a VCD of the last
 //! `vcd_window` cycles: the RTL through Verilator's tracer, the model through the `vcd` crate.
+//!
+//! [`diff_transactions`] is the scoreboard mode for cycle-approximate blocks: the same
+//! lock-step run, but the outputs are compared as transactions ([`crate::scoreboard`]).
+//! A stimulus with a length (a recorded trace) ends the run early.
 
 use crate::block::{Block, PortInfo, VltError};
+use crate::scoreboard::{Extractor, ScoreError, ScoreStats, Scoreboard, ScoreboardConfig};
 use crate::stimulus::Stimulus;
 use std::collections::VecDeque;
 use std::fmt;
@@ -20,7 +25,9 @@ pub struct DiffConfig {
     /// Cycles of port values kept for the report.
     pub history: usize,
     /// `(port, qualifier)`: `port` is compared only in cycles where output `qualifier` is 1
-    /// on the reference (e.g. data only while valid).
+    /// on the reference (e.g. data only while valid). Per lane when `qualifier` is wider than
+    /// one bit: `port` splits into that many equal lanes (LSB first) and lane `k` is compared
+    /// only while bit `k` of `qualifier` is 1 (e.g. `("rdata", "rvalid")` per requester).
     pub dont_care: Vec<(&'static str, &'static str)>,
     /// Where to write `<name>.model.vcd` and `<name>.rtl.vcd` on divergence (none: no VCDs).
     pub vcd_dir: Option<PathBuf>,
@@ -79,23 +86,47 @@ impl fmt::Display for Divergence {
             "divergence at cycle {} on port {}: expected {:#x}, actual {:#x}",
             self.cycle, self.port, self.expected, self.actual
         )?;
-        let names: Vec<&str> = self.ports.iter().map(|p| p.name).filter(|n| *n != "clk").collect();
-        writeln!(f, "  last {} cycles (reference side): cycle {}", self.history.len(), names.join(" "))?;
-        for r in &self.history {
-            let vals: Vec<String> = self
-                .ports
-                .iter()
-                .zip(&r.values)
-                .filter(|(p, _)| p.name != "clk")
-                .map(|(_, v)| format!("{v:x}"))
-                .collect();
-            writeln!(f, "    {:>10} {}", r.cycle, vals.join(" "))?;
-        }
+        write_history(f, &self.ports, &self.history)?;
         if let Some((m, r)) = &self.vcds {
             writeln!(f, "  vcds: model {} rtl {}", m.display(), r.display())?;
         }
         Ok(())
     }
+}
+
+/// The first scoreboard failure (scoreboard mode).
+#[derive(Clone, Debug)]
+pub struct TxnDivergence {
+    /// What failed, with the transactions involved and the last matched ones.
+    pub error: ScoreError,
+    /// The reference's ports, naming the columns of `history`.
+    pub ports: Vec<PortInfo>,
+    /// The last cycles up to and including the failure, oldest first.
+    pub history: Vec<CycleRecord>,
+    /// `(model, rtl)` VCD paths, when written.
+    pub vcds: Option<(PathBuf, PathBuf)>,
+}
+
+impl fmt::Display for TxnDivergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.error)?;
+        write_history(f, &self.ports, &self.history)?;
+        if let Some((m, r)) = &self.vcds {
+            writeln!(f, "  vcds: model {} rtl {}", m.display(), r.display())?;
+        }
+        Ok(())
+    }
+}
+
+fn write_history(f: &mut fmt::Formatter<'_>, ports: &[PortInfo], history: &[CycleRecord]) -> fmt::Result {
+    let names: Vec<&str> = ports.iter().map(|p| p.name).filter(|n| *n != "clk").collect();
+    writeln!(f, "  last {} cycles (reference side): cycle {}", history.len(), names.join(" "))?;
+    for r in history {
+        let vals: Vec<String> =
+            ports.iter().zip(&r.values).filter(|(p, _)| p.name != "clk").map(|(_, v)| format!("{v:x}")).collect();
+        writeln!(f, "    {:>10} {}", r.cycle, vals.join(" "))?;
+    }
+    Ok(())
 }
 
 /// Why a diff stopped.
@@ -108,6 +139,26 @@ pub enum DiffError {
     Sim(u64, VltError),
     /// The outputs disagreed.
     Diverged(Box<Divergence>),
+    /// Scoreboard mode: the transactions disagreed.
+    Transactions(Box<TxnDivergence>),
+}
+
+impl DiffError {
+    /// The cycle of a divergence (either mode).
+    pub fn divergence_cycle(&self) -> Option<u64> {
+        match self {
+            DiffError::Diverged(d) => Some(d.cycle),
+            DiffError::Transactions(t) => Some(t.error.cycle),
+            _ => None,
+        }
+    }
+    fn set_vcds(&mut self, paths: (PathBuf, PathBuf)) {
+        match self {
+            DiffError::Diverged(d) => d.vcds = Some(paths),
+            DiffError::Transactions(t) => t.vcds = Some(paths),
+            _ => {}
+        }
+    }
 }
 
 impl fmt::Display for DiffError {
@@ -116,6 +167,7 @@ impl fmt::Display for DiffError {
             DiffError::Ports(m) => write!(f, "port mismatch: {m}"),
             DiffError::Sim(c, e) => write!(f, "simulation failed at cycle {c}: {e}"),
             DiffError::Diverged(d) => write!(f, "{d}"),
+            DiffError::Transactions(t) => write!(f, "{t}"),
         }
     }
 }
@@ -125,11 +177,13 @@ impl std::error::Error for DiffError {}
 /// What a clean run covered.
 #[derive(Clone, Debug, Default)]
 pub struct DiffReport {
-    /// Cycles run.
+    /// Cycles run (the stimulus's length if shorter than asked).
     pub cycles: u64,
     /// For each 1-bit output of the reference: cycles it was high (coverage, e.g. a FIFO's
     /// full cycles are those with `in_ready` low).
     pub high_cycles: Vec<(&'static str, u64)>,
+    /// Scoreboard mode: transactions matched, and how far apart.
+    pub transactions: Option<ScoreStats>,
 }
 
 impl DiffReport {
@@ -143,8 +197,8 @@ struct Pairing {
     /// Reference port index -> DUT port index.
     to_dut: Vec<usize>,
     inputs: Vec<usize>,
-    /// (reference output index, qualifier index or usize::MAX).
-    outputs: Vec<(usize, usize)>,
+    /// (reference output index, qualifier index or usize::MAX, lane width when per lane).
+    outputs: Vec<(usize, usize, u32)>,
 }
 
 fn pair(r: &[PortInfo], d: &[PortInfo], cfg: &DiffConfig) -> Result<Pairing, DiffError> {
@@ -167,20 +221,59 @@ fn pair(r: &[PortInfo], d: &[PortInfo], cfg: &DiffConfig) -> Result<Pairing, Dif
             Some((_, q)) => find(r, q).ok_or_else(|| DiffError::Ports(format!("no qualifier port {q}")))?,
             None => usize::MAX,
         };
-        outputs.push((i, q));
+        let lanes = if q == usize::MAX { 1 } else { r[q].width };
+        if lanes > 1 && !p.width.is_multiple_of(lanes) {
+            return Err(DiffError::Ports(format!("{} ({} bits) is not {lanes} equal lanes", p.name, p.width)));
+        }
+        outputs.push((i, q, if lanes > 1 { p.width / lanes } else { 0 }));
     }
     Ok(Pairing { to_dut, inputs, outputs })
 }
 
-/// Runs `reference` and `dut` in lock-step on `stimulus` for `cfg.cycles` cycles.
+/// Runs `reference` and `dut` in lock-step on `stimulus` for `cfg.cycles` cycles (fewer if
+/// the stimulus is shorter), comparing every output port every cycle.
 ///
 /// The constructors are called again (with a fresh stimulus) to replay the run with VCDs on
 /// divergence, so they must build identical initial states.
 pub fn diff<R, D, S>(
+    reference: impl FnMut() -> R,
+    dut: impl FnMut() -> Result<D, VltError>,
+    stimulus: impl FnMut() -> S,
+    cfg: &DiffConfig,
+) -> Result<DiffReport, DiffError>
+where
+    R: Block,
+    D: Block,
+    S: Stimulus,
+{
+    run(reference, dut, stimulus, cfg, None)
+}
+
+/// Scoreboard mode: as [`diff`], but the outputs are compared as transactions (`sb`: which,
+/// in order or by ID, within a cycle tolerance) instead of port by port; `cfg.dont_care` is
+/// not used. On failure the report holds the transactions, the last matched ones, the last
+/// cycles of port values and (with `vcd_dir`) both sides' VCDs.
+pub fn diff_transactions<R, D, S>(
+    reference: impl FnMut() -> R,
+    dut: impl FnMut() -> Result<D, VltError>,
+    stimulus: impl FnMut() -> S,
+    cfg: &DiffConfig,
+    sb: &ScoreboardConfig,
+) -> Result<DiffReport, DiffError>
+where
+    R: Block,
+    D: Block,
+    S: Stimulus,
+{
+    run(reference, dut, stimulus, cfg, Some(sb))
+}
+
+fn run<R, D, S>(
     mut reference: impl FnMut() -> R,
     mut dut: impl FnMut() -> Result<D, VltError>,
     mut stimulus: impl FnMut() -> S,
     cfg: &DiffConfig,
+    sb: Option<&ScoreboardConfig>,
 ) -> Result<DiffReport, DiffError>
 where
     R: Block,
@@ -189,26 +282,36 @@ where
 {
     let (mut r, mut d) = (reference(), dut().map_err(|e| DiffError::Sim(0, e))?);
     let pairing = pair(r.ports(), d.ports(), cfg)?;
-    let mut first = match lockstep(&mut r, &mut d, &mut stimulus(), &pairing, cfg, None) {
-        Err(DiffError::Diverged(div)) => div,
+    let extractors = match sb {
+        Some(sb) => {
+            let xr = Extractor::new(sb, r.ports()).map_err(DiffError::Ports)?;
+            Some((xr, Extractor::new(sb, d.ports()).map_err(DiffError::Ports)?, sb))
+        }
+        None => None,
+    };
+    let extract = extractors.as_ref().map(|(a, b, c)| (a, b, *c));
+    let mut first = match lockstep(&mut r, &mut d, &mut stimulus(), &pairing, cfg, extract, None) {
+        Err(e) if e.divergence_cycle().is_some() => e,
         other => return other,
     };
     drop((r, d));
-    if let Some(dir) = &cfg.vcd_dir {
+    if let (Some(dir), Some(cycle)) = (&cfg.vcd_dir, first.divergence_cycle()) {
         let paths = (dir.join(format!("{}.model.vcd", cfg.name)), dir.join(format!("{}.rtl.vcd", cfg.name)));
         let (mut r, mut d) = (reference(), dut().map_err(|e| DiffError::Sim(0, e))?);
-        let from = first.cycle.saturating_sub(cfg.vcd_window);
-        let replay = lockstep(&mut r, &mut d, &mut stimulus(), &pairing, cfg, Some((from, &paths)));
+        let from = cycle.saturating_sub(cfg.vcd_window);
+        let replay = lockstep(&mut r, &mut d, &mut stimulus(), &pairing, cfg, extract, Some((from, &paths)));
         r.close_vcd();
         d.close_vcd();
         match replay {
-            Err(DiffError::Diverged(again)) if again.cycle == first.cycle => first.vcds = Some(paths),
+            Err(again) if again.divergence_cycle() == Some(cycle) => first.set_vcds(paths),
             Err(DiffError::Sim(c, e)) => return Err(DiffError::Sim(c, e)),
             _ => {} // not reproducible: report without VCDs rather than misleading ones
         }
     }
-    Err(DiffError::Diverged(first))
+    Err(first)
 }
+
+type Extract<'a> = (&'a Extractor, &'a Extractor, &'a ScoreboardConfig);
 
 fn lockstep<R: Block, D: Block, S: Stimulus>(
     r: &mut R,
@@ -216,14 +319,17 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
     stim: &mut S,
     pairing: &Pairing,
     cfg: &DiffConfig,
+    extract: Option<Extract<'_>>,
     vcd: Option<(u64, &(PathBuf, PathBuf))>,
 ) -> Result<DiffReport, DiffError> {
     let n = r.ports().len();
     let mut inputs = vec![0u128; n];
     let mut history: VecDeque<CycleRecord> = VecDeque::with_capacity(cfg.history + 1);
-    let one_bit: Vec<usize> = pairing.outputs.iter().map(|&(i, _)| i).filter(|&i| r.ports()[i].width == 1).collect();
+    let one_bit: Vec<usize> = pairing.outputs.iter().map(|&(i, _, _)| i).filter(|&i| r.ports()[i].width == 1).collect();
     let mut high = vec![0u64; one_bit.len()];
-    for cycle in 0..cfg.cycles {
+    let cycles = cfg.cycles.min(stim.cycles().unwrap_or(u64::MAX));
+    let mut board = extract.map(|(_, _, sb)| Scoreboard::new(sb, cfg.history));
+    for cycle in 0..cycles {
         if let Some((from, (mp, rp))) = vcd {
             if cycle == from {
                 r.open_vcd(mp).map_err(|e| DiffError::Sim(cycle, e))?;
@@ -249,9 +355,40 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
             }
             history.push_back(rec);
         }
-        for &(i, q) in &pairing.outputs {
-            let (e, a) = (r.output(i), d.output(pairing.to_dut[i]));
-            if e != a && (q == usize::MAX || r.output(q) == 1) {
+        if let (Some((xr, xd, _)), Some(b)) = (extract, board.as_mut()) {
+            let mut res: Result<(), Box<ScoreError>> = Ok(());
+            xr.extract(
+                cycle,
+                |i| r.output(i),
+                |t| {
+                    if res.is_ok() {
+                        res = b.expect(t);
+                    }
+                },
+            );
+            xd.extract(
+                cycle,
+                |i| d.output(i),
+                |t| {
+                    if res.is_ok() {
+                        res = b.observe(t);
+                    }
+                },
+            );
+            if let Err(error) = res.and_then(|_| b.tick(cycle)) {
+                if vcd.is_some() {
+                    let _ = (r.posedge(), d.posedge());
+                }
+                let (ports, history) = (r.ports().to_vec(), history.into_iter().collect());
+                let div = TxnDivergence { error: *error, ports, history, vcds: None };
+                return Err(DiffError::Transactions(Box::new(div)));
+            }
+        } else {
+            for &(i, q, lw) in &pairing.outputs {
+                let (e, a) = (r.output(i), d.output(pairing.to_dut[i]));
+                if e == a || !cares(e ^ a, q, lw, |q| r.output(q)) {
+                    continue;
+                }
                 if vcd.is_some() {
                     // Let both VCDs show the diverging cycle's clock edge too.
                     let _ = (r.posedge(), d.posedge());
@@ -268,6 +405,27 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
         r.posedge().map_err(|e| DiffError::Sim(cycle, e))?;
         d.posedge().map_err(|e| DiffError::Sim(cycle, e))?;
     }
+    let transactions = match board.as_mut() {
+        Some(b) => Some(b.finish(cycles.saturating_sub(1)).map_err(|error| {
+            let (ports, history) = (r.ports().to_vec(), history.into_iter().collect());
+            DiffError::Transactions(Box::new(TxnDivergence { error: *error, ports, history, vcds: None }))
+        })?),
+        None => None,
+    };
     let high_cycles = one_bit.iter().zip(high).map(|(&i, h)| (r.ports()[i].name, h)).collect();
-    Ok(DiffReport { cycles: cfg.cycles, high_cycles })
+    Ok(DiffReport { cycles, high_cycles, transactions })
+}
+
+/// Whether a difference `x` (expected XOR actual) on a port matters: always without a
+/// qualifier; with a 1-bit qualifier when it is 1; per lane of width `lw` otherwise.
+fn cares(x: u128, q: usize, lw: u32, qualifier: impl Fn(usize) -> u128) -> bool {
+    if q == usize::MAX {
+        return true;
+    }
+    let qv = qualifier(q);
+    if lw == 0 {
+        return qv == 1;
+    }
+    let mask = if lw >= 128 { u128::MAX } else { (1 << lw) - 1 };
+    (0..128 / lw.max(1)).any(|k| qv >> k & 1 == 1 && (x >> (k * lw)) & mask != 0)
 }

@@ -19,15 +19,24 @@
 //! ```
 //!
 //! With feature `rtl`: `diff(|| LinkFifo::new(64, 4), Rtl::<LinkFifoW64D4>::new, ...)`, where
-//! `LinkFifoW64D4` is from `verilator_sys::models`. The `trnsim diff` CLI comes later.
+//! `LinkFifoW64D4` is from `verilator_sys::models`.
+//!
+//! - [`registry`]: the blocks `trnsim diff` knows (model, RTL, stimulus, comparison rules).
+//! - [`diff`]: the lock-step runs, cycle by cycle or by transactions ([`scoreboard`]).
+//! - [`stimulus`], [`trace`]: seeded, `arbitrary`-decoded and recorded inputs; the recorder.
+//! - [`swap`]: RTL blocks inside a running system (the switch's crossbar arbiter).
 #![warn(missing_docs)]
 
 pub mod block;
 pub mod diff;
 pub mod model;
+pub mod registry;
 #[cfg(feature = "rtl")]
 pub mod rtl;
+pub mod scoreboard;
 pub mod stimulus;
+pub mod swap;
+pub mod trace;
 mod vcd_out;
 
 pub use verilator_sys;

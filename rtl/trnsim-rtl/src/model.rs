@@ -7,6 +7,12 @@ mod islip;
 pub use islip::{islip_port, ArbMode, IslipArbiter, IslipStimulus};
 mod sram_bank;
 pub use sram_bank::{sram_bank_port, SramBank, SramBankStimulus};
+mod hbm_bank;
+pub use hbm_bank::{hbm_bank_port, same_bank_gap, vcode, BankState, HbmBank, HbmBankStimulus, HBM_OPCODES};
+mod systolic_tile;
+pub use systolic_tile::{
+    bf16_value, canonical_bits, pe_mac, systolic_tile_port, SystolicTile, SystolicTileStimulus, ValueMix, CANONICAL_NAN,
+};
 
 /// The credit-based link receive FIFO (rtl/blocks/link_fifo.sv), cycle for cycle.
 ///

@@ -1,16 +1,36 @@
 //! Input stimulus for lock-step diffs: seeded random (deterministic, so a divergence can be
-//! replayed to write VCDs) or recorded vectors.
+//! replayed to write VCDs), `arbitrary`-decoded bytes ([`FuzzStimulus`]), recorded vectors
+//! ([`Replay`]) or a recorded port trace ([`crate::trace::TraceStimulus`]).
 
+use crate::block::PortInfo;
 use crate::model::link_fifo_port as P;
+use arbitrary::{Arbitrary, Unstructured};
 use trnsim_kernel::SimRng;
 
+pub use crate::trace::TraceStimulus;
+
+pub use crate::model::HbmBankStimulus;
 pub use crate::model::IslipStimulus;
 pub use crate::model::SramBankStimulus;
+pub use crate::model::SystolicTileStimulus;
 
 /// Chooses each cycle's input values.
 pub trait Stimulus {
     /// Fills `inputs` (one slot per port of the reference block; output slots are ignored).
     fn drive(&mut self, cycle: u64, inputs: &mut [u128]);
+    /// How many cycles it has, if finite (a recorded trace): a diff stops there.
+    fn cycles(&self) -> Option<u64> {
+        None
+    }
+}
+
+impl<S: Stimulus + ?Sized> Stimulus for Box<S> {
+    fn drive(&mut self, cycle: u64, inputs: &mut [u128]) {
+        (**self).drive(cycle, inputs)
+    }
+    fn cycles(&self) -> Option<u64> {
+        (**self).cycles()
+    }
 }
 
 /// Random traffic for the link FIFO, in phases that fill it, drain it, stream through it and
@@ -57,5 +77,62 @@ impl Stimulus for Replay {
         for (slot, x) in inputs.iter_mut().zip(v) {
             *slot = *x;
         }
+    }
+    fn cycles(&self) -> Option<u64> {
+        Some(self.0.len() as u64)
+    }
+}
+
+/// Any block's inputs decoded from arbitrary bytes (a fuzzer's corpus file, `--stimulus
+/// fuzz:FILE`): each step gives every input but `clk` a value (random bits masked to the
+/// width, half the time thinned by AND with a second draw so sparse values occur), `rst` only
+/// when its byte is 0 (rare), and holds it for 1..=8 cycles. `rst` is 1 in cycles 0 and 1.
+/// The bytes run out after at most `bytes.len()` cycles; the same bytes give the same cycles.
+pub struct FuzzStimulus(Replay);
+
+#[derive(Arbitrary)]
+struct FuzzStep {
+    rst: u8,
+    hold: u8,
+}
+
+impl FuzzStimulus {
+    /// The vectors for a block with `ports`.
+    pub fn from_bytes(ports: &[PortInfo], bytes: &[u8]) -> FuzzStimulus {
+        let mut u = Unstructured::new(bytes);
+        let mut out: Vec<Vec<u128>> = Vec::new();
+        let width_mask = |w: u32| if w >= 128 { u128::MAX } else { (1 << w) - 1 };
+        while let Ok(step) = FuzzStep::arbitrary(&mut u) {
+            if u.is_empty() {
+                break;
+            }
+            let mut v = vec![0u128; ports.len()];
+            for (slot, p) in v.iter_mut().zip(ports).filter(|(_, p)| p.input && p.name != "clk") {
+                *slot = if p.name == "rst" {
+                    (step.rst == 0) as u128
+                } else {
+                    let (a, b, thin) = <(u128, u128, bool)>::arbitrary(&mut u).unwrap_or_default();
+                    (if thin { a & b } else { a }) & width_mask(p.width)
+                };
+            }
+            out.extend(std::iter::repeat_n(v, 1 + step.hold as usize % 8));
+        }
+        if let Some(rst) = ports.iter().position(|p| p.name == "rst" && p.input) {
+            out.iter_mut().take(2).for_each(|v| v[rst] = 1);
+        }
+        FuzzStimulus(Replay(out))
+    }
+    /// The decoded vectors, one per cycle.
+    pub fn vectors(&self) -> &[Vec<u128>] {
+        &self.0 .0
+    }
+}
+
+impl Stimulus for FuzzStimulus {
+    fn drive(&mut self, cycle: u64, inputs: &mut [u128]) {
+        self.0.drive(cycle, inputs)
+    }
+    fn cycles(&self) -> Option<u64> {
+        self.0.cycles()
     }
 }

@@ -93,6 +93,19 @@ impl Switch {
             value: cfg.arbiter.clone(),
             allowed: arbiter::names(),
         })?;
+        Switch::with_arbiter(cfg, routing, arbiter)
+    }
+
+    /// As [`Switch::new`], but crossbar matchings come from `arbiter` (e.g. an RTL-backed one)
+    /// instead of the one `cfg.arbiter` names; it must be for `cfg.ports` ports. It is called
+    /// once per crossbar cycle that has requests (`speedup` times per port cycle at most).
+    pub fn with_arbiter(
+        cfg: &SwitchConfig,
+        routing: Box<dyn Routing>,
+        arbiter: Box<dyn Arbiter>,
+    ) -> Result<Switch, ConfigError> {
+        cfg.validate()?;
+        let n = usize::from(cfg.ports);
         let queues = if cfg.queueing == Queueing::Voq { n } else { 1 };
         let input = || Input {
             port: None,

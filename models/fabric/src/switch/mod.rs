@@ -34,7 +34,7 @@ pub mod traffic;
 #[cfg(test)]
 mod tests;
 
-pub use arbiter::{Arbiter, Islip, Matching, Requests, RoundRobin};
+pub use arbiter::{Arbiter, ArbiterProvider, ConfigArbiters, Islip, Matching, Requests, RoundRobin};
 pub use component::Switch;
 pub use config::{ConfigError, Forwarding, Queueing, SwitchConfig};
 pub use presets::Preset;

@@ -18,7 +18,7 @@
 
 use super::packet::Packet;
 use super::ports::Ports;
-use trnsim_kernel::{Activity, Component, Ctx, StatsWriter, Time};
+use trnsim_kernel::{Activity, Arg, Component, Ctx, Flow, StatsWriter, Time};
 
 /// One send of the engine, with the ids its packets carry.
 #[derive(Clone, Copy, Debug)]
@@ -160,6 +160,7 @@ impl Component for ChipNode {
     fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
         let (t, cycle) = (cx.now().as_ps(), cx.cycle().0);
         self.ticks += 1;
+        let before = (self.cur, self.done_ps.is_some());
         for i in 0..self.ports.inputs.len() {
             let inp = self.ports.inputs[i];
             while let Some(p) = cx.recv(inp) {
@@ -177,6 +178,14 @@ impl Component for ChipNode {
             cx.progress();
         }
         self.ports.transmit(cx, cycle);
+        if before != (self.cur, self.done_ps.is_some()) {
+            // A step completed: a slice from its issue to now on this chip's track.
+            if let (Some(mut tr), Some(start)) = (cx.tracer(), self.issued_ps[before.0]) {
+                let track = tr.own_track();
+                let arg = Some(Arg { key: "step", value: before.0 as i64 });
+                tr.slice(track, "step", Time::from_ps(start), Time::from_ps(t), Flow::None, arg);
+            }
+        }
         if let Some(at) = self.timer {
             cx.wake_at(Time::from_ps(at));
         }

@@ -10,7 +10,9 @@
 //! and must be deterministic (no randomness unless drawn from a generator it owns). The switch
 //! checks every matching in debug builds.
 //!
-//! Registry: [`ARBITERS`] and [`by_name`]. One file per implementation.
+//! Registry: [`ARBITERS`] and [`by_name`]. One file per implementation. An arbiter from
+//! elsewhere (e.g. trnsim-rtl's Verilated iSLIP) is plugged into a switch instance with
+//! [`super::Switch::with_arbiter`], or into a bench with an [`ArbiterProvider`].
 
 mod islip;
 mod round_robin;
@@ -109,7 +111,10 @@ impl Matching {
 }
 
 /// Computes one crossbar matching per call. See the module docs for the contract.
-pub trait Arbiter: Send {
+///
+/// Not `Send`: an arbiter may wrap a Verilated model, which must stay on the thread that built
+/// it (components are built and run on one thread, partitioned runs build one per thread).
+pub trait Arbiter {
     /// Name used in configs (see [`ARBITERS`]).
     fn name(&self) -> &'static str;
     /// Fills `m` (cleared by the arbiter) with a matching of `req`.
@@ -137,6 +142,22 @@ pub fn by_name(name: &str, ports: usize, iterations: u32) -> Option<Box<dyn Arbi
         "islip" => Some(Box::new(Islip::new(ports, iterations))),
         "round-robin" => Some(Box::new(RoundRobin::new(ports, iterations))),
         _ => None,
+    }
+}
+
+/// Supplies the arbiter of a switch instance in place of the one its config names (e.g. the
+/// RTL for the instances a system config lists): `Ok(None)` keeps the config's.
+pub trait ArbiterProvider {
+    /// The arbiter for the switch called `instance`, configured as `cfg`.
+    fn arbiter(&mut self, instance: &str, cfg: &super::SwitchConfig) -> Result<Option<Box<dyn Arbiter>>, String>;
+}
+
+/// Every switch keeps the arbiter its config names.
+pub struct ConfigArbiters;
+
+impl ArbiterProvider for ConfigArbiters {
+    fn arbiter(&mut self, _: &str, _: &super::SwitchConfig) -> Result<Option<Box<dyn Arbiter>>, String> {
+        Ok(None)
     }
 }
 

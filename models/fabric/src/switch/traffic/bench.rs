@@ -5,7 +5,7 @@ use super::injector::{Injector, InjectorParams};
 use super::sink::{Sink, Window};
 use crate::switch::config::{ConfigError, Forwarding, Queueing, SwitchConfig};
 use crate::switch::routing::TableRouting;
-use crate::switch::{Packet, Switch};
+use crate::switch::{ArbiterProvider, ConfigArbiters, Packet, Switch};
 use std::fmt;
 use trnsim_kernel::{BuildError, ClockId, ComponentId, Dur, RunError, SimBuilder, SimOptions, Simulation, Stop};
 
@@ -132,6 +132,16 @@ pub struct Bench {
 impl Bench {
     /// Builds the bench for `cfg` driven as `p` says.
     pub fn new(cfg: &SwitchConfig, p: &BenchParams) -> Result<Bench, BenchError> {
+        Bench::with_arbiters(cfg, p, &mut ConfigArbiters)
+    }
+
+    /// As [`Bench::new`], with the switch's arbiter (instance `sw`) from `arbiters` when it
+    /// supplies one (e.g. the RTL swapped in); its error is a config error on `arbiter`.
+    pub fn with_arbiters(
+        cfg: &SwitchConfig,
+        p: &BenchParams,
+        arbiters: &mut dyn ArbiterProvider,
+    ) -> Result<Bench, BenchError> {
         if !(0.0..=1.0).contains(&p.load) {
             let e = ConfigError::BadField { field: "load", value: p.load.to_string(), allowed: "0..=1".into() };
             return Err(e.into());
@@ -141,7 +151,16 @@ impl Bench {
                 ConfigError::BadField { field: "pattern", value: format!("{:?}", p.pattern), allowed: why }.into()
             );
         }
-        let mut sw = Switch::new(cfg, Box::new(TableRouting::identity(cfg.ports)))?;
+        let routing = Box::new(TableRouting::identity(cfg.ports));
+        let supplied = arbiters.arbiter("sw", cfg).map_err(|why| ConfigError::BadField {
+            field: "arbiter",
+            value: cfg.arbiter.clone(),
+            allowed: why,
+        })?;
+        let mut sw = match supplied {
+            Some(a) => Switch::with_arbiter(cfg, routing, a)?,
+            None => Switch::new(cfg, routing)?,
+        };
         let mut b = SimBuilder::with_options(SimOptions { seed: p.seed, ..SimOptions::default() });
         let clock = b.clock("cell", cfg.cell_clock())?;
         cfg.check_clock(b.clock_of(clock))?;

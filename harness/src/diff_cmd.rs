@@ -1,0 +1,211 @@
+//! `trnsim diff`: a block's Rust model against its RTL in lock-step (the block registry of
+//! trnsim-rtl), and `--swap`, a switch bench run all-model against the same run with switch
+//! instances on the RTL arbiter. Needs a build with feature `rtl`; without it every run (but
+//! `--list`) is a one-line usage error saying how to build one.
+
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Instant;
+use trnsim_fabric::switch::traffic::{study_config, Bench, BenchParams};
+use trnsim_rtl::diff::{DiffError, DiffReport};
+use trnsim_rtl::registry::{self, BlockEntry, DiffRequest, StimulusKind};
+use trnsim_rtl::scoreboard::Order;
+use trnsim_rtl::swap::{Impl, RtlArbiters};
+use trnsim_rtl::trace::PortTrace;
+
+/// Arguments of `trnsim diff`.
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// The block (see `--list`).
+    block: Option<String>,
+    /// List the blocks and exit.
+    #[arg(long)]
+    list: bool,
+    /// Cycles to run (a fuzz or trace stimulus may end sooner; with --swap: switch port cycles).
+    #[arg(long, default_value_t = 1_000_000)]
+    cycles: u64,
+    /// Seed of the random stimulus (with --swap: of the traffic).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// On a divergence, write <block>.model.vcd and <block>.rtl.vcd of the cycles before it here.
+    #[arg(long, value_name = "DIR")]
+    vcd: Option<PathBuf>,
+    /// Inputs: `random` (seeded), `fuzz:FILE` (arbitrary bytes, e.g. a fuzzer corpus entry) or
+    /// `trace:FILE` (a recorded port trace, docs/rtl.md).
+    #[arg(long, default_value = "random", value_name = "random|fuzz:FILE|trace:FILE")]
+    stimulus: String,
+    /// Cycles (and matched transactions) shown before a divergence.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    last: usize,
+    /// Compare output transactions (valid/ready handshakes and their data) instead of every
+    /// port every cycle: for cycle-approximate blocks.
+    #[arg(long)]
+    scoreboard: bool,
+    /// Scoreboard: cycles by which matched transactions may differ.
+    #[arg(long, value_name = "CYCLES", requires = "scoreboard")]
+    tolerance: Option<u64>,
+    /// Scoreboard: pair transactions in order or by ID (default: the block's).
+    #[arg(long, value_parser = ["in-order", "by-id"], requires = "scoreboard")]
+    order: Option<String>,
+    /// Swap-in check: run the single-switch bench (switch instance `sw`) all-model and with
+    /// these comma-separated instances on the RTL arbiter; exit 1 if the statistics differ.
+    #[arg(long, value_name = "INSTANCES", conflicts_with_all = ["block", "scoreboard", "stimulus", "vcd"])]
+    swap: Option<String>,
+    /// With --swap: switch ports.
+    #[arg(long, default_value_t = 8, requires = "swap")]
+    ports: u16,
+    /// With --swap: offered load per input (cells per port cycle).
+    #[arg(long, default_value_t = 0.8, requires = "swap")]
+    load: f64,
+    /// With --swap: record the RTL arbiter's inputs into this port trace (replay it with
+    /// `trnsim diff BLOCK --stimulus trace:FILE`).
+    #[arg(long, value_name = "FILE", requires = "swap")]
+    record: Option<PathBuf>,
+}
+
+/// Runs `trnsim diff`; Err((message, exit code)): 2 for user errors, 1 for a divergence.
+pub fn run(a: DiffArgs) -> Result<(), (String, i32)> {
+    if a.list {
+        for b in registry::BLOCKS {
+            println!("{:<26} {}", b.name, b.description);
+        }
+        if !registry::HAS_RTL {
+            println!("({})", registry::NO_RTL);
+        }
+        return Ok(());
+    }
+    if !registry::HAS_RTL {
+        return Err((format!("trnsim diff: {}", registry::NO_RTL), 2));
+    }
+    if let Some(instances) = &a.swap {
+        return swap(&a, instances);
+    }
+    let Some(name) = a.block.as_deref() else {
+        return Err((format!("trnsim diff: name a block ({}) or pass --list", registry::names()), 2));
+    };
+    let entry =
+        registry::find(name).ok_or_else(|| (format!("unknown block {name:?} (known: {})", registry::names()), 2))?;
+    let req = request(&a, entry)?;
+    let t = Instant::now();
+    let r = entry.diff(&req);
+    let secs = t.elapsed().as_secs_f64();
+    report(entry, &req, &a.stimulus, r, secs)
+}
+
+fn request(a: &DiffArgs, entry: &BlockEntry) -> Result<DiffRequest, (String, i32)> {
+    let usage = |m: String| (m, 2);
+    let read = |f: &str| std::fs::read(f).map_err(|e| usage(format!("cannot read {f}: {e}")));
+    let stimulus = match a.stimulus.split_once(':') {
+        None if a.stimulus == "random" => StimulusKind::Random,
+        Some(("fuzz", f)) => StimulusKind::Fuzz(read(f)?),
+        Some(("trace", f)) => StimulusKind::Trace(PortTrace::read(f.as_ref()).map_err(|e| usage(e.to_string()))?),
+        _ => {
+            return Err(usage(format!("invalid --stimulus {:?} (allowed: random, fuzz:FILE, trace:FILE)", a.stimulus)))
+        }
+    };
+    // A trace for other ports is the user's mistake: say so before running anything.
+    if let Err(e) = entry.stimulus(&stimulus, a.seed) {
+        return Err(usage(e.to_string()));
+    }
+    let scoreboard = match (a.scoreboard, entry.scoreboard) {
+        (false, _) => None,
+        (true, None) => return Err(usage(format!("block {} has no transaction view for --scoreboard", entry.name))),
+        (true, Some(f)) => {
+            let mut sb = f();
+            if let Some(t) = a.tolerance {
+                sb.tolerance = t;
+                sb.timeout = sb.timeout.max(4 * t);
+            }
+            match a.order.as_deref() {
+                Some("in-order") => sb.order = Order::InOrder,
+                Some("by-id") => sb.order = Order::ById,
+                _ => {}
+            }
+            Some(sb)
+        }
+    };
+    if let Some(dir) = &a.vcd {
+        std::fs::create_dir_all(dir).map_err(|e| usage(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    Ok(DiffRequest { cycles: a.cycles, seed: a.seed, stimulus, scoreboard, vcd_dir: a.vcd.clone(), history: a.last })
+}
+
+fn report(
+    entry: &BlockEntry,
+    req: &DiffRequest,
+    stimulus: &str,
+    r: Result<DiffReport, DiffError>,
+    secs: f64,
+) -> Result<(), (String, i32)> {
+    let name = entry.name;
+    let what = match &req.stimulus {
+        StimulusKind::Random => format!("random, seed {}", req.seed),
+        _ => stimulus.to_string(),
+    };
+    match r {
+        Ok(r) => {
+            let rate = r.cycles as f64 / secs.max(1e-9) / 1e6;
+            print!("{name}: {} cycles ({what}), no divergence, {rate:.2} Mcycles/s", r.cycles);
+            match r.transactions {
+                Some(t) => println!(
+                    "; {} transactions matched ({} within tolerance but not on the same cycle, max skew {} cycles, {} in flight at the end)",
+                    t.matched, t.jittered, t.max_skew, t.in_flight
+                ),
+                None => println!(),
+            }
+            Ok(())
+        }
+        Err(e @ (DiffError::Diverged(_) | DiffError::Transactions(_))) => {
+            let cycle = e.divergence_cycle().unwrap_or(0);
+            println!("{name}: DIVERGED ({what})\n{e}");
+            Err((format!("{name}: model and RTL diverge at cycle {cycle}"), 1))
+        }
+        Err(e @ DiffError::Ports(_)) => Err((format!("{name}: {e}"), 2)),
+        Err(e) => Err((format!("{name}: {e}"), 1)),
+    }
+}
+
+fn swap(a: &DiffArgs, instances: &str) -> Result<(), (String, i32)> {
+    let list: Vec<&str> = instances.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    if list.is_empty() {
+        return Err(("--swap: name at least one switch instance (the bench's is `sw`)".into(), 2));
+    }
+    let cfg = study_config(a.ports);
+    let p = BenchParams { load: a.load, seed: a.seed, ..BenchParams::default() };
+    let run = |arbiters: Option<&mut RtlArbiters>| -> Result<(String, f64), (String, i32)> {
+        let t = Instant::now();
+        let mut bench = match arbiters {
+            Some(arb) => Bench::with_arbiters(&cfg, &p, arb),
+            None => Bench::new(&cfg, &p),
+        }
+        .map_err(|e| (e.to_string(), 2))?;
+        bench.run_cycles(a.cycles).map_err(|e| (e.to_string(), 1))?;
+        let json = serde_json::to_string_pretty(&bench.sim.report()).map_err(|e| (e.to_string(), 1))?;
+        Ok((json, t.elapsed().as_secs_f64()))
+    };
+    let (model, t_model) = run(None)?;
+    let mut arbiters = RtlArbiters::new(&list, Impl::Rtl);
+    if let Some(f) = &a.record {
+        arbiters = arbiters.record_to(f.clone());
+    }
+    let (rtl, t_rtl) = run(Some(&mut arbiters))?;
+    arbiters.check().map_err(|e| (e, 1))?;
+    let st = arbiters.status();
+    for s in &st {
+        let rec = s.recorded.as_ref().map_or(String::new(), |f| format!(", inputs recorded to {}", f.display()));
+        println!("{}: RTL {} clocked {} times{rec}", s.instance, s.block, s.cycles);
+    }
+    let lines = model.lines().count();
+    println!(
+        "switch bench, {} ports, load {}, seed {}, {} cycles: all-model {:.2} s, RTL arbiter {:.2} s",
+        a.ports, a.load, a.seed, a.cycles, t_model, t_rtl
+    );
+    if model == rtl {
+        println!("statistics identical ({lines} lines of JSON)");
+        return Ok(());
+    }
+    let first = model.lines().zip(rtl.lines()).position(|(x, y)| x != y).unwrap_or(0);
+    let (m, r) = (model.lines().nth(first).unwrap_or(""), rtl.lines().nth(first).unwrap_or(""));
+    println!("statistics differ at JSON line {}:\n  model: {}\n  rtl:   {}", first + 1, m.trim(), r.trim());
+    Err(("the RTL arbiter changed the switch's statistics".into(), 1))
+}

@@ -1,0 +1,196 @@
+//! Partitioned runs of the systems that can be split (`trnsim run --threads N`), and the
+//! serial-against-parallel speed benchmark (`trnsim bench parallel`).
+//!
+//! A partitionable system is a function that builds it into a fresh [`SimBuilder`]; the
+//! kernel calls it once to plan and once per thread (see `trnsim_kernel::parallel`).
+
+use crate::cpu::Stopwatch;
+use crate::suite::{BenchResult, Speed};
+use trnsim_fabric::collective::{Collective, Params};
+use trnsim_fabric::topo::Topology;
+use trnsim_kernel::{
+    run_threads, Dur, ParallelConfig, ParallelRun, PartitionRule, SimBuilder, SimOptions, StatsReport, TickOrder,
+    TraceOptions, TraceSink,
+};
+
+/// The systems `--threads` can split, with what they are.
+pub const PARTITIONABLE: &[(&str, &str)] = &[
+    (
+        "fabric-allreduce-nl72x2-nodes",
+        "144-chip Trn3 Gen2 (NL72x2) ring all-reduce of 16 MiB, built per chip and switch (partitionable)",
+    ),
+    ("kernel-ring", "64-module token ring (1-cycle links: one window per cycle; correctness, not speed)"),
+];
+
+/// One partitionable system: how to build it and how long to run it.
+pub struct System {
+    build: Box<dyn Fn() -> Result<SimBuilder, String> + Sync>,
+    limit: Dur,
+    kind: Kind,
+}
+
+enum Kind {
+    Collective { size: u64, chips: usize, busbw_factor: f64 },
+    Ring { cycles: u64 },
+}
+
+/// The topology and collective of the 144-chip benchmark.
+fn nl72x2() -> Result<(Topology, Collective), String> {
+    let topo = trnsim_fabric::topo::load(&trnsim_fabric::topo::presets_dir().join("trn3-gen2-nl72x2.ron"))?;
+    let coll: Collective = "all_reduce:ring".parse()?;
+    Ok((topo, coll))
+}
+
+/// The partitionable system `name`, with tick order `order`.
+pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
+    let opts = move || SimOptions { tick_order: order, ..SimOptions::default() };
+    match name {
+        "fabric-allreduce-nl72x2-nodes" => {
+            let (topo, coll) = nl72x2()?;
+            let size = 16u64 << 20;
+            let p = Params::default();
+            let limit = p.limit;
+            let (chips, busbw_factor) = (topo.chips, coll.op.busbw_factor(topo.chips));
+            let build = move || -> Result<SimBuilder, String> {
+                let mut b = SimBuilder::with_options(opts());
+                trnsim_fabric::system::build_collective(&mut b, &topo, coll, size, &p)?;
+                Ok(b)
+            };
+            Ok(System { build: Box::new(build), limit, kind: Kind::Collective { size, chips, busbw_factor } })
+        }
+        "kernel-ring" => {
+            let p = crate::ring::RingParams { modules: 64, tokens: 16, depth: 4 };
+            let cycles = 200_000;
+            let build = move || crate::ring::builder(p, opts());
+            // The ring's clock is 1 GHz: `cycles` cycles are `cycles` ns.
+            Ok(System { build: Box::new(build), limit: Dur::from_ns(cycles), kind: Kind::Ring { cycles } })
+        }
+        _ => {
+            let names: Vec<&str> = PARTITIONABLE.iter().map(|(n, _)| *n).collect();
+            Err(format!("benchmark {name:?} cannot be partitioned (partitionable: {})", names.join(", ")))
+        }
+    }
+}
+
+impl System {
+    /// Runs serially; returns the statistics and the wall time.
+    pub fn run_serial(&self, trace: Option<(Box<dyn TraceSink>, TraceOptions)>) -> Result<(StatsReport, f64), String> {
+        let sw = Stopwatch::start();
+        let mut sim = (self.build)()?.build().map_err(|e| e.to_string())?;
+        if let Some((sink, o)) = trace {
+            sim.attach_trace(sink, &o);
+        }
+        sim.run_until_idle(self.limit).map_err(|e| e.to_string())?;
+        sim.finish_trace().map_err(|e| e.to_string())?;
+        Ok((sim.report(), sw.elapsed().0))
+    }
+
+    /// Runs on `threads` threads under `rule`; returns the run and the wall time.
+    pub fn run_parallel(
+        &self,
+        threads: u32,
+        rule: &PartitionRule,
+        trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+    ) -> Result<(ParallelRun, f64), String> {
+        let sw = Stopwatch::start();
+        let cfg = ParallelConfig { threads, rule: rule.clone(), min_lookahead: None };
+        let (run, _) = run_threads(&*self.build, &cfg, self.limit, trace, |_| ()).map_err(|e| e.to_string())?;
+        if let Err(e) = &run.outcome {
+            return Err(e.to_string());
+        }
+        Ok((run, sw.elapsed().0))
+    }
+
+    /// The headline figures read from a statistics report.
+    pub fn headline(&self, stats: &StatsReport) -> Result<Vec<(String, f64)>, String> {
+        match self.kind {
+            Kind::Collective { size, chips, busbw_factor } => {
+                let mut finish = 0;
+                for (owner, s) in &stats.owners {
+                    if let Some(v) = s.get("finish_ps") {
+                        finish = finish.max(v.as_f64() as u64);
+                        if s.get("steps_done").is_none() {
+                            return Err(format!("{owner}: no steps_done statistic"));
+                        }
+                    }
+                }
+                let time_s = finish as f64 * 1e-12;
+                let algbw = size as f64 / time_s.max(1e-18) / 1e9;
+                Ok(vec![
+                    ("chips".into(), chips as f64),
+                    ("time_us".into(), time_s * 1e6),
+                    ("busbw_GBps".into(), algbw * busbw_factor),
+                ])
+            }
+            Kind::Ring { cycles } => {
+                let hops: u64 = stats.owners.values().filter_map(|s| s.get("hops")).map(|v| v.as_f64() as u64).sum();
+                Ok(vec![("cycles".into(), cycles as f64), ("hops".into(), hops as f64)])
+            }
+        }
+    }
+}
+
+/// `trnsim run --threads N NAME`: one benchmark result, with the partitions' timing table.
+pub fn run_named(
+    name: &str,
+    order: TickOrder,
+    threads: u32,
+    rule: &PartitionRule,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+) -> Result<(BenchResult, String), String> {
+    let sys = system(name, order)?;
+    let (run, wall_s) = sys.run_parallel(threads, rule, trace)?;
+    let mut headline = sys.headline(&run.report)?;
+    headline.push(("threads".into(), f64::from(threads)));
+    let sim_s = run.now.as_ps() as f64 * 1e-12;
+    let ticks = run.report.int("kernel", "ticks").unwrap_or(0) as f64;
+    let speed = Speed {
+        wall_s,
+        cpu_s: 0.0,
+        slowdown: if sim_s > 0.0 { wall_s / sim_s } else { 0.0 },
+        ticks_per_s: ticks / wall_s.max(1e-9),
+    };
+    let table = run.timing_table();
+    Ok((BenchResult { name: name.into(), headline, stats: run.report, speed }, table))
+}
+
+/// `trnsim bench parallel`: the serial run, then each thread count, best of `reps` wall times;
+/// checks that every parallel run's statistics equal the serial run's.
+pub fn bench(name: &str, threads: &[u32], rule: &PartitionRule, reps: u32) -> Result<String, String> {
+    let sys = system(name, TickOrder::Structural)?;
+    let mut best = f64::MAX;
+    let mut serial_stats = None;
+    for _ in 0..reps.max(1) {
+        let (st, w) = sys.run_serial(None)?;
+        best = best.min(w);
+        serial_stats = Some(st);
+    }
+    let serial_stats = serial_stats.expect("at least one run");
+    let serial_json = serde_json::to_string(&serial_stats).map_err(|e| e.to_string())?;
+    let mut out = format!(
+        "{name}\n{:>8}  {:>10}  {:>8}  {:>9}  {:>14}\n",
+        "threads", "wall_s", "speedup", "windows", "sync_us/window"
+    );
+    out.push_str(&format!("{:>8}  {:>10.3}  {:>8.2}  {:>9}  {:>14}\n", "serial", best, 1.0, "-", "-"));
+    for &t in threads {
+        let mut bw = f64::MAX;
+        let mut last = None;
+        for _ in 0..reps.max(1) {
+            let (run, w) = sys.run_parallel(t, rule, None)?;
+            let json = serde_json::to_string(&run.report).map_err(|e| e.to_string())?;
+            if json != serial_json {
+                return Err(format!("{name}: statistics with {t} threads differ from the serial run's"));
+            }
+            bw = bw.min(w);
+            last = Some(run);
+        }
+        let run = last.expect("at least one run");
+        let windows = run.partitions.first().map_or(0, |p| p.windows);
+        // The cheapest partition's waiting time per window bounds the pure sync cost.
+        let sync =
+            run.partitions.iter().map(|p| p.waiting.as_secs_f64() / windows.max(1) as f64).fold(f64::MAX, f64::min);
+        out.push_str(&format!("{:>8}  {:>10.3}  {:>8.2}  {:>9}  {:>14.2}\n", t, bw, best / bw, windows, sync * 1e6));
+        out.push_str(&run.timing_table());
+    }
+    Ok(out)
+}

@@ -1,0 +1,378 @@
+//! The block registry: every block `trnsim diff` knows, with how to build its model, its RTL
+//! and its stimulus, and how to compare them. Adding a block to the CLI is one entry in
+//! [`BLOCKS`] (copy one; `rtl!(Type)` names the generated `verilator_sys::models` type).
+//!
+//! ```
+//! use trnsim_rtl::registry::{self, DiffRequest};
+//! let e = registry::find("islip_n4_i1").unwrap();
+//! // Without feature `rtl` the model can be diffed against itself (the CLI's self-check).
+//! let r = e.diff_with(&DiffRequest::new(10_000, 1), || Ok((e.make_model)())).unwrap();
+//! assert_eq!(r.cycles, 10_000);
+//! ```
+
+use crate::block::{Block, VltError};
+use crate::diff::{diff, diff_transactions, DiffConfig, DiffError, DiffReport};
+use crate::model::{ArbMode, IslipArbiter, IslipStimulus, LinkFifo, SramBank, SramBankStimulus};
+use crate::scoreboard::{Order, ScoreboardConfig, TxnId, TxnStream};
+use crate::stimulus::{FuzzStimulus, LinkFifoStimulus, Stimulus};
+use crate::trace::{PortTrace, TraceError};
+use std::path::PathBuf;
+
+/// Builds a block's Verilated RTL as a [`Block`] (an error without feature `rtl`).
+pub type RtlCtor = fn() -> Result<Box<dyn Block>, VltError>;
+
+/// One block: a Rust model, its RTL, a seeded stimulus and the comparison rules.
+pub struct BlockEntry {
+    /// CLI name (the `verilator_sys` model name by convention).
+    pub name: &'static str,
+    /// One line for `trnsim diff --list`.
+    pub description: &'static str,
+    /// A fresh model (reset state).
+    pub make_model: fn() -> Box<dyn Block>,
+    /// A fresh RTL instance: `rtl!(GeneratedType)`.
+    pub make_rtl: RtlCtor,
+    /// The seeded random stimulus.
+    pub make_stimulus: fn(u64) -> Box<dyn Stimulus>,
+    /// The cycle-by-cycle comparison rules (don't-care ports) for a run of `cycles`.
+    pub diff_config: fn(u64) -> DiffConfig,
+    /// The transactions for scoreboard mode (`--scoreboard`), if the block has them.
+    pub scoreboard: Option<fn() -> ScoreboardConfig>,
+}
+
+impl std::fmt::Debug for BlockEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BlockEntry({})", self.name)
+    }
+}
+
+/// `rtl!(IslipArbiterN4I1)`: an [`RtlCtor`] for a generated model, or (without feature `rtl`)
+/// one that says how to build with it.
+#[macro_export]
+macro_rules! rtl {
+    ($t:ident) => {{
+        #[cfg(feature = "rtl")]
+        fn make() -> Result<Box<dyn $crate::block::Block>, $crate::block::VltError> {
+            Ok(Box::new($crate::rtl::Rtl::<$crate::verilator_sys::models::$t>::new()?))
+        }
+        #[cfg(not(feature = "rtl"))]
+        fn make() -> Result<Box<dyn $crate::block::Block>, $crate::block::VltError> {
+            Err($crate::registry::no_rtl())
+        }
+        make as $crate::registry::RtlCtor
+    }};
+}
+
+/// The error of an RTL constructor built without feature `rtl`.
+pub fn no_rtl() -> VltError {
+    VltError::Rtl(NO_RTL.into())
+}
+
+/// How to get the RTL (one line).
+pub const NO_RTL: &str = "built without RTL co-simulation: build with `make diff BLOCK=...` or `cargo run \
+                          --release -p trnsim-harness --features rtl -- diff ...` (needs Verilator 5: \
+                          `apt-get install -y verilator`)";
+
+/// Whether this build has the Verilated RTL.
+pub const HAS_RTL: bool = cfg!(feature = "rtl");
+
+fn islip_cfg(cycles: u64) -> DiffConfig {
+    DiffConfig::islip_arbiter(cycles)
+}
+
+fn islip_sb() -> ScoreboardConfig {
+    let s = TxnStream { name: "match", valid: "match_valid", ready: None, data: vec!["match_out"], id: TxnId::Lane };
+    ScoreboardConfig::new(vec![s], Order::ById, 0)
+}
+
+fn fifo_sb() -> ScoreboardConfig {
+    let out = TxnStream {
+        name: "pop",
+        valid: "out_valid",
+        ready: Some("out_ready"),
+        data: vec!["out_data"],
+        id: TxnId::None,
+    };
+    let credit = TxnStream { name: "credit", valid: "credit_ret", ready: None, data: vec![], id: TxnId::None };
+    ScoreboardConfig::new(vec![out, credit], Order::InOrder, 0)
+}
+
+fn sram_sb() -> ScoreboardConfig {
+    let read = TxnStream { name: "read", valid: "rvalid", ready: None, data: vec!["rdata"], id: TxnId::Lane };
+    let grant = TxnStream { name: "grant", valid: "grant", ready: None, data: vec![], id: TxnId::Lane };
+    ScoreboardConfig::new(vec![read, grant], Order::ById, 0)
+}
+
+/// Every block `trnsim diff` knows.
+pub static BLOCKS: &[BlockEntry] = &[
+    BlockEntry {
+        name: "link_fifo",
+        description: "credit-based link receive FIFO, 64 bits x 4 (rtl/blocks/link_fifo.sv)",
+        make_model: || Box::new(LinkFifo::new(64, 4)),
+        make_rtl: rtl!(LinkFifoW64D4),
+        make_stimulus: |seed| Box::new(LinkFifoStimulus::new(seed)),
+        diff_config: DiffConfig::link_fifo,
+        scoreboard: Some(fifo_sb),
+    },
+    BlockEntry {
+        name: "link_fifo_w100_d5",
+        description: "the link FIFO at 100 bits x 5 (wide ports, depth not a power of two)",
+        make_model: || Box::new(LinkFifo::new(100, 5)),
+        make_rtl: rtl!(LinkFifoW100D5),
+        make_stimulus: |seed| Box::new(LinkFifoStimulus::new(seed)),
+        diff_config: DiffConfig::link_fifo,
+        scoreboard: Some(fifo_sb),
+    },
+    BlockEntry {
+        name: "islip_n4_i1",
+        description: "switch crossbar arbiter, iSLIP, 4 ports, 1 iteration (rtl/blocks/islip_arbiter.sv)",
+        make_model: || Box::new(IslipArbiter::new(4, 1, ArbMode::Islip)),
+        make_rtl: rtl!(IslipArbiterN4I1),
+        make_stimulus: |seed| Box::new(IslipStimulus::new(4, seed)),
+        diff_config: islip_cfg,
+        scoreboard: Some(islip_sb),
+    },
+    BlockEntry {
+        name: "islip_n4_i3",
+        description: "switch crossbar arbiter, iSLIP, 4 ports, 3 iterations",
+        make_model: || Box::new(IslipArbiter::new(4, 3, ArbMode::Islip)),
+        make_rtl: rtl!(IslipArbiterN4I3),
+        make_stimulus: |seed| Box::new(IslipStimulus::new(4, seed)),
+        diff_config: islip_cfg,
+        scoreboard: Some(islip_sb),
+    },
+    BlockEntry {
+        name: "islip_n8_i1",
+        description: "switch crossbar arbiter, iSLIP, 8 ports, 1 iteration (the switch bench's)",
+        make_model: || Box::new(IslipArbiter::new(8, 1, ArbMode::Islip)),
+        make_rtl: rtl!(IslipArbiterN8I1),
+        make_stimulus: |seed| Box::new(IslipStimulus::new(8, seed)),
+        diff_config: islip_cfg,
+        scoreboard: Some(islip_sb),
+    },
+    BlockEntry {
+        name: "islip_n8_i3",
+        description: "switch crossbar arbiter, iSLIP, 8 ports, 3 iterations",
+        make_model: || Box::new(IslipArbiter::new(8, 3, ArbMode::Islip)),
+        make_rtl: rtl!(IslipArbiterN8I3),
+        make_stimulus: |seed| Box::new(IslipStimulus::new(8, seed)),
+        diff_config: islip_cfg,
+        scoreboard: Some(islip_sb),
+    },
+    BlockEntry {
+        name: "rrm_n5_i2",
+        description: "switch crossbar arbiter, round-robin matching (RRM), 5 ports, 2 iterations",
+        make_model: || Box::new(IslipArbiter::new(5, 2, ArbMode::Rrm)),
+        make_rtl: rtl!(RrmArbiterN5I2),
+        make_stimulus: |seed| Box::new(IslipStimulus::new(5, seed)),
+        diff_config: islip_cfg,
+        scoreboard: Some(islip_sb),
+    },
+    BlockEntry {
+        name: "rrm_n8_i3",
+        description: "switch crossbar arbiter, RRM, 8 ports, 3 iterations",
+        make_model: || Box::new(IslipArbiter::new(8, 3, ArbMode::Rrm)),
+        make_rtl: rtl!(RrmArbiterN8I3),
+        make_stimulus: |seed| Box::new(IslipStimulus::new(8, seed)),
+        diff_config: islip_cfg,
+        scoreboard: Some(islip_sb),
+    },
+    BlockEntry {
+        name: "sram_bank",
+        description:
+            "SBUF bank slice, 64 words x 32 bits, 2 read / 2 write ports, 4 requesters (rtl/blocks/sram_bank.sv)",
+        make_model: || Box::new(SramBank::new(64, 32, 2, 2, 4)),
+        make_rtl: rtl!(SramBankD64W32R2W2Q4),
+        make_stimulus: |seed| Box::new(SramBankStimulus::new(64, 32, 4, seed)),
+        diff_config: DiffConfig::sram_bank,
+        scoreboard: Some(sram_sb),
+    },
+    BlockEntry {
+        name: "sram_bank_d16_w8_r1w1_q3",
+        description: "SRAM bank, 16 words x 8 bits, 1 read / 1 write port, 3 requesters",
+        make_model: || Box::new(SramBank::new(16, 8, 1, 1, 3)),
+        make_rtl: rtl!(SramBankD16W8R1W1Q3),
+        make_stimulus: |seed| Box::new(SramBankStimulus::new(16, 8, 3, seed)),
+        diff_config: DiffConfig::sram_bank,
+        scoreboard: Some(sram_sb),
+    },
+    BlockEntry {
+        name: "systolic_tile",
+        description: "weight-stationary systolic tile, 8 x 8 PEs, BF16 x BF16 -> FP32, bit-exact with the functional \
+                      mode (rtl/blocks/systolic_tile.sv)",
+        make_model: || Box::new(crate::model::SystolicTile::new(8, 8)),
+        make_rtl: rtl!(SystolicTileR8C8),
+        make_stimulus: |seed| Box::new(crate::model::SystolicTileStimulus::new(8, 8, seed)),
+        diff_config: DiffConfig::systolic_tile,
+        scoreboard: None,
+    },
+    BlockEntry {
+        name: "systolic_tile_r3_c4",
+        description: "the systolic tile at 3 rows x 4 columns",
+        make_model: || Box::new(crate::model::SystolicTile::new(3, 4)),
+        make_rtl: rtl!(SystolicTileR3C4),
+        make_stimulus: |seed| Box::new(crate::model::SystolicTileStimulus::new(3, 4, seed)),
+        diff_config: DiffConfig::systolic_tile,
+        scoreboard: None,
+    },
+    BlockEntry {
+        name: "hbm_bank",
+        description: "HBM bank timing FSM, hbm3-6400 timing (rtl/blocks/hbm_bank.sv; rules of trnsim-mem's table)",
+        make_model: || Box::new(crate::model::HbmBank::new(&trnsim_mem::hbm::presets::HBM3_6400)),
+        make_rtl: rtl!(HbmBank6400),
+        make_stimulus: |seed| Box::new(crate::model::HbmBankStimulus::new(&trnsim_mem::hbm::presets::HBM3_6400, seed)),
+        diff_config: DiffConfig::hbm_bank,
+        scoreboard: None,
+    },
+    BlockEntry {
+        name: "hbm_bank_hbm2_2000",
+        description: "the HBM bank timing FSM with hbm2-2000 timing (no tPPD)",
+        make_model: || Box::new(crate::model::HbmBank::new(&trnsim_mem::hbm::presets::HBM2_2000)),
+        make_rtl: rtl!(HbmBank2000),
+        make_stimulus: |seed| Box::new(crate::model::HbmBankStimulus::new(&trnsim_mem::hbm::presets::HBM2_2000, seed)),
+        diff_config: DiffConfig::hbm_bank,
+        scoreboard: None,
+    },
+];
+
+/// The block called `name`.
+pub fn find(name: &str) -> Option<&'static BlockEntry> {
+    BLOCKS.iter().find(|b| b.name == name)
+}
+
+/// All names, comma-separated (for error messages).
+pub fn names() -> String {
+    BLOCKS.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
+}
+
+/// Where a diff's inputs come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StimulusKind {
+    /// The block's seeded random stimulus.
+    Random,
+    /// Bytes (a fuzzer's corpus file) decoded by [`FuzzStimulus`].
+    Fuzz(Vec<u8>),
+    /// A recorded port trace.
+    Trace(PortTrace),
+}
+
+/// One diff run's parameters (what the CLI's options set).
+#[derive(Clone, Debug)]
+pub struct DiffRequest {
+    /// Cycles to run at most (a fuzz or trace stimulus may end sooner).
+    pub cycles: u64,
+    /// Seed of the random stimulus.
+    pub seed: u64,
+    /// The inputs.
+    pub stimulus: StimulusKind,
+    /// Scoreboard mode when set (else every port every cycle).
+    pub scoreboard: Option<ScoreboardConfig>,
+    /// Write both sides' VCDs around a divergence here.
+    pub vcd_dir: Option<PathBuf>,
+    /// Cycles of history (and matched transactions) in a divergence report.
+    pub history: usize,
+}
+
+impl DiffRequest {
+    /// `cycles` of the seeded random stimulus, cycle-by-cycle, 8 cycles of history, no VCDs.
+    pub fn new(cycles: u64, seed: u64) -> DiffRequest {
+        DiffRequest { cycles, seed, stimulus: StimulusKind::Random, scoreboard: None, vcd_dir: None, history: 8 }
+    }
+}
+
+impl BlockEntry {
+    /// A stimulus constructor for `kind` (checked against the block's ports first).
+    pub fn stimulus(
+        &self,
+        kind: &StimulusKind,
+        seed: u64,
+    ) -> Result<Box<dyn Fn() -> Box<dyn Stimulus> + '_>, TraceError> {
+        let ports = (self.make_model)().ports().to_vec();
+        Ok(match kind {
+            StimulusKind::Random => Box::new(move || (self.make_stimulus)(seed)),
+            StimulusKind::Fuzz(bytes) => {
+                let f = FuzzStimulus::from_bytes(&ports, bytes);
+                let v = f.vectors().to_vec();
+                Box::new(move || Box::new(crate::stimulus::Replay(v.clone())))
+            }
+            StimulusKind::Trace(t) => {
+                let s = t.stimulus_for(&ports)?;
+                Box::new(move || Box::new(s.clone()))
+            }
+        })
+    }
+
+    /// The diff configuration for `req`.
+    pub fn config(&self, req: &DiffRequest) -> DiffConfig {
+        let mut cfg = (self.diff_config)(req.cycles);
+        cfg.history = req.history;
+        cfg.vcd_dir = req.vcd_dir.clone();
+        cfg.name = self.name.into();
+        cfg
+    }
+
+    /// Model against RTL.
+    pub fn diff(&self, req: &DiffRequest) -> Result<DiffReport, DiffError> {
+        self.diff_with(req, self.make_rtl)
+    }
+
+    /// Model against `dut` (the RTL, or another model in tests and self-checks). A stimulus
+    /// that does not fit the block is a [`DiffError::Ports`].
+    pub fn diff_with(
+        &self,
+        req: &DiffRequest,
+        dut: impl FnMut() -> Result<Box<dyn Block>, VltError>,
+    ) -> Result<DiffReport, DiffError> {
+        let stim = self.stimulus(&req.stimulus, req.seed).map_err(|e| DiffError::Ports(e.to_string()))?;
+        let cfg = self.config(req);
+        match &req.scoreboard {
+            Some(sb) => diff_transactions(self.make_model, dut, stim, &cfg, sb),
+            None => diff(self.make_model, dut, stim, &cfg),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_block_has_a_unique_name_and_its_model_diffs_clean_against_itself() {
+        for (k, e) in BLOCKS.iter().enumerate() {
+            assert!(BLOCKS[..k].iter().all(|o| o.name != e.name), "{} twice", e.name);
+            let r = e.diff_with(&DiffRequest::new(3_000, 5), || Ok((e.make_model)())).unwrap();
+            assert_eq!(r.cycles, 3_000);
+            if let Some(sb) = e.scoreboard {
+                let req = DiffRequest { scoreboard: Some(sb()), ..DiffRequest::new(3_000, 5) };
+                let r = e.diff_with(&req, || Ok((e.make_model)())).unwrap_or_else(|err| panic!("{}: {err}", e.name));
+                assert!(r.transactions.unwrap().matched > 100, "{}: too few transactions", e.name);
+            }
+        }
+        assert!(find("islip_n8_i1").is_some() && find("nope").is_none());
+        assert!(names().starts_with("link_fifo, "));
+    }
+
+    #[test]
+    fn fuzz_stimulus_ends_the_run_at_its_length() {
+        let e = find("sram_bank").unwrap();
+        let bytes: Vec<u8> = (0..4000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        let req = DiffRequest { stimulus: StimulusKind::Fuzz(bytes), ..DiffRequest::new(1_000_000, 0) };
+        let r = e.diff_with(&req, || Ok((e.make_model)())).unwrap();
+        assert!(r.cycles > 100 && r.cycles < 4000 * 8, "{} cycles", r.cycles);
+    }
+
+    #[test]
+    fn a_trace_for_other_ports_is_a_port_error() {
+        let t = PortTrace::parse("x.trace", "trnsim-port-trace 1\nports rst:1 req:16\n1 0\n").unwrap();
+        let req = DiffRequest { stimulus: StimulusKind::Trace(t), ..DiffRequest::new(10, 0) };
+        let e = find("islip_n8_i1").unwrap();
+        let err = e.diff_with(&req, || Ok((e.make_model)())).unwrap_err();
+        assert_eq!(err.to_string(), "port mismatch: x.trace:2: req: 16 bits in the trace, 64 on the block");
+    }
+
+    #[cfg(not(feature = "rtl"))]
+    #[test]
+    fn without_rtl_the_rtl_constructor_says_how_to_build_it() {
+        let err = (find("link_fifo").unwrap().make_rtl)().err().unwrap();
+        assert!(err.to_string().contains("apt-get install -y verilator"));
+    }
+}
