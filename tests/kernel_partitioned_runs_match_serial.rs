@@ -4,7 +4,8 @@
 
 use crate::kernel_random_graphs_are_order_independent::{builder, SharedBuf};
 use trnsim_kernel::{
-    run_threads, Dur, ParallelConfig, ParallelError, PartitionError, PartitionRule, RunError, TickOrder, TraceOptions,
+    run_threads, run_transport, Dur, LoopbackTransport, ParallelConfig, ParallelError, PartitionError, PartitionRule,
+    RunError, TickOrder, TraceOptions,
 };
 use trnsim_traces::PerfettoWriter;
 
@@ -90,4 +91,70 @@ fn link_tracing_is_refused_in_partitioned_runs() {
     let err =
         run_threads(|| Ok(builder(3, TickOrder::Structural).0), &cfg, LIMIT, Some((sink, opts)), |_| ()).unwrap_err();
     assert!(err.to_string().contains("link tracing"), "{err}");
+}
+
+/// The process backend's byte path (what MPI ranks exchange), run over a loopback transport
+/// between threads: each "rank" plans, builds and runs its partition and encodes its
+/// messages, credits, trace records and final statistics.
+fn over_bytes(seed: u64, ranks: u32) -> Option<(String, String, Vec<u8>)> {
+    let buf = SharedBuf::default();
+    let results = std::thread::scope(|s| {
+        let mut eps = LoopbackTransport::group(ranks);
+        let rank0 = eps.remove(0);
+        let handles: Vec<_> = eps
+            .into_iter()
+            .map(|mut t| {
+                s.spawn(move || {
+                    run_transport(
+                        || Ok(builder(seed, TickOrder::Structural).0),
+                        &PartitionRule::ByName { depth: 2 },
+                        None,
+                        &mut t,
+                        LIMIT,
+                        Some(&TraceOptions::default()),
+                        None,
+                    )
+                    .map(|r| r.is_none())
+                })
+            })
+            .collect();
+        let mut t0 = rank0;
+        let sink = Box::new(PerfettoWriter::new(buf.clone(), "perfetto"));
+        let r0 = run_transport(
+            || Ok(builder(seed, TickOrder::Structural).0),
+            &PartitionRule::ByName { depth: 2 },
+            None,
+            &mut t0,
+            LIMIT,
+            Some(&TraceOptions::default()),
+            Some(sink),
+        );
+        let others: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        (r0, others)
+    });
+    let (r0, others) = results;
+    let run = match r0 {
+        Err(ParallelError::Partition(PartitionError::TooFewGroups { .. })) => return None,
+        other => other.unwrap().expect("rank 0 gets the merged run"),
+    };
+    for o in others {
+        assert!(o.unwrap(), "other ranks get None");
+    }
+    Some((kind(&run.outcome), serde_json::to_string(&run.report).unwrap(), buf.take()))
+}
+
+#[test]
+fn random_graphs_over_the_process_byte_path_match_the_serial_run() {
+    let mut compared = 0;
+    for seed in 1..=12u64 {
+        let (k, json, trace) = serial(seed);
+        for ranks in [2, 3] {
+            let Some((pk, pjson, ptrace)) = over_bytes(seed, ranks) else { continue };
+            assert_eq!(k, pk, "seed {seed}, {ranks} ranks: outcome");
+            assert_eq!(json, pjson, "seed {seed}, {ranks} ranks: statistics differ");
+            assert!(trace == ptrace, "seed {seed}, {ranks} ranks: trace bytes differ");
+            compared += 1;
+        }
+    }
+    assert!(compared >= 20, "only {compared} runs compared");
 }

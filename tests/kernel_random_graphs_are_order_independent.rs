@@ -21,6 +21,18 @@ impl Payload for Msg {
     fn trace_bits(&self) -> u64 {
         self.id
     }
+    fn encode(&self, out: &mut Vec<u8>) -> bool {
+        out.extend_from_slice(&self.id.to_le_bytes());
+        out.push(self.hops_left);
+        true
+    }
+    fn decode(b: &[u8]) -> Option<Self> {
+        let (id, h) = b.split_at_checked(8)?;
+        match h {
+            [hops_left] => Some(Msg { id: u64::from_le_bytes(id.try_into().ok()?), hops_left: *hops_left }),
+            _ => None,
+        }
+    }
 }
 
 /// Receives, queues and forwards messages; creates new ones while its budget lasts; consumes

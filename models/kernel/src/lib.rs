@@ -103,7 +103,10 @@ pub use component::{Activity, Component, ComponentId};
 pub use ctx::{Ctx, Tracer};
 pub use error::{BlockedComponent, BuildError, DeadlockReport, RunError};
 pub use link::{Bandwidth, Blocked, InPort, LinkId, LinkSpec, OutPort, Payload};
-pub use parallel::{run_threads, ParallelConfig, ParallelError, ParallelRun, PartitionTiming};
+pub use parallel::{
+    run_threads, run_transport, LoopbackTransport, ParallelConfig, ParallelError, ParallelRun, PartitionTiming,
+    Transport,
+};
 pub use partition::{PartitionError, PartitionPlan, PartitionRule};
 pub use rng::SimRng;
 pub use sim::{KernelCounters, LinkInfo, LinkSelection, SimOptions, Simulation, Stop, TickOrder, TraceOptions};

@@ -40,6 +40,18 @@ pub trait Payload: Send + 'static {
     fn trace_bits(&self) -> u64 {
         0
     }
+    /// Appends the message's bytes for a link cut between processes (MPI runs) and returns
+    /// true; the default returns false: the type cannot cross processes (a clear error then).
+    fn encode(&self, _out: &mut Vec<u8>) -> bool {
+        false
+    }
+    /// Rebuilds a message from exactly the bytes [`Payload::encode`] wrote, or `None`.
+    fn decode(_bytes: &[u8]) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
 }
 
 macro_rules! int_payload {
@@ -47,6 +59,13 @@ macro_rules! int_payload {
         impl Payload for $t {
             fn size_bytes(&self) -> u32 { std::mem::size_of::<$t>() as u32 }
             fn trace_bits(&self) -> u64 { *self as u64 }
+            fn encode(&self, out: &mut Vec<u8>) -> bool {
+                out.extend_from_slice(&self.to_le_bytes());
+                true
+            }
+            fn decode(b: &[u8]) -> Option<Self> {
+                Some(<$t>::from_le_bytes(b.try_into().ok()?))
+            }
         }
     )*};
 }
@@ -56,6 +75,12 @@ impl Payload for () {
     fn size_bytes(&self) -> u32 {
         0
     }
+    fn encode(&self, _out: &mut Vec<u8>) -> bool {
+        true
+    }
+    fn decode(b: &[u8]) -> Option<Self> {
+        b.is_empty().then_some(())
+    }
 }
 
 impl Payload for bool {
@@ -64,6 +89,17 @@ impl Payload for bool {
     }
     fn trace_bits(&self) -> u64 {
         u64::from(*self)
+    }
+    fn encode(&self, out: &mut Vec<u8>) -> bool {
+        out.push(u8::from(*self));
+        true
+    }
+    fn decode(b: &[u8]) -> Option<Self> {
+        match b {
+            [0] => Some(false),
+            [1] => Some(true),
+            _ => None,
+        }
     }
 }
 
@@ -378,6 +414,15 @@ pub(crate) trait ErasedArena {
     fn import(&mut self, batch: &mut (dyn Any + Send), arrive: &mut dyn FnMut(ComponentId, Time)) -> u64;
     /// Closes the window's occupancy accounting of the cut links received here.
     fn settle(&mut self);
+    /// [`ErasedArena::export`] as bytes (for another process): appends
+    /// `count, (slot, sent, arrival, len, bytes)*`. Errors if the payload cannot be encoded.
+    fn export_bytes(&mut self, dst: u32, out: &mut Vec<u8>) -> Result<(Time, u64), String>;
+    /// [`ErasedArena::import`] from bytes written by `export_bytes`.
+    fn import_bytes(
+        &mut self,
+        r: &mut crate::parallel::wire::Reader<'_>,
+        arrive: &mut dyn FnMut(ComponentId, Time),
+    ) -> Result<u64, String>;
 }
 
 impl<T: Payload> ErasedArena for Arena<T> {
@@ -435,6 +480,61 @@ impl<T: Payload> ErasedArena for Arena<T> {
             arrive(link.timing.dst, arrival);
         }
         n
+    }
+    fn export_bytes(&mut self, dst: u32, out: &mut Vec<u8>) -> Result<(Time, u64), String> {
+        use crate::parallel::wire::{put_u32, put_u64};
+        let (mut first, mut n) = (Time::NEVER, 0u64);
+        let count_at = out.len();
+        put_u32(out, 0);
+        for &slot in &self.cut_out {
+            let link = &mut self.links[slot as usize];
+            if link.timing.cut != (Cut::Out { part: dst }) {
+                continue;
+            }
+            for (sent, arrival, msg) in link.out.drain(..) {
+                first = first.min(arrival);
+                n += 1;
+                put_u32(out, slot);
+                put_u64(out, sent.as_ps());
+                put_u64(out, arrival.as_ps());
+                let len_at = out.len();
+                put_u32(out, 0);
+                if !msg.encode(out) {
+                    return Err(format!(
+                        "payload type {} cannot cross processes (implement Payload::encode and decode)",
+                        std::any::type_name::<T>()
+                    ));
+                }
+                let len = (out.len() - len_at - 4) as u32;
+                out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
+            }
+        }
+        let c = u32::try_from(n).map_err(|_| "more than 2^32 messages in one window".to_string())?;
+        out[count_at..count_at + 4].copy_from_slice(&c.to_le_bytes());
+        Ok((first, n))
+    }
+    fn import_bytes(
+        &mut self,
+        r: &mut crate::parallel::wire::Reader<'_>,
+        arrive: &mut dyn FnMut(ComponentId, Time),
+    ) -> Result<u64, String> {
+        let n = r.u32()?;
+        for _ in 0..n {
+            let slot = r.u32()?;
+            let sent = Time::from_ps(r.u64()?);
+            let arrival = Time::from_ps(r.u64()?);
+            let bytes = r.bytes_u32()?;
+            let msg =
+                T::decode(bytes).ok_or_else(|| format!("a {} message does not decode", std::any::type_name::<T>()))?;
+            let link = self.links.get_mut(slot as usize).ok_or_else(|| format!("link slot {slot} out of range"))?;
+            if !matches!(link.timing.cut, Cut::In { .. }) {
+                return Err(format!("link slot {slot} is not received here"));
+            }
+            link.buf.push_back((arrival, msg));
+            link.sent_log.push(sent);
+            arrive(link.timing.dst, arrival);
+        }
+        Ok(u64::from(n))
     }
     fn settle(&mut self) {
         for &slot in &self.cut_in {

@@ -19,11 +19,11 @@ const SUB: u64 = 1 << SUB_BITS;
 /// count, sum, min and max. Recording never allocates once the largest bucket has been seen.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Histogram {
-    buckets: Vec<u64>,
-    count: u64,
-    sum: u128,
-    min: u64,
-    max: u64,
+    pub(crate) buckets: Vec<u64>,
+    pub(crate) count: u64,
+    pub(crate) sum: u128,
+    pub(crate) min: u64,
+    pub(crate) max: u64,
 }
 
 fn bucket_of(v: u64) -> usize {
@@ -129,10 +129,10 @@ impl Histogram {
 /// A time-weighted average of a level (e.g. buffer occupancy), updated at each change.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TimeWeighted {
-    level: u64,
-    since: Time,
-    area: u128,
-    max: u64,
+    pub(crate) level: u64,
+    pub(crate) since: Time,
+    pub(crate) area: u128,
+    pub(crate) max: u64,
 }
 
 impl TimeWeighted {

@@ -32,4 +32,32 @@ impl Payload for Packet {
     fn trace_bits(&self) -> u64 {
         u64::from(self.msg)
     }
+    /// Five little-endian u32s (for runs partitioned across processes).
+    fn encode(&self, out: &mut Vec<u8>) -> bool {
+        for v in [self.msg, self.rx_slot, self.dst, self.tag, self.bytes] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        true
+    }
+    fn decode(b: &[u8]) -> Option<Self> {
+        if b.len() != 20 {
+            return None;
+        }
+        let w = |i: usize| u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
+        Some(Packet { msg: w(0), rx_slot: w(1), dst: w(2), tag: w(3), bytes: w(4) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packets_round_trip_through_bytes() {
+        let p = Packet { msg: 1, rx_slot: 2, dst: 3, tag: 4, bytes: 4096 };
+        let mut b = Vec::new();
+        assert!(p.encode(&mut b));
+        assert_eq!(Packet::decode(&b), Some(p));
+        assert_eq!(Packet::decode(&b[..19]), None);
+    }
 }

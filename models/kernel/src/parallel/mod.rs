@@ -32,6 +32,9 @@
 
 mod barrier;
 mod part;
+mod process;
+mod threads;
+pub(crate) mod wire;
 
 use crate::builder::SimBuilder;
 use crate::error::{BuildError, DeadlockReport, RunError};
@@ -41,16 +44,15 @@ use crate::sim::{write_kernel_stats, write_link_stats, LinkSelection, Simulation
 use crate::stats::StatsReport;
 use crate::time::{Dur, Time};
 use crate::trace::{TraceRecord, TraceSink};
-use crate::trace_state::{Captured, TraceState};
-use barrier::{Reduce, SpinBarrier};
-use part::{Mail, PartReport};
+use crate::trace_state::TraceState;
+use part::PartReport;
+pub use process::{run_transport, LoopbackTransport, Transport};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
+pub use threads::run_threads;
 
 /// What a partition reports when it stopped because another one failed.
-const OTHER_FAILED: &str = "another partition failed";
+pub(crate) const OTHER_FAILED: &str = "another partition failed";
 
 /// How to run in parallel.
 #[derive(Clone, Debug)]
@@ -195,151 +197,80 @@ pub(crate) struct Summary {
     pub abort: bool,
 }
 
-/// Everything the threads share.
-struct Shared {
-    parts: u32,
-    barrier: SpinBarrier,
-    reduce: [Reduce; 3],
-    /// [parity][src][dst].
-    mail: [Vec<Mutex<Mail>>; 2],
-    /// [parity][partition]: trace records of the window.
-    capture: [Vec<Mutex<Captured>>; 2],
-    poisoned: AtomicBool,
+/// What one partition brings back.
+pub(crate) struct Outcome<R> {
+    pub stop: Result<Stop, DeadlockReport>,
+    pub now: Time,
+    pub report: PartReport,
+    pub timing: PartitionTiming,
+    pub trace_records: u64,
+    pub inspected: R,
 }
 
-impl Shared {
-    fn mail(&self, parity: usize, src: u32, dst: u32) -> &Mutex<Mail> {
-        &self.mail[parity][(src * self.parts + dst) as usize]
-    }
+/// How partitions meet at a window's end (threads: typed mailboxes and a spin barrier;
+/// processes: bytes through a [`Transport`]).
+pub(crate) trait Exchanger {
+    /// Moves the window's cut-link traffic out of `sim` and returns (earliest arrival or
+    /// credit time among it, messages moved).
+    fn export(&mut self, sim: &mut Simulation, k: u64) -> Result<(Time, u64), ParallelError>;
+    /// Publishes `local`, waits for every partition, takes in the traffic addressed here, and
+    /// on the trace writer (`merger`) writes the window's records of every partition merged
+    /// by (time, component). Returns the global summary.
+    fn sync(
+        &mut self,
+        sim: &mut Simulation,
+        k: u64,
+        local: &Summary,
+        merger: Option<&mut TraceState>,
+    ) -> Result<Summary, ParallelError>;
 }
 
-/// Builds the system with `build` (called once to plan, then once per thread), splits it
-/// under `cfg` and runs it for at most `limit` of simulated time or until idle, on
-/// `cfg.threads` threads (partition 0 on the calling thread, which also writes the trace).
-/// `inspect` is called on each partition's simulation after the run (e.g. to check a
-/// component's state); its results come back by partition.
-pub fn run_threads<B, I, R>(
-    build: B,
-    cfg: &ParallelConfig,
-    limit: Dur,
-    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
-    inspect: I,
-) -> Result<(ParallelRun, Vec<R>), ParallelError>
+/// Builds partition `me` of `plan` in this thread or process and attaches the capturing trace
+/// state (all partitions) and the merging writer (`sink`, on the writer only).
+pub(crate) fn build_part<B>(
+    build: &B,
+    plan: &PartitionPlan,
+    me: u32,
+    tracing: bool,
+    sink: Option<Box<dyn TraceSink>>,
+) -> Result<(Simulation, Option<TraceState>), ParallelError>
 where
-    B: Fn() -> Result<SimBuilder, String> + Sync,
-    I: Fn(&Simulation) -> R + Sync,
-    R: Send,
+    B: Fn() -> Result<SimBuilder, String> + ?Sized,
 {
-    let plan = build().map_err(ParallelError::Build)?.plan(&cfg.rule, cfg.threads, cfg.min_lookahead)?;
-    if let Some((_, o)) = &trace {
+    let mut sim = build().map_err(ParallelError::Build)?.build_partition(plan, me)?;
+    if tracing {
+        sim.core.comp_tracks = sim.comp_tracks.clone();
+        sim.core.trace = Some(Box::new(TraceState::capturing(sim.links.len())));
+    }
+    let merger = sink.map(|s| TraceState::new(s, &sim.decls, Vec::new()));
+    Ok((sim, merger))
+}
+
+/// Refuses trace options a partitioned run cannot honour.
+pub(crate) fn check_trace(opts: Option<&TraceOptions>) -> Result<(), ParallelError> {
+    if let Some(o) = opts {
         if o.link_occupancy || o.signal_links != LinkSelection::None {
             return Err(ParallelError::Unsupported(
                 "link tracing (occupancy counters, VCD signals) is not available in partitioned runs; run serially for link waveforms".into(),
             ));
         }
     }
-    let parts = plan.parts;
-    let n2 = (parts * parts) as usize;
-    let shared = Shared {
-        parts,
-        barrier: SpinBarrier::new(parts),
-        reduce: [Reduce::new(), Reduce::new(), Reduce::new()],
-        mail: [(0..n2).map(|_| Mutex::default()).collect(), (0..n2).map(|_| Mutex::default()).collect()],
-        capture: [(0..parts).map(|_| Mutex::default()).collect(), (0..parts).map(|_| Mutex::default()).collect()],
-        poisoned: AtomicBool::new(false),
-    };
-    let tracing = trace.is_some();
-    let mut merger = trace.map(|(sink, _)| sink);
-    let end_limit = limit;
-    let results: Vec<Result<Outcome<R>, ParallelError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (1..parts)
-            .map(|p| {
-                let (shared, plan, build, inspect) = (&shared, &plan, &build, &inspect);
-                s.spawn(move || {
-                    guarded(shared, p, || partition_main(build, plan, p, shared, end_limit, tracing, None, inspect))
-                })
-            })
-            .collect();
-        let mut out = vec![guarded(&shared, 0, || {
-            partition_main(&build, &plan, 0, &shared, end_limit, tracing, merger.take(), &inspect)
-        })];
-        for (i, h) in handles.into_iter().enumerate() {
-            out.push(h.join().unwrap_or_else(|_| {
-                Err(ParallelError::Panicked { partition: i as u32 + 1, message: "thread ended abnormally".into() })
-            }));
-        }
-        out
-    });
-    merge(plan, results)
+    Ok(())
 }
 
-/// Runs `f`, turning a panic into an error and releasing the other threads.
-fn guarded<R>(
-    shared: &Shared,
-    p: u32,
-    f: impl FnOnce() -> Result<Outcome<R>, ParallelError>,
-) -> Result<Outcome<R>, ParallelError> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(r) => {
-            if r.is_err() {
-                shared.poisoned.store(true, Ordering::Release);
-            }
-            r
-        }
-        Err(e) => {
-            shared.poisoned.store(true, Ordering::Release);
-            let message = e
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| e.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "panic".into());
-            Err(ParallelError::Panicked { partition: p, message })
-        }
-    }
-}
-
-/// What one partition brings back.
-struct Outcome<R> {
-    stop: Result<Stop, DeadlockReport>,
-    now: Time,
-    report: PartReport,
-    timing: PartitionTiming,
-    trace_records: u64,
-    inspected: R,
-}
-
-#[allow(clippy::too_many_arguments)]
-fn partition_main<B, I, R>(
-    build: &B,
+/// Runs a built partition to the end and collects what it brings back.
+pub(crate) fn run_part<R>(
+    mut sim: Simulation,
+    mut merger: Option<TraceState>,
+    x: &mut dyn Exchanger,
     plan: &PartitionPlan,
     me: u32,
-    shared: &Shared,
     limit: Dur,
-    tracing: bool,
-    sink: Option<Box<dyn TraceSink>>,
-    inspect: &I,
-) -> Result<Outcome<R>, ParallelError>
-where
-    B: Fn() -> Result<SimBuilder, String>,
-    I: Fn(&Simulation) -> R,
-{
-    let built = build().map_err(ParallelError::Build).and_then(|b| Ok(b.build_partition(plan, me)?));
-    let mut sim = match built {
-        Ok(s) => s,
-        Err(e) => {
-            // Still take part in the first window so the others learn of the abort.
-            shared.poisoned.store(true, Ordering::Release);
-            return Err(e);
-        }
-    };
-    if tracing {
-        sim.core.comp_tracks = sim.comp_tracks.clone();
-        sim.core.trace = Some(Box::new(TraceState::capturing(sim.links.len())));
-    }
-    let mut merger = sink.map(|s| TraceState::new(s, &sim.decls, Vec::new()));
+    inspect: &dyn Fn(&Simulation) -> R,
+) -> Result<Outcome<R>, ParallelError> {
     let mut timing = PartitionTiming { components: plan.sizes[me as usize], ..PartitionTiming::default() };
     let end = sim.now() + limit;
-    let stop = window_loop(&mut sim, shared, me, end, plan.lookahead, &mut merger, &mut timing)?;
+    let stop = window_loop(&mut sim, x, end, plan.lookahead, &mut merger, &mut timing)?;
     let now = sim.now();
     let mut trace_records = 0;
     if let Some(mut m) = merger {
@@ -352,69 +283,33 @@ where
     Ok(Outcome { stop, now, report, timing, trace_records, inspected })
 }
 
-/// The window loop of one partition: exchange, decide, run a window, repeat.
+/// The window loop of one partition: exchange, decide, run a window, repeat. Every partition
+/// takes the same decisions, from the same global summary.
 fn window_loop(
     sim: &mut Simulation,
-    shared: &Shared,
-    me: u32,
+    x: &mut dyn Exchanger,
     end: Time,
     lookahead: Dur,
     merger: &mut Option<TraceState>,
     timing: &mut PartitionTiming,
 ) -> Result<Result<Stop, DeadlockReport>, ParallelError> {
-    let parts = shared.parts;
     let mut k: u64 = 0;
-    let mut touched = Vec::new();
-    let mut capture = Vec::new();
-    // The last step that made progress anywhere (as of the last exchange), and whether the
-    // next window is a single step (no progress, no work: walk like the serial run does).
+    // The last step that made progress anywhere, as of the last exchange.
     let mut progress_at = Time::ZERO;
     let mut last_step = Time::ZERO;
     let window = sim.opts.deadlock_window;
     loop {
         let t0 = Instant::now();
-        let parity = (k % 2) as usize;
-        // Hand out this window's traffic and summarise.
-        let (mut bound, mut in_transit) = (Time::NEVER, 0);
-        for dst in (0..parts).filter(|&d| d != me) {
-            let mut m = shared.mail(parity, me, dst).lock().expect("mailbox");
-            let (t, n) = sim.export_to(dst, &mut m);
-            bound = bound.min(t);
-            in_transit += n;
-        }
+        let (bound, in_transit) = x.export(sim, k)?;
         let mut local = sim.summary(bound, in_transit, progress_at + window, last_step);
         local.abort = sim.core.trace.as_ref().is_some_and(|t| t.error.is_some())
             || merger.as_ref().is_some_and(|m| m.error.is_some());
-        if merger.is_none() && sim.core.trace.is_some() {
-            sim.take_capture(&mut capture);
-            std::mem::swap(&mut *shared.capture[parity][me as usize].lock().expect("capture"), &mut capture);
-            capture.clear();
-        }
-        let red = &shared.reduce[(k % 3) as usize];
-        red.publish(&local);
         let t1 = Instant::now();
-        if !shared.barrier.wait(&shared.poisoned) {
-            return Err(ParallelError::Unsupported(OTHER_FAILED.into()));
-        }
-        let t2 = Instant::now();
-        let g = red.read();
-        if me == 0 {
-            shared.reduce[((k + 2) % 3) as usize].reset();
-        }
-        // Take in what the others sent here.
-        for src in (0..parts).filter(|&s| s != me) {
-            let mut m = shared.mail(parity, src, me).lock().expect("mailbox");
-            sim.import_from(&mut m, &mut touched);
-        }
-        sim.finish_import(&mut touched);
-        if let Some(m) = merger.as_mut() {
-            sim.take_capture(&mut capture);
-            merge_trace(m, shared, parity, me, &mut capture);
-        }
+        let g = x.sync(sim, k, &local, merger.as_mut())?;
         k += 1;
         timing.windows = k;
-        timing.busy += (t1 - t0) + t2.elapsed();
-        timing.waiting += t2 - t1;
+        timing.busy += t1 - t0;
+        timing.waiting += t1.elapsed();
         if g.abort {
             let own = sim.trace_failed().or_else(|| merger.as_mut().and_then(|m| m.error.take()).map(RunError::Trace));
             return Err(match own {
@@ -422,7 +317,6 @@ fn window_loop(
                 None => ParallelError::Unsupported(OTHER_FAILED.into()),
             });
         }
-        // Decide, the same way in every partition (from the same global summary).
         if g.next.is_never() {
             // Where a serial run stands when nothing is left: at its last step.
             sim.core.now = g.last_step;
@@ -457,15 +351,9 @@ fn window_loop(
     }
 }
 
-/// Partition 0 merges every partition's captured records of the window by (time, component),
+/// Merges captured records of several partitions (each sorted by (time, component)) into
 /// the order a serial run emits them in, and writes them.
-fn merge_trace(m: &mut TraceState, shared: &Shared, parity: usize, me: u32, own: &mut Captured) {
-    let mut guards: Vec<_> = (0..shared.parts)
-        .filter(|&p| p != me)
-        .map(|p| shared.capture[parity][p as usize].lock().expect("capture"))
-        .collect();
-    let mut lists: Vec<&[(Time, u32, TraceRecord)]> = guards.iter().map(|g| g.as_slice()).collect();
-    lists.push(own.as_slice());
+pub(crate) fn merge_records(m: &mut TraceState, lists: &[&[(Time, u32, TraceRecord)]]) {
     let mut idx = vec![0usize; lists.len()];
     let total: usize = lists.iter().map(|l| l.len()).sum();
     let merged = (0..total).map(|_| {
@@ -481,14 +369,10 @@ fn merge_trace(m: &mut TraceState, shared: &Shared, parity: usize, me: u32, own:
         r
     });
     m.emit_merged(merged);
-    for g in guards.iter_mut() {
-        g.clear();
-    }
-    own.clear();
 }
 
 /// Merges the partitions' outcomes into one run (or the first error).
-fn merge<R>(
+pub(crate) fn merge<R>(
     plan: PartitionPlan,
     results: Vec<Result<Outcome<R>, ParallelError>>,
 ) -> Result<(ParallelRun, Vec<R>), ParallelError> {

@@ -69,6 +69,62 @@ impl Simulation {
         (first, msgs)
     }
 
+    /// [`Simulation::export_to`] as bytes for a partition in another process: per arena with
+    /// traffic `arena, messages...`, then `u32::MAX`, then the credits.
+    pub(crate) fn export_bytes_to(&mut self, dst: u32, out: &mut Vec<u8>) -> Result<(Time, u64), String> {
+        use super::wire::{put_u32, put_u64};
+        let (mut first, mut msgs) = (Time::NEVER, 0);
+        for (a, arena) in self.core.links.arenas.iter_mut().enumerate() {
+            let at = out.len();
+            put_u32(out, a as u32);
+            let (t, n) = arena.export_bytes(dst, out)?;
+            if n == 0 {
+                out.truncate(at);
+            }
+            first = first.min(t);
+            msgs += n;
+        }
+        put_u32(out, u32::MAX);
+        let credits = &mut self.core.credits_out[dst as usize];
+        put_u32(out, credits.len() as u32);
+        for (link, t) in credits.drain(..) {
+            first = first.min(t);
+            put_u32(out, link);
+            put_u64(out, t.as_ps());
+        }
+        Ok((first, msgs))
+    }
+
+    /// [`Simulation::import_from`] from bytes written by [`Simulation::export_bytes_to`];
+    /// leaves the reader after them.
+    pub(crate) fn import_bytes_from(
+        &mut self,
+        r: &mut super::wire::Reader<'_>,
+        touched: &mut Vec<u32>,
+    ) -> Result<(), String> {
+        let now = self.core.now;
+        let core = &mut self.core;
+        core.sched.floor = now;
+        loop {
+            let a = r.u32()?;
+            if a == u32::MAX {
+                break;
+            }
+            let arena = core.links.arenas.get_mut(a as usize).ok_or_else(|| format!("arena {a} out of range"))?;
+            let sched = &mut core.sched;
+            let n = arena.import_bytes(r, &mut |dst, at| sched.arm(dst.0, at))?;
+            core.in_links += n;
+        }
+        for _ in 0..r.u32()? {
+            let link = r.u32()?;
+            let back = Time::from_ps(r.u64()?);
+            let rf = *core.links.refs.get(link as usize).ok_or_else(|| format!("link {link} out of range"))?;
+            core.links.arenas[rf.arena as usize].timing_mut(rf.slot).returns.push_back(back);
+            touched.push(link);
+        }
+        Ok(())
+    }
+
     /// Takes in `mail` from another partition: messages go into receive buffers (waking their
     /// receivers at arrival), credits into the senders' pending returns. Call
     /// [`Simulation::finish_import`] after the last mail of the window.

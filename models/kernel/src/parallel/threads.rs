@@ -1,0 +1,182 @@
+//! The threads backend: one partition per thread, typed mailboxes double-buffered by window
+//! parity, a three-slot reduction and a spin barrier.
+
+use super::barrier::{Reduce, SpinBarrier};
+use super::part::Mail;
+use super::{
+    build_part, check_trace, merge, merge_records, run_part, Exchanger, Outcome, ParallelConfig, ParallelError,
+    ParallelRun, Summary, OTHER_FAILED,
+};
+use crate::builder::SimBuilder;
+use crate::sim::{Simulation, TraceOptions};
+use crate::time::{Dur, Time};
+use crate::trace::TraceSink;
+use crate::trace_state::{Captured, TraceState};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+/// Everything the threads share.
+struct Shared {
+    parts: u32,
+    barrier: SpinBarrier,
+    reduce: [Reduce; 3],
+    /// [parity][src * parts + dst].
+    mail: [Vec<Mutex<Mail>>; 2],
+    /// [parity][partition]: trace records of the window.
+    capture: [Vec<Mutex<Captured>>; 2],
+    poisoned: AtomicBool,
+}
+
+impl Shared {
+    fn mail(&self, parity: usize, src: u32, dst: u32) -> &Mutex<Mail> {
+        &self.mail[parity][(src * self.parts + dst) as usize]
+    }
+}
+
+/// One thread's side of the exchange.
+struct ThreadExchanger<'a> {
+    shared: &'a Shared,
+    me: u32,
+    touched: Vec<u32>,
+    capture: Captured,
+}
+
+impl Exchanger for ThreadExchanger<'_> {
+    fn export(&mut self, sim: &mut Simulation, k: u64) -> Result<(Time, u64), ParallelError> {
+        let parity = (k % 2) as usize;
+        let (mut bound, mut n) = (Time::NEVER, 0);
+        for dst in (0..self.shared.parts).filter(|&d| d != self.me) {
+            let mut m = self.shared.mail(parity, self.me, dst).lock().expect("mailbox");
+            let (t, c) = sim.export_to(dst, &mut m);
+            bound = bound.min(t);
+            n += c;
+        }
+        Ok((bound, n))
+    }
+
+    fn sync(
+        &mut self,
+        sim: &mut Simulation,
+        k: u64,
+        local: &Summary,
+        merger: Option<&mut TraceState>,
+    ) -> Result<Summary, ParallelError> {
+        let (shared, me) = (self.shared, self.me);
+        let parity = (k % 2) as usize;
+        if merger.is_none() && sim.core.trace.is_some() {
+            sim.take_capture(&mut self.capture);
+            std::mem::swap(&mut *shared.capture[parity][me as usize].lock().expect("capture"), &mut self.capture);
+            self.capture.clear();
+        }
+        let red = &shared.reduce[(k % 3) as usize];
+        red.publish(local);
+        if !shared.barrier.wait(&shared.poisoned) {
+            return Err(ParallelError::Unsupported(OTHER_FAILED.into()));
+        }
+        let g = red.read();
+        if me == 0 {
+            // Read by everyone before this barrier; written again only after the next one.
+            shared.reduce[((k + 2) % 3) as usize].reset();
+        }
+        for src in (0..shared.parts).filter(|&s| s != me) {
+            let mut m = shared.mail(parity, src, me).lock().expect("mailbox");
+            sim.import_from(&mut m, &mut self.touched);
+        }
+        sim.finish_import(&mut self.touched);
+        if let Some(m) = merger {
+            sim.take_capture(&mut self.capture);
+            let mut guards: Vec<_> = (0..shared.parts)
+                .filter(|&p| p != me)
+                .map(|p| shared.capture[parity][p as usize].lock().expect("capture"))
+                .collect();
+            let mut lists: Vec<&[(Time, u32, crate::trace::TraceRecord)]> =
+                guards.iter().map(|g| g.as_slice()).collect();
+            lists.push(self.capture.as_slice());
+            merge_records(m, &lists);
+            for g in guards.iter_mut() {
+                g.clear();
+            }
+            self.capture.clear();
+        }
+        Ok(g)
+    }
+}
+
+/// Builds the system with `build` (called once to plan, then once per thread), splits it
+/// under `cfg` and runs it for at most `limit` of simulated time or until idle, on
+/// `cfg.threads` threads (partition 0 on the calling thread, which also writes the trace).
+/// `inspect` is called on each partition's simulation after the run (e.g. to check a
+/// component's state); its results come back by partition.
+pub fn run_threads<B, I, R>(
+    build: B,
+    cfg: &ParallelConfig,
+    limit: Dur,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+    inspect: I,
+) -> Result<(ParallelRun, Vec<R>), ParallelError>
+where
+    B: Fn() -> Result<SimBuilder, String> + Sync,
+    I: Fn(&Simulation) -> R + Sync,
+    R: Send,
+{
+    let plan = build().map_err(ParallelError::Build)?.plan(&cfg.rule, cfg.threads, cfg.min_lookahead)?;
+    check_trace(trace.as_ref().map(|t| &t.1))?;
+    let parts = plan.parts;
+    let n2 = (parts * parts) as usize;
+    let shared = Shared {
+        parts,
+        barrier: SpinBarrier::new(parts),
+        reduce: [Reduce::new(), Reduce::new(), Reduce::new()],
+        mail: [(0..n2).map(|_| Mutex::default()).collect(), (0..n2).map(|_| Mutex::default()).collect()],
+        capture: [(0..parts).map(|_| Mutex::default()).collect(), (0..parts).map(|_| Mutex::default()).collect()],
+        poisoned: AtomicBool::new(false),
+    };
+    let tracing = trace.is_some();
+    let mut sink = trace.map(|(sink, _)| sink);
+    let thread = |me: u32, sink: Option<Box<dyn TraceSink>>| -> Result<Outcome<R>, ParallelError> {
+        let (sim, merger) = build_part(&build, &plan, me, tracing, sink)?;
+        let mut x = ThreadExchanger { shared: &shared, me, touched: Vec::new(), capture: Vec::new() };
+        run_part(sim, merger, &mut x, &plan, me, limit, &inspect)
+    };
+    let results: Vec<Result<Outcome<R>, ParallelError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (1..parts)
+            .map(|p| {
+                let (shared, thread) = (&shared, &thread);
+                s.spawn(move || guarded(shared, p, || thread(p, None)))
+            })
+            .collect();
+        let mut out = vec![guarded(&shared, 0, || thread(0, sink.take()))];
+        for (i, h) in handles.into_iter().enumerate() {
+            out.push(h.join().unwrap_or_else(|_| {
+                Err(ParallelError::Panicked { partition: i as u32 + 1, message: "thread ended abnormally".into() })
+            }));
+        }
+        out
+    });
+    merge(plan, results)
+}
+
+/// Runs `f`, turning a panic into an error and releasing the other threads.
+fn guarded<R>(
+    shared: &Shared,
+    p: u32,
+    f: impl FnOnce() -> Result<Outcome<R>, ParallelError>,
+) -> Result<Outcome<R>, ParallelError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => {
+            if r.is_err() {
+                shared.poisoned.store(true, Ordering::Release);
+            }
+            r
+        }
+        Err(e) => {
+            shared.poisoned.store(true, Ordering::Release);
+            let message = e
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| e.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".into());
+            Err(ParallelError::Panicked { partition: p, message })
+        }
+    }
+}
