@@ -5,7 +5,7 @@ OUT   ?= traces/out
 PERFETTO_UI_DIR ?= $(CURDIR)/target/perfetto-ui
 export PERFETTO_UI_DIR
 
-.PHONY: run test bench compare-systemc trace lint fmt deps clean-out mutate diff
+.PHONY: run test bench compare-systemc trace lint fmt deps clean-out mutate diff mpi parallel-bench
 
 ## run: the default microbenchmark suite; results table on stdout, JSON, plots and traces in traces/out/
 run: deps
@@ -24,6 +24,7 @@ test: deps
 	$(CARGO) test --workspace
 	$(CARGO) test -p trnsim-rtl --features rtl
 	$(CARGO) test -p trnsim-harness --features rtl --test diff_cli
+	$(CARGO) test -p trnsim-harness --features mpi --test mpi_cli
 
 ## bench: criterion benchmarks of the kernel, plus the kernel-ring figures
 bench:
@@ -63,3 +64,12 @@ diff: deps
 ## mutate: plant bugs in the RTL blocks (rtl/scripts/mutate.sh) and show the lock-step diff catches each
 mutate: deps
 	CARGO_TARGET_DIR=target bash rtl/scripts/mutate.sh
+
+## mpi: trnsim with the MPI backend; then e.g. `scripts/mpirun.sh -np 2 target/release/trnsim run --mpi fabric-allreduce-nl72x2-nodes`
+mpi: deps
+	$(CARGO) build --release -p trnsim-harness --features mpi
+
+## parallel-bench: serial vs 2 threads vs 2 MPI ranks on the 144-chip all-reduce (results checked equal)
+parallel-bench: mpi
+	./target/release/trnsim bench parallel --threads 2 --reps 3
+	scripts/mpirun.sh -np 2 ./target/release/trnsim run --mpi fabric-allreduce-nl72x2-nodes

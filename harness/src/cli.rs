@@ -92,6 +92,11 @@ struct RunArgs {
     /// counts), by-name (group by the first dotted name segment, e.g. per chip) or by-name:DEPTH.
     #[arg(long, value_name = "RULE", default_value = "auto", value_parser = PartitionRule::parse)]
     partition: PartitionRule,
+    /// Run partitioned across MPI ranks, one partition per rank: `mpirun -np N trnsim run --mpi
+    /// NAME` (rank 0 prints; results identical to the serial run). Needs a build with feature
+    /// `mpi` (make mpi).
+    #[arg(long, conflicts_with = "threads")]
+    mpi: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -271,7 +276,7 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
         names = BENCHES.iter().map(|(n, _)| n.to_string()).collect();
     }
     for n in &names {
-        if !BENCHES.iter().any(|(b, _)| b == n) {
+        if !BENCHES.iter().any(|(b, _)| b == n) && !n.starts_with("kernel-random-graph:") {
             let all: Vec<&str> = BENCHES.iter().map(|(b, _)| *b).collect();
             return Err(Failure::Usage(format!("unknown benchmark {n:?} (allowed: {})", all.join(", "))));
         }
@@ -285,6 +290,9 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
     let mut jobs: Vec<String> = names.clone();
     if let Some(p) = &a.config {
         jobs.push(format!("config:{}", p.display()));
+    }
+    if a.mpi {
+        return run_mpi(&a, &names);
     }
     if let Some(threads) = a.threads {
         return run_partitioned(&a, &names, threads);
@@ -314,19 +322,89 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `trnsim run --threads N`: the named partitionable systems, split and run on N threads.
-fn run_partitioned(a: &RunArgs, names: &[String], threads: u32) -> Result<(), Failure> {
+/// The partitionable systems a `--threads` or `--mpi` run asks for (checked).
+fn partitioned_names(a: &RunArgs, names: &[String]) -> Result<Vec<String>, Failure> {
     if a.config.is_some() || a.vcd.is_some() {
-        return Err(Failure::Usage("--threads works with named partitionable benchmarks only (no --config, no --vcd: link waveforms need a serial run)".into()));
+        return Err(Failure::Usage("--threads and --mpi work with named partitionable benchmarks only (no --config, no --vcd: link waveforms need a serial run)".into()));
     }
     let names: Vec<String> = if a.benches.is_empty() {
-        trnsim_harness::parallel::PARTITIONABLE.iter().map(|(n, _)| n.to_string()).collect()
+        trnsim_harness::parallel::PARTITIONABLE
+            .iter()
+            .filter(|(n, _)| !n.contains(':'))
+            .map(|(n, _)| n.to_string())
+            .collect()
     } else {
         names.to_vec()
     };
     for n in &names {
         trnsim_harness::parallel::system(n, a.order).map_err(Failure::Usage)?;
     }
+    Ok(names)
+}
+
+/// `trnsim run --mpi` without the feature: say how to get it.
+#[cfg(not(feature = "mpi"))]
+fn run_mpi(_a: &RunArgs, _names: &[String]) -> Result<(), Failure> {
+    Err(Failure::Usage(
+        "this trnsim was built without MPI: build it with `make mpi` (or `cargo build --release -p trnsim-harness --features mpi`, after `apt-get install -y libopenmpi-dev openmpi-bin libclang-dev`) and run `mpirun -np N target/release/trnsim run --mpi NAME`".into(),
+    ))
+}
+
+/// `mpirun -np N trnsim run --mpi NAME`: partition `rank` here; rank 0 prints the merged results.
+/// Any error after MPI starts ends the whole job (`MPI_Abort`): the other ranks may be waiting
+/// in a collective, and a plain exit would leave them (and `MPI_Finalize`) waiting forever.
+#[cfg(feature = "mpi")]
+fn run_mpi(a: &RunArgs, names: &[String]) -> Result<(), Failure> {
+    let names = partitioned_names(a, names)?;
+    let (_universe, mut t) = trnsim_harness::mpi::init().map_err(Failure::Run)?;
+    let rank = trnsim_kernel::Transport::rank(&t);
+    let r = run_mpi_ranks(a, &names, &mut t);
+    if let Err(e) = &r {
+        let (m, code) = match e {
+            Failure::Usage(m) => (m, 2),
+            Failure::Run(m) => (m, 1),
+        };
+        eprintln!("error: rank {rank}: {m}");
+        if trnsim_kernel::Transport::size(&t) > 1 {
+            t.abort(code);
+        }
+    }
+    r
+}
+
+#[cfg(feature = "mpi")]
+fn run_mpi_ranks(a: &RunArgs, names: &[String], t: &mut trnsim_harness::mpi::MpiTransport) -> Result<(), Failure> {
+    let rank = trnsim_kernel::Transport::rank(t);
+    let ranks = trnsim_kernel::Transport::size(t);
+    let mut results = Vec::new();
+    for name in names {
+        let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, names.len() > 1));
+        let sink = if rank == 0 { open_sink(tp.as_deref(), None)? } else { None };
+        let tracing = tp.as_ref().map(|_| TraceOptions::default());
+        let sys = trnsim_harness::parallel::system(name, a.order).map_err(Failure::Usage)?;
+        let run = sys.run_transport(t, &a.partition, tracing.as_ref(), sink).map_err(Failure::Run)?;
+        if let Some((run, wall_s)) = run {
+            let (r, table) =
+                trnsim_harness::parallel::result(name, &sys, run, wall_s, ("ranks", ranks)).map_err(Failure::Run)?;
+            eprint!("{name}: {table}");
+            if let Some(p) = &tp {
+                eprintln!("trace: {}", p.display());
+            }
+            results.push(r);
+        }
+    }
+    if rank == 0 {
+        print_results(&results, a.full);
+        if let Some(p) = &a.json {
+            write_json(p, &results)?;
+        }
+    }
+    Ok(())
+}
+
+/// `trnsim run --threads N`: the named partitionable systems, split and run on N threads.
+fn run_partitioned(a: &RunArgs, names: &[String], threads: u32) -> Result<(), Failure> {
+    let names = partitioned_names(a, names)?;
     let mut results = Vec::new();
     for name in &names {
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, names.len() > 1));
@@ -357,6 +435,7 @@ fn run_one(
     match name {
         "sbuf-bandwidth" => trnsim_harness::memory::sbuf_bandwidth(),
         "fabric-allreduce-nl72x2-nodes" => suite::run_partitionable(name, opts),
+        n if n.starts_with("kernel-random-graph:") => suite::run_partitionable(name, opts),
         n if n.starts_with("fabric-") => trnsim_harness::fabric::run_named(n, plots),
         n if n.starts_with("nc-") => trnsim_harness::neuroncore::run_named(n, opts.order, opts.trace),
         n if n.starts_with("hbm-") => trnsim_harness::memory::run_named(n, opts.order, opts.trace, plots),

@@ -8,9 +8,12 @@ pub mod cpu;
 pub mod fabric;
 pub mod memory;
 pub mod memtrace;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod neuroncore;
 pub mod parallel;
 pub mod plot;
+pub mod random_graph;
 pub mod ring;
 pub mod suite;
 pub mod system;

@@ -20,6 +20,7 @@ pub const PARTITIONABLE: &[(&str, &str)] = &[
         "144-chip Trn3 Gen2 (NL72x2) ring all-reduce of 16 MiB, built per chip and switch (partitionable)",
     ),
     ("kernel-ring", "64-module token ring (1-cycle links: one window per cycle; correctness, not speed)"),
+    ("kernel-random-graph:SEED", "a random graph of chattering components (the kernel's stress system; many deadlock)"),
 ];
 
 /// One partitionable system: how to build it and how long to run it.
@@ -32,6 +33,7 @@ pub struct System {
 enum Kind {
     Collective { size: u64, chips: usize, busbw_factor: f64 },
     Ring { cycles: u64 },
+    Graph,
 }
 
 /// The topology and collective of the 144-chip benchmark.
@@ -65,6 +67,13 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
             // The ring's clock is 1 GHz: `cycles` cycles are `cycles` ns.
             Ok(System { build: Box::new(build), limit: Dur::from_ns(cycles), kind: Kind::Ring { cycles } })
         }
+        n if n.starts_with("kernel-random-graph:") => {
+            let seed: u64 = n["kernel-random-graph:".len()..]
+                .parse()
+                .map_err(|_| format!("{n:?}: the seed after `kernel-random-graph:` must be a number"))?;
+            let build = move || Ok(crate::random_graph::builder(seed, order).0);
+            Ok(System { build: Box::new(build), limit: Dur::from_us(200), kind: Kind::Graph })
+        }
         _ => {
             let names: Vec<&str> = PARTITIONABLE.iter().map(|(n, _)| *n).collect();
             Err(format!("benchmark {name:?} cannot be partitioned (partitionable: {})", names.join(", ")))
@@ -83,6 +92,21 @@ impl System {
         sim.run_until_idle(self.limit).map_err(|e| e.to_string())?;
         sim.finish_trace().map_err(|e| e.to_string())?;
         Ok((sim.report(), sw.elapsed().0))
+    }
+
+    /// Runs this rank's partition over `t` (one partition per rank); the merged run and the
+    /// wall time on rank 0, `None` elsewhere.
+    pub fn run_transport(
+        &self,
+        t: &mut dyn trnsim_kernel::Transport,
+        rule: &PartitionRule,
+        tracing: Option<&TraceOptions>,
+        sink: Option<Box<dyn TraceSink>>,
+    ) -> Result<Option<(ParallelRun, f64)>, String> {
+        let sw = Stopwatch::start();
+        let run = trnsim_kernel::run_transport(&*self.build, rule, None, t, self.limit, tracing, sink)
+            .map_err(|e| e.to_string())?;
+        Ok(run.map(|r| (r, sw.elapsed().0)))
     }
 
     /// Runs on `threads` threads under `rule`; returns the run and the wall time.
@@ -122,6 +146,11 @@ impl System {
                     ("busbw_GBps".into(), algbw * busbw_factor),
                 ])
             }
+            Kind::Graph => {
+                let count =
+                    |k: &str| -> f64 { stats.owners.values().filter_map(|s| s.get(k)).map(|v| v.as_f64()).sum() };
+                Ok(vec![("created".into(), count("created")), ("consumed".into(), count("consumed"))])
+            }
             Kind::Ring { cycles } => {
                 let hops: u64 = stats.owners.values().filter_map(|s| s.get("hops")).map(|v| v.as_f64() as u64).sum();
                 Ok(vec![("cycles".into(), cycles as f64), ("hops".into(), hops as f64)])
@@ -140,8 +169,22 @@ pub fn run_named(
 ) -> Result<(BenchResult, String), String> {
     let sys = system(name, order)?;
     let (run, wall_s) = sys.run_parallel(threads, rule, trace)?;
+    result(name, &sys, run, wall_s, ("threads", threads))
+}
+
+/// A benchmark result from a partitioned run (`how`: ("threads" | "ranks", count)).
+pub fn result(
+    name: &str,
+    sys: &System,
+    run: ParallelRun,
+    wall_s: f64,
+    how: (&str, u32),
+) -> Result<(BenchResult, String), String> {
+    if let Err(e) = &run.outcome {
+        return Err(e.to_string());
+    }
     let mut headline = sys.headline(&run.report)?;
-    headline.push(("threads".into(), f64::from(threads)));
+    headline.push((how.0.into(), f64::from(how.1)));
     let sim_s = run.now.as_ps() as f64 * 1e-12;
     let ticks = run.report.int("kernel", "ticks").unwrap_or(0) as f64;
     let speed = Speed {
@@ -169,7 +212,7 @@ pub fn bench(name: &str, threads: &[u32], rule: &PartitionRule, reps: u32) -> Re
     let serial_json = serde_json::to_string(&serial_stats).map_err(|e| e.to_string())?;
     let mut out = format!(
         "{name}\n{:>8}  {:>10}  {:>8}  {:>9}  {:>14}\n",
-        "threads", "wall_s", "speedup", "windows", "sync_us/window"
+        "threads", "wall_s", "speedup", "windows", "wait_us/window"
     );
     out.push_str(&format!("{:>8}  {:>10.3}  {:>8.2}  {:>9}  {:>14}\n", "serial", best, 1.0, "-", "-"));
     for &t in threads {
@@ -186,7 +229,8 @@ pub fn bench(name: &str, threads: &[u32], rule: &PartitionRule, reps: u32) -> Re
         }
         let run = last.expect("at least one run");
         let windows = run.partitions.first().map_or(0, |p| p.windows);
-        // The cheapest partition's waiting time per window bounds the pure sync cost.
+        // The least waiting partition's wait per window: sync cost plus the imbalance within
+        // windows that even the busiest partition sees (an upper bound of the sync cost).
         let sync =
             run.partitions.iter().map(|p| p.waiting.as_secs_f64() / windows.max(1) as f64).fold(f64::MAX, f64::min);
         out.push_str(&format!("{:>8}  {:>10.3}  {:>8.2}  {:>9}  {:>14.2}\n", t, bw, best / bw, windows, sync * 1e6));

@@ -13,8 +13,9 @@
 //! `[W, W + lookahead)` no partition can affect another: each runs its window alone and the
 //! cut-link traffic is exchanged at the window's end (SST's conservative scheme).
 //!
-//! Rules: [`PartitionRule::Auto`] cuts the links of largest latency first and balances
-//! component counts; [`PartitionRule::ByName`] keeps components whose names share their first
+//! Rules: [`PartitionRule::Auto`] cuts the links of largest latency first, then grows each
+//! partition greedily over the remaining groups (most links into it first) to its share of
+//! the weight (1 + link count per component, a proxy for work); [`PartitionRule::ByName`] keeps components whose names share their first
 //! `depth` dotted segments together ("chip017.core3.pe" with depth 1 groups by chip);
 //! [`PartitionRule::Explicit`] gives every component's partition. Mistakes (a cut link shorter
 //! than the requested lookahead, a partition left empty, a wrong count) are located errors.
@@ -28,7 +29,8 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PartitionRule {
     /// Cut the links of largest latency (the fewest, longest links that leave at least as
-    /// many groups as partitions), then balance the groups' component counts.
+    /// many groups as partitions), then grow partitions over the groups greedily, keeping
+    /// linked groups together and balancing weight (1 + link count per component).
     Auto,
     /// Components whose names share their first `depth` dotted segments stay together; groups
     /// are dealt to partitions in name order, balancing component counts.
@@ -228,8 +230,8 @@ fn contiguous(group_of: &[u32], order: &[u32], parts: u32) -> Result<Vec<u32>, P
 }
 
 /// Cuts the longest links: the largest latency threshold such that components joined by
-/// shorter links form at least `parts` groups; groups are then balanced (largest first into
-/// the lightest partition; ties by lowest id), so the result depends only on the system.
+/// shorter links form at least `parts` groups; the groups are then dealt by [`grow`], so the
+/// result depends only on the system.
 fn auto(n: usize, links: &[LinkEdge], parts: u32) -> Result<Vec<u32>, PartitionError> {
     let mut lat: Vec<Dur> = links.iter().map(|l| l.latency).collect();
     lat.sort_unstable();
@@ -262,20 +264,91 @@ fn auto(n: usize, links: &[LinkEdge], parts: u32) -> Result<Vec<u32>, PartitionE
             (k, g)
         }
     };
-    let mut size = vec![0usize; k];
-    for &g in &group_of {
-        size[g as usize] += 1;
+    Ok(grow(k, &group_of, links, parts))
+}
+
+/// Deals `k` groups to `parts` partitions by greedy graph growing: a partition starts from the
+/// lowest-numbered free group and takes, one at a time, the free group with the most links
+/// into it (ties: lowest number) until it holds its share of the weight. A component weighs
+/// 1 + its link count (links are where a component's work comes from: a 144-port switch
+/// routes far more than a chip). Keeps neighbours together (fewer cut links, less traffic
+/// between partitions) and balances work; deterministic.
+fn grow(k: usize, group_of: &[u32], links: &[LinkEdge], parts: u32) -> Vec<u32> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut weight = vec![0u64; k];
+    for &g in group_of {
+        weight[g as usize] += 1;
     }
-    let mut order: Vec<u32> = (0..k as u32).collect();
-    order.sort_by(|a, b| size[*b as usize].cmp(&size[*a as usize]).then(a.cmp(b)));
-    let mut load = vec![0usize; parts as usize];
-    let mut part_of_group = vec![0u32; k];
-    for g in order {
-        let p = (0..parts as usize).min_by_key(|&p| (load[p], p)).expect("parts >= 1");
-        load[p] += size[g as usize];
-        part_of_group[g as usize] = p as u32;
+    let mut adj: Vec<Vec<u32>> = vec![Vec::new(); k];
+    for l in links {
+        let (a, b) = (group_of[l.src.index()], group_of[l.dst.index()]);
+        weight[a as usize] += 1;
+        weight[b as usize] += 1;
+        if a != b {
+            adj[a as usize].push(b);
+            adj[b as usize].push(a);
+        }
     }
-    Ok(group_of.iter().map(|&g| part_of_group[g as usize]).collect())
+    let mut part_of_group = vec![u32::MAX; k];
+    let mut remaining: u64 = weight.iter().sum();
+    let mut free = k;
+    let mut lowest = 0usize;
+    for p in 0..parts {
+        if p + 1 == parts {
+            for g in part_of_group.iter_mut().filter(|g| **g == u32::MAX) {
+                *g = p;
+            }
+            break;
+        }
+        let target = remaining / u64::from(parts - p);
+        let mut gain = vec![0u32; k];
+        let mut heap: BinaryHeap<(u32, Reverse<u32>)> = BinaryHeap::new();
+        let mut load = 0u64;
+        loop {
+            // Leave at least one group for each later partition.
+            if free <= (parts - p - 1) as usize {
+                break;
+            }
+            let next = loop {
+                match heap.pop() {
+                    Some((gn, Reverse(g))) if part_of_group[g as usize] == u32::MAX && gain[g as usize] == gn => {
+                        break Some(g)
+                    }
+                    Some(_) => continue,
+                    None => break None,
+                }
+            };
+            let g = match next {
+                Some(g) => g,
+                None => {
+                    while part_of_group[lowest] != u32::MAX {
+                        lowest += 1;
+                    }
+                    lowest as u32
+                }
+            };
+            let w = weight[g as usize];
+            // Stop where the partition is closest to its share.
+            if load > 0 && load + w > target && load + w - target > target.saturating_sub(load) {
+                break;
+            }
+            part_of_group[g as usize] = p;
+            load += w;
+            remaining -= w;
+            free -= 1;
+            for &h in &adj[g as usize] {
+                if part_of_group[h as usize] == u32::MAX {
+                    gain[h as usize] += 1;
+                    heap.push((gain[h as usize], Reverse(h)));
+                }
+            }
+            if load >= target {
+                break;
+            }
+        }
+    }
+    group_of.iter().map(|&g| part_of_group[g as usize]).collect()
 }
 
 struct UnionFind {

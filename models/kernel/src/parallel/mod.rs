@@ -75,9 +75,10 @@ pub struct PartitionTiming {
     pub ticks: u64,
     /// Windows run (the same for every partition).
     pub windows: u64,
-    /// Wall time simulating and exchanging.
+    /// Wall time simulating and moving its own cut-link traffic.
     pub busy: Duration,
-    /// Wall time waiting at the window barrier for slower partitions.
+    /// Wall time waiting for the other partitions (in the window barrier, or the MPI
+    /// collective): load imbalance within windows plus the pure synchronization cost.
     pub waiting: Duration,
 }
 
@@ -223,12 +224,16 @@ pub(crate) trait Exchanger {
         local: &Summary,
         merger: Option<&mut TraceState>,
     ) -> Result<Summary, ParallelError>;
+    /// Wall time spent waiting for the other partitions so far (in the barrier or the
+    /// collective), as opposed to moving this partition's own traffic.
+    fn waited(&self) -> Duration;
 }
 
 /// Builds partition `me` of `plan` in this thread or process and attaches the capturing trace
 /// state (all partitions) and the merging writer (`sink`, on the writer only).
 pub(crate) fn build_part<B>(
     build: &B,
+    planned: Option<SimBuilder>,
     plan: &PartitionPlan,
     me: u32,
     tracing: bool,
@@ -237,7 +242,12 @@ pub(crate) fn build_part<B>(
 where
     B: Fn() -> Result<SimBuilder, String> + ?Sized,
 {
-    let mut sim = build().map_err(ParallelError::Build)?.build_partition(plan, me)?;
+    // The builder the plan was made from, if this partition has it, saves a build.
+    let b = match planned {
+        Some(b) => b,
+        None => build().map_err(ParallelError::Build)?,
+    };
+    let mut sim = b.build_partition(plan, me)?;
     if tracing {
         sim.core.comp_tracks = sim.comp_tracks.clone();
         sim.core.trace = Some(Box::new(TraceState::capturing(sim.links.len())));
@@ -298,18 +308,19 @@ fn window_loop(
     let mut progress_at = Time::ZERO;
     let mut last_step = Time::ZERO;
     let window = sim.opts.deadlock_window;
+    let started = Instant::now();
+    let finish_timing = |timing: &mut PartitionTiming, x: &dyn Exchanger| {
+        timing.waiting = x.waited();
+        timing.busy = started.elapsed().saturating_sub(timing.waiting);
+    };
     loop {
-        let t0 = Instant::now();
         let (bound, in_transit) = x.export(sim, k)?;
         let mut local = sim.summary(bound, in_transit, progress_at + window, last_step);
         local.abort = sim.core.trace.as_ref().is_some_and(|t| t.error.is_some())
             || merger.as_ref().is_some_and(|m| m.error.is_some());
-        let t1 = Instant::now();
         let g = x.sync(sim, k, &local, merger.as_mut())?;
         k += 1;
         timing.windows = k;
-        timing.busy += t1 - t0;
-        timing.waiting += t1.elapsed();
         if g.abort {
             let own = sim.trace_failed().or_else(|| merger.as_mut().and_then(|m| m.error.take()).map(RunError::Trace));
             return Err(match own {
@@ -320,6 +331,7 @@ fn window_loop(
         if g.next.is_never() {
             // Where a serial run stands when nothing is left: at its last step.
             sim.core.now = g.last_step;
+            finish_timing(timing, x);
             if g.in_links > 0 || g.outstanding {
                 return Ok(Err(sim.local_deadlock(Dur::ZERO)));
             }
@@ -327,6 +339,7 @@ fn window_loop(
         }
         if g.next >= end {
             sim.core.now = sim.core.now.max(end);
+            finish_timing(timing, x);
             return Ok(Ok(Stop::Limit));
         }
         // The serial rule: deadlock when the next step is more than the window past the last
@@ -338,16 +351,15 @@ fn window_loop(
         if single_step && (g.in_links > 0 || g.outstanding) {
             // Every partition computed `outstanding` (each one's next event is past it too).
             sim.core.now = g.last_step;
+            finish_timing(timing, x);
             return Ok(Err(sim.local_deadlock(g.next.since(progress_at))));
         }
-        let t3 = Instant::now();
         let wend =
             if single_step { g.next + Dur::from_ps(1) } else { (g.next + lookahead).min(deadline + Dur::from_ps(1)) }
                 .min(end);
         if let Some(t) = sim.run_window(wend) {
             last_step = t;
         }
-        timing.busy += t3.elapsed();
     }
 }
 

@@ -85,6 +85,7 @@ struct ByteExchanger<'a> {
     touched: Vec<u32>,
     capture: Captured,
     names: Names,
+    waited: Duration,
 }
 
 impl Exchanger for ByteExchanger<'_> {
@@ -117,7 +118,9 @@ impl Exchanger for ByteExchanger<'_> {
                 self.capture.clear();
             }
         }
+        let t = std::time::Instant::now();
         self.t.exchange(&self.out, &words_of(local), &mut self.inbox, &mut self.all).map_err(ParallelError::Build)?;
+        self.waited += t.elapsed();
         let g = reduce(&self.all);
         let mut lists: Vec<Captured> = Vec::new();
         for q in 0..self.inbox.len() as u32 {
@@ -146,6 +149,10 @@ impl Exchanger for ByteExchanger<'_> {
         }
         Ok(g)
     }
+
+    fn waited(&self) -> Duration {
+        self.waited
+    }
 }
 
 fn bad(q: u32, e: String) -> ParallelError {
@@ -169,10 +176,11 @@ where
     B: Fn() -> Result<SimBuilder, String>,
 {
     let (parts, me) = (t.size(), t.rank());
-    let plan = build().map_err(ParallelError::Build)?.plan(rule, parts, min_lookahead)?;
+    let planned = build().map_err(ParallelError::Build)?;
+    let plan = planned.plan(rule, parts, min_lookahead)?;
     check_trace(tracing)?;
     let sink = if me == 0 { sink } else { None };
-    let (sim, merger) = build_part(&build, &plan, me, tracing.is_some(), sink)?;
+    let (sim, merger) = build_part(&build, Some(planned), &plan, me, tracing.is_some(), sink)?;
     let mut x = ByteExchanger {
         t,
         me,
@@ -182,6 +190,7 @@ where
         touched: Vec::new(),
         capture: Vec::new(),
         names: Names::default(),
+        waited: Duration::ZERO,
     };
     let outcome = run_part(sim, merger, &mut x, &plan, me, limit, &|_| ())?;
     // Bring every rank's share to rank 0.

@@ -39,6 +39,7 @@ struct ThreadExchanger<'a> {
     me: u32,
     touched: Vec<u32>,
     capture: Captured,
+    waited: std::time::Duration,
 }
 
 impl Exchanger for ThreadExchanger<'_> {
@@ -70,7 +71,10 @@ impl Exchanger for ThreadExchanger<'_> {
         }
         let red = &shared.reduce[(k % 3) as usize];
         red.publish(local);
-        if !shared.barrier.wait(&shared.poisoned) {
+        let t = std::time::Instant::now();
+        let all_there = shared.barrier.wait(&shared.poisoned);
+        self.waited += t.elapsed();
+        if !all_there {
             return Err(ParallelError::Unsupported(OTHER_FAILED.into()));
         }
         let g = red.read();
@@ -100,6 +104,10 @@ impl Exchanger for ThreadExchanger<'_> {
         }
         Ok(g)
     }
+
+    fn waited(&self) -> std::time::Duration {
+        self.waited
+    }
 }
 
 /// Builds the system with `build` (called once to plan, then once per thread), splits it
@@ -119,7 +127,8 @@ where
     I: Fn(&Simulation) -> R + Sync,
     R: Send,
 {
-    let plan = build().map_err(ParallelError::Build)?.plan(&cfg.rule, cfg.threads, cfg.min_lookahead)?;
+    let planned = build().map_err(ParallelError::Build)?;
+    let plan = planned.plan(&cfg.rule, cfg.threads, cfg.min_lookahead)?;
     check_trace(trace.as_ref().map(|t| &t.1))?;
     let parts = plan.parts;
     let n2 = (parts * parts) as usize;
@@ -133,19 +142,25 @@ where
     };
     let tracing = trace.is_some();
     let mut sink = trace.map(|(sink, _)| sink);
-    let thread = |me: u32, sink: Option<Box<dyn TraceSink>>| -> Result<Outcome<R>, ParallelError> {
-        let (sim, merger) = build_part(&build, &plan, me, tracing, sink)?;
-        let mut x = ThreadExchanger { shared: &shared, me, touched: Vec::new(), capture: Vec::new() };
+    let thread = |me: u32, planned: Option<SimBuilder>, sink: Option<Box<dyn TraceSink>>| {
+        let (sim, merger) = build_part(&build, planned, &plan, me, tracing, sink)?;
+        let mut x = ThreadExchanger {
+            shared: &shared,
+            me,
+            touched: Vec::new(),
+            capture: Vec::new(),
+            waited: std::time::Duration::ZERO,
+        };
         run_part(sim, merger, &mut x, &plan, me, limit, &inspect)
     };
     let results: Vec<Result<Outcome<R>, ParallelError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (1..parts)
             .map(|p| {
                 let (shared, thread) = (&shared, &thread);
-                s.spawn(move || guarded(shared, p, || thread(p, None)))
+                s.spawn(move || guarded(shared, p, || thread(p, None, None)))
             })
             .collect();
-        let mut out = vec![guarded(&shared, 0, || thread(0, sink.take()))];
+        let mut out = vec![guarded(&shared, 0, || thread(0, Some(planned), sink.take()))];
         for (i, h) in handles.into_iter().enumerate() {
             out.push(h.join().unwrap_or_else(|_| {
                 Err(ParallelError::Panicked { partition: i as u32 + 1, message: "thread ended abnormally".into() })
