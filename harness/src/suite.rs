@@ -161,7 +161,9 @@ pub fn drive(sim: &mut Simulation, limit: Dur, progress: bool) -> Result<(Stop, 
 /// Runs a partitionable system (see [`crate::parallel`]) serially.
 pub fn run_partitionable(name: &str, opts: RunOpts) -> Result<BenchResult, String> {
     let sys = crate::parallel::system(name, opts.order)?;
-    let (stats, wall_s) = sys.run_serial(opts.trace)?;
+    // Components only (no link tracks), as partitioned runs trace: the traces then match.
+    let trace = opts.trace.map(|(sink, _)| (sink, TraceOptions::default()));
+    let (stats, wall_s) = sys.run_serial(trace)?;
     let headline = sys.headline(&stats)?;
     let sim_s = stats.int("kernel", "sim_time_ps").unwrap_or(0) as f64 * 1e-12;
     let ticks = stats.int("kernel", "ticks").unwrap_or(0) as f64;

@@ -67,6 +67,23 @@ fn mpi_runs_give_the_serial_statistics() {
 
 #[cfg(feature = "mpi")]
 #[test]
+fn mpi_traces_equal_the_serial_trace() {
+    let name = "fabric-allreduce-nl72x2-nodes";
+    let serial = tmp("serial.pftrace");
+    let o = trnsim(&["run", name, "--trace", serial.to_str().unwrap()]);
+    assert!(o.status.success(), "serial: {}", text(&o));
+    let want = std::fs::read(&serial).unwrap();
+    assert!(want.len() > 10_000, "a real trace: {} bytes", want.len());
+    for np in [2, 4] {
+        let p = tmp(&format!("np{np}.pftrace"));
+        let o = mpirun(np, &["run", "--mpi", name, "--trace", p.to_str().unwrap()]);
+        assert!(o.status.success(), "np {np}: {}", text(&o));
+        assert!(std::fs::read(&p).unwrap() == want, "np {np}: trace bytes differ from the serial trace");
+    }
+}
+
+#[cfg(feature = "mpi")]
+#[test]
 fn a_failing_rank_ends_the_job() {
     // Rank 0 cannot create its trace file; the other rank is then waiting in a collective.
     let o = mpirun(2, &["run", "--mpi", "kernel-random-graph:4", "--trace", "/nonexistent-dir/x.pftrace"]);
