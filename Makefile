@@ -20,6 +20,7 @@ test: deps
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy -p trnsim-rtl -p trnsim-harness --all-targets --features trnsim-rtl/rtl,trnsim-harness/rtl -- -D warnings
+	$(CARGO) clippy -p trnsim-harness --all-targets --features mpi -- -D warnings
 	$(CARGO) build -p trnsim-harness --bin trnsim
 	$(CARGO) test --workspace
 	$(CARGO) test -p trnsim-rtl --features rtl
