@@ -3,6 +3,7 @@
 mod cli_errors_are_one_line;
 mod common;
 mod config_errors_are_located;
+mod e2e_llm_layer_matches_its_analytic_estimate;
 mod hbm_checker_finds_no_violations_in_random_traffic;
 mod hbm_cli_runs_traces_and_rejects_bad_ones;
 mod hbm_runs_are_deterministic;

@@ -3,8 +3,10 @@
 #![warn(missing_docs)]
 
 pub mod blocks;
+pub mod chip;
 pub mod config;
 pub mod cpu;
+pub mod e2e;
 pub mod fabric;
 pub mod memory;
 pub mod memtrace;

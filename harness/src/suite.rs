@@ -47,6 +47,7 @@ pub const BENCHES: &[(&str, &str)] = &[
         "nc-dma-bandwidth",
         "NC-v4 DMA, HBM3E -> SBUF, 4 x 128-partition DMAs: GB/s against bytes per partition (1.3 us start cost)",
     ),
+    ("e2e-llm-layer", "Trn3 chip (8 NC-v4, 4 HBM3E): FFN up-projection + GELU, weights streamed by DMA, vs analytic"),
     ("fabric-link-efficiency", "PCIe Gen6 x8, UALink x4, Gen5 x16 saturated: goodput vs the analytic payload rate"),
     ("fabric-switch-hol", "32-port switch, uniform random: saturation of VOQ + iSLIP-1/4 vs a single FIFO (58.6 %)"),
     ("fabric-switch-latency", "32-port switch: latency against load for iSLIP-1/4, RRM, FIFO (SVG with --plots)"),

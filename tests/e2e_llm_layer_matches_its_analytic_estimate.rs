@@ -1,0 +1,100 @@
+//! The chip end to end (`trnsim run e2e-llm-layer`: 8 NC-v4 cores and 4 HBM3E stacks from
+//! models/configs/system/trn3-chip.ron): its figures are within a stated tolerance of the
+//! analytic estimate of docs/validation.md, its results JSON is byte-identical under a shuffled
+//! tick order, and its Perfetto trace loads with a track for every engine, DMA engine, DMA queue
+//! and HBM pseudo-channel it used.
+
+use crate::common::{root, scratch, trnsim};
+use serde_json::Value;
+use std::path::Path;
+use trnsim_traces::TraceProcessor;
+
+/// Tolerance on simulated time, TFLOPS and HBM bandwidth against the estimate (relative).
+const TOLERANCE: f64 = 0.05;
+/// Tolerance on each core's tensor-engine utilization against the estimate (percentage points).
+const UTIL_POINTS: f64 = 4.0;
+
+fn run(args: &[&str], json: &Path) -> Vec<u8> {
+    let out = trnsim().args(["run", "e2e-llm-layer"]).args(args).arg("--json").arg(json).current_dir(root()).output();
+    let out = out.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    std::fs::read(json).unwrap()
+}
+
+fn headline(json: &[u8]) -> Vec<(String, f64)> {
+    let v: Value = serde_json::from_slice(json).unwrap();
+    let h = v["benchmarks"][0]["headline"].as_array().unwrap();
+    h.iter().map(|p| (p[0].as_str().unwrap().to_string(), p[1].as_f64().unwrap())).collect()
+}
+
+#[test]
+fn e2e_llm_layer_is_deterministic_and_within_tolerance_of_the_estimate() {
+    let dir = scratch("e2e_llm_layer_figures");
+    let a = run(&[], &dir.join("structural.json"));
+    let b = run(&["--order", "shuffled:7"], &dir.join("shuffled.json"));
+    assert!(a == b, "results JSON differs between structural and shuffled:7 tick orders");
+    let h = headline(&a);
+    let f = |name: &str| h.iter().find(|x| x.0 == name).unwrap_or_else(|| panic!("no figure {name}")).1;
+    let chip = trnsim_harness::chip::trn3().unwrap();
+    let shape = trnsim_harness::e2e::SHAPE;
+    assert_eq!(f("hbm_bytes") as u64, 8 * shape.hbm_bytes(), "W and X read once, Y written once, per core");
+    assert!((f("peak_tflops") - 8.0 * 78.6432).abs() < 1e-3);
+    for (sim, est) in
+        [("sim_time_ns", "analytic_sim_time_ns"), ("tflops", "analytic_tflops"), ("hbm_GBps", "analytic_hbm_GBps")]
+    {
+        let (s, e) = (f(sim), f(est));
+        assert!((s / e - 1.0).abs() <= TOLERANCE, "{sim} = {s:.1}, analytic {e:.1}: off by more than {TOLERANCE}");
+    }
+    let est = trnsim_harness::e2e::estimate(&shape, &chip);
+    assert!((est.total_ns() - f("analytic_sim_time_ns")).abs() < 1e-6);
+    for i in 0..8 {
+        let u = f(&format!("nc{i}_tensor_utilization_pct"));
+        let e = f("analytic_tensor_utilization_pct");
+        assert!((u - e).abs() <= UTIL_POINTS, "nc{i}: tensor utilization {u:.1} %, analytic {e:.1} %");
+    }
+    // The flops are all there: every core did its share.
+    let flops = f("tflops") * f("sim_time_ns") * 1e3;
+    assert!((flops / (8.0 * shape.flops() as f64) - 1.0).abs() < 1e-9, "{flops}");
+}
+
+#[test]
+fn e2e_llm_layer_trace_loads_with_a_track_per_engine_queue_and_pseudo_channel() {
+    let dir = scratch("e2e_llm_layer_trace");
+    let trace = dir.join("e2e.pftrace");
+    run(&["--trace", trace.to_str().unwrap()], &dir.join("traced.json"));
+    let sql = [
+        // 0: compute engines with a stream, per core
+        "select count(*) from track t join track p on t.parent_id = p.id where p.name glob 'nc[0-7]' and t.name in ('tensor', 'scalar', 'sync', 'gpsimd')",
+        // 1: DMA engines, per core
+        "select count(*) from track t join track p on t.parent_id = p.id where p.name = 'dma' and t.name glob 'engine[0-9]*' and t.name not like '% #%'",
+        // 2: queue tracks the run used: (core, queue) pairs with a dma slice, lanes folded
+        "select count(distinct t.parent_id || ':' || substr(t.name || ' ', 1, instr(t.name || ' ', ' ') - 1)) from slice s join track t on s.track_id = t.id where s.name = 'dma'",
+        // 3: pseudo-channel command tracks, per stack
+        "select count(*) from track t join track p on t.parent_id = p.id where p.name glob 'hbm[0-3]' and t.name glob 'ch*.pc* commands'",
+        // 4: pseudo-channels that issued commands (lanes folded)
+        "select count(distinct t.parent_id || ':' || substr(t.name, 1, instr(t.name, ' ') - 1)) from slice s join track t on s.track_id = t.id join track p on t.parent_id = p.id where p.name glob 'hbm[0-3]' and t.name glob 'ch*.pc* commands*'",
+        // 5-8: slices per instruction kind
+        "select count(*) from slice where name = 'matmul'",
+        "select count(*) from slice where name = 'ldweights'",
+        "select count(*) from slice where name = 'activation'",
+        "select count(*) from slice where name = 'dma'",
+        // 9: DMA engines that moved packets
+        "select count(distinct t.parent_id || ':' || substr(t.name || ' ', 1, instr(t.name || ' ', ' ') - 1)) from slice s join track t on s.track_id = t.id where s.name = 'packet'",
+    ];
+    let Some(tp) = TraceProcessor::for_tests(&root()) else { return };
+    let rows = tp.query(&trace, &sql).unwrap_or_else(|e| panic!("{e}"));
+    let one = |i: usize| rows[i][0][0].as_i64().unwrap();
+    let s = trnsim_harness::e2e::SHAPE;
+    let (chunks, kb) = (i64::from(s.d_ff_per_core / 128), i64::from(s.d_model / 128));
+    assert_eq!(one(0), 8 * 4, "a track per engine with a stream: sync, tensor, scalar, gpsimd on 8 cores");
+    assert_eq!(one(1), 8 * 16, "a track per DMA engine: 16 on each of 8 cores");
+    assert_eq!(one(2), 8 * 2, "dma slices on the tracks of the queues used: q0 (loads) and q1 (stores) per core");
+    assert_eq!(one(3), 4 * 32, "a command track per pseudo-channel: 32 on each of 4 stacks");
+    assert_eq!(one(4), 4 * 32, "every pseudo-channel of every stack served the run");
+    assert_eq!(one(5), 8 * chunks * kb, "a slice per matmul");
+    assert_eq!(one(6), 8 * chunks * kb, "a slice per ldweights");
+    assert_eq!(one(7), 8 * chunks, "a GELU per chunk");
+    let slabs = chunks / i64::from(s.chunks_per_slab);
+    assert_eq!(one(8), 8 * (slabs + kb + chunks), "a dma slice per weight slab, X block and Y chunk");
+    assert_eq!(one(9), 8 * 16, "every DMA engine moved packets");
+}
