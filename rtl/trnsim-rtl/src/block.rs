@@ -29,6 +29,24 @@ pub trait Block {
     fn open_vcd(&mut self, path: &Path) -> Result<(), VltError>;
     /// Flushes and closes the VCD, if open.
     fn close_vcd(&mut self);
+
+    /// Sets input `ports[k]` to `values[ports[k]]` for each `k` (`values` has one slot per
+    /// port). The same as calling [`Block::set_input`] for each; a harness's hot loop calls
+    /// this once per cycle instead (one dynamic call for a `Box<dyn Block>`).
+    #[inline]
+    fn set_inputs(&mut self, ports: &[usize], values: &[u128]) {
+        for &i in ports {
+            self.set_input(i, values[i]);
+        }
+    }
+    /// Reads every port into `values` (one slot per port): the same as calling
+    /// [`Block::output`] for each.
+    #[inline]
+    fn read_all(&self, values: &mut [u128]) {
+        for (i, v) in values.iter_mut().enumerate() {
+            *v = self.output(i);
+        }
+    }
 }
 
 impl<B: Block + ?Sized> Block for Box<B> {
@@ -52,6 +70,12 @@ impl<B: Block + ?Sized> Block for Box<B> {
     }
     fn close_vcd(&mut self) {
         (**self).close_vcd()
+    }
+    fn set_inputs(&mut self, ports: &[usize], values: &[u128]) {
+        (**self).set_inputs(ports, values)
+    }
+    fn read_all(&self, values: &mut [u128]) {
+        (**self).read_all(values)
     }
 }
 

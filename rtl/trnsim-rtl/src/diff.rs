@@ -13,7 +13,6 @@
 use crate::block::{Block, PortInfo, VltError};
 use crate::scoreboard::{Extractor, ScoreError, ScoreStats, Scoreboard, ScoreboardConfig};
 use crate::stimulus::Stimulus;
-use std::collections::VecDeque;
 use std::fmt;
 use std::path::PathBuf;
 
@@ -196,7 +195,12 @@ impl DiffReport {
 struct Pairing {
     /// Reference port index -> DUT port index.
     to_dut: Vec<usize>,
+    /// Whether `to_dut` is the identity (the usual case: same port order on both sides).
+    same_order: bool,
+    /// Reference input ports but `clk`.
     inputs: Vec<usize>,
+    /// The same inputs as DUT port indices.
+    dut_inputs: Vec<usize>,
     /// (reference output index, qualifier index or usize::MAX, lane width when per lane).
     outputs: Vec<(usize, usize, u32)>,
 }
@@ -214,7 +218,7 @@ fn pair(r: &[PortInfo], d: &[PortInfo], cfg: &DiffConfig) -> Result<Pairing, Dif
     if d.len() != r.len() {
         return Err(DiffError::Ports(format!("dut has {} ports, reference {}", d.len(), r.len())));
     }
-    let inputs = (0..r.len()).filter(|&i| r[i].input && r[i].name != "clk").collect();
+    let inputs: Vec<usize> = (0..r.len()).filter(|&i| r[i].input && r[i].name != "clk").collect();
     let mut outputs = Vec::new();
     for (i, p) in r.iter().enumerate().filter(|(_, p)| !p.input) {
         let q = match cfg.dont_care.iter().find(|(n, _)| *n == p.name) {
@@ -227,7 +231,9 @@ fn pair(r: &[PortInfo], d: &[PortInfo], cfg: &DiffConfig) -> Result<Pairing, Dif
         }
         outputs.push((i, q, if lanes > 1 { p.width / lanes } else { 0 }));
     }
-    Ok(Pairing { to_dut, inputs, outputs })
+    let same_order = to_dut.iter().enumerate().all(|(i, &j)| i == j);
+    let dut_inputs = inputs.iter().map(|&i| to_dut[i]).collect();
+    Ok(Pairing { to_dut, same_order, inputs, dut_inputs, outputs })
 }
 
 /// Runs `reference` and `dut` in lock-step on `stimulus` for `cfg.cycles` cycles (fewer if
@@ -313,6 +319,62 @@ where
 
 type Extract<'a> = (&'a Extractor, &'a Extractor, &'a ScoreboardConfig);
 
+/// The last `len` cycles of reference port values, flat (`n` values per cycle): the slot for
+/// this cycle is written in place by [`Block::read_all`], so recording costs no copies and
+/// no allocation.
+struct History {
+    n: usize,
+    len: usize,
+    values: Vec<u128>,
+    /// Slot of the current cycle.
+    head: usize,
+    /// Cycles recorded so far (at most `len`).
+    filled: usize,
+    /// The first recorded cycle still in the ring.
+    first_cycle: u64,
+}
+
+impl History {
+    /// A ring of `len` cycles (`len` 0: one scratch slot, nothing reported).
+    fn new(n: usize, len: usize) -> History {
+        History { n, len, values: vec![0; n * len.max(1)], head: 0, filled: 0, first_cycle: 0 }
+    }
+    /// Starts cycle `cycle` (cycles are consecutive): its slot, to fill.
+    #[inline]
+    fn start(&mut self, cycle: u64) -> &mut [u128] {
+        if self.len > 0 {
+            if self.filled == self.len {
+                self.head = if self.head + 1 == self.len { 0 } else { self.head + 1 };
+                self.first_cycle += 1;
+            } else {
+                if self.filled == 0 {
+                    self.first_cycle = cycle;
+                }
+                self.head = self.filled;
+                self.filled += 1;
+            }
+        }
+        let at = self.head * self.n;
+        &mut self.values[at..at + self.n]
+    }
+    /// The current cycle's values.
+    #[inline]
+    fn current(&self) -> &[u128] {
+        let at = self.head * self.n;
+        &self.values[at..at + self.n]
+    }
+    /// The recorded cycles, oldest first.
+    fn records(&self) -> Vec<CycleRecord> {
+        let oldest = if self.filled == self.len { (self.head + 1) % self.len.max(1) } else { 0 };
+        (0..self.filled)
+            .map(|k| {
+                let at = (oldest + k) % self.len * self.n;
+                CycleRecord { cycle: self.first_cycle + k as u64, values: self.values[at..at + self.n].to_vec() }
+            })
+            .collect()
+    }
+}
+
 fn lockstep<R: Block, D: Block, S: Stimulus>(
     r: &mut R,
     d: &mut D,
@@ -324,7 +386,11 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
 ) -> Result<DiffReport, DiffError> {
     let n = r.ports().len();
     let mut inputs = vec![0u128; n];
-    let mut history: VecDeque<CycleRecord> = VecDeque::with_capacity(cfg.history + 1);
+    // The DUT's inputs in its own port order, when that differs from the reference's.
+    let mut dut_inputs = vec![0u128; if pairing.same_order { 0 } else { d.ports().len() }];
+    // The DUT's port values this cycle.
+    let mut dut_values = vec![0u128; d.ports().len()];
+    let mut history = History::new(n, cfg.history);
     let one_bit: Vec<usize> = pairing.outputs.iter().map(|&(i, _, _)| i).filter(|&i| r.ports()[i].width == 1).collect();
     let mut high = vec![0u64; one_bit.len()];
     let cycles = cfg.cycles.min(stim.cycles().unwrap_or(u64::MAX));
@@ -337,29 +403,25 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
             }
         }
         stim.drive(cycle, &mut inputs);
-        for &i in &pairing.inputs {
-            r.set_input(i, inputs[i]);
-            d.set_input(pairing.to_dut[i], inputs[i]);
+        r.set_inputs(&pairing.inputs, &inputs);
+        if pairing.same_order {
+            d.set_inputs(&pairing.dut_inputs, &inputs);
+        } else {
+            for (&i, &j) in pairing.inputs.iter().zip(&pairing.dut_inputs) {
+                dut_inputs[j] = inputs[i];
+            }
+            d.set_inputs(&pairing.dut_inputs, &dut_inputs);
         }
         r.settle().map_err(|e| DiffError::Sim(cycle, e))?;
         d.settle().map_err(|e| DiffError::Sim(cycle, e))?;
-        if cfg.history > 0 {
-            // Reuse the oldest record's buffer: no allocation per cycle.
-            let mut rec = match history.len() == cfg.history {
-                true => history.pop_front().unwrap_or(CycleRecord { cycle, values: vec![0; n] }),
-                false => CycleRecord { cycle, values: vec![0; n] },
-            };
-            rec.cycle = cycle;
-            for (i, v) in rec.values.iter_mut().enumerate() {
-                *v = r.output(i);
-            }
-            history.push_back(rec);
-        }
+        r.read_all(history.start(cycle));
+        d.read_all(&mut dut_values);
+        let now = history.current();
         if let (Some((xr, xd, _)), Some(b)) = (extract, board.as_mut()) {
             let mut res: Result<(), Box<ScoreError>> = Ok(());
             xr.extract(
                 cycle,
-                |i| r.output(i),
+                |i| now[i],
                 |t| {
                     if res.is_ok() {
                         res = b.expect(t);
@@ -368,7 +430,7 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
             );
             xd.extract(
                 cycle,
-                |i| d.output(i),
+                |i| dut_values[i],
                 |t| {
                     if res.is_ok() {
                         res = b.observe(t);
@@ -379,14 +441,14 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
                 if vcd.is_some() {
                     let _ = (r.posedge(), d.posedge());
                 }
-                let (ports, history) = (r.ports().to_vec(), history.into_iter().collect());
+                let (ports, history) = (r.ports().to_vec(), history.records());
                 let div = TxnDivergence { error: *error, ports, history, vcds: None };
                 return Err(DiffError::Transactions(Box::new(div)));
             }
         } else {
             for &(i, q, lw) in &pairing.outputs {
-                let (e, a) = (r.output(i), d.output(pairing.to_dut[i]));
-                if e == a || !cares(e ^ a, q, lw, |q| r.output(q)) {
+                let (e, a) = (now[i], dut_values[pairing.to_dut[i]]);
+                if e == a || !cares(e ^ a, q, lw, |q| now[q]) {
                     continue;
                 }
                 if vcd.is_some() {
@@ -394,20 +456,20 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
                     let _ = (r.posedge(), d.posedge());
                 }
                 let ports = r.ports().to_vec();
-                let history = history.into_iter().collect();
+                let history = history.records();
                 let div = Divergence { cycle, port: ports[i].name, expected: e, actual: a, ports, history, vcds: None };
                 return Err(DiffError::Diverged(Box::new(div)));
             }
         }
         for (h, &i) in high.iter_mut().zip(&one_bit) {
-            *h += r.output(i) as u64;
+            *h += now[i] as u64;
         }
         r.posedge().map_err(|e| DiffError::Sim(cycle, e))?;
         d.posedge().map_err(|e| DiffError::Sim(cycle, e))?;
     }
     let transactions = match board.as_mut() {
         Some(b) => Some(b.finish(cycles.saturating_sub(1)).map_err(|error| {
-            let (ports, history) = (r.ports().to_vec(), history.into_iter().collect());
+            let (ports, history) = (r.ports().to_vec(), history.records());
             DiffError::Transactions(Box::new(TxnDivergence { error: *error, ports, history, vcds: None }))
         })?),
         None => None,
@@ -428,4 +490,30 @@ fn cares(x: u128, q: usize, lw: u32, qualifier: impl Fn(usize) -> u128) -> bool 
     }
     let mask = if lw >= 128 { u128::MAX } else { (1 << lw) - 1 };
     (0..128 / lw.max(1)).any(|k| qv >> k & 1 == 1 && (x >> (k * lw)) & mask != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Records cycles `0..cycles` (cycle `c` writes `[c, 10 c]`) into a ring of `len`.
+    fn ring(len: usize, cycles: u64) -> Vec<CycleRecord> {
+        let mut h = History::new(2, len);
+        for c in 0..cycles {
+            h.start(c).copy_from_slice(&[c as u128, 10 * c as u128]);
+            assert_eq!(h.current(), [c as u128, 10 * c as u128]);
+        }
+        h.records()
+    }
+
+    #[test]
+    fn history_keeps_the_last_cycles_oldest_first() {
+        let rec = |c: u64| CycleRecord { cycle: c, values: vec![c as u128, 10 * c as u128] };
+        assert_eq!(ring(8, 3), (0..3).map(rec).collect::<Vec<_>>());
+        assert_eq!(ring(8, 8), (0..8).map(rec).collect::<Vec<_>>());
+        assert_eq!(ring(8, 9), (1..9).map(rec).collect::<Vec<_>>());
+        assert_eq!(ring(8, 1003), (995..1003).map(rec).collect::<Vec<_>>());
+        assert_eq!(ring(1, 5), vec![rec(4)]);
+        assert!(ring(0, 5).is_empty());
+    }
 }

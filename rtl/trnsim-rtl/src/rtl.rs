@@ -15,18 +15,23 @@ impl<V: Verilated> Rtl<V> {
 }
 
 impl<V: Verilated> Block for Rtl<V> {
+    #[inline]
     fn ports(&self) -> &[PortInfo] {
         V::PORTS
     }
+    #[inline]
     fn set_input(&mut self, port: usize, v: u128) {
         self.0.set_u128(port, v)
     }
+    #[inline]
     fn settle(&mut self) -> Result<(), VltError> {
         self.0.settle()
     }
+    #[inline]
     fn output(&self, port: usize) -> u128 {
         self.0.get_u128(port)
     }
+    #[inline]
     fn posedge(&mut self) -> Result<(), VltError> {
         self.0.posedge()
     }
@@ -35,5 +40,9 @@ impl<V: Verilated> Block for Rtl<V> {
     }
     fn close_vcd(&mut self) {
         self.0.close_vcd()
+    }
+    #[inline]
+    fn read_all(&self, values: &mut [u128]) {
+        self.0.get_all(values)
     }
 }

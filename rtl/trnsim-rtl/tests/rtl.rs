@@ -79,6 +79,8 @@ fn divergence_reports_cycle_port_values_history_and_writes_both_vcds() {
     assert_eq!(d.expected ^ d.actual, 1);
     assert_eq!(d.history.len(), 8);
     assert_eq!(d.history.last().unwrap().cycle, 5000);
+    assert!(d.history.windows(2).all(|w| w[1].cycle == w[0].cycle + 1), "history oldest first, consecutive");
+    assert_eq!(d.history.last().unwrap().values[count], d.expected, "history is the reference side");
     let text = d.to_string();
     assert!(text.contains("divergence at cycle 5000 on port count"), "{text}");
     let (m, r) = d.vcds.clone().expect("vcds written");
@@ -109,6 +111,10 @@ fn wide_inputs_are_masked_to_port_width_and_word_order_is_lsb_first() {
     f.settle().unwrap();
     assert_eq!(f.out_data(), [u32::MAX, u32::MAX, u32::MAX, 0xf]);
     assert_eq!(f.get_u128(<LinkFifoW100D5 as Verilated>::port("out_data").unwrap()), (1u128 << 100) - 1);
+    let mut all = [0u128; 10];
+    f.get_all(&mut all);
+    let each: Vec<u128> = (0..10).map(|i| f.get_u128(i)).collect();
+    assert_eq!(all.as_slice(), each.as_slice(), "get_all reads what get_u128 reads");
     f.set_rst(0xff); // dirty high bits of a 1-bit port are dropped
     assert_eq!(f.rst(), 1);
 }

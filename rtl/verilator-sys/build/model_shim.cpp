@@ -34,19 +34,16 @@ extern "C" void vlt_@M@_delete(void* p) {
     delete s;
 }
 
+// 0: ok; 1: the model has executed $finish; -1: an error (vlt_last_error). One call per eval.
 extern "C" int vlt_@M@_eval(void* p) {
     auto* s = static_cast<Shim_@M@*>(p);
     try {
         s->top->eval();
-        return 0;
+        return s->ctx->gotFinish() ? 1 : 0;
     } catch (const std::exception& e) {
         vlt_set_error(e.what());
     } catch (...) { vlt_set_error("unknown C++ exception in eval"); }
     return -1;
-}
-
-extern "C" int vlt_@M@_got_finish(void* p) {
-    return static_cast<Shim_@M@*>(p)->ctx->gotFinish() ? 1 : 0;
 }
 
 extern "C" void vlt_@M@_ports(void* p, void** out) {

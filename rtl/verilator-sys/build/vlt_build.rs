@@ -11,7 +11,7 @@ use std::process::Command;
 use std::{env, fs};
 
 /// Bumped whenever the generated shim or Rust wrapper changes shape.
-const GENERATOR_VERSION: u32 = 2;
+const GENERATOR_VERSION: u32 = 4;
 const CXX_FLAGS: &[&str] = &[
     "-faligned-new",
     "-fcf-protection=none",
@@ -195,7 +195,11 @@ fn build_model(vlt: &Verilator, m: &Model, cache: &Path) -> Result<(PathBuf, Str
     args.extend(["--noassert", "-Wno-fatal", "--timescale-override", "1ns/1ns", "--trace"].map(String::from));
     args.extend(["--prefix".into(), prefix.clone(), "--top-module".into(), m.top.clone()]);
     args.extend(m.params.iter().map(|(k, v)| format!("-G{k}={v}")));
-    let mut key: Vec<Vec<u8>> = vec![vlt.version.clone().into_bytes(), args.join(" ").into_bytes()];
+    let mut key: Vec<Vec<u8>> = vec![
+        vlt.version.clone().into_bytes(),
+        args.join(" ").into_bytes(),
+        include_str!("model_shim.cpp").as_bytes().to_vec(),
+    ];
     for s in &m.sources {
         println!("cargo:rerun-if-changed={}", s.display());
         key.push(fs::read(s).map_err(|e| format!("{}: {e}", s.display()))?);
@@ -292,7 +296,7 @@ fn rust_wrapper(m: &Model, ports: &[Port]) -> String {
     let mut s = String::new();
     let mut infos = String::new();
     let mut acc = String::new();
-    let (mut set_arms, mut get_arms) = (String::new(), String::new());
+    let (mut set_arms, mut get_arms, mut get_all) = (String::new(), String::new(), String::new());
     for (i, p) in ports.iter().enumerate() {
         let (name, rty) = (&p.name, p.rust_ty());
         writeln!(infos, "        PortInfo {{ name: {name:?}, input: {}, width: {} }},", p.input, p.width).unwrap();
@@ -327,6 +331,7 @@ fn rust_wrapper(m: &Model, ports: &[Port]) -> String {
         .unwrap();
         let get = if wide { format!("words_to_u128(&self.{name}())") } else { format!("self.{name}() as u128") };
         writeln!(get_arms, "            {i} => {get},").unwrap();
+        writeln!(get_all, "        out[{i}] = {get};").unwrap();
     }
     let params: Vec<String> = m.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     write!(
@@ -338,7 +343,6 @@ mod ffi_{n} {{
         pub fn vlt_{n}_new() -> *mut c_void;
         pub fn vlt_{n}_delete(m: *mut c_void);
         pub fn vlt_{n}_eval(m: *mut c_void) -> c_int;
-        pub fn vlt_{n}_got_finish(m: *mut c_void) -> c_int;
         pub fn vlt_{n}_ports(m: *mut c_void, out: *mut *mut c_void);
         pub fn vlt_{n}_trace_open(m: *mut c_void, path: *const c_char) -> c_int;
         pub fn vlt_{n}_trace_dump(m: *mut c_void, t: u64);
@@ -368,26 +372,32 @@ impl Verilated for {ty} {{
         unsafe {{ ffi_{n}::vlt_{n}_ports(h.as_ptr(), ptrs.as_mut_ptr()) }};
         Ok(Self {{ h, ptrs, time: 0, tracing: false, _not_send: std::marker::PhantomData }})
     }}
+    #[inline]
     fn eval(&mut self) -> Result<(), VltError> {{
-        if unsafe {{ ffi_{n}::vlt_{n}_eval(self.h.as_ptr()) }} != 0 {{
-            return Err(VltError::last());
+        match unsafe {{ ffi_{n}::vlt_{n}_eval(self.h.as_ptr()) }} {{
+            0 => Ok(()),
+            1 => Err(VltError::Finish),
+            _ => Err(VltError::last()),
         }}
-        if unsafe {{ ffi_{n}::vlt_{n}_got_finish(self.h.as_ptr()) }} != 0 {{
-            return Err(VltError::Finish);
-        }}
-        Ok(())
     }}
+    #[inline]
     fn set_clk(&mut self, v: bool) {{ {ty}::set_clk(self, v as u8) }}
+    #[inline]
     fn set_u128(&mut self, port: usize, v: u128) {{
         match port {{
 {set_arms}            _ => panic!("{{}}: port {{port}} is not an input", Self::TOP),
         }}
     }}
+    #[inline]
     fn get_u128(&self, port: usize) -> u128 {{
         match port {{
 {get_arms}            _ => panic!("{{}}: no port {{port}}", Self::TOP),
         }}
     }}
+    #[inline]
+    fn get_all(&self, out: &mut [u128]) {{
+        let out = &mut out[..{np}];
+{get_all}    }}
     fn open_vcd(&mut self, path: &std::path::Path) -> Result<(), VltError> {{
         let c = path_cstring(path)?;
         match unsafe {{ ffi_{n}::vlt_{n}_trace_open(self.h.as_ptr(), c.as_ptr()) }} {{
@@ -396,13 +406,16 @@ impl Verilated for {ty} {{
             _ => Err(VltError::TraceOpen(path.display().to_string())),
         }}
     }}
+    #[inline]
     fn dump(&mut self, t: u64) {{
         if self.tracing {{ unsafe {{ ffi_{n}::vlt_{n}_trace_dump(self.h.as_ptr(), t) }} }}
     }}
     fn close_vcd(&mut self) {{
         if self.tracing {{ unsafe {{ ffi_{n}::vlt_{n}_trace_close(self.h.as_ptr()) }}; self.tracing = false; }}
     }}
+    #[inline]
     fn time(&self) -> u64 {{ self.time }}
+    #[inline]
     fn set_time(&mut self, t: u64) {{ self.time = t }}
 }}
 

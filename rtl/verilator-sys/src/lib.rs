@@ -92,6 +92,13 @@ pub trait Verilated: Sized {
     fn set_u128(&mut self, port: usize, v: u128);
     /// Reads port `port` (its low 128 bits).
     fn get_u128(&self, port: usize) -> u128;
+    /// Reads every port (`out[i]` = `get_u128(i)`; `out` has one slot per port).
+    #[inline]
+    fn get_all(&self, out: &mut [u128]) {
+        for (i, v) in out.iter_mut().enumerate() {
+            *v = self.get_u128(i);
+        }
+    }
     /// Starts a VCD of every signal; one per model.
     fn open_vcd(&mut self, path: &Path) -> Result<(), VltError>;
     /// Writes the signals' values at time `t` to the VCD, if open.
