@@ -42,8 +42,11 @@ pub fn init() -> Result<(mpi::environment::Universe, MpiTransport), String> {
         rank,
         gather_in: Vec::new(),
         gather_out: Vec::new(),
-        send: Vec::new(),
-        recv: Vec::new(),
+        // Real, distinct allocations even when a window moves nothing: Open MPI refuses an
+        // Alltoallv whose send and receive buffers alias, which two empty Vecs (the same
+        // dangling pointer) would.
+        send: Vec::with_capacity(4096),
+        recv: Vec::with_capacity(4096),
     };
     Ok((universe, t))
 }
@@ -85,7 +88,14 @@ impl Transport for MpiTransport {
         for q in 0..n {
             all.extend_from_slice(&self.gather_out[q * stride..q * stride + w]);
         }
-        // The bytes, all to all.
+        // The bytes, all to all (skipped, by every rank alike, when no rank sends any).
+        let any = (0..n).any(|q| self.gather_out[q * stride + w..(q + 1) * stride].iter().any(|&c| c > 0));
+        if !any {
+            for ib in inbox.iter_mut() {
+                ib.clear();
+            }
+            return Ok(());
+        }
         let count = |v: u64| Count::try_from(v).map_err(|_| "more than 2 GiB in one window".to_string());
         let mut scounts = Vec::with_capacity(n);
         let mut sdispls = Vec::with_capacity(n);

@@ -45,6 +45,8 @@ pub trait Transport {
 }
 
 const WORDS: usize = 6;
+/// The bytes of a window's mail section with no message and no credit (end marker, count 0).
+const EMPTY_SECTION: usize = 8;
 const OUTSTANDING: u64 = 1;
 const ABORT: u64 = 2;
 
@@ -99,6 +101,11 @@ impl Exchanger for ByteExchanger<'_> {
             let (t, c) = sim.export_bytes_to(q as u32, out).map_err(ParallelError::Unsupported)?;
             bound = bound.min(t);
             n += c;
+            // Nothing for q (no message, no credit: the 8-byte empty section) and no trace
+            // records to follow: send nothing, so a quiet window can skip the byte exchange.
+            if out.len() == EMPTY_SECTION && sim.core.trace.is_none() {
+                out.clear();
+            }
         }
         Ok((bound, n))
     }
@@ -129,7 +136,9 @@ impl Exchanger for ByteExchanger<'_> {
             }
             let bytes = std::mem::take(&mut self.inbox[q as usize]);
             let mut r = Reader::new(&bytes, "cut-link mail");
-            sim.import_bytes_from(&mut r, &mut self.touched).map_err(|e| bad(q, e))?;
+            if !bytes.is_empty() {
+                sim.import_bytes_from(&mut r, &mut self.touched).map_err(|e| bad(q, e))?;
+            }
             if tracing && self.me == 0 {
                 let mut recs = Vec::new();
                 get_records(&mut r, &mut self.names, &mut recs).map_err(|e| bad(q, e))?;

@@ -8,12 +8,13 @@ use super::{
     ParallelRun, Summary, OTHER_FAILED,
 };
 use crate::builder::SimBuilder;
+use crate::partition::{PartitionError, PartitionPlan};
 use crate::sim::{Simulation, TraceOptions};
 use crate::time::{Dur, Time};
 use crate::trace::TraceSink;
 use crate::trace_state::{Captured, TraceState};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Barrier, Mutex, OnceLock};
 
 /// Everything the threads share.
 struct Shared {
@@ -127,10 +128,11 @@ where
     I: Fn(&Simulation) -> R + Sync,
     R: Send,
 {
-    let planned = build().map_err(ParallelError::Build)?;
-    let plan = planned.plan(&cfg.rule, cfg.threads, cfg.min_lookahead)?;
     check_trace(trace.as_ref().map(|t| &t.1))?;
-    let parts = plan.parts;
+    let parts = cfg.threads;
+    if parts == 0 {
+        return Err(PartitionError::NoPartitions.into());
+    }
     let n2 = (parts * parts) as usize;
     let shared = Shared {
         parts,
@@ -140,10 +142,38 @@ where
         capture: [(0..parts).map(|_| Mutex::default()).collect(), (0..parts).map(|_| Mutex::default()).collect()],
         poisoned: AtomicBool::new(false),
     };
+    // Every thread builds the system at once; thread 0 plans from its builder and the others
+    // wait for the plan (one std barrier, once), so a run pays one build's time, not two.
+    let plan_cell: OnceLock<Result<PartitionPlan, String>> = OnceLock::new();
+    let start = Barrier::new(parts as usize);
     let tracing = trace.is_some();
     let mut sink = trace.map(|(sink, _)| sink);
-    let thread = |me: u32, planned: Option<SimBuilder>, sink: Option<Box<dyn TraceSink>>| {
-        let (sim, merger) = build_part(&build, planned, &plan, me, tracing, sink)?;
+    let thread = |me: u32, sink: Option<Box<dyn TraceSink>>| -> Result<Outcome<R>, ParallelError> {
+        let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&build))
+            .unwrap_or_else(|_| Err("the system builder panicked".into()));
+        if me == 0 {
+            let plan = match &built {
+                Ok(b) => b.plan(&cfg.rule, parts, cfg.min_lookahead).map_err(|e| e.to_string()),
+                Err(e) => Err(format!("build: {e}")),
+            };
+            let _ = plan_cell.set(plan);
+        }
+        start.wait();
+        let plan = match plan_cell.get() {
+            Some(Ok(p)) => p,
+            _ if me == 0 => {
+                // Thread 0's own build or plan failed: report it (the others stop quietly).
+                return match built {
+                    Err(e) => Err(ParallelError::Build(e)),
+                    Ok(b) => Err(b
+                        .plan(&cfg.rule, parts, cfg.min_lookahead)
+                        .err()
+                        .map_or_else(|| ParallelError::Unsupported(OTHER_FAILED.into()), ParallelError::Partition)),
+                };
+            }
+            _ => return Err(ParallelError::Unsupported(OTHER_FAILED.into())),
+        };
+        let (sim, merger) = build_part(&build, Some(built.map_err(ParallelError::Build)?), plan, me, tracing, sink)?;
         let mut x = ThreadExchanger {
             shared: &shared,
             me,
@@ -151,16 +181,16 @@ where
             capture: Vec::new(),
             waited: std::time::Duration::ZERO,
         };
-        run_part(sim, merger, &mut x, &plan, me, limit, &inspect)
+        run_part(sim, merger, &mut x, plan, me, limit, &inspect)
     };
     let results: Vec<Result<Outcome<R>, ParallelError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (1..parts)
             .map(|p| {
                 let (shared, thread) = (&shared, &thread);
-                s.spawn(move || guarded(shared, p, || thread(p, None, None)))
+                s.spawn(move || guarded(shared, p, || thread(p, None)))
             })
             .collect();
-        let mut out = vec![guarded(&shared, 0, || thread(0, Some(planned), sink.take()))];
+        let mut out = vec![guarded(&shared, 0, || thread(0, sink.take()))];
         for (i, h) in handles.into_iter().enumerate() {
             out.push(h.join().unwrap_or_else(|_| {
                 Err(ParallelError::Panicked { partition: i as u32 + 1, message: "thread ended abnormally".into() })
@@ -168,7 +198,15 @@ where
         }
         out
     });
-    merge(plan, results)
+    match plan_cell.into_inner() {
+        Some(Ok(plan)) => merge(plan, results),
+        // The plan failed: thread 0's result holds the located error.
+        _ => Err(results
+            .into_iter()
+            .next()
+            .and_then(|r| r.err())
+            .unwrap_or(ParallelError::Unsupported(OTHER_FAILED.into()))),
+    }
 }
 
 /// Runs `f`, turning a panic into an error and releasing the other threads.
