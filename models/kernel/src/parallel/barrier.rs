@@ -6,7 +6,6 @@
 //! starve the thread being waited for, so after a short spin a waiter yields its core.
 
 use super::Summary;
-use crate::time::Time;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 /// Spins this many times before yielding.
@@ -49,62 +48,30 @@ impl SpinBarrier {
     }
 }
 
-/// One window's reduction: written by every partition before the barrier, read after it.
-/// Three slots rotate, so a slot is reset (by partition 0, one window later) only when every
-/// partition has read it and nobody writes it yet.
-pub(crate) struct Reduce {
-    next: AtomicU64,
-    last_step: AtomicU64,
-    last_progress: AtomicU64,
-    progress: AtomicU64,
-    in_links: AtomicU64,
-    flags: AtomicU32,
+/// One partition's summary of one window, on its own cache line: written (plain stores) by
+/// its partition before the barrier, read by every partition after it and reduced locally in
+/// partition order, so no cache line is written by two cores. Two sets alternate by window
+/// parity: a partition writes the next window's slot only after the next barrier, which every
+/// reader reaches only after it has read this one.
+#[repr(align(64))]
+pub(crate) struct Slot {
+    words: [AtomicU64; super::WORDS],
 }
 
-const OUTSTANDING: u32 = 1;
-const ABORT: u32 = 2;
-
-impl Reduce {
-    pub fn new() -> Reduce {
-        Reduce {
-            next: AtomicU64::new(u64::MAX),
-            last_step: AtomicU64::new(0),
-            last_progress: AtomicU64::new(0),
-            progress: AtomicU64::new(0),
-            in_links: AtomicU64::new(0),
-            flags: AtomicU32::new(0),
-        }
+impl Slot {
+    pub fn new() -> Slot {
+        Slot { words: std::array::from_fn(|_| AtomicU64::new(0)) }
     }
 
     pub fn publish(&self, s: &Summary) {
-        self.next.fetch_min(s.next.as_ps(), Ordering::AcqRel);
-        self.last_step.fetch_max(s.last_step.as_ps(), Ordering::AcqRel);
-        self.last_progress.fetch_max(s.last_progress.as_ps(), Ordering::AcqRel);
-        self.progress.fetch_add(s.progress, Ordering::AcqRel);
-        self.in_links.fetch_add(s.in_links, Ordering::AcqRel);
-        let f = if s.outstanding { OUTSTANDING } else { 0 } | if s.abort { ABORT } else { 0 };
-        self.flags.fetch_or(f, Ordering::AcqRel);
-    }
-
-    pub fn read(&self) -> Summary {
-        let f = self.flags.load(Ordering::Acquire);
-        Summary {
-            next: Time::from_ps(self.next.load(Ordering::Acquire)),
-            last_step: Time::from_ps(self.last_step.load(Ordering::Acquire)),
-            last_progress: Time::from_ps(self.last_progress.load(Ordering::Acquire)),
-            progress: self.progress.load(Ordering::Acquire),
-            in_links: self.in_links.load(Ordering::Acquire),
-            outstanding: f & OUTSTANDING != 0,
-            abort: f & ABORT != 0,
+        for (w, v) in self.words.iter().zip(super::words_of(s)) {
+            w.store(v, Ordering::Relaxed);
         }
     }
 
-    pub fn reset(&self) {
-        self.next.store(u64::MAX, Ordering::Release);
-        self.last_step.store(0, Ordering::Release);
-        self.last_progress.store(0, Ordering::Release);
-        self.progress.store(0, Ordering::Release);
-        self.in_links.store(0, Ordering::Release);
-        self.flags.store(0, Ordering::Release);
+    /// Appends the words. The barrier between `publish` and `load` orders them: its generation
+    /// store is Release and its waiters load it with Acquire.
+    pub fn load(&self, into: &mut Vec<u64>) {
+        into.extend(self.words.iter().map(|w| w.load(Ordering::Relaxed)));
     }
 }

@@ -198,6 +198,41 @@ pub(crate) struct Summary {
     pub abort: bool,
 }
 
+/// Summary words per partition (what partitions publish at a window's end).
+pub(crate) const WORDS: usize = 6;
+const OUTSTANDING: u64 = 1;
+const ABORT: u64 = 2;
+
+/// A summary as words.
+pub(crate) fn words_of(s: &Summary) -> [u64; WORDS] {
+    let flags = if s.outstanding { OUTSTANDING } else { 0 } | if s.abort { ABORT } else { 0 };
+    [s.next.as_ps(), s.last_step.as_ps(), s.last_progress.as_ps(), s.progress, s.in_links, flags]
+}
+
+/// The global summary from every partition's words (partition-major), reduced in partition
+/// order: the same on every partition.
+pub(crate) fn reduce(all: &[u64]) -> Summary {
+    let mut g = Summary {
+        next: Time::NEVER,
+        last_step: Time::ZERO,
+        last_progress: Time::ZERO,
+        progress: 0,
+        in_links: 0,
+        outstanding: false,
+        abort: false,
+    };
+    for w in all.chunks_exact(WORDS) {
+        g.next = g.next.min(Time::from_ps(w[0]));
+        g.last_step = g.last_step.max(Time::from_ps(w[1]));
+        g.last_progress = g.last_progress.max(Time::from_ps(w[2]));
+        g.progress += w[3];
+        g.in_links += w[4];
+        g.outstanding |= w[5] & OUTSTANDING != 0;
+        g.abort |= w[5] & ABORT != 0;
+    }
+    g
+}
+
 /// What one partition brings back.
 pub(crate) struct Outcome<R> {
     pub stop: Result<Stop, DeadlockReport>,

@@ -11,8 +11,8 @@
 use super::part::PartReport;
 use super::wire::{get_records, put_records, put_u32, put_u64, Names, Reader};
 use super::{
-    build_part, check_trace, merge, merge_records, run_part, Exchanger, Outcome, ParallelError, ParallelRun,
-    PartitionTiming, Summary,
+    build_part, check_trace, merge, merge_records, reduce, run_part, words_of, Exchanger, Outcome, ParallelError,
+    ParallelRun, PartitionTiming, Summary,
 };
 use crate::builder::SimBuilder;
 use crate::error::{BlockedComponent, DeadlockReport};
@@ -44,38 +44,8 @@ pub trait Transport {
     ) -> Result<(), String>;
 }
 
-const WORDS: usize = 6;
 /// The bytes of a window's mail section with no message and no credit (end marker, count 0).
 const EMPTY_SECTION: usize = 8;
-const OUTSTANDING: u64 = 1;
-const ABORT: u64 = 2;
-
-fn words_of(s: &Summary) -> [u64; WORDS] {
-    let flags = if s.outstanding { OUTSTANDING } else { 0 } | if s.abort { ABORT } else { 0 };
-    [s.next.as_ps(), s.last_step.as_ps(), s.last_progress.as_ps(), s.progress, s.in_links, flags]
-}
-
-fn reduce(all: &[u64]) -> Summary {
-    let mut g = Summary {
-        next: Time::NEVER,
-        last_step: Time::ZERO,
-        last_progress: Time::ZERO,
-        progress: 0,
-        in_links: 0,
-        outstanding: false,
-        abort: false,
-    };
-    for w in all.chunks_exact(WORDS) {
-        g.next = g.next.min(Time::from_ps(w[0]));
-        g.last_step = g.last_step.max(Time::from_ps(w[1]));
-        g.last_progress = g.last_progress.max(Time::from_ps(w[2]));
-        g.progress += w[3];
-        g.in_links += w[4];
-        g.outstanding |= w[5] & OUTSTANDING != 0;
-        g.abort |= w[5] & ABORT != 0;
-    }
-    g
-}
 
 /// One process's side of the exchange.
 struct ByteExchanger<'a> {

@@ -1,7 +1,7 @@
 //! The threads backend: one partition per thread, typed mailboxes double-buffered by window
 //! parity, a three-slot reduction and a spin barrier.
 
-use super::barrier::{Reduce, SpinBarrier};
+use super::barrier::{Slot, SpinBarrier};
 use super::part::Mail;
 use super::{
     build_part, check_trace, merge, merge_records, run_part, Exchanger, Outcome, ParallelConfig, ParallelError,
@@ -20,7 +20,8 @@ use std::sync::{Barrier, Mutex, OnceLock};
 struct Shared {
     parts: u32,
     barrier: SpinBarrier,
-    reduce: [Reduce; 3],
+    /// [parity][partition]: each partition's summary of the window.
+    slots: [Vec<Slot>; 2],
     /// [parity][src * parts + dst].
     mail: [Vec<Mutex<Mail>>; 2],
     /// [parity][partition]: trace records of the window.
@@ -41,6 +42,7 @@ struct ThreadExchanger<'a> {
     touched: Vec<u32>,
     capture: Captured,
     waited: std::time::Duration,
+    words: Vec<u64>,
 }
 
 impl Exchanger for ThreadExchanger<'_> {
@@ -70,19 +72,18 @@ impl Exchanger for ThreadExchanger<'_> {
             std::mem::swap(&mut *shared.capture[parity][me as usize].lock().expect("capture"), &mut self.capture);
             self.capture.clear();
         }
-        let red = &shared.reduce[(k % 3) as usize];
-        red.publish(local);
+        shared.slots[parity][me as usize].publish(local);
         let t = std::time::Instant::now();
         let all_there = shared.barrier.wait(&shared.poisoned);
         self.waited += t.elapsed();
         if !all_there {
             return Err(ParallelError::Unsupported(OTHER_FAILED.into()));
         }
-        let g = red.read();
-        if me == 0 {
-            // Read by everyone before this barrier; written again only after the next one.
-            shared.reduce[((k + 2) % 3) as usize].reset();
+        self.words.clear();
+        for slot in &shared.slots[parity] {
+            slot.load(&mut self.words);
         }
+        let g = super::reduce(&self.words);
         for src in (0..shared.parts).filter(|&s| s != me) {
             let mut m = shared.mail(parity, src, me).lock().expect("mailbox");
             sim.import_from(&mut m, &mut self.touched);
@@ -137,7 +138,7 @@ where
     let shared = Shared {
         parts,
         barrier: SpinBarrier::new(parts),
-        reduce: [Reduce::new(), Reduce::new(), Reduce::new()],
+        slots: [(0..parts).map(|_| Slot::new()).collect(), (0..parts).map(|_| Slot::new()).collect()],
         mail: [(0..n2).map(|_| Mutex::default()).collect(), (0..n2).map(|_| Mutex::default()).collect()],
         capture: [(0..parts).map(|_| Mutex::default()).collect(), (0..parts).map(|_| Mutex::default()).collect()],
         poisoned: AtomicBool::new(false),
@@ -180,6 +181,7 @@ where
             touched: Vec::new(),
             capture: Vec::new(),
             waited: std::time::Duration::ZERO,
+            words: Vec::with_capacity(parts as usize * super::WORDS),
         };
         run_part(sim, merger, &mut x, plan, me, limit, &inspect)
     };
