@@ -68,17 +68,19 @@ fn mpi_runs_give_the_serial_statistics() {
 #[cfg(feature = "mpi")]
 #[test]
 fn mpi_traces_equal_the_serial_trace() {
-    let name = "fabric-allreduce-nl72x2-nodes";
-    let serial = tmp("serial.pftrace");
-    let o = trnsim(&["run", name, "--trace", serial.to_str().unwrap()]);
-    assert!(o.status.success(), "serial: {}", text(&o));
-    let want = std::fs::read(&serial).unwrap();
-    assert!(want.len() > 10_000, "a real trace: {} bytes", want.len());
-    for np in [2, 4] {
-        let p = tmp(&format!("np{np}.pftrace"));
-        let o = mpirun(np, &["run", "--mpi", name, "--trace", p.to_str().unwrap()]);
-        assert!(o.status.success(), "np {np}: {}", text(&o));
-        assert!(std::fs::read(&p).unwrap() == want, "np {np}: trace bytes differ from the serial trace");
+    for name in ["fabric-allreduce-nl72x2-nodes", "kernel-random-graph:15"] {
+        let tag = name.replace(':', "_");
+        let serial = tmp(&format!("{tag}-serial.pftrace"));
+        let o = trnsim(&["run", name, "--trace", serial.to_str().unwrap()]);
+        assert!(o.status.success(), "{name} serial: {}", text(&o));
+        let want = std::fs::read(&serial).unwrap();
+        assert!(want.len() > 1_000, "{name}: a real trace: {} bytes", want.len());
+        for np in [2, 4] {
+            let p = tmp(&format!("{tag}-np{np}.pftrace"));
+            let o = mpirun(np, &["run", "--mpi", name, "--trace", p.to_str().unwrap()]);
+            assert!(o.status.success(), "{name} np {np}: {}", text(&o));
+            assert!(std::fs::read(&p).unwrap() == want, "{name} np {np}: trace bytes differ from the serial trace");
+        }
     }
 }
 
