@@ -195,8 +195,9 @@ pub fn parse(file: &str, text: &str) -> Result<System, ConfigError> {
     Validator { file, text }.validate(cfg)
 }
 
-/// The `name:` nearest before (line, col), as a best guess of the field a parse error is in.
-fn field_at(text: &str, line: usize, col: usize) -> String {
+/// The `name:` nearest before (line, col), as a best guess of the field a parse error is in
+/// (shared by the harness's RON loaders).
+pub(crate) fn field_at(text: &str, line: usize, col: usize) -> String {
     let mut before = String::new();
     for (i, l) in text.lines().enumerate() {
         if i + 1 < line {

@@ -160,38 +160,15 @@ pub fn load(path: &std::path::Path) -> Result<Chip, ChipError> {
 pub fn parse(file: &str, text: &str) -> Result<Chip, ChipError> {
     let spec: ChipSpec = ron::from_str(text).map_err(|e| {
         let (line, col) = (e.position.line, e.position.col);
-        ChipError { file: file.into(), line, col, field: field_at(text, line, col), message: e.code.to_string() }
+        ChipError {
+            file: file.into(),
+            line,
+            col,
+            field: crate::config::field_at(text, line, col),
+            message: e.code.to_string(),
+        }
     })?;
     Validator { file, text }.check(spec)
-}
-
-/// The `name:` nearest before (line, col): the field a parse error is most likely in.
-fn field_at(text: &str, line: usize, col: usize) -> String {
-    let mut before = String::new();
-    for (i, l) in text.lines().enumerate() {
-        if i + 1 < line {
-            before.push_str(l);
-            before.push('\n');
-        } else if i + 1 == line {
-            before.extend(l.chars().take(col.saturating_sub(1)));
-            break;
-        }
-    }
-    let b = before.as_bytes();
-    let mut i = b.len();
-    while i > 0 {
-        i -= 1;
-        if b[i] == b':' {
-            let mut s = i;
-            while s > 0 && (b[s - 1].is_ascii_alphanumeric() || b[s - 1] == b'_') {
-                s -= 1;
-            }
-            if s < i {
-                return before[s..i].to_string();
-            }
-        }
-    }
-    "(top level)".into()
 }
 
 struct Validator<'a> {

@@ -51,9 +51,6 @@ use std::fmt;
 use std::time::{Duration, Instant};
 pub use threads::run_threads;
 
-/// What a partition reports when it stopped because another one failed.
-pub(crate) const OTHER_FAILED: &str = "another partition failed";
-
 /// How to run in parallel.
 #[derive(Clone, Debug)]
 pub struct ParallelConfig {
@@ -146,6 +143,8 @@ pub enum ParallelError {
     Run(RunError),
     /// What was asked cannot be done in a partitioned run.
     Unsupported(String),
+    /// This partition stopped because another one failed (the run reports that one's error).
+    Stopped,
     /// A partition's thread panicked; the others were stopped.
     Panicked {
         /// The partition.
@@ -162,6 +161,7 @@ impl fmt::Display for ParallelError {
             ParallelError::Build(e) => write!(f, "build: {e}"),
             ParallelError::Run(e) => e.fmt(f),
             ParallelError::Unsupported(e) => write!(f, "partitioned run: {e}"),
+            ParallelError::Stopped => write!(f, "partitioned run: stopped because another partition failed"),
             ParallelError::Panicked { partition, message } => {
                 write!(f, "partition {partition} panicked: {message}")
             }
@@ -192,21 +192,20 @@ pub(crate) struct Summary {
     pub last_step: Time,
     /// The latest step that made progress (max over partitions), for the deadlock rule.
     pub last_progress: Time,
-    pub progress: u64,
     pub in_links: u64,
     pub outstanding: bool,
     pub abort: bool,
 }
 
 /// Summary words per partition (what partitions publish at a window's end).
-pub(crate) const WORDS: usize = 6;
+pub(crate) const WORDS: usize = 5;
 const OUTSTANDING: u64 = 1;
 const ABORT: u64 = 2;
 
 /// A summary as words.
 pub(crate) fn words_of(s: &Summary) -> [u64; WORDS] {
     let flags = if s.outstanding { OUTSTANDING } else { 0 } | if s.abort { ABORT } else { 0 };
-    [s.next.as_ps(), s.last_step.as_ps(), s.last_progress.as_ps(), s.progress, s.in_links, flags]
+    [s.next.as_ps(), s.last_step.as_ps(), s.last_progress.as_ps(), s.in_links, flags]
 }
 
 /// The global summary from every partition's words (partition-major), reduced in partition
@@ -216,7 +215,6 @@ pub(crate) fn reduce(all: &[u64]) -> Summary {
         next: Time::NEVER,
         last_step: Time::ZERO,
         last_progress: Time::ZERO,
-        progress: 0,
         in_links: 0,
         outstanding: false,
         abort: false,
@@ -225,10 +223,9 @@ pub(crate) fn reduce(all: &[u64]) -> Summary {
         g.next = g.next.min(Time::from_ps(w[0]));
         g.last_step = g.last_step.max(Time::from_ps(w[1]));
         g.last_progress = g.last_progress.max(Time::from_ps(w[2]));
-        g.progress += w[3];
-        g.in_links += w[4];
-        g.outstanding |= w[5] & OUTSTANDING != 0;
-        g.abort |= w[5] & ABORT != 0;
+        g.in_links += w[3];
+        g.outstanding |= w[4] & OUTSTANDING != 0;
+        g.abort |= w[4] & ABORT != 0;
     }
     g
 }
@@ -360,7 +357,7 @@ fn window_loop(
             let own = sim.trace_failed().or_else(|| merger.as_mut().and_then(|m| m.error.take()).map(RunError::Trace));
             return Err(match own {
                 Some(e) => ParallelError::Run(e),
-                None => ParallelError::Unsupported(OTHER_FAILED.into()),
+                None => ParallelError::Stopped,
             });
         }
         if g.next.is_never() {
@@ -368,7 +365,7 @@ fn window_loop(
             sim.core.now = g.last_step;
             finish_timing(timing, x);
             if g.in_links > 0 || g.outstanding {
-                return Ok(Err(sim.local_deadlock(Dur::ZERO)));
+                return Ok(Err(sim.deadlock_report(Dur::ZERO)));
             }
             return Ok(Ok(Stop::Idle));
         }
@@ -387,7 +384,7 @@ fn window_loop(
             // Every partition computed `outstanding` (each one's next event is past it too).
             sim.core.now = g.last_step;
             finish_timing(timing, x);
-            return Ok(Err(sim.local_deadlock(g.next.since(progress_at))));
+            return Ok(Err(sim.deadlock_report(g.next.since(progress_at))));
         }
         let wend =
             if single_step { g.next + Dur::from_ps(1) } else { (g.next + lookahead).min(deadline + Dur::from_ps(1)) }
@@ -429,7 +426,7 @@ pub(crate) fn merge<R>(
     for r in results {
         match r {
             Ok(o) => outs.push(o),
-            Err(ParallelError::Unsupported(m)) if m == OTHER_FAILED => {}
+            Err(ParallelError::Stopped) => {}
             Err(e) => {
                 first_err.get_or_insert(e);
             }

@@ -2,12 +2,12 @@
 //! cut-link traffic it produced, take in what the others sent it, and summarise itself.
 
 use super::Summary;
-use crate::error::{DeadlockReport, RunError};
+use crate::error::RunError;
 use crate::link::LinkStats;
 use crate::sched::State;
 use crate::sim::Simulation;
 use crate::stats::{StatsReport, StatsWriter};
-use crate::time::{Dur, Time};
+use crate::time::Time;
 use crate::trace_state::Captured;
 use std::any::Any;
 
@@ -181,18 +181,12 @@ impl Simulation {
         let outstanding = next > deadline && self.comps.iter().any(|c| c.has_outstanding_work());
         Summary {
             next,
-            progress: self.core.progress,
             in_links: self.core.in_links + in_transit,
             outstanding,
             abort: false,
             last_step,
             last_progress: self.last_progress_time(),
         }
-    }
-
-    /// The local deadlock report (the runner merges the partitions').
-    pub(crate) fn local_deadlock(&mut self, stalled: Dur) -> DeadlockReport {
-        self.deadlock_report(stalled)
     }
 
     /// Takes the trace records captured this window.

@@ -1,11 +1,11 @@
 //! The threads backend: one partition per thread, typed mailboxes double-buffered by window
-//! parity, a three-slot reduction and a spin barrier.
+//! parity, per-partition summary slots and a spin barrier.
 
 use super::barrier::{Slot, SpinBarrier};
 use super::part::Mail;
 use super::{
     build_part, check_trace, merge, merge_records, run_part, Exchanger, Outcome, ParallelConfig, ParallelError,
-    ParallelRun, Summary, OTHER_FAILED,
+    ParallelRun, Summary,
 };
 use crate::builder::SimBuilder;
 use crate::partition::{PartitionError, PartitionPlan};
@@ -77,7 +77,7 @@ impl Exchanger for ThreadExchanger<'_> {
         let all_there = shared.barrier.wait(&shared.poisoned);
         self.waited += t.elapsed();
         if !all_there {
-            return Err(ParallelError::Unsupported(OTHER_FAILED.into()));
+            return Err(ParallelError::Stopped);
         }
         self.words.clear();
         for slot in &shared.slots[parity] {
@@ -145,34 +145,30 @@ where
     };
     // Every thread builds the system at once; thread 0 plans from its builder and the others
     // wait for the plan (one std barrier, once), so a run pays one build's time, not two.
-    let plan_cell: OnceLock<Result<PartitionPlan, String>> = OnceLock::new();
+    let plan_cell: OnceLock<PartitionPlan> = OnceLock::new();
     let start = Barrier::new(parts as usize);
     let tracing = trace.is_some();
     let mut sink = trace.map(|(sink, _)| sink);
     let thread = |me: u32, sink: Option<Box<dyn TraceSink>>| -> Result<Outcome<R>, ParallelError> {
         let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&build))
             .unwrap_or_else(|_| Err("the system builder panicked".into()));
+        // Thread 0 plans; if its build or plan fails it reports why, the others stop quietly.
+        let mut own_error = None;
         if me == 0 {
             let plan = match &built {
-                Ok(b) => b.plan(&cfg.rule, parts, cfg.min_lookahead).map_err(|e| e.to_string()),
-                Err(e) => Err(format!("build: {e}")),
+                Ok(b) => b.plan(&cfg.rule, parts, cfg.min_lookahead).map_err(ParallelError::Partition),
+                Err(e) => Err(ParallelError::Build(e.clone())),
             };
-            let _ = plan_cell.set(plan);
+            match plan {
+                Ok(p) => {
+                    let _ = plan_cell.set(p);
+                }
+                Err(e) => own_error = Some(e),
+            }
         }
         start.wait();
-        let plan = match plan_cell.get() {
-            Some(Ok(p)) => p,
-            _ if me == 0 => {
-                // Thread 0's own build or plan failed: report it (the others stop quietly).
-                return match built {
-                    Err(e) => Err(ParallelError::Build(e)),
-                    Ok(b) => Err(b
-                        .plan(&cfg.rule, parts, cfg.min_lookahead)
-                        .err()
-                        .map_or_else(|| ParallelError::Unsupported(OTHER_FAILED.into()), ParallelError::Partition)),
-                };
-            }
-            _ => return Err(ParallelError::Unsupported(OTHER_FAILED.into())),
+        let Some(plan) = plan_cell.get() else {
+            return Err(own_error.unwrap_or(ParallelError::Stopped));
         };
         let (sim, merger) = build_part(&build, Some(built.map_err(ParallelError::Build)?), plan, me, tracing, sink)?;
         let mut x = ThreadExchanger {
@@ -201,13 +197,9 @@ where
         out
     });
     match plan_cell.into_inner() {
-        Some(Ok(plan)) => merge(plan, results),
+        Some(plan) => merge(plan, results),
         // The plan failed: thread 0's result holds the located error.
-        _ => Err(results
-            .into_iter()
-            .next()
-            .and_then(|r| r.err())
-            .unwrap_or(ParallelError::Unsupported(OTHER_FAILED.into()))),
+        None => Err(results.into_iter().next().and_then(|r| r.err()).unwrap_or(ParallelError::Stopped)),
     }
 }
 
