@@ -2,6 +2,7 @@
 # needs first (scripts/install-deps.sh).
 CARGO ?= cargo
 OUT   ?= traces/out
+JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 PERFETTO_UI_DIR ?= $(CURDIR)/target/perfetto-ui
 export PERFETTO_UI_DIR
 
@@ -10,10 +11,10 @@ export PERFETTO_UI_DIR
 ## run: the default microbenchmark suite; results table on stdout, JSON, plots and traces in traces/out/
 run: deps
 	$(CARGO) build --release -p trnsim-harness
-	@mkdir -p $(OUT) && rm -f $(OUT)/suite.*.pftrace
-	./target/release/trnsim run --json $(OUT)/results.json --plots $(OUT)
-	./target/release/trnsim run demo hbm-same-bank --trace $(OUT)/suite.pftrace > /dev/null
-	@echo "results: $(OUT)/results.json; plots: $(OUT)/*.svg; traces: $(OUT)/suite.*.pftrace (open in https://ui.perfetto.dev)"
+	@mkdir -p $(OUT) && rm -f $(OUT)/suite.*.pftrace $(OUT)/tp-matmul-4.pftrace
+	./target/release/trnsim run --jobs $(JOBS) --json $(OUT)/results.json --plots $(OUT)
+	./target/release/trnsim run tp-matmul-4 --trace $(OUT)/tp-matmul-4.pftrace > /dev/null
+	@echo "results: $(OUT)/results.json; plots: $(OUT)/*.svg; trace of the end-to-end run (4 chips: engines, DMA queues, HBM pseudo-channels, NeuronLinks): $(OUT)/tp-matmul-4.pftrace (open in https://ui.perfetto.dev)"
 
 ## test: format and lint checks, then every test of the workspace
 test: deps
@@ -26,6 +27,7 @@ test: deps
 	$(CARGO) test -p trnsim-rtl --features rtl
 	$(CARGO) test -p trnsim-harness --features rtl --test diff_cli
 	$(CARGO) test -p trnsim-harness --features mpi --test mpi_cli
+	$(CARGO) build --release -p trnsim-harness && TRNSIM=$${CARGO_TARGET_DIR:-./target}/release/trnsim scripts/suite-determinism.sh
 
 ## bench: criterion benchmarks of the kernel, plus the kernel-ring figures
 bench:

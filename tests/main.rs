@@ -14,6 +14,7 @@ mod kernel_partitioned_runs_match_serial;
 mod kernel_random_graphs_are_order_independent;
 mod kernel_ring_deadlock_is_reported;
 mod kernel_ring_matches_systemc_hop_counts;
+mod multichip_runs_overlap_and_conserve;
 mod nc_gemm_sweep_pays_fill_and_drain_once;
 mod nc_matmul_reaches_spec_tflops;
 mod nc_runs_are_deterministic;

@@ -13,7 +13,8 @@ use trnsim_kernel::{LinkSelection, PartitionRule, TickOrder, TraceOptions, Trace
 /// Start with `trnsim run` (the default microbenchmark suite, a table on stdout). Add
 /// `--trace out.pftrace` and open the file at <https://ui.perfetto.dev> (timestamps are simulated
 /// time). `trnsim run --config models/configs/demo.ron` runs a system described in RON;
-/// `trnsim config check FILE.ron` validates one without running it.
+/// `trnsim config check FILE.ron` validates one (or a chip, UltraServer or topology file)
+/// without running it.
 #[derive(Parser, Debug)]
 #[command(name = "trnsim", version, about, long_about)]
 struct Cli {
@@ -58,7 +59,8 @@ enum Cmd {
 
 #[derive(Args, Debug)]
 struct RunArgs {
-    /// Benchmarks to run (see `trnsim list`); none = the default suite.
+    /// Benchmarks to run (see `trnsim list`); none = the default suite, which ends with a
+    /// summary table of Trn3 figures against their references (also in --json as `summary`).
     benches: Vec<String>,
     /// Run the system described in this RON file (after any named benchmarks).
     #[arg(long, value_name = "FILE.ron")]
@@ -97,6 +99,11 @@ struct RunArgs {
     /// `mpi` (make mpi).
     #[arg(long, conflicts_with = "threads")]
     mpi: bool,
+    /// Run up to N benchmarks at the same time, each on its own thread (results and traces are
+    /// the same as one at a time; host timings then include the others' load). `make run` uses
+    /// one per core.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    jobs: u32,
 }
 
 #[derive(Subcommand, Debug)]
@@ -156,7 +163,9 @@ enum BenchCmd {
 
 #[derive(Subcommand, Debug)]
 enum ConfigCmd {
-    /// Validate config files; print a located error for the first mistake in each.
+    /// Validate RON files; print a located error for the first mistake in each. A file is a
+    /// system config, a chip (`ChipSpec(`), an UltraServer (`UltraServerSpec(`) or a fabric
+    /// topology (`TopologySpec(`), told apart by its top-level struct name.
     Check {
         /// RON files.
         #[arg(required = true)]
@@ -272,7 +281,8 @@ fn open_sink(trace: Option<&Path>, vcd: Option<&Path>) -> Result<Option<Box<dyn 
 
 fn cmd_run(a: RunArgs) -> Result<(), Failure> {
     let mut names: Vec<String> = a.benches.clone();
-    if names.is_empty() && a.config.is_none() {
+    let default_suite = names.is_empty() && a.config.is_none();
+    if default_suite {
         names = BENCHES.iter().map(|(n, _)| n.to_string()).collect();
     }
     for n in &names {
@@ -297,27 +307,68 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
     if let Some(threads) = a.threads {
         return run_partitioned(&a, &names, threads);
     }
-    for name in &jobs {
+    let workers = (a.jobs as usize).min(jobs.len()).max(1);
+    let run_bench = |name: &String| -> Result<BenchResult, Failure> {
         let _span = tracing::info_span!("bench", name = name.as_str()).entered();
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, total > 1));
         let vp = a.vcd.as_deref().map(|p| per_bench_path(p, name, total > 1));
         // Benchmarks that are not one simulation (sweeps, analytic benches) write no trace.
         let traceable =
-            !matches!(name.as_str(), "sbuf-bandwidth" | "hbm-latency-sweep" | "nc-gemm-sweep" | "nc-dma-bandwidth");
+            !matches!(name.as_str(), "sbuf-bandwidth" | "hbm-latency-sweep" | "nc-gemm-sweep" | "nc-dma-bandwidth")
+                && (!name.starts_with("fabric-") || name == "fabric-allreduce-nl72x2-nodes");
+        if !traceable && (tp.is_some() || vp.is_some()) {
+            eprintln!("note: {name} runs several simulations (a sweep or a study): it writes no trace or VCD");
+        }
         let (tp, vp) = if traceable { (tp, vp) } else { (None, None) };
         let sink = open_sink(tp.as_deref(), vp.as_deref())?;
         let signal_links = if vp.is_some() { LinkSelection::All } else { LinkSelection::None };
         let trace = sink.map(|s| (s, TraceOptions { link_occupancy: true, signal_links }));
-        let opts = RunOpts { order: a.order, trace, progress: true };
+        let opts = RunOpts { order: a.order, trace, progress: workers == 1 };
         let r = run_one(name, system.as_ref(), opts, a.plots.as_deref()).map_err(Failure::Run)?;
         if let Some(p) = &tp {
             eprintln!("trace: {}", p.display());
         }
-        results.push(r);
+        Ok(r)
+    };
+    if workers == 1 {
+        for name in &jobs {
+            results.push(run_bench(name)?);
+        }
+    } else {
+        // A shared cursor hands out benchmarks in suite order; results keep that order.
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let slots: Vec<std::sync::Mutex<Option<Result<BenchResult, Failure>>>> =
+            jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        std::thread::scope(|sc| {
+            for _ in 0..workers {
+                sc.spawn(|| loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(name) = jobs.get(k) else { break };
+                    let r = run_bench(name);
+                    let failed = r.is_err();
+                    *slots[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                    if failed {
+                        // Stop handing out work; the first failure in suite order is reported.
+                        next.store(jobs.len(), std::sync::atomic::Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        for slot in slots {
+            match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
+                Some(r) => results.push(r?),
+                None => break,
+            }
+        }
     }
     print_results(&results, a.full);
+    // The default suite ends with the Trn3 summary table (harness/src/summary.rs).
+    let summary = if default_suite { trnsim_harness::summary::summary(&results) } else { Vec::new() };
+    if !summary.is_empty() {
+        print!("\n{}", trnsim_harness::summary::to_table(&summary));
+    }
     if let Some(p) = &a.json {
-        write_json(p, &results)?;
+        write_json_with(p, &results, &summary)?;
     }
     Ok(())
 }
@@ -438,6 +489,8 @@ fn run_one(
         n if n.starts_with("kernel-random-graph:") => suite::run_partitionable(name, opts),
         n if n.starts_with("fabric-") => trnsim_harness::fabric::run_named(n, plots),
         "e2e-llm-layer" => trnsim_harness::e2e::run_named(name, opts.order, opts.trace),
+        n if n.starts_with("tp-matmul-") => trnsim_harness::tp::run_named(n, opts.order, opts.trace),
+        "moe-alltoall-144" => trnsim_harness::moe::run_named(name, opts.order, opts.trace),
         n if n.starts_with("nc-") => trnsim_harness::neuroncore::run_named(n, opts.order, opts.trace),
         n if n.starts_with("hbm-") => trnsim_harness::memory::run_named(n, opts.order, opts.trace, plots),
         "kernel-ring" => suite::run_ring(name, ring(16), 200_000, opts),
@@ -483,10 +536,20 @@ fn fmt_num(v: f64) -> String {
 }
 
 fn write_json(p: &Path, results: &[BenchResult]) -> Result<(), Failure> {
-    let body = serde_json::to_string_pretty(
-        &serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "benchmarks": results }),
-    )
-    .map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
+    write_json_with(p, results, &[])
+}
+
+/// Results JSON (simulated figures only); with a `summary` field when there are summary rows.
+fn write_json_with(
+    p: &Path,
+    results: &[BenchResult],
+    summary: &[trnsim_harness::summary::SummaryRow],
+) -> Result<(), Failure> {
+    let mut doc = serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "benchmarks": results });
+    if !summary.is_empty() {
+        doc["summary"] = serde_json::json!(summary);
+    }
+    let body = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
     std::fs::write(p, body + "\n").map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))
 }
 
@@ -597,15 +660,9 @@ fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
 fn cmd_check(files: &[PathBuf]) -> Result<(), Failure> {
     let mut bad = Vec::new();
     for f in files {
-        match config::load(f) {
-            Ok(sys) => println!(
-                "{}: ok ({} clocks, {} components, {} links)",
-                f.display(),
-                sys.cfg.clocks.len(),
-                sys.cfg.components.len(),
-                sys.cfg.links.len()
-            ),
-            Err(e) => bad.push(e.to_string()),
+        match config::check_file(f) {
+            Ok(line) => println!("{line}"),
+            Err(e) => bad.push(e),
         }
     }
     if bad.is_empty() {

@@ -186,6 +186,63 @@ pub fn load(path: &Path) -> Result<System, ConfigError> {
     parse(&file, &text)
 }
 
+/// Validates any RON file trnsim reads, told apart by its top-level struct name: `ChipSpec` (a
+/// chip, [`crate::chip::load`]), `UltraServerSpec` ([`crate::chip::ultraserver::load`]),
+/// `TopologySpec` (a fabric, `trnsim_fabric::topo::load`), anything else a system config
+/// ([`load`]). Returns a one-line summary, or the located error.
+pub fn check_file(path: &Path) -> Result<String, String> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("{}:0:0: (file): cannot read: {e}", path.display()))?;
+    let f = path.display();
+    match crate::chip::top_level_name(&text).as_deref() {
+        Some("ChipSpec") => {
+            let c = crate::chip::load(path).map_err(|e| e.to_string())?;
+            let s = &c.spec;
+            Ok(format!(
+                "{f}: ok (chip {}: {} cores, {} HBM stacks, {} DMA engines, {} CC cores, {} NeuronLink ports)",
+                s.name,
+                s.cores,
+                s.hbm.stacks,
+                s.cores * c.dma.engines,
+                s.cc_cores,
+                s.neuronlink.ports
+            ))
+        }
+        Some("UltraServerSpec") => {
+            let u = crate::chip::ultraserver::load(path)?;
+            Ok(format!(
+                "{f}: ok (UltraServer {}: {} x {} on {}, {} servers, {} links per chip)",
+                u.spec.name,
+                u.spec.chips,
+                u.spec.chip,
+                u.spec.fabric,
+                u.spec.documented.servers,
+                u.links_per_chip()
+            ))
+        }
+        Some("TopologySpec") => {
+            let t = trnsim_fabric::topo::load(path)?;
+            Ok(format!(
+                "{f}: ok (topology {}: {} chips, {} nodes, {} link directions)",
+                t.name,
+                t.chips,
+                t.nodes.len(),
+                t.edges.len()
+            ))
+        }
+        _ => {
+            let sys = load(path).map_err(|e| e.to_string())?;
+            let c = &sys.cfg;
+            Ok(format!(
+                "{f}: ok ({} clocks, {} components, {} links)",
+                c.clocks.len(),
+                c.components.len(),
+                c.links.len()
+            ))
+        }
+    }
+}
+
 /// Parses and validates config text; `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<System, ConfigError> {
     let cfg: SystemConfig = ron::from_str(text).map_err(|e| {

@@ -6,9 +6,11 @@ use clap::Args;
 /// Arguments of `trnsim describe`.
 #[derive(Args, Debug)]
 pub struct DescribeArgs {
-    /// What to describe: hbm, sram, dma, link, switch, topology (none: list them with presets).
+    /// What to describe: hbm, sram, dma, link, switch, topology, chip, ultraserver (none: list
+    /// them).
     what: Option<String>,
-    /// One preset by name (none: all presets of that kind, briefly).
+    /// One preset by name (none: all presets of that kind, briefly); for ultraserver, also a
+    /// FILE.ron.
     name: Option<String>,
 }
 
@@ -19,6 +21,8 @@ const KINDS: &[(&str, &str)] = &[
     ("link", "link encodings: PCIe Gen5/Gen6, UALink (models/fabric/src/link/encoding.rs)"),
     ("switch", "switches (models/fabric/src/switch/presets.rs)"),
     ("topology", "fabric topologies (models/configs/fabric/*.ron)"),
+    ("chip", "chips: cores, HBM, DMA, CC cores, NeuronLink, host, EFA (models/configs/system/*-chip.ron)"),
+    ("ultraserver", "UltraServers: a chip on a fabric, links per chip, documented figures (models/configs/system/*-ultraserver.ron; or a FILE.ron)"),
 ];
 
 fn ron<T: serde::Serialize>(v: &T) -> String {
@@ -38,7 +42,7 @@ fn header(name: &str, description: &str, source: &str, estimated: &[&str]) {
 pub fn run(a: DescribeArgs) -> Result<(), String> {
     let Some(what) = a.what.as_deref() else {
         for (k, d) in KINDS {
-            println!("{k:<10} {d}");
+            println!("{k:<12} {d}");
         }
         return Ok(());
     };
@@ -115,6 +119,30 @@ pub fn run(a: DescribeArgs) -> Result<(), String> {
                 }
             }
         }
+        "chip" => {
+            for (n, text) in trnsim_harness::chip::ultraserver::BUILTIN_CHIPS.iter().filter(|(n, _)| want(n)) {
+                found = true;
+                let c = trnsim_harness::chip::parse(&format!("{n}.ron (built in)"), text).map_err(|e| e.to_string())?;
+                describe_chip(&c, full);
+            }
+        }
+        "ultraserver" => {
+            use trnsim_harness::chip::ultraserver as us;
+            if let Some(path) = a.name.as_deref().filter(|n| n.ends_with(".ron")) {
+                describe_ultraserver(&us::load(std::path::Path::new(path))?, true);
+                return Ok(());
+            }
+            for (n, f) in [
+                ("trn3-gen1-ultraserver", us::trn3_gen1 as fn() -> Result<us::UltraServer, String>),
+                ("trn3-gen2-ultraserver", us::trn3_gen2),
+                ("trn2-ultraserver", us::trn2_ultraserver),
+            ] {
+                if want(n) {
+                    found = true;
+                    describe_ultraserver(&f()?, full);
+                }
+            }
+        }
         other => {
             let kinds: Vec<&str> = KINDS.iter().map(|k| k.0).collect();
             return Err(format!("describe: unknown kind `{other}` (known: {})", kinds.join(", ")));
@@ -127,4 +155,78 @@ pub fn run(a: DescribeArgs) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// One chip preset: its parts, the model's peaks beside the documented figures, estimates.
+fn describe_chip(c: &trnsim_harness::chip::Chip, full: bool) {
+    let s = &c.spec;
+    let est: Vec<&str> = s.estimated.iter().map(String::as_str).collect();
+    let what = format!("{} x {} on {} dies, {} x {}", s.cores, s.core, s.dies, s.hbm.stacks, s.hbm.preset);
+    header(&s.name, &what, &s.source, if full { &est } else { &[] });
+    if !full {
+        return;
+    }
+    let nl = &s.neuronlink;
+    let d = &s.documented;
+    println!(
+        "  model / documented: BF16 {:.1} / {} TFLOPS, HBM {:.1} / {} GB/s, DMA {:.1} / {} GB/s ({} engines)",
+        c.peak_bf16_tflops(),
+        d.bf16_tflops,
+        c.peak_hbm_gbps(),
+        d.hbm_GBps,
+        c.peak_dma_gbps(),
+        d.dma_GBps,
+        d.dma_engines
+    );
+    println!(
+        "  CC cores {}; NeuronLink {} {} x {} x{} = {:.1} GB/s raw both ways (documented {}); host {} x{}; EFA {} Gb/s",
+        s.cc_cores,
+        nl.version,
+        nl.ports,
+        nl.encoding,
+        nl.lanes_per_port,
+        c.neuronlink_raw_gbps(),
+        nl.documented_GBps,
+        s.host.encoding,
+        s.host.lanes,
+        s.efa.Gbps
+    );
+    println!("spec: {}", ron(s));
+}
+
+/// One UltraServer: chips, servers, per-chip links against the chip's ports, documented
+/// figures, estimates.
+fn describe_ultraserver(u: &trnsim_harness::chip::UltraServer, full: bool) {
+    let s = &u.spec;
+    let what = format!("{} x {} on fabric {}", s.chips, s.chip, s.fabric);
+    let est: Vec<&str> = s.estimated.iter().map(String::as_str).collect();
+    header(&s.name, &what, &s.source, if full { &est } else { &[] });
+    if !full {
+        return;
+    }
+    let nl = &u.chip.spec.neuronlink;
+    let d = &s.documented;
+    println!(
+        "  chips {} = {} servers x {}; fabric {} nodes ({} switches), {} link directions",
+        s.chips,
+        d.servers,
+        u.chips_per_server(),
+        u.topology.nodes.len(),
+        u.topology.nodes.len() - u.topology.chips,
+        u.topology.edges.len()
+    );
+    println!("  per chip: {} of {} NeuronLink ports wired ({} x{}): {:.1} GB/s raw both ways ({:.0} % of the documented {} GB/s); {:.1} GB/s payload injection one way",
+        u.links_per_chip(), nl.ports, nl.encoding, nl.lanes_per_port, u.wired_raw_gbps_per_chip(),
+        100.0 * u.wired_raw_gbps_per_chip() / d.scale_up_GBps_per_chip, d.scale_up_GBps_per_chip, u.injection_gbps_per_chip());
+    println!(
+        "  EFA {:.1} Tb/s = {} x {} Gb/s (documented {} Tb/s); HBM {} GiB, BF16 {:.1} PFLOPS (documented {:.1})",
+        u.efa_tbps(),
+        s.chips,
+        u.chip.spec.efa.Gbps,
+        d.efa_Tbps,
+        u64::from(s.chips) * u64::from(u.chip.spec.documented.hbm_GiB),
+        f64::from(s.chips) * u.chip.peak_bf16_tflops() / 1e3,
+        f64::from(s.chips) * u.chip.spec.documented.bf16_tflops / 1e3
+    );
+    println!("  chip: {} (trnsim describe chip {})", u.chip.spec.name, u.chip.spec.name);
 }

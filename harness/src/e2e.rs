@@ -70,7 +70,8 @@ impl Shape {
     fn kb(&self) -> u32 {
         self.d_model / 128
     }
-    fn chunks(&self) -> u32 {
+    /// 128-column chunks of `W` (and of `Yᵀ`) per core.
+    pub fn chunks(&self) -> u32 {
         self.d_ff_per_core / 128
     }
     fn slabs(&self) -> u32 {
@@ -106,7 +107,8 @@ impl Shape {
     pub fn signals(&self) -> u32 {
         (0..self.chunks()).filter(|&c| self.signals_after(c)).count() as u32
     }
-    fn check(&self) -> Result<(), String> {
+    /// Checks the shape fits the program's SBUF layout and the ISA's limits.
+    pub fn check(&self) -> Result<(), String> {
         let ok = (1..=512).contains(&self.tokens)
             && self.tokens.is_multiple_of(64)
             && self.d_model.is_multiple_of(128)
@@ -130,6 +132,39 @@ impl Shape {
 
 /// Core `core`'s program (its HBM addresses in its half of the stack).
 pub fn program(s: &Shape, core: u32) -> String {
+    program_with(s, core, &Variant::default())
+}
+
+/// How [`program_with`] departs from the plain layer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Variant {
+    /// Activation applied from PSUM ("gelu", "identity", ..).
+    pub act_fn: &'static str,
+    /// Collective completions (on [`CC_DONE_SEM`]) the core waits for before it halts (0: none).
+    pub collectives: u32,
+    /// Collective completions the core waits for before it loads `X` (the weights are fetched
+    /// before; 0: none): `X` arrives by a collective (an MoE dispatch).
+    pub x_after: u32,
+}
+
+impl Default for Variant {
+    fn default() -> Self {
+        Variant { act_fn: "gelu", collectives: 0, x_after: 0 }
+    }
+}
+
+/// Semaphore whose increments (the stores of `Yᵀ`, 16 per chunk) ring the chip's collective
+/// engine when the core is hooked to one ([`program_with`]).
+pub const DOORBELL_SEM: u8 = 4;
+/// Semaphore the collective engine increments once per completed collective.
+pub const CC_DONE_SEM: u8 = 5;
+
+/// [`program`] with the changes of `v`: its activation, a last wait for `v.collectives`
+/// completions on [`CC_DONE_SEM`] (the chip's collective engine reduces or sends the stored
+/// chunks; the core's work ends when they are), and `X` loaded only after `v.x_after`
+/// completions.
+pub fn program_with(s: &Shape, core: u32, v: &Variant) -> String {
+    let (act_fn, collectives) = (v.act_fn, v.collectives);
     let base = u64::from(core % 2) * CORE_HBM;
     let (kb, chunks, slabs, cps, cpg) = (s.kb(), s.chunks(), s.slabs(), s.chunks_per_slab, s.chunks_per_group);
     let (slab, tok) = (s.slab_bpp(), s.tok_bpp());
@@ -153,6 +188,9 @@ pub fn program(s: &Shape, core: u32) -> String {
     // Slab 0 first, then X block by block (the first chunk's matmuls consume X as it lands),
     // then the other slabs; a slab waits for the group that used its buffer to be multiplied.
     load_slab(&mut sync, 0);
+    if v.x_after > 0 {
+        let _ = writeln!(sync, "    sem_wait s{CC_DONE_SEM} >= {}", v.x_after);
+    }
     for k in 0..kb {
         let hbm = base + X_HBM + u64::from(k) * 128 * tok_stride;
         let _ = writeln!(
@@ -206,7 +244,7 @@ pub fn program(s: &Shape, core: u32) -> String {
         }
         let _ = writeln!(
             act,
-            "    activation gelu psum[0:128] bank{} +0 [{}:1] fp32 -> sbuf[0:128] +{:#x} [{}:1] bf16, scale=1.0, bias=0.0",
+            "    activation {act_fn} psum[0:128] bank{} +0 [{}:1] fp32 -> sbuf[0:128] +{:#x} [{}:1] bf16, scale=1.0, bias=0.0",
             bank(c),
             s.tokens,
             y_buf(c),
@@ -223,6 +261,9 @@ pub fn program(s: &Shape, core: u32) -> String {
         );
     }
     let _ = writeln!(pool, "    sem_wait s4 >= {}", 16 * chunks);
+    if collectives > 0 {
+        let _ = writeln!(pool, "    sem_wait s{CC_DONE_SEM} >= {collectives}");
+    }
     for st in [&mut sync, &mut te, &mut act, &mut pool] {
         st.push_str("    halt\n");
     }
@@ -299,9 +340,25 @@ pub fn run_layer(
     order: TickOrder,
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<(Simulation, ChipIds), String> {
+    run_program(chip, s, "gelu", order, trace)
+}
+
+/// [`run_layer`] with activation `act_fn` (see [`program_with`]; no collective).
+pub fn run_program(
+    chip: &Chip,
+    s: &Shape,
+    act_fn: &'static str,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+) -> Result<(Simulation, ChipIds), String> {
     s.check()?;
     let programs = (0..chip.spec.cores)
-        .map(|i| assemble_text(&format!("e2e-llm-layer nc{i}.asm (generated)"), &program(s, i)))
+        .map(|i| {
+            assemble_text(
+                &format!("e2e-llm-layer nc{i}.asm (generated)"),
+                &program_with(s, i, &Variant { act_fn, ..Variant::default() }),
+            )
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
     let ids = chip::build(&mut b, chip, &programs, trace.is_some())?;
@@ -372,6 +429,9 @@ pub fn run_named(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<BenchResult, String> {
     let chip = chip::trn3()?;
+    // Whole-chip runs have thousands of internal links: their occupancy counters would be most
+    // of the trace (docs/multichip.md); engines, DMA, HBM and fabric links have their tracks.
+    let trace = trace.map(|(sink, o)| (sink, TraceOptions { link_occupancy: false, ..o }));
     let sw = Stopwatch::start();
     let (sim, ids) = run_layer(&chip, &SHAPE, order, trace)?;
     let (wall_s, cpu_s) = sw.elapsed();

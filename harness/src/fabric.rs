@@ -1,6 +1,7 @@
 //! Fabric microbenchmarks: link efficiency per encoding against the analytic payload rate, and
 //! the single-switch studies (saturation throughput of VOQ + iSLIP, round-robin matching and a
-//! single FIFO per input; latency against offered load, plotted).
+//! single FIFO per input; latency against offered load, plotted); unloaded latency over one
+//! NeuronLink and through the Trn3 switches (`fabric-link-pingpong`).
 
 use crate::cpu::Stopwatch;
 use crate::plot::{Plot, Series};
@@ -157,12 +158,97 @@ fn collectives(name: &str, topology: &str, runs: &[(&str, &[u64])]) -> Result<Be
     })
 }
 
+/// One-way latency of unloaded `payload`-byte packets (5, 2 us apart) over one link of the
+/// cycle-level link model; returns (mean measured, analytic) in ns. Analytic = PHY + wire + link
+/// layer + one wire unit's serialization (a flit on Gen6).
+pub fn link_one_way_ns(encoding: &str, lanes: u32, payload: u32) -> Result<(f64, f64), String> {
+    let params = LinkParams::with(encoding, lanes);
+    let link = params.validate().map_err(|e| e.to_string())?;
+    let mut b = SimBuilder::with_options(SimOptions { seed: 7, ..SimOptions::default() });
+    let clk = b.clock("link", Frequency::from_mhz(1000)).map_err(|e| e.to_string())?;
+    let src = b.reserve("src", clk).map_err(|e| e.to_string())?;
+    let sink = b.reserve("sink", clk).map_err(|e| e.to_string())?;
+    let h = attach(&mut b, "link", clk, &params, 7, (src, "out"), (sink, "in")).map_err(|e| e.to_string())?;
+    let spec = SourceSpec { flows: 1, count: 5, sizes: vec![payload], interval: Some(Dur::from_us(2)), src: 0, dst: 1 };
+    b.install(src, PacketSource::new(h.input, spec, 7, 1)).map_err(|e| e.to_string())?;
+    b.install(sink, OrderedSink::new(h.output, None)).map_err(|e| e.to_string())?;
+    let mut sim = b.build().map_err(|e| e.to_string())?;
+    sim.run_until_idle(Dur::from_us(1_000)).map_err(|e| e.to_string())?;
+    let lat = &sim.component::<LinkRx>(h.rx).ok_or("link receiver")?.stats().latency_ps;
+    if lat.count() != 5 {
+        return Err(format!("{encoding} x{lanes}: {} of 5 packets delivered", lat.count()));
+    }
+    let analytic = params.fixed_latency().as_ps() as f64 + link.serialization_ps(link.unit_bytes(payload));
+    Ok((lat.mean() / 1e3, analytic / 1e3))
+}
+
+/// Ping-pong of `bytes` between chips `a` and `b` on an idle packet network: (one-way,
+/// round trip, analytic one-way) in ns, and the hops. Analytic = the sum over the first-choice
+/// path of each edge's serialization and fixed latency (PHY + wire + link layer, + switch).
+pub fn ping_pong_ns(topo: &trnsim_fabric::topo::Topology, a: usize, b: usize, bytes: u32) -> (f64, f64, f64, usize) {
+    use trnsim_fabric::topo::Network;
+    let mut analytic = 0u64;
+    let mut n = a;
+    while n != b {
+        let e = &topo.edges[topo.next_edges(n, b)[0] as usize];
+        analytic += e.serialization_ps(bytes) + e.latency_ps;
+        n = e.to;
+    }
+    let hops = topo.hops(a, b);
+    let mut net = Network::new(topo.clone());
+    let ping = net.send(0, a, b, u64::from(bytes), 0);
+    let mut t = [0u64; 2];
+    while net.next_time().is_some() {
+        if let Some(id) = net.step() {
+            let done = net.msgs[id].done_ps.unwrap_or(0);
+            if id == ping {
+                t[0] = done;
+                net.send(done, b, a, u64::from(bytes), 1);
+            } else {
+                t[1] = done;
+            }
+        }
+    }
+    (t[0] as f64 / 1e3, t[1] as f64 / 1e3, analytic as f64 / 1e3, hops)
+}
+
+/// Unloaded latency: 64 B over one PCIe Gen6 x8 NeuronLink (cycle-level link model), and 64 B
+/// ping-pongs on the Trn3 Gen1 fabric (packet network): over a direct link (chip 0 to its peer
+/// 32), through one intra-server switch (chip 0 to 1) and across servers (chip 0 to 16, one
+/// inter-server plane), each against the analytic sum of the path's latencies.
+fn link_pingpong() -> Result<BenchResult, String> {
+    let sw = Stopwatch::start();
+    let (got, want) = link_one_way_ns("pcie-gen6", 8, 64)?;
+    let mut headline =
+        vec![("link_gen6_x8_64B_one_way_ns".to_string(), got), ("link_gen6_x8_64B_analytic_ns".to_string(), want)];
+    let path = trnsim_fabric::topo::presets_dir().join("trn3-gen1-nl32x2.ron");
+    let topo = trnsim_fabric::topo::load(&path)?;
+    for (tag, a, b) in [("direct", 0, 32), ("switch", 0, 1), ("inter_server", 0, 16)] {
+        let (one, rtt, analytic, hops) = ping_pong_ns(&topo, a, b, 64);
+        if (one - analytic).abs() > 1e-6 * analytic {
+            return Err(format!("fabric-link-pingpong {tag}: one-way {one} ns vs analytic {analytic} ns"));
+        }
+        headline.push((format!("{tag}_hops"), hops as f64));
+        headline.push((format!("{tag}_64B_one_way_ns"), one));
+        headline.push((format!("{tag}_64B_round_trip_ns"), rtt));
+        headline.push((format!("{tag}_64B_analytic_one_way_ns"), analytic));
+    }
+    let (wall_s, cpu_s) = sw.elapsed();
+    Ok(BenchResult {
+        name: "fabric-link-pingpong".into(),
+        headline,
+        stats: StatsReport::default(),
+        speed: Speed { wall_s, cpu_s, ..Speed::default() },
+    })
+}
+
 /// Runs one fabric benchmark.
 pub fn run_named(name: &str, plot_dir: Option<&std::path::Path>) -> Result<BenchResult, String> {
     match name {
         "fabric-link-efficiency" => link_efficiency(),
         "fabric-switch-hol" => switch_hol(),
         "fabric-switch-latency" => switch_latency(plot_dir),
+        "fabric-link-pingpong" => link_pingpong(),
         "fabric-allreduce-trn2-16" => {
             collectives(name, "trn2-server-4x4", &[("all_reduce:ring", &[65_536, 1 << 20, 16 << 20])])
         }

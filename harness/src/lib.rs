@@ -10,6 +10,7 @@ pub mod e2e;
 pub mod fabric;
 pub mod memory;
 pub mod memtrace;
+pub mod moe;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod neuroncore;
@@ -18,4 +19,6 @@ pub mod plot;
 pub mod random_graph;
 pub mod ring;
 pub mod suite;
+pub mod summary;
 pub mod system;
+pub mod tp;

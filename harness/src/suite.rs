@@ -48,7 +48,21 @@ pub const BENCHES: &[(&str, &str)] = &[
         "NC-v4 DMA, HBM3E -> SBUF, 4 x 128-partition DMAs: GB/s against bytes per partition (1.3 us start cost)",
     ),
     ("e2e-llm-layer", "Trn3 chip (8 NC-v4, 4 HBM3E): FFN up-projection + GELU, weights streamed by DMA, vs analytic"),
+    (
+        "tp-matmul-4",
+        "Trn3 Gen1, 4 whole chips: row-parallel matmul 512 x 8192 x 4096 BF16, 4 all-reduces overlapped with compute",
+    ),
+    ("tp-matmul-16", "Trn3 Gen1, 16 whole chips (one server): the same matmul, all-reduces overlapped with compute"),
+    ("tp-matmul-64", "Trn3 Gen1, 64 whole chips (4 servers): the same matmul, all-reduces overlapped with compute"),
+    (
+        "moe-alltoall-144",
+        "Trn3 Gen2, 144 whole chips: MoE step, top-2 of 288 experts, dispatch all-to-all, experts on the cores, combine",
+    ),
     ("fabric-link-efficiency", "PCIe Gen6 x8, UALink x4, Gen5 x16 saturated: goodput vs the analytic payload rate"),
+    (
+        "fabric-link-pingpong",
+        "64 B unloaded: one PCIe Gen6 x8 link (cycle-level) and Trn3 Gen1 ping-pongs direct / via a switch / across servers, vs the path's analytic latency",
+    ),
     ("fabric-switch-hol", "32-port switch, uniform random: saturation of VOQ + iSLIP-1/4 vs a single FIFO (58.6 %)"),
     ("fabric-switch-latency", "32-port switch: latency against load for iSLIP-1/4, RRM, FIFO (SVG with --plots)"),
     (

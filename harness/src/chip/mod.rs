@@ -1,15 +1,18 @@
 //! A whole chip: its description in RON ([`spec`], models/configs/system/*.ron) and its
 //! assembly into one simulation ([`build`]): every NeuronCore and every HBM stack, core `i`'s
-//! DMA engines on stack `i / cores_per_stack`.
+//! DMA engines on stack `i / cores_per_stack`; and UltraServers ([`ultraserver`]): a chip
+//! preset on a fabric topology preset.
 
 pub mod build;
 pub mod spec;
+pub mod ultraserver;
 
 #[cfg(test)]
 mod tests;
 
-pub use build::{build, ChipIds};
+pub use build::{build, build_with, BuildOpts, ChipIds};
 pub use spec::{load, parse, Chip, ChipError, ChipSpec};
+pub use ultraserver::{trn2_ultraserver, trn3_gen1, trn3_gen2, UltraServer, UltraServerSpec};
 
 /// models/configs/system/trn3-chip.ron, built in (the binary runs from any directory).
 pub const TRN3_CHIP_RON: &str = include_str!("../../../models/configs/system/trn3-chip.ron");
@@ -25,4 +28,15 @@ pub fn trn3() -> Result<Chip, String> {
 /// The built-in Trn2 chip.
 pub fn trn2() -> Result<Chip, String> {
     parse("models/configs/system/trn2-chip.ron (built in)", TRN2_CHIP_RON).map_err(|e| e.to_string())
+}
+
+/// The name of a RON file's top-level struct (`ChipSpec`, `UltraServerSpec`, `TopologySpec`,
+/// `SystemConfig`, ...): the first identifier outside `//` comments, if an opening parenthesis
+/// follows it. None for anonymous structs and non-RON text.
+pub fn top_level_name(text: &str) -> Option<String> {
+    let body: String = text.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
+    let t = body.trim_start();
+    let t = t.strip_prefix("#![").map_or(Some(t), |r| r.split_once(']').map(|x| x.1.trim_start()))?;
+    let end = t.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(t.len());
+    (end > 0 && t[end..].trim_start().starts_with('(')).then(|| t[..end].to_string())
 }

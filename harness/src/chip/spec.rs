@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use trnsim_core::core::NcVersion;
 use trnsim_core::dma::DmaParams;
+use trnsim_fabric::link::encoding::{self, Encoding};
 use trnsim_kernel::Dur;
 use trnsim_mem::hbm::presets::{self, Preset};
 
@@ -33,6 +34,15 @@ pub struct ChipSpec {
     pub hbm: HbmPart,
     /// Each core's DMA block.
     pub dma: DmaPart,
+    /// Collective-communication cores on the chip (>= 2 per NeuronCore: spec §7, A10). Only
+    /// documented: collectives are modelled as fabric traffic, not by CC-core programs.
+    pub cc_cores: u32,
+    /// The chip's NeuronLink (scale-up) ports.
+    pub neuronlink: NeuronLinkPart,
+    /// The PCIe port to the host CPU. Only documented: no host is modelled.
+    pub host: HostPart,
+    /// The chip's share of the EFA (scale-out) network. Only documented: no EFA is modelled.
+    pub efa: EfaPart,
     /// Published chip figures, for comparison in reports (not used by the model).
     pub documented: Documented,
 }
@@ -63,6 +73,58 @@ pub struct DmaPart {
     pub peak_GBps_per_engine: f64,
     /// Command arrival to first data ("1300ns").
     pub start_latency: String,
+}
+
+/// The NeuronLink ports of one chip: how many, of which lane encoding and width, and the
+/// documented per-chip bandwidth their raw lane rate must reproduce (within
+/// [`NEURONLINK_TOLERANCE`]). The fabric presets wire some of these ports into a topology.
+#[allow(non_snake_case)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NeuronLinkPart {
+    /// NeuronLink generation: "nl-v2", "nl-v3" or "nl-v4" (must match the core generation).
+    pub version: String,
+    /// Lane encoding of a port, a `trnsim_fabric::link::encoding` name ("pcie-gen6").
+    pub encoding: String,
+    /// Ports on the chip (>= 1).
+    pub ports: u32,
+    /// Lanes per port (one of the encoding's widths).
+    pub lanes_per_port: u32,
+    /// Documented NeuronLink bandwidth of the chip in GB/s, both directions (spec §1).
+    pub documented_GBps: f64,
+}
+
+impl NeuronLinkPart {
+    /// Raw bandwidth of all ports in GB/s, both directions: ports x lanes x lane rate x 2.
+    /// Line-code and link-layer overheads are left out (the documented figures are raw).
+    pub fn raw_gbps(&self, encoding: &Encoding) -> f64 {
+        let per_dir = f64::from(self.ports * self.lanes_per_port) * encoding.lane_mbit_per_s as f64 / 8e3;
+        2.0 * per_dir
+    }
+}
+
+/// Largest relative difference allowed between [`NeuronLinkPart::raw_gbps`] and the documented
+/// per-chip figure: 2 %, room for rounding in published figures (2.56 TB/s, 1.28 TB/s) but not
+/// for a wrong port or lane count (one x8 port of 20 is 5 %).
+pub const NEURONLINK_TOLERANCE: f64 = 0.02;
+
+/// The chip's PCIe port to its host CPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostPart {
+    /// Lane encoding, a `trnsim_fabric::link::encoding` name ("pcie-gen5").
+    pub encoding: String,
+    /// Lanes (one of the encoding's widths).
+    pub lanes: u32,
+}
+
+/// The chip's share of the EFA scale-out network.
+#[allow(non_snake_case)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EfaPart {
+    /// EFA bandwidth per chip in Gb/s (> 0; spec §1: an instance's EFA divided by its chips).
+    pub Gbps: f64,
 }
 
 /// Published chip figures (spec §1).
@@ -118,6 +180,10 @@ pub struct Chip {
     pub hbm: &'static Preset,
     /// Each core's DMA parameters.
     pub dma: DmaParams,
+    /// The NeuronLink ports' lane encoding.
+    pub neuronlink: &'static Encoding,
+    /// The host port's lane encoding.
+    pub host: &'static Encoding,
 }
 
 impl Chip {
@@ -135,6 +201,11 @@ impl Chip {
     /// Peak HBM GB/s of the model (every stack's pins).
     pub fn peak_hbm_gbps(&self) -> f64 {
         f64::from(self.spec.hbm.stacks) * self.hbm.stack_peak_bytes_per_s() / 1e9
+    }
+
+    /// Raw NeuronLink GB/s of the chip, both directions (every port's lanes at the lane rate).
+    pub fn neuronlink_raw_gbps(&self) -> f64 {
+        self.spec.neuronlink.raw_gbps(self.neuronlink)
     }
 
     /// Peak DMA GB/s of the model (every engine at its peak).
@@ -183,6 +254,82 @@ impl Validator<'_> {
         let line = self.text[..pos].matches('\n').count() + 1;
         let col = pos - self.text[..pos].rfind('\n').map_or(0, |p| p + 1) + 1;
         ChipError { file: self.file.into(), line, col, field: field.into(), message }
+    }
+
+    /// An error at the first `key:` after the first `section:` (nested fields with common names).
+    fn err_in(&self, section: &str, key: &str, field: &str, message: String) -> ChipError {
+        let start = self.text.find(&format!("{section}:")).unwrap_or(0);
+        let pos = self.text[start..].find(&format!("{key}:")).map_or(start, |p| start + p);
+        let line = self.text[..pos].matches('\n').count() + 1;
+        let col = pos - self.text[..pos].rfind('\n').map_or(0, |p| p + 1) + 1;
+        ChipError { file: self.file.into(), line, col, field: field.into(), message }
+    }
+
+    /// The encoding `name` of section `section`, with `lanes` one of its widths.
+    fn encoding(&self, section: &str, name: &str, lanes_key: &str, lanes: u32) -> Result<&'static Encoding, ChipError> {
+        let enc = encoding::find(name).ok_or_else(|| {
+            let m = format!("unknown encoding {name:?} (allowed: {})", encoding::names());
+            self.err_in(section, "encoding", &format!("{section}.encoding"), m)
+        })?;
+        if !enc.widths.contains(&lanes) {
+            let m = format!("{lanes} is out of range (allowed: {:?}, the widths of {name})", enc.widths);
+            return Err(self.err_in(section, lanes_key, &format!("{section}.{lanes_key}"), m));
+        }
+        Ok(enc)
+    }
+
+    /// The NeuronLink ports: generation matching the core's, a known encoding and width, and a
+    /// raw bandwidth within [`NEURONLINK_TOLERANCE`] of the documented figure.
+    fn neuronlink(&self, spec: &ChipSpec) -> Result<&'static Encoding, ChipError> {
+        let n = &spec.neuronlink;
+        let want = format!("nl-{}", spec.core.trim_start_matches("nc-"));
+        if n.version != want {
+            let m = format!("{:?} does not go with core {:?} (allowed: {want:?})", n.version, spec.core);
+            return Err(self.err_in("neuronlink", "version", "neuronlink.version", m));
+        }
+        let enc = self.encoding("neuronlink", &n.encoding, "lanes_per_port", n.lanes_per_port)?;
+        if n.ports == 0 {
+            return Err(self.err_in(
+                "neuronlink",
+                "ports",
+                "neuronlink.ports",
+                "0 is out of range (allowed: >= 1)".into(),
+            ));
+        }
+        if !(n.documented_GBps > 0.0 && n.documented_GBps < 1e9) {
+            let m = format!("{} is out of range (allowed: > 0)", n.documented_GBps);
+            return Err(self.err_in("neuronlink", "documented_GBps", "neuronlink.documented_GBps", m));
+        }
+        let raw = n.raw_gbps(enc);
+        if (raw / n.documented_GBps - 1.0).abs() > NEURONLINK_TOLERANCE {
+            let m = format!(
+                "ports ({}) x lanes_per_port ({}) x {} Mb/s x 2 directions = {raw:.1} GB/s, not within {:.0} % of documented_GBps ({})",
+                n.ports,
+                n.lanes_per_port,
+                enc.lane_mbit_per_s,
+                NEURONLINK_TOLERANCE * 100.0,
+                n.documented_GBps
+            );
+            return Err(self.err_in("neuronlink", "ports", "neuronlink.ports", m));
+        }
+        Ok(enc)
+    }
+
+    /// CC cores (>= 2 per NeuronCore, spec §7) and the EFA share (> 0).
+    fn cc_and_efa(&self, spec: &ChipSpec) -> Result<(), ChipError> {
+        if spec.cc_cores < 2 * spec.cores {
+            let m = format!(
+                "{} is out of range (allowed: >= 2 per NeuronCore = {}; spec §7: 2 CC cores per NC)",
+                spec.cc_cores,
+                2 * spec.cores
+            );
+            return Err(self.err("cc_cores", "cc_cores", m));
+        }
+        let g = spec.efa.Gbps;
+        if !(g > 0.0 && g < 1e9) {
+            return Err(self.err_in("efa", "Gbps", "efa.Gbps", format!("{g} is out of range (allowed: > 0)")));
+        }
+        Ok(())
     }
 
     fn at_least(&self, field: &str, v: u32, min: u32) -> Result<(), ChipError> {
@@ -253,6 +400,9 @@ impl Validator<'_> {
         dma.peak_bytes_per_ns = d.peak_GBps_per_engine;
         dma.start_latency = start;
         dma.validate().map_err(|e| self.err("dma", "dma", e))?;
-        Ok(Chip { spec, version, hbm, dma })
+        self.cc_and_efa(&spec)?;
+        let neuronlink = self.neuronlink(&spec)?;
+        let host = self.encoding("host", &spec.host.encoding, "lanes", spec.host.lanes)?;
+        Ok(Chip { spec, version, hbm, dma, neuronlink, host })
     }
 }

@@ -45,3 +45,135 @@ fn bad_files_fail_with_file_line_column_and_field() {
     let e = parse("x.ron", "ChipSpec(").unwrap_err();
     assert!(e.line >= 1 && e.col >= 1, "{e}");
 }
+
+/// The 1-based line of the first line of `text` containing `needle` after the first containing
+/// `section` (the line a located error must name).
+fn line_of(text: &str, section: &str, needle: &str) -> usize {
+    let start = text.lines().position(|l| l.contains(section)).unwrap();
+    text.lines().skip(start).position(|l| l.contains(needle)).unwrap() + start + 1
+}
+
+#[test]
+fn new_chip_fields_are_documented_consistently() {
+    use trnsim_fabric::link::encoding::find;
+    let c = trn3().unwrap();
+    assert_eq!((c.spec.cc_cores, c.spec.neuronlink.ports, c.spec.neuronlink.lanes_per_port), (20, 20, 8));
+    assert!((c.neuronlink_raw_gbps() - 2560.0).abs() < 1e-9, "{}", c.neuronlink_raw_gbps());
+    assert_eq!((c.host.name, c.spec.host.lanes, c.spec.efa.Gbps), ("pcie-gen5", 16, 200.0));
+    let t2 = trn2().unwrap();
+    assert!((t2.neuronlink_raw_gbps() - 1280.0).abs() < 1e-9, "{}", t2.neuronlink_raw_gbps());
+    assert_eq!(t2.neuronlink, find("pcie-gen5").unwrap());
+    for chip in [&c, &t2] {
+        let est = chip.spec.estimated.join("\n");
+        assert!(est.contains("cc_cores 20") && est.contains("host port") && est.contains("EFA"), "{est}");
+    }
+}
+
+#[test]
+fn a_bad_value_in_each_new_field_is_located() {
+    let t = TRN3_CHIP_RON;
+    // (replace, by, section the error's line is in, text on that line, expected message part)
+    let cases: &[(&str, &str, &str, &str, &str)] = &[
+        ("cc_cores: 20", "cc_cores: 15", "cc_cores:", "cc_cores", "cc_cores: 15 is out of range (allowed: >= 2 per NeuronCore = 16"),
+        ("\"nl-v4\"", "\"nl-v3\"", "neuronlink:", "version", "neuronlink.version: \"nl-v3\" does not go with core \"nc-v4\""),
+        ("encoding: \"pcie-gen6\"", "encoding: \"pcie-gen9\"", "neuronlink:", "encoding", "neuronlink.encoding: unknown encoding \"pcie-gen9\""),
+        ("lanes_per_port: 8", "lanes_per_port: 3", "neuronlink:", "lanes_per_port", "neuronlink.lanes_per_port: 3 is out of range"),
+        ("ports: 20", "ports: 0", "neuronlink:", "ports", "neuronlink.ports: 0 is out of range"),
+        ("ports: 20", "ports: 19", "neuronlink:", "ports", "neuronlink.ports: ports (19) x lanes_per_port (8) x 64000 Mb/s x 2 directions = 2432.0 GB/s, not within 2 %"),
+        ("documented_GBps: 2560.0", "documented_GBps: -1.0", "neuronlink:", "documented_GBps", "neuronlink.documented_GBps: -1 is out of range"),
+        ("documented_GBps: 2560.0", "documented_GBps: 2700.0", "neuronlink:", "ports", "not within 2 % of documented_GBps (2700)"),
+        ("encoding: \"pcie-gen5\"", "encoding: \"pcie-gen4\"", "host:", "encoding", "host.encoding: unknown encoding \"pcie-gen4\""),
+        ("lanes: 16", "lanes: 12", "host:", "lanes", "host.lanes: 12 is out of range"),
+        ("Gbps: 200.0", "Gbps: 0.0", "efa:", "Gbps", "efa.Gbps: 0 is out of range"),
+    ];
+    for (from, to, section, on, want) in cases {
+        assert!(t.contains(from), "{from}");
+        let bad = t.replacen(from, to, 1);
+        let e = err(&bad);
+        let line = line_of(&bad, section, on);
+        assert!(e.starts_with(&format!("chip.ron:{line}:")) && e.contains(want), "{from} -> {to}: {e}");
+    }
+    // A missing new field is a parse error naming it.
+    let e = err(&t.replace("    cc_cores: 20,\n", ""));
+    assert!(e.contains("cc_cores"), "{e}");
+}
+
+mod ultraserver {
+    use super::super::ultraserver::{self, parse, TRN3_GEN1_RON};
+    use super::line_of;
+
+    #[test]
+    fn each_preset_loads_with_its_chip_and_fabric() {
+        let g1 = ultraserver::trn3_gen1().unwrap();
+        assert_eq!((g1.topology.chips, g1.chip.spec.name.as_str(), g1.chips_per_server()), (64, "trn3-chip", 16));
+        assert_eq!(g1.links_per_chip(), 11);
+        assert!((g1.wired_raw_gbps_per_chip() - 1408.0).abs() < 1e-9);
+        assert!((g1.efa_tbps() - 12.8).abs() < 1e-9);
+        let g2 = ultraserver::trn3_gen2().unwrap();
+        assert_eq!((g2.topology.chips, g2.chips_per_server(), g2.links_per_chip()), (144, 4, 11));
+        assert!((g2.efa_tbps() - 28.8).abs() < 1e-9);
+        let t2 = ultraserver::trn2_ultraserver().unwrap();
+        assert_eq!((t2.topology.chips, t2.links_per_chip(), t2.chip.spec.name.as_str()), (64, 20, "trn2-chip"));
+        assert!((t2.wired_raw_gbps_per_chip() - t2.spec.documented.scale_up_GBps_per_chip).abs() < 1e-9);
+        // Injection is payload after the link layer: below the raw rate, one direction.
+        assert!(g1.injection_gbps_per_chip() < g1.wired_raw_gbps_per_chip() / 2.0);
+        assert!(g1.injection_gbps_per_chip() > 0.9 * g1.wired_raw_gbps_per_chip() / 2.0);
+        // From disk, names resolve in models/configs/system and the fabric presets directory.
+        for f in ["trn3-gen1-ultraserver", "trn3-gen2-ultraserver", "trn2-ultraserver"] {
+            let u = ultraserver::load(&ultraserver::presets_dir().join(format!("{f}.ron"))).unwrap();
+            assert_eq!(u.spec.name, f);
+        }
+    }
+
+    fn err(text: &str) -> String {
+        match parse("us.ron", text) {
+            Ok(_) => panic!("accepted"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn mismatches_and_unknown_names_are_located() {
+        let t = TRN3_GEN1_RON;
+        let cases: &[(&str, &str, &str, &str)] = &[
+            ("chips: 64", "chips: 72", "chips:", "chips: 72 differs from fabric \"trn3-gen1-nl32x2\"'s 64 chips"),
+            ("\"trn3-chip\"", "\"trn9-chip\"", "chip:", "chip: unknown chip preset \"trn9-chip\" (known: trn2-chip, trn3-chip)"),
+            ("\"trn3-gen1-nl32x2\"", "\"nl99\"", "fabric:", "fabric: unknown fabric preset \"nl99\" (known: fat-tree-pcie6-r20-l2, trn2-server-4x4,"),
+            ("\"trn3-chip\"", "\"trn2-chip\"", "fabric:", "fabric: fabric \"trn3-gen1-nl32x2\" links are pcie-gen6 x8, but chip \"trn2-chip\"'s NeuronLink ports are pcie-gen5 x8"),
+            ("servers: 4", "servers: 8", "servers:", "documented.servers: 8 servers of 8 chips, but fabric"),
+            ("servers: 4", "servers: 5", "servers:", "documented.servers: 5 is out of range"),
+            ("efa_Tbps: 12.8", "efa_Tbps: 25.6", "efa_Tbps:", "documented.efa_Tbps: 25.6 Tb/s differs from chips (64)"),
+            ("scale_up_GBps_per_chip: 2560.0", "scale_up_GBps_per_chip: 0.0", "scale_up", "out of range (allowed: > 0)"),
+        ];
+        for (from, to, on, want) in cases {
+            assert!(t.contains(from), "{from}");
+            let bad = t.replacen(from, to, 1);
+            let e = err(&bad);
+            let line = line_of(&bad, "UltraServerSpec(", &format!("    {}", on.trim_start()));
+            assert!(e.starts_with(&format!("us.ron:{line}:")) && e.contains(want), "{from} -> {to}: {e}");
+        }
+        // Misspelt key: a parse error located at it.
+        let e = err(&t.replace("fabric:", "fabrik:"));
+        assert!(e.starts_with("us.ron:") && e.contains("fabrik"), "{e}");
+        // From disk, unknown names list the files that are presets of that kind.
+        let dir = std::env::temp_dir().join(format!("trnsim-us-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("x.ron");
+        std::fs::write(&p, t.replace("\"trn3-chip\"", "\"nope\"")).unwrap();
+        let e = ultraserver::load(&p).unwrap_err();
+        assert!(e.contains("unknown chip preset \"nope\" (known: trn2-chip, trn3-chip)"), "{e}");
+        // A chip in the file's own directory with fewer ports than the fabric wires per chip.
+        let chip = super::super::TRN3_CHIP_RON
+            .replace("name: \"trn3-chip\"", "name: \"small\"")
+            .replace("ports: 20", "ports: 10")
+            .replace("documented_GBps: 2560.0", "documented_GBps: 1280.0");
+        std::fs::write(dir.join("small.ron"), chip).unwrap();
+        std::fs::write(&p, t.replace("\"trn3-chip\"", "\"small\"")).unwrap();
+        let e = ultraserver::load(&p).unwrap_err();
+        let _ = std::fs::remove_dir_all(&dir);
+        let line = line_of(t, "UltraServerSpec(", "    fabric:");
+        let want =
+            "fabric: fabric \"trn3-gen1-nl32x2\" wires 11 links per chip, but chip \"small\" has 10 NeuronLink ports";
+        assert!(e.contains(&format!("x.ron:{line}:5: {want}")), "{e}");
+    }
+}

@@ -12,10 +12,11 @@
 use crate::coremem::{CoreMem, MemPort};
 use crate::dma::{DmaBlock, DmaParams, DmaPorts};
 use crate::engine::{EnginePorts, EngineUnit};
-use crate::isa::{Engine, Instr, Program};
+use crate::isa::{Engine, Instr, Program, Sem};
 use crate::msg::{DmaCmd, MemAccess, MemDone, SemGrant, SemOp};
+use crate::sem::SemCollective;
 use crate::sem::{SemPort, SemUnit};
-use trnsim_kernel::{Bandwidth, ClockId, ComponentId, Cycles, Frequency, LinkSpec, SimBuilder};
+use trnsim_kernel::{Bandwidth, ClockId, ComponentId, Cycles, Frequency, InPort, LinkSpec, OutPort, SimBuilder};
 use trnsim_mem::hbm::{HbmStack, MemReq, MemResp};
 use trnsim_mem::sram::{SramGeometry, SramPreset};
 
@@ -76,11 +77,49 @@ pub struct CoreOptions {
     pub dma: Option<DmaParams>,
     /// Declare trace tracks for the DMA engines.
     pub trace_tracks: bool,
+    /// Hook the semaphore unit to a chip's collective engine (None: no collectives).
+    pub collective: Option<CollectiveHookup>,
+    /// Share clock domains with other cores: clocks named `{prefix}.{engine|mem|dma}` instead of
+    /// `{core}.{..}` (None: each core has its own clocks).
+    pub shared_clocks: Option<String>,
+}
+
+/// How a core reaches its chip's collective engine (spec §7): increments of `doorbell` are
+/// forwarded to the engine component `engine` as triggers, and each collective it completes
+/// increments `done`. The engine's ends of the two links are returned in
+/// [`CoreIds::collective`].
+#[derive(Clone, Copy, Debug)]
+pub struct CollectiveHookup {
+    /// The engine's component (reserved; the caller installs it).
+    pub engine: ComponentId,
+    /// Semaphore whose increments trigger.
+    pub doorbell: Sem,
+    /// Semaphore completions increment.
+    pub done: Sem,
+    /// Link latency each way, in the core's fast (2.4 GHz) cycles.
+    pub latency: u64,
+}
+
+/// The collective engine's ends of a core's hookup: doorbell deltas in, completions out.
+#[derive(Clone, Copy, Debug)]
+pub struct CollectivePorts {
+    /// Doorbell deltas from the core's semaphore unit.
+    pub doorbell: InPort<u32>,
+    /// Completions to the core's semaphore unit (each value is added to the done semaphore).
+    pub done: OutPort<u32>,
 }
 
 impl Default for CoreOptions {
     fn default() -> Self {
-        CoreOptions { version: NcVersion::V4, functional: false, sem_latency: 4, dma: None, trace_tracks: false }
+        CoreOptions {
+            version: NcVersion::V4,
+            functional: false,
+            sem_latency: 4,
+            dma: None,
+            trace_tracks: false,
+            collective: None,
+            shared_clocks: None,
+        }
     }
 }
 
@@ -97,6 +136,8 @@ pub struct CoreIds {
     pub clocks: Vec<(Engine, ClockId)>,
     /// The DMA block, if the core has one.
     pub dma: Option<ComponentId>,
+    /// The collective engine's ends of the hookup, if [`CoreOptions::collective`] was set.
+    pub collective: Option<CollectivePorts>,
 }
 
 /// The HBM stack a core's DMA engines talk to: its (reserved, not yet installed) component id
@@ -128,7 +169,11 @@ pub fn build(
     hbm: Option<HbmHookup<'_>>,
 ) -> Result<CoreIds, String> {
     let e = |x: trnsim_kernel::BuildError| x.to_string();
-    let fast = b.clock(&format!("{name}.mem"), NcVersion::V4.clock(Engine::Tensor)).map_err(e)?;
+    let clock = |b: &mut SimBuilder, what: &str, f: Frequency| match &opts.shared_clocks {
+        Some(p) => b.shared_clock(&format!("{p}.{what}"), f).map_err(e),
+        None => b.clock(&format!("{name}.{what}"), f).map_err(e),
+    };
+    let fast = clock(b, "mem", NcVersion::V4.clock(Engine::Tensor))?;
     let sem = b.reserve(&format!("{name}.sem"), fast).map_err(e)?;
     let mem = b.reserve(&format!("{name}.sbuf"), fast).map_err(e)?;
     let mut engines = Vec::new();
@@ -146,14 +191,14 @@ pub fn build(
             NcVersion::V3 => DmaParams::v3(),
             NcVersion::V4 => DmaParams::v4(),
         });
-        let clk = b.clock(&format!("{name}.dma"), params.clock).map_err(e)?;
+        let clk = clock(b, "dma", params.clock)?;
         Some((b.reserve(&format!("{name}.dma"), clk).map_err(e)?, params))
     } else {
         None
     };
     let mut dma_cmds = Vec::new();
     for (engine, stream) in &program.streams {
-        let clk = b.clock(&format!("{name}.{engine}"), opts.version.clock(*engine)).map_err(e)?;
+        let clk = clock(b, engine.name(), opts.version.clock(*engine))?;
         let id = b.reserve(&format!("{name}.{engine}"), clk).map_err(e)?;
         let (sem_out, sem_in) =
             b.link::<SemOp>(id, "sem", sem, &format!("{engine}.op"), link(opts.sem_latency, 4)).map_err(e)?;
@@ -214,6 +259,16 @@ pub fn build(
     let sbuf = opts.version.sbuf().geometry;
     let unit = CoreMem::new(name, sbuf, opts.version.psum(), &clients, mem_ports, dma_from, opts.functional)?;
     b.install(mem, unit).map_err(e)?;
-    b.install(sem, SemUnit::new(sem_ports)).map_err(e)?;
-    Ok(CoreIds { engines, sem, mem, clocks, dma: dma_id.map(|d| d.0) })
+    let mut unit = SemUnit::new(sem_ports);
+    let mut collective = None;
+    if let Some(h) = opts.collective {
+        let (ring, doorbell) =
+            b.link::<u32>(sem, "cc.ring", h.engine, &format!("doorbell.{name}"), link(h.latency, 64)).map_err(e)?;
+        let (done, done_in) =
+            b.link::<u32>(h.engine, &format!("done.{name}"), sem, "cc.done", link(h.latency, 64)).map_err(e)?;
+        unit = unit.with_collective(SemCollective { doorbell: h.doorbell, ring, done_in, done: h.done });
+        collective = Some(CollectivePorts { doorbell, done });
+    }
+    b.install(sem, unit).map_err(e)?;
+    Ok(CoreIds { engines, sem, mem, clocks, dma: dma_id.map(|d| d.0), collective })
 }

@@ -5,6 +5,7 @@
 //! order), then every waiting engine whose condition holds is granted. Leaves out: remote
 //! semaphore writes between cores (`core_barrier`).
 
+use crate::isa::Sem;
 use crate::msg::{SemGrant, SemOp};
 use trnsim_kernel::{Activity, Component, Ctx, InPort, OutPort, StatsWriter};
 
@@ -28,13 +29,48 @@ pub struct SemUnit {
     waits: Vec<Option<(usize, u32)>>,
     ops: u64,
     grants: u64,
+    collective: Option<SemCollective>,
+    /// Doorbell deltas not yet forwarded.
+    unrung: u32,
+    /// Doorbell deltas forwarded.
+    doorbells: u64,
+}
+
+/// The semaphore unit's ends of the collective hookup (see the module doc).
+#[derive(Clone, Copy, Debug)]
+pub struct SemCollective {
+    /// Increments of this semaphore are forwarded.
+    pub doorbell: Sem,
+    /// ... on this output, as deltas.
+    pub ring: OutPort<u32>,
+    /// Completions (values added to `done`).
+    pub done_in: InPort<u32>,
+    /// The semaphore completions increment.
+    pub done: Sem,
 }
 
 impl SemUnit {
     /// A unit serving `ports`, all semaphores zero.
     pub fn new(ports: Vec<SemPort>) -> SemUnit {
         let n = ports.len();
-        SemUnit { ports, values: [0; SEMAPHORES], flows: [0; SEMAPHORES], waits: vec![None; n], ops: 0, grants: 0 }
+        SemUnit {
+            ports,
+            values: [0; SEMAPHORES],
+            flows: [0; SEMAPHORES],
+            waits: vec![None; n],
+            ops: 0,
+            grants: 0,
+            collective: None,
+            unrung: 0,
+            doorbells: 0,
+        }
+    }
+
+    /// The unit hooked to its chip's collective engine (see the module doc); doorbell deltas
+    /// not yet sent wait in `rung` (sent together when the link frees).
+    pub fn with_collective(mut self, c: SemCollective) -> SemUnit {
+        self.collective = Some(c);
+        self
     }
 
     /// Current value of semaphore `i`.
@@ -45,6 +81,13 @@ impl SemUnit {
 
 impl Component for SemUnit {
     fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
+        if let Some(c) = &self.collective {
+            while let Some(v) = cx.recv(c.done_in) {
+                let s = &mut self.values[c.done.0 as usize];
+                *s = s.wrapping_add(v);
+                self.flows[c.done.0 as usize] = 0;
+            }
+        }
         for (k, p) in self.ports.iter().enumerate() {
             while let Some(op) = cx.recv(p.ops) {
                 self.ops += 1;
@@ -53,6 +96,9 @@ impl Component for SemUnit {
                         let v = &mut self.values[sem.0 as usize];
                         *v = v.wrapping_add(delta);
                         self.flows[sem.0 as usize] = flow;
+                        if self.collective.is_some_and(|c| c.doorbell == sem) {
+                            self.unrung = self.unrung.wrapping_add(delta);
+                        }
                     }
                     SemOp::Set { sem, value, flow } => {
                         self.values[sem.0 as usize] = value;
@@ -74,15 +120,24 @@ impl Component for SemUnit {
                 self.grants += 1;
             }
         }
+        if let (Some(c), true) = (&self.collective, self.unrung > 0) {
+            if cx.send(c.ring, self.unrung).is_ok() {
+                self.doorbells += u64::from(self.unrung);
+                self.unrung = 0;
+            }
+        }
         Activity::Idle
     }
 
     fn report(&self, out: &mut StatsWriter<'_>) {
         out.count("ops", self.ops);
         out.count("grants", self.grants);
+        if self.collective.is_some() {
+            out.count("doorbells", self.doorbells);
+        }
     }
 
     fn has_outstanding_work(&self) -> bool {
-        false
+        self.unrung > 0
     }
 }

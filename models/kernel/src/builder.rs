@@ -60,6 +60,20 @@ impl SimBuilder {
         Ok(ClockId(self.clocks.len() as u32 - 1))
     }
 
+    /// The clock named `name` if one exists (it must run at `freq`), else a new one: blocks of
+    /// many instances (a chip's cores, many chips) share one clock domain per frequency, which
+    /// keeps the scheduler's per-step scan over domains short.
+    pub fn shared_clock(&mut self, name: &str, freq: Frequency) -> Result<ClockId, BuildError> {
+        match self.clocks.iter().position(|c| c.name() == name) {
+            Some(i) if self.clocks[i].frequency() == freq => Ok(ClockId(i as u32)),
+            Some(i) => Err(BuildError::BadClock {
+                name: name.to_string(),
+                reason: format!("already declared at {}, asked again at {freq}", self.clocks[i].frequency()),
+            }),
+            None => self.clock(name, freq),
+        }
+    }
+
     /// The clock `id`.
     pub fn clock_of(&self, id: ClockId) -> &Clock {
         &self.clocks[id.index()]

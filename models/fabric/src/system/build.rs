@@ -1,15 +1,16 @@
 //! Assembly: one component per topology node, one kernel link per physical link direction,
 //! each chip's step program with the message ids its packets carry.
 
-use super::chip::{ChipNode, Send};
+use super::chip::{ChipHooks, ChipNode, PhaseSteps, Send};
 use super::clock::FabricClock;
 use super::packet::Packet;
 use super::ports::Ports;
 use super::switch::SwitchNode;
 use super::{CollectiveHandles, MsgMeta};
-use crate::collective::{schedule, Collective, Params};
+use crate::collective::schedule::{self, Program, Step};
+use crate::collective::{Collective, Params};
 use crate::topo::{NodeKind, Topology};
-use trnsim_kernel::{ComponentId, InPort, OutPort, SimBuilder};
+use trnsim_kernel::{ClockId, ComponentId, InPort, OutPort, SimBuilder, TrackKind};
 
 /// Component name of node `i`: `chipNNN` for chips, `swNNN` for switches (numbered from 0
 /// among switches), zero padded to the digits of the node count (at least 3).
@@ -18,6 +19,89 @@ pub fn node_name(topo: &Topology, i: usize) -> String {
     match topo.nodes[i].kind {
         NodeKind::Chip => format!("chip{i:0w$}"),
         NodeKind::Switch => format!("sw{:0w$}", i - topo.chips),
+    }
+}
+
+/// A topology's nodes reserved in a builder (clock "fabric", components named by
+/// [`node_name`]), before anything is linked to them: a caller that hooks cores to the chips'
+/// collective engines ([`build_jobs`]) reserves first, so the cores can link to the ids.
+#[derive(Clone, Debug)]
+pub struct Nodes {
+    /// The fabric clock.
+    pub clock: FabricClock,
+    /// Its id in the builder.
+    pub clock_id: ClockId,
+    /// Component of each topology node (chips first, then switches).
+    pub ids: Vec<ComponentId>,
+}
+
+/// Reserves one component per node of `topo` on a new clock "fabric".
+pub fn reserve_nodes(b: &mut SimBuilder, topo: &Topology) -> Result<Nodes, String> {
+    let clock = FabricClock::for_topology(topo);
+    let clock_id = b.clock("fabric", clock.freq).map_err(|e| e.to_string())?;
+    let ids = (0..topo.nodes.len())
+        .map(|i| b.reserve(&node_name(topo, i), clock_id).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    Ok(Nodes { clock, clock_id, ids })
+}
+
+/// One collective of a sequence run by [`build_jobs`].
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// Name (reports, errors).
+    pub name: String,
+    /// Each chip's step program (index = chip; an empty program: the chip takes no part). The
+    /// schedule contract holds within the job: a message sent in the sender's step `s` counts
+    /// for the receiver's step `s` of this job.
+    pub progs: Vec<Program>,
+    /// Doorbells each taking part chip waits for on *each* of its doorbell inputs before this
+    /// job's first step, counted from the previous job's threshold (0: starts as soon as the
+    /// previous job is complete).
+    pub doorbells: u64,
+}
+
+impl Job {
+    /// `coll` over all `n` chips of a topology with ring order `ring`, `size` bytes per chip
+    /// (`auto` resolved), needing `doorbells` triggers.
+    pub fn collective(
+        name: &str,
+        coll: Collective,
+        n: usize,
+        size: u64,
+        ring: &[usize],
+        doorbells: u64,
+    ) -> Result<Job, String> {
+        let coll = coll.resolve(n, size);
+        let progs = schedule::build(coll.op, coll.algo, n, size, ring)?;
+        Ok(Job { name: name.into(), progs, doorbells })
+    }
+
+    /// `coll` over the chips `members` (their order is the ring order) of a topology with
+    /// `chips` chips; the others take no part.
+    pub fn among(
+        name: &str,
+        coll: Collective,
+        chips: usize,
+        members: &[usize],
+        size: u64,
+        doorbells: u64,
+    ) -> Result<Job, String> {
+        let n = members.len();
+        let coll = coll.resolve(n, size);
+        let ring: Vec<usize> = (0..n).collect();
+        let local = schedule::build(coll.op, coll.algo, n, size, &ring)?;
+        let mut progs = vec![Vec::new(); chips];
+        for (r, prog) in local.into_iter().enumerate() {
+            let c = *members.get(r).ok_or("member index")?;
+            if c >= chips {
+                return Err(format!("job {name}: member chip {c} but the topology has {chips} chips"));
+            }
+            progs[c] = prog
+                .into_iter()
+                .map(|st| Step { sends: st.sends.into_iter().map(|(d, bytes)| (members[d], bytes)).collect(), ..st })
+                .collect();
+        }
+        Ok(Job { name: name.into(), progs, doorbells })
     }
 }
 
@@ -32,41 +116,114 @@ pub fn build_collective(
 ) -> Result<CollectiveHandles, String> {
     let n = topo.chips;
     let coll = coll.resolve(n, size);
-    let progs = schedule::build(coll.op, coll.algo, n, size, &topo.ring)?;
-    let clock = FabricClock::for_topology(topo);
-    let clk = b.clock("fabric", clock.freq).map_err(|e| e.to_string())?;
-    let ids: Vec<ComponentId> = (0..topo.nodes.len())
-        .map(|i| b.reserve(&node_name(topo, i), clk).map_err(|e| e.to_string()))
-        .collect::<Result<_, _>>()?;
+    let job = Job::collective(coll.op.name(), coll, n, size, &topo.ring, 0)?;
+    let nodes = reserve_nodes(b, topo)?;
+    let h = build_jobs(b, topo, &nodes, &[job], p, Vec::new(), false)?;
+    Ok(CollectiveHandles {
+        coll,
+        size,
+        clock: nodes.clock,
+        clock_id: nodes.clock_id,
+        nodes: nodes.ids,
+        chips: n,
+        edge_links: h.edge_links,
+        msgs: h.msgs,
+        edge_count: topo.edges.len(),
+    })
+}
 
-    // Messages in (source chip, step, send) order; each gets a slot at its destination.
+/// What [`build_jobs`] added.
+#[derive(Clone, Debug)]
+pub struct JobHandles {
+    /// Per topology edge: (sender node, index of its first output link, parallel links).
+    pub edge_links: Vec<(usize, usize, usize)>,
+    /// Every message, in (source chip, step, send) order; `tag` = the sender's step index
+    /// counted over all its jobs.
+    pub msgs: Vec<MsgMeta>,
+    /// Per chip, per job: (first step index, step count) in the chip's program.
+    pub job_steps: Vec<Vec<(u32, u32)>>,
+}
+
+/// Installs the nodes reserved by [`reserve_nodes`] and links them: every chip runs `jobs` in
+/// order (see [`ChipNode`]'s phases), chip `c` with `hooks[c]` (missing entries: no hooks).
+/// With `trace_links`, every output link of every node gets a trace track (named
+/// `tx.<to>.<k>`) with a slice per packet.
+pub fn build_jobs(
+    b: &mut SimBuilder,
+    topo: &Topology,
+    nodes: &Nodes,
+    jobs: &[Job],
+    p: &Params,
+    hooks: Vec<ChipHooks>,
+    trace_links: bool,
+) -> Result<JobHandles, String> {
+    let n = topo.chips;
+    let ids = &nodes.ids;
+    let clock = nodes.clock;
+    for j in jobs {
+        if j.progs.len() != n {
+            return Err(format!("job {}: {} programs for {n} chips", j.name, j.progs.len()));
+        }
+    }
+    // Each chip's first step index in each job.
+    let mut job_steps: Vec<Vec<(u32, u32)>> = vec![Vec::with_capacity(jobs.len()); n];
+    for (c, js) in job_steps.iter_mut().enumerate() {
+        let mut at = 0u32;
+        for j in jobs {
+            let len = u32::try_from(j.progs[c].len()).map_err(|_| "more than 2^32 steps")?;
+            js.push((at, len));
+            at += len;
+        }
+    }
+
+    // Messages in (source chip, job, step, send) order; each gets a slot at its destination.
     let pkt = topo.packet_bytes;
     let mut msgs = Vec::new();
     let mut inbound: Vec<Vec<u32>> = vec![Vec::new(); n];
-    let mut steps: Vec<Vec<(Vec<Send>, u32)>> = Vec::with_capacity(n);
+    let mut phases: Vec<Vec<PhaseSteps>> = Vec::with_capacity(n);
     let mut min_packet = pkt;
-    for (c, prog) in progs.iter().enumerate() {
-        let mut chip_steps = Vec::with_capacity(prog.len());
-        for (s, step) in prog.iter().enumerate() {
-            let mut sends = Vec::with_capacity(step.sends.len());
-            for &(dst, bytes) in &step.sends {
-                if dst == c {
-                    return Err(format!("chip{c} step {s} sends to itself (not supported by the per-node build)"));
+    for c in 0..n {
+        let mut chip_phases = Vec::with_capacity(jobs.len());
+        let mut need = 0u64;
+        for (ji, j) in jobs.iter().enumerate() {
+            need += j.doorbells;
+            let (first, _) = job_steps[c][ji];
+            let mut chip_steps = Vec::with_capacity(j.progs[c].len());
+            for (s, step) in j.progs[c].iter().enumerate() {
+                let mut sends = Vec::with_capacity(step.sends.len());
+                for &(dst, bytes) in &step.sends {
+                    if dst == c {
+                        return Err(format!(
+                            "job {}: chip{c} step {s} sends to itself (not supported by the per-node build)",
+                            j.name
+                        ));
+                    }
+                    if dst >= n {
+                        return Err(format!("job {}: chip{c} step {s} sends to chip {dst} of {n}", j.name));
+                    }
+                    let (dfirst, dlen) = job_steps[dst][ji];
+                    if s as u32 >= dlen {
+                        return Err(format!(
+                            "job {}: chip{c} step {s} sends to chip{dst}, which has only {dlen} steps in the job",
+                            j.name
+                        ));
+                    }
+                    let id = u32::try_from(msgs.len()).map_err(|_| "more than 2^32 messages")?;
+                    let packets = bytes.div_ceil(u64::from(pkt)).max(1);
+                    let last = bytes - (packets - 1) * u64::from(pkt);
+                    min_packet = min_packet.min(last as u32);
+                    let rx_slot = inbound[dst].len() as u32;
+                    inbound[dst].push(u32::try_from(packets).map_err(|_| "message of more than 2^32 packets")?);
+                    let tag = first + s as u32;
+                    msgs.push(MsgMeta { src: c, dst, bytes, tag, rx_slot });
+                    sends.push(Send { dst: dst as u32, bytes, msg: id, rx_slot, rx_tag: dfirst + s as u32 });
                 }
-                let id = u32::try_from(msgs.len()).map_err(|_| "more than 2^32 messages")?;
-                let packets = bytes.div_ceil(u64::from(pkt)).max(1);
-                let last = bytes - (packets - 1) * u64::from(pkt);
-                min_packet = min_packet.min(last as u32);
-                let rx_slot = inbound[dst].len() as u32;
-                inbound[dst].push(u32::try_from(packets).map_err(|_| "message of more than 2^32 packets")?);
-                msgs.push(MsgMeta { src: c, dst, bytes, tag: s as u32, rx_slot });
-                sends.push(Send { dst: dst as u32, bytes, msg: id, rx_slot });
+                chip_steps.push((sends, step.recvs));
             }
-            chip_steps.push((sends, step.recvs));
+            chip_phases.push(PhaseSteps { steps: chip_steps, need });
         }
-        steps.push(chip_steps);
+        phases.push(chip_phases);
     }
-
     // One kernel link per physical link: `tx.<to>.<k>` on the sender, `rx.<from>.<k>` on the
     // receiver. A node's outputs are grouped by edge in edge order.
     let mut ins: Vec<Vec<InPort<Packet>>> = vec![Vec::new(); topo.nodes.len()];
@@ -88,8 +245,15 @@ pub fn build_collective(
         }
     }
 
-    let mut steps = steps.into_iter();
+    for c in 0..n {
+        let waits = jobs.iter().any(|j| j.doorbells > 0 && !j.progs[c].is_empty());
+        if waits && hooks.get(c).is_none_or(|h| h.doorbells.is_empty()) {
+            return Err(format!("chip{c} waits for doorbells but nothing is hooked to ring it"));
+        }
+    }
+    let mut phases = phases.into_iter();
     let mut inbound = inbound.into_iter();
+    let mut hooks = hooks.into_iter();
     for (node, (inputs, outputs)) in ins.into_iter().zip(outs).enumerate() {
         // Candidate output links towards each chip, in (edge, link) order.
         let routes: Vec<Vec<u32>> = (0..n)
@@ -103,25 +267,30 @@ pub fn build_collective(
                 r
             })
             .collect();
-        let ports = Ports::new(inputs, outputs, &routes);
+        let out_names: Vec<String> = if trace_links {
+            topo.edges
+                .iter()
+                .filter(|e| e.from == node)
+                .flat_map(|e| (0..e.servers).map(move |k| (e.to, k)))
+                .map(|(to, k)| format!("tx.{}.{k}", node_name(topo, to)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut ports = Ports::new(inputs, outputs, &routes);
+        for (k, name) in out_names.iter().enumerate() {
+            let track = b.track(ids[node], name, TrackKind::Slice);
+            ports.set_track(k, track);
+        }
         let r = match topo.nodes[node].kind {
             NodeKind::Chip => {
-                let (s, ib) = (steps.next().expect("one program per chip"), inbound.next().expect("one per chip"));
-                b.install(ids[node], ChipNode::new(node as u32, pkt, p.step_overhead.as_ps(), ports, s, ib))
+                let (ph, ib) = (phases.next().expect("one program per chip"), inbound.next().expect("one per chip"));
+                let hk = hooks.next().unwrap_or_default();
+                b.install(ids[node], ChipNode::new(node as u32, pkt, p.step_overhead.as_ps(), ports, ph, ib, hk))
             }
             NodeKind::Switch => b.install(ids[node], SwitchNode::new(ports)),
         };
         r.map_err(|e| e.to_string())?;
     }
-    Ok(CollectiveHandles {
-        coll,
-        size,
-        clock,
-        clock_id: clk,
-        nodes: ids,
-        chips: n,
-        edge_links,
-        msgs,
-        edge_count: topo.edges.len(),
-    })
+    Ok(JobHandles { edge_links, msgs, job_steps })
 }

@@ -16,7 +16,9 @@
 //! - `ports`: a node's inputs, per-link output queues and routing (shared by chips and switches).
 //! - [`chip`]: a chip ([`ChipNode`]): its collective engine and its NIC queues.
 //! - [`switch`]: a switch ([`SwitchNode`]).
-//! - [`build`]: [`build_collective`] (names `chip000`.., `sw000`..).
+//! - [`build`]: [`build_collective`] (names `chip000`.., `sw000`..); [`reserve_nodes`] +
+//!   [`build_jobs`] for a sequence of collectives ([`Job`]) triggered by the chips' cores
+//!   through doorbells ([`ChipHooks`]).
 //! - [`readout`]: [`result`] (the old model's [`crate::collective::RunResult`]) and [`run_kernel`].
 //!
 //! Same per-chip step programs ([`crate::collective::schedule`]), per-step software overhead,
@@ -38,8 +40,8 @@ pub mod switch;
 #[cfg(test)]
 mod tests;
 
-pub use build::{build_collective, node_name};
-pub use chip::ChipNode;
+pub use build::{build_collective, build_jobs, node_name, reserve_nodes, Job, JobHandles, Nodes};
+pub use chip::{ChipHooks, ChipNode};
 pub use clock::FabricClock;
 pub use packet::Packet;
 pub use readout::{result, run_kernel, run_kernel_with};

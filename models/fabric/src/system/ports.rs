@@ -11,7 +11,7 @@
 
 use super::packet::Packet;
 use std::collections::VecDeque;
-use trnsim_kernel::{Ctx, InPort, OutPort, StatsWriter};
+use trnsim_kernel::{Arg, Ctx, Flow, InPort, OutPort, StatsWriter, TrackId};
 
 /// One physical output link of a node.
 pub(crate) struct OutLink {
@@ -23,6 +23,8 @@ pub(crate) struct OutLink {
     /// Cycle from which the kernel link accepts the next send.
     next_send: u64,
     queue: VecDeque<Packet>,
+    /// Trace track of this link (a slice per packet while it serializes), if declared.
+    track: Option<TrackId>,
     /// Packets and payload bytes sent, and cycles spent serializing.
     pub packets: u64,
     pub bytes: u64,
@@ -59,6 +61,7 @@ impl Ports {
                 free: 0,
                 next_send: 0,
                 queue: VecDeque::with_capacity(64),
+                track: None,
                 packets: 0,
                 bytes: 0,
                 busy_cycles: 0,
@@ -78,6 +81,12 @@ impl Ports {
     /// The output links, in creation order.
     pub fn outs(&self) -> &[OutLink] {
         &self.outs
+    }
+
+    /// Gives output link `k` a trace track: each packet it sends becomes a slice (`msg` = the
+    /// message id) over its serialization cycles.
+    pub fn set_track(&mut self, k: usize, track: TrackId) {
+        self.outs[k].track = Some(track);
     }
 
     /// Whether any packet waits to be sent.
@@ -126,8 +135,16 @@ impl Ports {
                     o.bytes += u64::from(p.bytes);
                     o.busy_cycles += c;
                     self.queued -= 1;
+                    let (msg, track) = (p.msg, o.track);
                     let sent = cx.send(o.port, p);
                     debug_assert!(sent.is_ok(), "can_send said yes");
+                    if let Some(track) = track {
+                        let (start, end) = (cx.clock().edge(now), cx.clock().edge(now + c));
+                        if let Some(mut tr) = cx.tracer() {
+                            let arg = Some(Arg { key: "msg", value: i64::from(msg) });
+                            tr.slice(track, "packet", start, end, Flow::None, arg);
+                        }
+                    }
                 } else {
                     self.credit_stalls += 1;
                 }

@@ -213,3 +213,172 @@ fn the_clock_makes_full_packets_exact() {
         assert!(lost < q as f64, "{name}");
     }
 }
+
+// ---- Sequences of collectives (build_jobs) and the doorbell/done hookup ----
+
+use super::{build_jobs, reserve_nodes, ChipHooks, ChipNode, Job};
+use trnsim_kernel::{Activity, Component, ComponentId, Ctx, Dur, InPort, LinkSpec, OutPort, Simulation, Time};
+
+/// Rings a doorbell once at `at` with `value`, and counts completions.
+struct Bell {
+    out: OutPort<u32>,
+    done: InPort<u32>,
+    at: Time,
+    value: u32,
+    rung: bool,
+    completions: u32,
+}
+
+impl Component for Bell {
+    fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
+        while let Some(v) = cx.recv(self.done) {
+            self.completions += v;
+        }
+        if !self.rung && cx.now() >= self.at && cx.send(self.out, self.value).is_ok() {
+            self.rung = true;
+        }
+        if !self.rung {
+            cx.wake_at(self.at);
+        }
+        Activity::Idle
+    }
+}
+
+fn small_link() -> LinkSpec {
+    LinkSpec { latency: trnsim_kernel::Cycles(1), depth: 8, ..LinkSpec::default() }
+}
+
+/// `jobs` on `t`, chips `bells` each hooked to one [`Bell`] ringing `(at, value)`; returns the
+/// finished simulation, the fabric node ids and the bells' ids.
+fn run_jobs(
+    t: &Topology,
+    jobs: &[Job],
+    bells: &[(usize, Time, u32)],
+) -> (Simulation, Vec<ComponentId>, Vec<ComponentId>) {
+    let mut b = SimBuilder::new();
+    let nodes = reserve_nodes(&mut b, t).unwrap();
+    let mut hooks = vec![ChipHooks::default(); t.chips];
+    let mut bell_ids = Vec::new();
+    for &(c, at, value) in bells {
+        let id = b.reserve(&format!("bell{c}"), nodes.clock_id).unwrap();
+        let (out, rx) = b.link::<u32>(id, "ring", nodes.ids[c], "doorbell", small_link()).unwrap();
+        let (tx, done) = b.link::<u32>(nodes.ids[c], "done", id, "done", small_link()).unwrap();
+        hooks[c].doorbells.push(rx);
+        hooks[c].done.push(tx);
+        b.install(id, Bell { out, done, at, value, rung: false, completions: 0 }).unwrap();
+        bell_ids.push(id);
+    }
+    build_jobs(&mut b, t, &nodes, jobs, &Params::default(), hooks, false).unwrap();
+    let mut sim = b.build().unwrap();
+    sim.run_until_idle(Dur::from_us(100_000)).unwrap();
+    (sim, nodes.ids, bell_ids)
+}
+
+fn finish(sim: &Simulation, ids: &[ComponentId], chips: &[usize]) -> u64 {
+    chips.iter().map(|&c| sim.component::<ChipNode>(ids[c]).unwrap().done_ps().expect("finished")).max().unwrap()
+}
+
+#[test]
+fn a_sequence_of_two_collectives_runs_them_back_to_back() {
+    let t = preset("trn2-server-4x4");
+    let all: Vec<usize> = (0..t.chips).collect();
+    let ar = coll("all_reduce:ring");
+    let a = Job::collective("a", ar, t.chips, MIB, &t.ring, 0).unwrap();
+    let alone = run_kernel(&t, ar, MIB, &Params::default()).unwrap().finish_ps;
+    let (sim, ids, _) = run_jobs(&t, &[a.clone(), a], &[]);
+    let both = finish(&sim, &ids, &all);
+    // The second starts on each chip one overhead after its first completes: chips finish the
+    // first within a few packet times of each other, so two take twice one, give or take that.
+    let rel = both as f64 / (2 * alone) as f64 - 1.0;
+    assert!(rel.abs() < 0.01, "two ring all-reduces {both} ps vs 2 x {alone} ps ({:+.3} %)", rel * 100.0);
+    let node = sim.component::<ChipNode>(ids[0]).unwrap();
+    assert_eq!(node.phase_done_ps().len(), 2);
+    assert_eq!(node.phase_done_ps()[1], node.done_ps());
+}
+
+#[test]
+fn a_collective_waits_for_every_chips_doorbell_and_signals_completion() {
+    let t = preset("trn2-server-4x4");
+    let all: Vec<usize> = (0..t.chips).collect();
+    let ar = coll("all_reduce:ring");
+    let job = Job::collective("a", ar, t.chips, 64 * KIB, &t.ring, 3).unwrap();
+    let alone = run_kernel(&t, ar, 64 * KIB, &Params::default()).unwrap().finish_ps;
+    // Chip 5 rings late (20 us); the others at 1 us. A ring all-reduce cannot finish before
+    // chip 5 starts, and no chip may issue before its own doorbell.
+    let late = Time::from_ps(20_000_000);
+    let bells: Vec<(usize, Time, u32)> =
+        all.iter().map(|&c| (c, if c == 5 { late } else { Time::from_ps(1_000_000) }, 3)).collect();
+    let (sim, ids, bell_ids) = run_jobs(&t, &[job], &bells);
+    let overhead = Params::default().step_overhead.as_ps();
+    for &c in &all {
+        let node = sim.component::<ChipNode>(ids[c]).unwrap();
+        let first = node.issued_ps()[0].unwrap();
+        let rung = if c == 5 { late.as_ps() } else { 1_000_000 };
+        assert!(first >= rung + overhead, "chip {c} issued at {first} ps before its doorbell at {rung} + overhead");
+        assert_eq!(node.doorbells(), 3);
+    }
+    let end = finish(&sim, &ids, &all);
+    assert!(end >= late.as_ps() + alone - overhead, "finished at {end} ps, before chip 5 could have taken part");
+    for id in bell_ids {
+        assert_eq!(sim.component::<Bell>(id).unwrap().completions, 1, "one completion per collective");
+    }
+}
+
+#[test]
+fn too_few_doorbells_leave_the_collective_waiting_and_the_run_reports_it() {
+    let t = preset("trn2-server-4x4");
+    let job = Job::collective("a", coll("all_reduce:ring"), t.chips, 64 * KIB, &t.ring, 4).unwrap();
+    let bells: Vec<(usize, Time, u32)> = (0..t.chips).map(|c| (c, Time::from_ps(1000), 3)).collect();
+    let mut b = SimBuilder::new();
+    let nodes = reserve_nodes(&mut b, &t).unwrap();
+    let mut hooks = vec![ChipHooks::default(); t.chips];
+    for &(c, at, value) in &bells {
+        let id = b.reserve(&format!("bell{c}"), nodes.clock_id).unwrap();
+        let (out, rx) = b.link::<u32>(id, "ring", nodes.ids[c], "doorbell", small_link()).unwrap();
+        let (tx, done) = b.link::<u32>(nodes.ids[c], "done", id, "done", small_link()).unwrap();
+        hooks[c].doorbells.push(rx);
+        hooks[c].done.push(tx);
+        b.install(id, Bell { out, done, at, value, rung: false, completions: 0 }).unwrap();
+    }
+    build_jobs(&mut b, &t, &nodes, &[job], &Params::default(), hooks, false).unwrap();
+    let mut sim = b.build().unwrap();
+    let err = sim.run_until_idle(Dur::from_us(1000)).unwrap_err().to_string();
+    assert!(err.contains("chip"), "a deadlock naming the waiting chips, got: {err}");
+}
+
+#[test]
+fn doorbells_without_hooks_are_a_build_error() {
+    let t = preset("trn2-server-4x4");
+    let job = Job::collective("a", coll("all_reduce:ring"), t.chips, 64 * KIB, &t.ring, 1).unwrap();
+    let mut b = SimBuilder::new();
+    let nodes = reserve_nodes(&mut b, &t).unwrap();
+    let err = build_jobs(&mut b, &t, &nodes, &[job], &Params::default(), Vec::new(), false).unwrap_err();
+    assert!(err.contains("chip0") && err.contains("doorbell"), "{err}");
+}
+
+#[test]
+fn a_collective_among_some_chips_leaves_the_others_out() {
+    let t = preset("trn3-gen1-nl32x2");
+    let members = [0, 5, 9, 40];
+    let job = Job::among("sub", coll("all_reduce:ring"), t.chips, &members, MIB, 0).unwrap();
+    let (sim, ids, _) = run_jobs(&t, &[job], &[]);
+    let end = finish(&sim, &ids, &members);
+    for (c, &id) in ids.iter().enumerate().take(t.chips) {
+        let node = sim.component::<ChipNode>(id).unwrap();
+        if members.contains(&c) {
+            assert_eq!(node.issued_ps().len(), 2 * (members.len() - 1), "ring: 2(n-1) steps");
+        } else {
+            assert_eq!((node.issued_ps().len(), node.done_ps()), (0, Some(0)), "chip {c} takes no part");
+        }
+    }
+    // 4 chips, 1 MiB, ring: 6 steps of 256 KiB, each at least one overhead and the chunk at
+    // the chip's whole injection bandwidth.
+    let p = Params::default();
+    let xfer_ps = (256 * KIB) as f64 / t.injection_bytes_per_s(0) * 1e12;
+    let bound = 6.0 * (p.step_overhead.as_ps() as f64 + xfer_ps);
+    assert!(end as f64 >= bound, "{end} ps is faster than 6 ring steps allow ({bound} ps)");
+    assert!((end as f64) < 2.0 * bound, "{end} ps: 4 chips on a switched fabric should not take 2x the bound");
+    let bytes: u64 =
+        members.iter().map(|&c| sim.report().int(&super::node_name(&t, c), "bytes_received").unwrap()).sum();
+    assert_eq!(bytes, 4 * 2 * 3 * 256 * KIB, "every member receives 2(n-1) chunks of size/n");
+}

@@ -5,7 +5,11 @@
 //! `now` and the next cycle anything could change; stepping only at those cycles gives the same
 //! commands as asking every cycle, because every timing rule is a "not before" bound and all
 //! other inputs (arrivals, issues, refresh due) trigger a new plan.
+//!
+//! The queues are also indexed by bank (`bankq`), so a plan looks at each bank with requests
+//! once, not at each request; the timing table (via `TimingState`) stays the only timing input.
 
+use crate::hbm::bankq::{BankQueue, Queued};
 use crate::hbm::command::Command;
 use crate::hbm::config::{ControllerConfig, PagePolicy};
 use crate::hbm::org::Organization;
@@ -14,6 +18,7 @@ use crate::hbm::sched::{Candidate, Scheduler};
 use crate::hbm::state::{BankRef, CompiledTable, TimingState};
 use crate::hbm::stats::PcStats;
 use crate::hbm::timing::TimingParams;
+use std::collections::VecDeque;
 
 const CLOSED: u32 = u32::MAX;
 
@@ -62,8 +67,8 @@ pub struct Choice {
     pub row: u32,
     /// Burst index (column commands).
     pub col: u32,
-    /// Index in the active queue for column commands.
-    pub slot: Option<usize>,
+    /// The served request's arrival number (`Entry::seq`), for column commands.
+    pub seq: Option<u64>,
     /// True if the command serves a refresh.
     pub refresh: bool,
 }
@@ -77,6 +82,18 @@ pub struct Plan {
     pub col: Option<Choice>,
     /// The next cycle something not legal now may become legal (u64::MAX: nothing pending).
     pub next: u64,
+}
+
+/// A bank's next command: see `PcController::bank_candidate`.
+struct BankCandidate {
+    /// The command every request it serves needs next.
+    cmd: Command,
+    /// The earliest cycle timing allows `cmd`.
+    at: u64,
+    /// The oldest request it serves.
+    first: Queued,
+    /// How many requests it serves.
+    count: usize,
 }
 
 /// Timing data shared by every controller of a stack.
@@ -97,11 +114,14 @@ pub struct Shared {
 pub struct PcController {
     state: TimingState,
     open: Vec<u32>,
-    reads: Vec<Entry>,
-    writes: Vec<Entry>,
+    reads: VecDeque<Entry>,
+    writes: VecDeque<Entry>,
     write_mode: bool,
     refresh: Option<Box<dyn RefreshPolicy>>,
     seq: u64,
+    /// The read and write queues indexed by bank (derived from `reads` and `writes`).
+    by_bank: [BankQueue; 2],
+    /// Per bank: row hits within a windowed scheduler's window (the scan path's scratch).
     hits: Vec<u16>,
     /// Per bank: how the open row was opened (0 = no request has used it yet after a plain
     /// ACT, 1 = after a PRE of another row for a request, 2 = already used).
@@ -118,11 +138,12 @@ impl PcController {
         PcController {
             state: TimingState::new(org),
             open: vec![CLOSED; banks],
-            reads: Vec::with_capacity(cfg.read_queue as usize),
-            writes: Vec::with_capacity(cfg.write_queue as usize),
+            reads: VecDeque::with_capacity(cfg.read_queue as usize),
+            writes: VecDeque::with_capacity(cfg.write_queue as usize),
             write_mode: false,
             refresh,
             seq: 0,
+            by_bank: [BankQueue::new(banks), BankQueue::new(banks)],
             hits: vec![0; banks],
             opened: vec![2; banks],
             last_account: 0,
@@ -173,10 +194,13 @@ impl PcController {
         e.seq = self.seq;
         e.arrive = now;
         self.seq += 1;
+        let bank = e.b.bank as usize;
+        let q = Queued { seq: e.seq, arrive: e.arrive, row: e.row, col: e.col };
+        self.by_bank[usize::from(e.write)].push(bank, q, self.open[bank]);
         if e.write {
-            self.writes.push(e);
+            self.writes.push_back(e);
         } else {
-            self.reads.push(e);
+            self.reads.push_back(e);
         }
     }
 
@@ -201,7 +225,7 @@ impl PcController {
 
     /// The refresh command to work on now, and its earliest cycle.
     fn refresh_choice(&self, sh: &Shared, due: RefreshDue) -> (Choice, u64) {
-        let mk = |cmd, b| Choice { cmd, b, row: 0, col: 0, slot: None, refresh: true };
+        let mk = |cmd, b| Choice { cmd, b, row: 0, col: 0, seq: None, refresh: true };
         match due.bank {
             Some(bank) => {
                 let b = self.state.bank_ref(bank);
@@ -232,19 +256,105 @@ impl PcController {
         } else if let Some(r) = &self.refresh {
             plan.next = plan.next.min(r.next_due());
         }
+        if sh.sched.window() == usize::MAX {
+            self.plan_by_bank(sh, now, due, (row_bus, col_bus), &mut plan);
+        } else {
+            self.plan_scan(sh, now, due, (row_bus, col_bus), &mut plan);
+        }
+        plan
+    }
+
+    /// `plan`'s choice for a scheduler that sees the whole queue, one bank at a time. All the
+    /// requests of a bank that can issue need the same command (see `bank_candidate`), so the
+    /// bank's oldest such request stands for them: it is the best-ranked (the scheduler
+    /// contract: rank grows with age among equal kinds) and the first to have arrived; the
+    /// others only add `now + 1` to `next`, as a second ready or a just-arrived request would
+    /// when scanned one by one (`plan_scan`, which this matches exactly).
+    fn plan_by_bank(&self, sh: &Shared, now: u64, due: Option<RefreshDue>, buses: (bool, bool), plan: &mut Plan) {
+        if matches!(due, Some(RefreshDue { bank: None, .. })) {
+            return; // an all-bank refresh blocks every request
+        }
+        let q = &self.by_bank[usize::from(self.write_mode)];
+        let row_bus = buses.0 && plan.row.is_none_or(|c| !c.refresh);
+        let (mut best_row, mut best_col) = (u64::MAX, u64::MAX);
+        let mut busy = q.busy();
+        while busy != 0 {
+            let bank = busy.trailing_zeros() as usize;
+            busy &= busy - 1;
+            if Self::blocked(due, bank as u16) {
+                continue;
+            }
+            let k = self.bank_candidate(sh, q, bank);
+            if k.at > now {
+                plan.next = plan.next.min(k.at);
+                continue;
+            }
+            let hit = k.cmd.is_column();
+            let ready = if hit { buses.1 } else { row_bus } && k.first.arrive < now;
+            if !ready || k.count > 1 {
+                plan.next = plan.next.min(now + 1);
+            }
+            if !ready {
+                continue;
+            }
+            let (mine, best) = if hit { (&mut plan.col, &mut best_col) } else { (&mut plan.row, &mut best_row) };
+            if mine.is_some() {
+                plan.next = plan.next.min(now + 1); // a second ready command waits a cycle at least
+            }
+            let rank = sh.sched.rank(&Candidate { seq: k.first.seq, row_hit: hit });
+            if rank < *best {
+                *best = rank;
+                let (row, col, b) = (k.first.row, k.first.col, self.state.bank_ref(bank as u32));
+                let seq = hit.then_some(k.first.seq);
+                *mine = Some(Choice { cmd: k.cmd, b, row, col, seq, refresh: false });
+            }
+        }
+    }
+
+    /// The command `bank`'s requests in `q` need next (`q` has some), the earliest cycle
+    /// timing allows it, and the oldest request it serves. A bank whose open row some request
+    /// hits serves only those (FR-FCFS keeps the row open for them); otherwise every request
+    /// needs the same PRE or ACT.
+    #[inline(always)]
+    fn bank_candidate(&self, sh: &Shared, q: &BankQueue, bank: usize) -> BankCandidate {
+        let hits = q.hits(bank);
+        let (cmd, first, count) = if hits > 0 {
+            (Self::column_cmd(sh, self.write_mode, hits), q.hit_head(bank), hits as usize)
+        } else if self.open[bank] != CLOSED {
+            (Command::Pre, q.head(bank), q.len(bank))
+        } else {
+            (Command::Act, q.head(bank), q.len(bank))
+        };
+        let at = self.state.earliest(&sh.table, cmd, self.state.bank_ref(bank as u32));
+        BankCandidate { cmd, at, first, count }
+    }
+
+    /// The column command of a row hit, given how many queued requests hit that row.
+    fn column_cmd(sh: &Shared, write: bool, hits: u16) -> Command {
+        match (write, sh.cfg.page_policy == PagePolicy::Closed && hits <= 1) {
+            (false, false) => Command::Rd,
+            (true, false) => Command::Wr,
+            (false, true) => Command::RdA,
+            (true, true) => Command::WrA,
+        }
+    }
+
+    /// `plan`'s choice for a windowed scheduler: every request in the window in turn.
+    fn plan_scan(&mut self, sh: &Shared, now: u64, due: Option<RefreshDue>, buses: (bool, bool), plan: &mut Plan) {
+        let (row_bus, col_bus) = buses;
         let window = sh.sched.window();
         let queue = if self.write_mode { &self.writes } else { &self.reads };
         let n = queue.len().min(window);
         for h in self.hits.iter_mut() {
             *h = 0;
         }
-        for e in &queue[..n] {
+        for e in queue.range(..n) {
             if self.open[e.b.bank as usize] == e.row {
                 self.hits[e.b.bank as usize] += 1;
             }
         }
         let (mut best_row, mut best_col) = (u64::MAX, u64::MAX);
-        for (i, e) in queue[..n].iter().enumerate() {
+        for e in queue.range(..n) {
             if Self::blocked(due, e.b.bank) {
                 continue;
             }
@@ -259,7 +369,7 @@ impl PcController {
                 plan.next = plan.next.min(now + 1); // a second ready command waits a cycle at least
             }
             let rank = sh.sched.rank(&Candidate { seq: e.seq, row_hit: hit });
-            let choice = Choice { cmd, b: e.b, row: e.row, col: e.col, slot: hit.then_some(i), refresh: false };
+            let choice = Choice { cmd, b: e.b, row: e.row, col: e.col, seq: hit.then_some(e.seq), refresh: false };
             if hit && rank < best_col {
                 best_col = rank;
                 plan.col = Some(choice);
@@ -268,7 +378,6 @@ impl PcController {
                 plan.row = Some(choice);
             }
         }
-        plan
     }
 
     /// The next command request `e` needs and the earliest cycle timing allows it, or None
@@ -278,13 +387,7 @@ impl PcController {
         let bank = e.b.bank as usize;
         let open = self.open[bank];
         let cmd = if open == e.row {
-            let last = self.hits[bank] <= 1;
-            match (e.write, sh.cfg.page_policy == PagePolicy::Closed && last) {
-                (false, false) => Command::Rd,
-                (true, false) => Command::Wr,
-                (false, true) => Command::RdA,
-                (true, true) => Command::WrA,
-            }
+            Self::column_cmd(sh, e.write, self.hits[bank])
         } else if open != CLOSED {
             if self.hits[bank] > 0 {
                 return None;
@@ -309,10 +412,24 @@ impl PcController {
     /// The earliest cycle any request of `bank` in the active queue could issue (u64::MAX if
     /// none), recounting that bank's row hits first.
     fn bank_bound(&mut self, sh: &Shared, bank: u16, now: u64) -> u64 {
+        if sh.sched.window() != usize::MAX {
+            return self.bank_bound_scan(sh, bank, now);
+        }
+        let due = self.refresh.as_ref().and_then(|r| r.due(now + 1));
+        let q = &self.by_bank[usize::from(self.write_mode)];
+        if Self::blocked(due, bank) || q.is_empty(bank as usize) {
+            return u64::MAX;
+        }
+        let k = self.bank_candidate(sh, q, bank as usize);
+        k.at.max(k.first.arrive + 1).max(now + 1)
+    }
+
+    /// `bank_bound` for a windowed scheduler, request by request.
+    fn bank_bound_scan(&mut self, sh: &Shared, bank: u16, now: u64) -> u64 {
         let queue = if self.write_mode { &self.writes } else { &self.reads };
         let n = queue.len().min(sh.sched.window());
         let mut hits = 0;
-        for e in queue[..n].iter().filter(|e| e.b.bank == bank) {
+        for e in queue.range(..n).filter(|e| e.b.bank == bank) {
             hits += u16::from(self.open[bank as usize] == e.row);
         }
         self.hits[bank as usize] = hits;
@@ -321,7 +438,7 @@ impl PcController {
             return u64::MAX;
         }
         let mut next = u64::MAX;
-        for e in queue[..n].iter().filter(|e| e.b.bank == bank) {
+        for e in queue.range(..n).filter(|e| e.b.bank == bank) {
             if let Some((_, at)) = self.candidate(sh, e) {
                 next = next.min(at);
             }
@@ -379,19 +496,27 @@ impl PcController {
             Command::Act => {
                 self.open[bank] = c.row;
                 self.opened[bank] = if self.opened[bank] == 1 { 1 } else { 0 };
+                self.by_bank.iter_mut().for_each(|q| q.recount(bank, c.row));
             }
             Command::Pre => {
                 self.open[bank] = CLOSED;
                 self.opened[bank] = if c.refresh { 0 } else { 1 };
+                self.by_bank.iter_mut().for_each(|q| q.recount(bank, CLOSED));
             }
-            Command::PreAll => self.open.iter_mut().for_each(|r| *r = CLOSED),
+            Command::PreAll => {
+                self.open.iter_mut().for_each(|r| *r = CLOSED);
+                self.by_bank.iter_mut().for_each(BankQueue::clear_hits);
+            }
             Command::Ref => {
                 self.stats.refresh_bank_cycles += t.rfc as u64 * self.open.len() as u64;
             }
             Command::RefPb => {
                 self.stats.refresh_bank_cycles += t.rfc_pb as u64;
             }
-            Command::RdA | Command::WrA => self.open[bank] = CLOSED,
+            Command::RdA | Command::WrA => {
+                self.open[bank] = CLOSED;
+                self.by_bank.iter_mut().for_each(|q| q.recount(bank, CLOSED));
+            }
             Command::Rd | Command::Wr => {}
         }
         if c.refresh && matches!(c.cmd, Command::Ref | Command::RefPb) {
@@ -399,7 +524,7 @@ impl PcController {
                 r.issued();
             }
         }
-        let slot = c.slot?;
+        let seq = c.seq?;
         // Row-buffer outcome, DRAMsim3-style: the first access after an ACT is a miss (a
         // conflict if a PRE of another row preceded the ACT); later ones are hits.
         match std::mem::replace(&mut self.opened[bank], 2) {
@@ -409,7 +534,9 @@ impl PcController {
         }
         self.account(now);
         let q = if self.write_mode { &mut self.writes } else { &mut self.reads };
-        let e = q.remove(slot);
+        let slot = q.iter().position(|e| e.seq == seq).expect("the planned request is queued");
+        let e = q.remove(slot).expect("found");
+        self.by_bank[usize::from(e.write)].remove(bank, e.seq, self.open[bank]);
         let done = now + if e.write { t.write_data_cycles() } else { t.read_data_cycles() } as u64;
         if e.write {
             self.stats.writes += 1;

@@ -11,6 +11,7 @@
 //!  responses ◄── completions (RD: issue + CL + BL; WR: issue + CWL + BL)
 //! ```
 
+pub mod bankq;
 pub mod channel;
 pub mod checker;
 pub mod cmdtrace;

@@ -146,6 +146,9 @@ pub struct HbmStack {
     fresh: Vec<Completion>,
     sink: Option<Box<dyn CommandSink>>,
     tracks: Vec<PcTracks>,
+    /// Command slices and every queue-depth change are traced (false: the summary tracks of
+    /// [`HbmStack::declare_summary_tracks`]).
+    trace_detail: bool,
     stalled_since: Vec<Option<u64>>,
     port_stall_cycles: u64,
     misrouted: u64,
@@ -201,6 +204,7 @@ impl HbmStack {
             fresh: Vec::new(),
             sink: None,
             tracks: Vec::new(),
+            trace_detail: true,
             stalled_since: Vec::new(),
             port_stall_cycles: 0,
             misrouted: 0,
@@ -246,6 +250,22 @@ impl HbmStack {
                 self.tracks.push(PcTracks { cmds, queue, bw, last_depth: 0, window_start: 0, window_bytes: 0 });
             }
         }
+        self.trace_detail = true;
+    }
+
+    /// Declares summary tracks only, for systems of many stacks: per pseudo-channel a bandwidth
+    /// counter and a queue-depth counter, both sampled once per bandwidth window (2048 CK) in
+    /// which the pseudo-channel completed an access; no command slices. A traced 64-chip run
+    /// then writes megabytes, not gigabytes.
+    pub fn declare_summary_tracks(&mut self, b: &mut SimBuilder, id: ComponentId) {
+        for c in 0..self.sh.org.channels {
+            for p in 0..self.sh.org.pseudo_channels {
+                let queue = b.track(id, &format!("ch{c}.pc{p} queue"), TrackKind::Counter { unit: "requests" });
+                let bw = b.track(id, &format!("ch{c}.pc{p} bandwidth"), TrackKind::Counter { unit: "GB/s" });
+                self.tracks.push(PcTracks { cmds: bw, queue, bw, last_depth: 0, window_start: 0, window_bytes: 0 });
+            }
+        }
+        self.trace_detail = false;
     }
 
     /// The stored bytes (functional mode), e.g. to load weights before a run.
@@ -360,7 +380,7 @@ impl HbmStack {
     }
 
     fn trace_commands(&mut self, cx: &mut Ctx<'_>) {
-        if self.tracks.is_empty() {
+        if self.tracks.is_empty() || !self.trace_detail {
             return;
         }
         if cx.tracer().is_none() {
@@ -388,7 +408,7 @@ impl HbmStack {
     }
 
     fn trace_levels(&mut self, cx: &mut Ctx<'_>) {
-        if self.tracks.is_empty() || cx.tracer().is_none() {
+        if self.tracks.is_empty() || !self.trace_detail || cx.tracer().is_none() {
             return;
         }
         let pcs_per = self.sh.org.pseudo_channels as usize;
@@ -410,6 +430,9 @@ impl HbmStack {
             return;
         }
         let bytes = self.sh.org.access_bytes() as u64;
+        let pcs = self.sh.org.pseudo_channels as usize;
+        let depth = if self.trace_detail { 0 } else { self.channels[k / pcs].pcs[k % pcs].queued() };
+        let detail = self.trace_detail;
         let tk = &mut self.tracks[k];
         tk.window_bytes += bytes;
         if done >= tk.window_start + BW_WINDOW {
@@ -419,6 +442,9 @@ impl HbmStack {
             tk.window_start = done - (done - tk.window_start) % BW_WINDOW;
             if let Some(mut tr) = cx.tracer() {
                 tr.counter(tk.bw, gbps);
+                if !detail {
+                    tr.counter(tk.queue, depth as f64);
+                }
             }
         }
     }
@@ -470,8 +496,13 @@ impl Component for HbmStack {
         self.fresh.clear();
         let blocked = self.intake(cx, now);
         let idx = self.index;
+        // Channels without requests do not wake the stack for refresh (see `catch_up_to`).
+        let mut next = u64::MAX;
         for (ci, ch) in self.channels.iter_mut().enumerate() {
             catch_up(ch, &self.sh, now + 1, (idx, ci as u32), &mut self.cmds, &mut self.fresh);
+            if ch.queued > 0 {
+                next = next.min(ch.next);
+            }
         }
         if let Some(s) = self.sink.as_mut() {
             for r in &self.cmds {
@@ -499,8 +530,6 @@ impl Component for HbmStack {
         }
         self.trace_levels(cx);
         self.send_completions(cx, now);
-        // Channels without requests do not wake the stack for refresh (see `catch_up_to`).
-        let mut next = self.channels.iter().filter(|c| c.queued > 0).map(|c| c.next).min().unwrap_or(u64::MAX);
         if blocked && !self.fresh.is_empty() {
             next = now + 1; // a queue slot freed: retry the blocked port next cycle
         }

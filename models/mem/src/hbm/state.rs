@@ -92,8 +92,8 @@ pub struct TimingState {
     pc: Ready,
     acts: [u64; 4],
     act_count: u64,
-    banks_per_group: u32,
-    groups_per_sid: u32,
+    /// Every flat bank's reference (precomputed: looked up per candidate).
+    refs: Vec<BankRef>,
 }
 
 /// The bank a command addresses, as flat indices within the pseudo-channel.
@@ -118,20 +118,24 @@ impl TimingState {
             pc: [0; CLASSES],
             acts: [0; 4],
             act_count: 0,
-            banks_per_group: org.banks_per_group,
-            groups_per_sid: org.bank_groups,
+            refs: (0..org.banks_per_pc())
+                .map(|bank| {
+                    let group = bank / org.banks_per_group;
+                    BankRef { bank: bank as u16, group: group as u16, sid: (group / org.bank_groups) as u16 }
+                })
+                .collect(),
         }
     }
 
     /// The bank reference of flat bank `bank`.
+    #[inline]
     pub fn bank_ref(&self, bank: u32) -> BankRef {
-        let group = bank / self.banks_per_group;
-        BankRef { bank: bank as u16, group: group as u16, sid: (group / self.groups_per_sid) as u16 }
+        self.refs[bank as usize]
     }
 
     /// The earliest cycle `cmd` may issue to bank `b` (for PREA/REF, `b` is ignored except for
     /// its SID, which PC-wide rows do not use).
-    #[inline]
+    #[inline(always)]
     pub fn earliest(&self, t: &CompiledTable, cmd: Command, b: BankRef) -> u64 {
         let c = class(cmd);
         let mut e = self.pc[c];

@@ -3,7 +3,9 @@
 //! **Contract.** A scheduler sees only candidates whose command is legal *this cycle* (timing,
 //! bank state and refresh have been checked by the controller) and ranks them; it may not look
 //! at or change controller state. `window` limits how deep into the queue (oldest first) the
-//! controller looks for candidates; FCFS uses 1.
+//! controller looks for candidates; FCFS uses 1. Among candidates of the same kind (`row_hit`),
+//! an older one (lower `seq`) must rank lower: with an unlimited window the controller offers
+//! the scheduler only the oldest ready request of each bank.
 
 mod fcfs;
 mod frfcfs;

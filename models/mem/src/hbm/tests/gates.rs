@@ -35,7 +35,7 @@ fn shared(p: &Preset) -> Shared {
 fn choice(sh: &Shared, pc: &PcController, cmd: Command, (s, g, k): B) -> Choice {
     let flat = (s * sh.org.bank_groups + g) * sh.org.banks_per_group + k;
     let b = pc.timing_state().bank_ref(flat);
-    Choice { cmd, b, row: 7, col: 0, slot: None, refresh: matches!(cmd, Ref | RefPb) }
+    Choice { cmd, b, row: 7, col: 0, seq: None, refresh: matches!(cmd, Ref | RefPb) }
 }
 
 fn check(p: &Preset, pr: &Probe) {

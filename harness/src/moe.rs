@@ -1,0 +1,300 @@
+//! `moe-alltoall-144`: one mixture-of-experts step on the 144 chips of the Trn3 Gen2
+//! UltraServer preset (models/configs/system/trn3-gen2-ultraserver.ron: trn3-chip.ron and the
+//! fabric trn3-gen2-nl72x2.ron):
+//! route, dispatch the tokens to their experts by all-to-all, run the experts on the chips'
+//! NeuronCores, combine the results back by all-to-all. Every chip is the whole chip model;
+//! the fabric is the per-node packet model, its chip nodes being the collective engines.
+//!
+//! ```text
+//!   chip c: `tokens` tokens, each routed (seeded, skewed popularity) to `top_k` of the
+//!           2 x 144 experts; an expert takes at most `capacity` tokens, later ones are dropped
+//!   dispatch  all-to-allv: chip c -> chip d: tokens for d's experts x d_model x 2 B
+//!   experts   chip d, 2 experts, each on 4 cores (column-parallel, d_model / 4 columns a core):
+//!             weights prefetched from HBM; X (its `capacity` token slots) loaded after the
+//!             dispatch completes; matmul + GELU; Y stored (16 doorbells per chunk per core)
+//!   combine   all-to-allv back, the reverse sizes, once every core has stored Y
+//! ```
+//!
+//! Leaves out: the router's own compute (the gate is a [d_model x experts] matmul, tiny next
+//! to the experts) and the expert's second matmul (one up-projection + GELU with d_ff =
+//! d_model stands in for the FFN, so combine returns d_model per token); each expert computes
+//! all `capacity` slots (padding, as GShard-style capacity-based dispatch does); the collective
+//! engine's HBM reads and writes are folded into its per-step overhead, as in `tp-matmul-*`.
+
+use crate::chip::{self, BuildOpts, Chip, ChipIds};
+use crate::cpu::Stopwatch;
+use crate::e2e::{self, Shape, Variant, CC_DONE_SEM, DOORBELL_SEM};
+use crate::neuroncore::assemble_text;
+use crate::suite::{BenchResult, Speed};
+use trnsim_core::core::CollectiveHookup;
+use trnsim_core::engine::EngineUnit;
+use trnsim_core::isa::Sem;
+use trnsim_fabric::collective::schedule::Step;
+use trnsim_fabric::collective::Params;
+use trnsim_fabric::system::{self as fsys, ChipHooks, ChipNode, Job};
+use trnsim_fabric::topo::Topology;
+use trnsim_kernel::{Dur, SimBuilder, SimOptions, SimRng, Simulation, TickOrder, TraceOptions, TraceSink};
+
+/// The step's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MoeShape {
+    /// Tokens per chip.
+    pub tokens: u32,
+    /// Model width (a multiple of 512: 4 cores x 128 columns).
+    pub d_model: u32,
+    /// Experts per token.
+    pub top_k: u32,
+    /// Experts per chip (each on `cores / experts_per_chip` cores).
+    pub experts_per_chip: u32,
+    /// Capacity factor: an expert takes at most `capacity_factor x tokens x top_k / experts
+    /// per chip` tokens, rounded up to a multiple of 64 (the matmul's moving size granule).
+    pub capacity_factor: f64,
+    /// Popularity skew: expert of rank r (random order) is chosen with weight 1 / (r + 1)^skew.
+    pub skew: f64,
+    /// Routing seed.
+    pub seed: u64,
+}
+
+/// The benchmark's step: 32 tokens per chip, d_model 512, top-2 of 288 experts (2 per chip),
+/// capacity factor 2 (64 slots per expert), Zipf skew 0.5, seed 1.
+pub const SHAPE: MoeShape =
+    MoeShape { tokens: 32, d_model: 512, top_k: 2, experts_per_chip: 2, capacity_factor: 2.0, skew: 0.5, seed: 1 };
+
+/// The routing outcome: per (source chip, destination chip), tokens sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Routing {
+    /// `sent[c][d]`: tokens chip c sends to chip d's experts (including d = c, kept local).
+    pub sent: Vec<Vec<u32>>,
+    /// Tokens each expert received.
+    pub per_expert: Vec<u32>,
+    /// Token-expert assignments dropped for capacity.
+    pub dropped: u32,
+    /// Slots per expert.
+    pub capacity: u32,
+}
+
+impl MoeShape {
+    /// Slots per expert.
+    pub fn capacity(&self) -> u32 {
+        let c = self.capacity_factor * f64::from(self.tokens * self.top_k) / f64::from(self.experts_per_chip);
+        (c.ceil() as u32).div_ceil(64).max(1) * 64
+    }
+
+    /// One expert's per-core program shape on a chip of `cores` cores.
+    pub fn core_shape(&self, cores: u32) -> Result<Shape, String> {
+        let per_expert = cores / self.experts_per_chip;
+        if self.experts_per_chip == 0 || !cores.is_multiple_of(self.experts_per_chip) {
+            return Err(format!("moe: {} experts per chip do not split {cores} cores", self.experts_per_chip));
+        }
+        if !self.d_model.is_multiple_of(128 * per_expert) {
+            return Err(format!("moe: d_model {} is not 128 x {per_expert} cores x k", self.d_model));
+        }
+        let s = Shape {
+            tokens: self.capacity(),
+            d_model: self.d_model,
+            d_ff_per_core: self.d_model / per_expert,
+            chunks_per_slab: 1,
+            chunks_per_group: 1,
+            slab_buffers: 2,
+        };
+        s.check()?;
+        Ok(s)
+    }
+
+    /// Routes every chip's tokens over `chips` chips (deterministic in the seed).
+    pub fn route(&self, chips: usize) -> Routing {
+        let experts = chips * self.experts_per_chip as usize;
+        let mut rng = SimRng::new(self.seed, 0x6d6f65);
+        let mut rank: Vec<usize> = (0..experts).collect();
+        rng.shuffle(&mut rank);
+        let weight: Vec<f64> = rank.iter().map(|&r| 1.0 / ((r + 1) as f64).powf(self.skew)).collect();
+        let total: f64 = weight.iter().sum();
+        let capacity = self.capacity();
+        let mut per_expert = vec![0u32; experts];
+        let mut sent = vec![vec![0u32; chips]; chips];
+        let mut dropped = 0;
+        for (c, row) in sent.iter_mut().enumerate() {
+            let _ = c;
+            for _ in 0..self.tokens {
+                let mut chosen: Vec<usize> = Vec::with_capacity(self.top_k as usize);
+                while chosen.len() < self.top_k as usize {
+                    let mut x = rng.unit_f64() * total;
+                    let mut e = 0;
+                    while e + 1 < experts && x >= weight[e] {
+                        x -= weight[e];
+                        e += 1;
+                    }
+                    if !chosen.contains(&e) {
+                        chosen.push(e);
+                    }
+                }
+                for e in chosen {
+                    if per_expert[e] < capacity {
+                        per_expert[e] += 1;
+                        row[e / self.experts_per_chip as usize] += 1;
+                    } else {
+                        dropped += 1;
+                    }
+                }
+            }
+        }
+        Routing { sent, per_expert, dropped, capacity }
+    }
+}
+
+/// An all-to-allv over all chips: chip c sends `bytes(c, d)` to every other chip d (empty
+/// messages included, as the counts travel anyway), one step.
+fn alltoallv(name: &str, chips: usize, doorbells: u64, bytes: impl Fn(usize, usize) -> u64) -> Job {
+    let progs = (0..chips)
+        .map(|c| {
+            let sends = (0..chips).filter(|&d| d != c).map(|d| (d, bytes(c, d))).collect();
+            vec![Step { sends, recvs: chips as u32 - 1 }]
+        })
+        .collect();
+    Job { name: name.into(), progs, doorbells }
+}
+
+/// A finished step.
+pub struct MoeRun {
+    /// The simulation after the run.
+    pub sim: Simulation,
+    /// Each chip's ids.
+    pub chips: Vec<ChipIds>,
+    /// Each chip's collective engine.
+    pub engines: Vec<trnsim_kernel::ComponentId>,
+    /// The routing used.
+    pub routing: Routing,
+}
+
+/// Builds and runs the step on every chip of `topo`, each a `chip`.
+pub fn run(
+    chip: &Chip,
+    topo: &Topology,
+    s: &MoeShape,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+) -> Result<MoeRun, String> {
+    let n = topo.chips;
+    let cs = s.core_shape(chip.spec.cores)?;
+    let routing = s.route(n);
+    let v = Variant { act_fn: "gelu", collectives: 2, x_after: 1 };
+    let programs = (0..chip.spec.cores)
+        .map(|i| assemble_text(&format!("moe expert nc{i}.asm (generated)"), &e2e::program_with(&cs, i, &v)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
+    let nodes = fsys::reserve_nodes(&mut b, topo)?;
+    let tracing = trace.is_some();
+    let mut chips = Vec::with_capacity(n);
+    let mut hooks = vec![ChipHooks::default(); n];
+    for (c, hook) in hooks.iter_mut().enumerate() {
+        let opts = BuildOpts {
+            prefix: format!("{}.", fsys::node_name(topo, c)),
+            trace_tracks: tracing,
+            hbm_summary: true,
+            collective: Some(CollectiveHookup {
+                engine: nodes.ids[c],
+                doorbell: Sem(DOORBELL_SEM),
+                done: Sem(CC_DONE_SEM),
+                latency: 4,
+            }),
+            shared_clocks: true,
+        };
+        let ids = chip::build_with(&mut b, chip, &programs, &opts)?;
+        for core in &ids.cores {
+            let p = core.collective.ok_or("a core built without its collective hookup")?;
+            hook.doorbells.push(p.doorbell);
+            hook.done.push(p.done);
+        }
+        chips.push(ids);
+    }
+    let tok = u64::from(s.d_model) * 2;
+    let sent = &routing.sent;
+    let dispatch = alltoallv("dispatch", n, 0, |c, d| u64::from(sent[c][d]) * tok);
+    let combine = alltoallv("combine", n, u64::from(16 * cs.chunks()), |c, d| u64::from(sent[d][c]) * tok);
+    fsys::build_jobs(&mut b, topo, &nodes, &[dispatch, combine], &Params::default(), hooks, tracing)?;
+    let mut sim = b.build().map_err(|e| e.to_string())?;
+    if let Some((sink, opts)) = trace {
+        sim.attach_trace(sink, &opts);
+    }
+    sim.run_until_idle(Dur::from_us(100_000)).map_err(|e| e.to_string())?;
+    sim.finish_trace().map_err(|e| e.to_string())?;
+    for (c, ids) in chips.iter().enumerate() {
+        for (i, core) in ids.cores.iter().enumerate() {
+            for (e, id) in &core.engines {
+                if !sim.component::<EngineUnit>(*id).ok_or("engine")?.finished() {
+                    return Err(format!("{}.nc{i}: {e} engine did not finish", fsys::node_name(topo, c)));
+                }
+            }
+        }
+    }
+    Ok(MoeRun { sim, chips, engines: nodes.ids[..n].to_vec(), routing })
+}
+
+/// Headline figures: the step's phases, bytes, imbalance and drops.
+pub fn headline(r: &MoeRun, chip: &Chip, s: &MoeShape) -> Result<Vec<(String, f64)>, String> {
+    let n = r.engines.len();
+    let (mut dispatch, mut compute, mut combine) = (0u64, 0u64, 0u64);
+    for &id in &r.engines {
+        let node = r.sim.component::<ChipNode>(id).ok_or("collective engine")?;
+        let ph = node.phase_done_ps();
+        dispatch = dispatch.max(ph.first().copied().flatten().ok_or("dispatch did not finish")?);
+        compute = compute.max(node.last_doorbell_ps().unwrap_or(0));
+        combine = combine.max(node.done_ps().ok_or("combine did not finish")?);
+    }
+    let tok = f64::from(s.d_model) * 2.0;
+    let remote: u64 = (0..n)
+        .flat_map(|c| (0..n).filter(move |&d| d != c).map(move |d| (c, d)))
+        .map(|(c, d)| u64::from(r.routing.sent[c][d]))
+        .sum();
+    let local: u64 = (0..n).map(|c| u64::from(r.routing.sent[c][c])).sum();
+    let max_e = r.routing.per_expert.iter().copied().max().unwrap_or(0);
+    let mean_e = r.routing.per_expert.iter().map(|&x| f64::from(x)).sum::<f64>() / r.routing.per_expert.len() as f64;
+    let end_ns = r.sim.now().as_ns_f64();
+    let cs = s.core_shape(chip.spec.cores)?;
+    let expert_flops = cs.flops() as f64 * f64::from(chip.spec.cores) * n as f64;
+    let useful = 2.0
+        * f64::from(s.d_model)
+        * f64::from(s.d_model)
+        * r.routing.per_expert.iter().map(|&x| f64::from(x)).sum::<f64>();
+    let dispatch_bytes = remote as f64 * tok;
+    Ok(vec![
+        ("chips".into(), n as f64),
+        ("experts".into(), r.routing.per_expert.len() as f64),
+        ("sim_time_ns".into(), end_ns),
+        ("dispatch_done_ns".into(), dispatch as f64 / 1e3),
+        ("experts_done_ns".into(), compute as f64 / 1e3),
+        ("combine_done_ns".into(), combine as f64 / 1e3),
+        ("dispatch_bytes".into(), dispatch_bytes),
+        ("dispatch_GBps_per_chip".into(), dispatch_bytes / n as f64 / (dispatch as f64 / 1e3)),
+        ("tokens_remote".into(), remote as f64),
+        ("tokens_local".into(), local as f64),
+        ("tokens_dropped".into(), f64::from(r.routing.dropped)),
+        ("expert_capacity".into(), f64::from(r.routing.capacity)),
+        ("expert_tokens_max".into(), f64::from(max_e)),
+        ("expert_tokens_mean".into(), mean_e),
+        ("expert_imbalance".into(), f64::from(max_e) / mean_e.max(1e-9)),
+        ("expert_tflops_padded".into(), expert_flops / end_ns / 1e3),
+        ("expert_tflops_useful".into(), useful / end_ns / 1e3),
+    ])
+}
+
+/// Runs `moe-alltoall-144` on the Trn3 Gen2 UltraServer.
+pub fn run_named(
+    name: &str,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+) -> Result<BenchResult, String> {
+    let us = chip::trn3_gen2()?;
+    let (chip, topo) = (us.chip, us.topology);
+    // Whole-chip runs have thousands of internal links: their occupancy counters would be most
+    // of the trace (docs/multichip.md); engines, DMA, HBM and fabric links have their tracks.
+    let trace = trace.map(|(sink, o)| (sink, TraceOptions { link_occupancy: false, ..o }));
+    let sw = Stopwatch::start();
+    let r = run(&chip, &topo, &SHAPE, order, trace)?;
+    let (wall_s, cpu_s) = sw.elapsed();
+    let headline = headline(&r, &chip, &SHAPE)?;
+    let sim_s = r.sim.now().as_ps() as f64 * 1e-12;
+    let ticks = r.sim.counters().ticks as f64;
+    let speed = Speed { wall_s, cpu_s, slowdown: wall_s / sim_s.max(1e-12), ticks_per_s: ticks / wall_s.max(1e-9) };
+    Ok(BenchResult { name: name.into(), headline, stats: r.sim.report(), speed })
+}

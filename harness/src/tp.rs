@@ -1,0 +1,309 @@
+//! `tp-matmul-{4,16,64}`: a tensor-parallel (row-parallel) matmul over N chips of the Trn3
+//! Gen1 UltraServer preset (models/configs/system/trn3-gen1-ultraserver.ron: its chip
+//! trn3-chip.ron and its fabric trn3-gen1-nl32x2.ron),
+//! its all-reduce overlapped with the compute. Every chip is the whole chip model (8 NeuronCores,
+//! 4 HBM3E stacks, 128 DMA engines); the fabric is the per-node packet model
+//! (`trnsim_fabric::system`), its chip nodes being the chips' collective engines.
+//!
+//! ```text
+//!   Y = X · W,  X [tokens x d_in] split by columns over N chips, W [d_in x d_out] by rows:
+//!   chip c computes the partial sum Y_c = X_c · W_c (its 8 cores each own d_out / 8 columns,
+//!   streamed as 128-column chunks: e2e-llm-layer's program with an identity activation),
+//!   then Y = Σ_c Y_c by all-reduce, one all-reduce per phase of chunks:
+//!
+//!   core k:  matmul chunk 0 ─► store ─┐ matmul chunk 1 ─► store ─┐ ...       wait s5 >= phases
+//!                      sem s4 (16 per chunk)                      │
+//!   chip c's collective engine: doorbells from all 8 cores ─► all-reduce phase 0 ─► s5 += 1 ...
+//!                               (NeuronLink packets through the switches, ~1.5 us per step)
+//! ```
+//!
+//! A phase's all-reduce starts once every core of the chip has stored the phase's chunks (spec
+//! §7: the compute engines trigger a collective with a write; here the stores' semaphore
+//! increments are forwarded to the engine), so phase p's all-reduce runs while the cores
+//! compute phase p + 1. The collective engine moves no HBM data itself: reading and writing
+//! the buffers is folded into its per-step overhead (see docs/fabric.md), so it does not
+//! contend with the matmuls' DMA traffic (listed in docs/system.md as left out).
+
+use crate::chip::{self, BuildOpts, Chip, ChipIds};
+use crate::cpu::Stopwatch;
+use crate::e2e::{self, Shape, CC_DONE_SEM, DOORBELL_SEM};
+use crate::neuroncore::assemble_text;
+use crate::suite::{BenchResult, Speed};
+use trnsim_core::core::CollectiveHookup;
+use trnsim_core::engine::EngineUnit;
+use trnsim_core::isa::{Engine, Sem};
+use trnsim_fabric::collective::{Algo, Collective, Op, Params};
+use trnsim_fabric::system::{self as fsys, ChipHooks, ChipNode, Job};
+use trnsim_fabric::topo::Topology;
+use trnsim_kernel::{Dur, SimBuilder, SimOptions, Simulation, TickOrder, TraceOptions, TraceSink};
+
+/// The layer's global shape (the benchmark splits it over N chips).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TpShape {
+    /// Tokens (the moving free size of every matmul, <= 512).
+    pub tokens: u32,
+    /// Contraction, split over the chips: d_in / N must be a multiple of 128.
+    pub d_in: u32,
+    /// Output width, split over each chip's cores: d_out / cores a multiple of 512.
+    pub d_out: u32,
+    /// All-reduces per run: each reduces d_out / phases columns of Y.
+    pub phases: u32,
+}
+
+/// The benchmark's shape: 512 tokens, d_in 8192 (2048 per chip on 4 chips, 128 on 64), d_out
+/// 4096: a 4 MiB BF16 partial sum per chip (512 x 4096 x 2 B), reduced in 4 all-reduces of
+/// 1 MiB.
+pub const SHAPE: TpShape = TpShape { tokens: 512, d_in: 8192, d_out: 4096, phases: 4 };
+
+impl TpShape {
+    /// The per-chip, per-core program shape over `n` chips of `cores` cores.
+    pub fn chip_shape(&self, n: u32, cores: u32) -> Result<Shape, String> {
+        let bad = |why: &str| Err(format!("tp shape {self:?} over {n} chips: {why}"));
+        if n < 2 || !self.d_in.is_multiple_of(n) || !(self.d_in / n).is_multiple_of(128) {
+            return bad("d_in / N must be a multiple of 128 (N >= 2)");
+        }
+        if !self.d_out.is_multiple_of(cores) {
+            return bad("d_out must split evenly over the cores");
+        }
+        let s = Shape {
+            tokens: self.tokens,
+            d_model: self.d_in / n,
+            d_ff_per_core: self.d_out / cores,
+            chunks_per_slab: 2,
+            chunks_per_group: 4,
+            slab_buffers: 4,
+        };
+        s.check()?;
+        if self.phases == 0 || !s.chunks().is_multiple_of(self.phases) {
+            return bad("each core's chunks must split evenly over the phases");
+        }
+        Ok(s)
+    }
+
+    /// Bytes each chip contributes to one phase's all-reduce (BF16).
+    pub fn phase_bytes(&self) -> u64 {
+        u64::from(self.tokens) * u64::from(self.d_out) * 2 / u64::from(self.phases)
+    }
+
+    /// Matmul flops over all chips.
+    pub fn flops(&self) -> f64 {
+        2.0 * f64::from(self.tokens) * f64::from(self.d_in) * f64::from(self.d_out)
+    }
+}
+
+/// The all-reduce jobs of a run over chips `members` of `topo`: phase p needs every core's
+/// stores of the phase's chunks (16 semaphore increments per chunk per core) when `hooked`.
+fn jobs(s: &TpShape, topo: &Topology, members: &[usize], chunks: u32, hooked: bool) -> Result<Vec<Job>, String> {
+    let coll = Collective { op: Op::AllReduce, algo: Algo::Auto };
+    let doorbells = if hooked { u64::from(16 * chunks / s.phases) } else { 0 };
+    (0..s.phases)
+        .map(|p| Job::among(&format!("all-reduce {p}"), coll, topo.chips, members, s.phase_bytes(), doorbells))
+        .collect()
+}
+
+/// A built and finished run.
+pub struct TpRun {
+    /// The simulation after the run.
+    pub sim: Simulation,
+    /// Each member chip's component ids.
+    pub chips: Vec<ChipIds>,
+    /// Each member chip's collective-engine component.
+    pub engines: Vec<trnsim_kernel::ComponentId>,
+    /// The algorithm the all-reduces use (`auto` resolved).
+    pub algo: Algo,
+}
+
+/// Builds and runs the TP matmul over the first `n` chips of `topo` (chips of one server
+/// first), each a `chip`.
+pub fn run(
+    chip: &Chip,
+    topo: &Topology,
+    s: &TpShape,
+    n: u32,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+) -> Result<TpRun, String> {
+    if n as usize > topo.chips {
+        return Err(format!("tp over {n} chips: {} has {} chips", topo.name, topo.chips));
+    }
+    let cs = s.chip_shape(n, chip.spec.cores)?;
+    let members: Vec<usize> = (0..n as usize).collect();
+    let programs = (0..chip.spec.cores)
+        .map(|i| {
+            let v = e2e::Variant { act_fn: "identity", collectives: s.phases, x_after: 0 };
+            let src = e2e::program_with(&cs, i, &v);
+            assemble_text(&format!("tp-matmul nc{i}.asm (generated)"), &src)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
+    let nodes = fsys::reserve_nodes(&mut b, topo)?;
+    let tracing = trace.is_some();
+    let mut chips = Vec::new();
+    let mut hooks = vec![ChipHooks::default(); topo.chips];
+    for &c in &members {
+        let opts = BuildOpts {
+            prefix: format!("{}.", fsys::node_name(topo, c)),
+            trace_tracks: tracing,
+            hbm_summary: true,
+            collective: Some(CollectiveHookup {
+                engine: nodes.ids[c],
+                doorbell: Sem(DOORBELL_SEM),
+                done: Sem(CC_DONE_SEM),
+                latency: 4,
+            }),
+            shared_clocks: true,
+        };
+        let ids = chip::build_with(&mut b, chip, &programs, &opts)?;
+        for core in &ids.cores {
+            let p = core.collective.ok_or("a core built without its collective hookup")?;
+            hooks[c].doorbells.push(p.doorbell);
+            hooks[c].done.push(p.done);
+        }
+        chips.push(ids);
+    }
+    let jobs = jobs(s, topo, &members, cs.chunks(), true)?;
+    let algo = Collective { op: Op::AllReduce, algo: Algo::Auto }.resolve(n as usize, s.phase_bytes()).algo;
+    fsys::build_jobs(&mut b, topo, &nodes, &jobs, &Params::default(), hooks, tracing)?;
+    let mut sim = b.build().map_err(|e| e.to_string())?;
+    if let Some((sink, opts)) = trace {
+        sim.attach_trace(sink, &opts);
+    }
+    sim.run_until_idle(Dur::from_us(100_000)).map_err(|e| e.to_string())?;
+    sim.finish_trace().map_err(|e| e.to_string())?;
+    for (&c, ids) in members.iter().zip(&chips) {
+        for (i, core) in ids.cores.iter().enumerate() {
+            for (e, id) in &core.engines {
+                if !sim.component::<EngineUnit>(*id).ok_or("engine")?.finished() {
+                    return Err(format!("{}.nc{i}: {e} engine did not finish", fsys::node_name(topo, c)));
+                }
+            }
+        }
+    }
+    let engines = members.iter().map(|&c| nodes.ids[c]).collect();
+    Ok(TpRun { sim, chips, engines, algo })
+}
+
+/// The same all-reduces alone on the fabric, back to back (no compute): each one's time in
+/// ns, from the previous one's completion (the first from time 0) to its own, on the slowest
+/// chip.
+pub fn allreduce_alone_ns(topo: &Topology, s: &TpShape, n: u32, chunks: u32) -> Result<Vec<f64>, String> {
+    let members: Vec<usize> = (0..n as usize).collect();
+    let jobs = jobs(s, topo, &members, chunks, false)?;
+    let mut b = SimBuilder::new();
+    let nodes = fsys::reserve_nodes(&mut b, topo)?;
+    fsys::build_jobs(&mut b, topo, &nodes, &jobs, &Params::default(), Vec::new(), false)?;
+    let mut sim = b.build().map_err(|e| e.to_string())?;
+    sim.run_until_idle(Dur::from_us(100_000)).map_err(|e| e.to_string())?;
+    let mut done = vec![0u64; s.phases as usize];
+    for &c in &members {
+        let node = sim.component::<ChipNode>(nodes.ids[c]).ok_or("chip node")?;
+        for (d, p) in done.iter_mut().zip(node.phase_done_ps()) {
+            *d = (*d).max(p.ok_or("an all-reduce did not finish")?);
+        }
+    }
+    Ok((0..done.len()).map(|p| (done[p] - if p == 0 { 0 } else { done[p - 1] }) as f64 / 1e3).collect())
+}
+
+/// The overlap model: all-reduce p starts when every chip has stored phase p's chunks
+/// (`ready[p]`, from the run) and all-reduce p - 1 is complete, and then takes what it takes
+/// alone (`alone[p]`): `D_p = max(ready_p, D_{p-1}) + alone_p`. Returns `D_last` in ns.
+pub fn overlap_model_ns(ready: &[f64], alone: &[f64]) -> f64 {
+    ready.iter().zip(alone).fold(0.0, |d, (&r, &a)| d.max(r) + a)
+}
+
+/// One chip's compute alone (no collective; every chip's is the same): its time in ns.
+pub fn compute_alone_ns(chip: &Chip, s: &TpShape, n: u32) -> Result<f64, String> {
+    let cs = s.chip_shape(n, chip.spec.cores)?;
+    let (sim, _) = e2e::run_program(chip, &cs, "identity", TickOrder::Structural, None)?;
+    Ok(sim.now().as_ns_f64())
+}
+
+/// Headline figures of a finished run beside the compute alone and the all-reduces alone.
+pub fn headline(r: &TpRun, chip: &Chip, topo: &Topology, s: &TpShape, n: u32) -> Result<Vec<(String, f64)>, String> {
+    let end_ns = r.sim.now().as_ns_f64();
+    let te_hz = chip.version.clock(Engine::Tensor).as_hz() as f64;
+    let mut busy = 0.0f64;
+    let mut cores = 0.0;
+    for ids in &r.chips {
+        for core in &ids.cores {
+            for (e, id) in &core.engines {
+                if *e == Engine::Tensor {
+                    busy += r.sim.component::<EngineUnit>(*id).ok_or("engine")?.stats.busy_cycles as f64 / te_hz * 1e9;
+                    cores += 1.0;
+                }
+            }
+        }
+    }
+    let mut compute_end = 0u64;
+    let mut done = 0u64;
+    let mut ready = vec![0u64; s.phases as usize];
+    for &id in &r.engines {
+        let node = r.sim.component::<ChipNode>(id).ok_or("collective engine")?;
+        compute_end = compute_end.max(node.last_doorbell_ps().unwrap_or(0));
+        done = done.max(node.done_ps().ok_or("a chip's all-reduces did not finish")?);
+        for (r, p) in ready.iter_mut().zip(node.phase_ready_ps()) {
+            *r = (*r).max(p.ok_or("a phase never had its doorbells")?);
+        }
+    }
+    let cs = s.chip_shape(n, chip.spec.cores)?;
+    let stats = r.sim.report();
+    let mut hbm_bytes = 0u64;
+    for c in 0..r.chips.len() {
+        for k in 0..chip.spec.hbm.stacks {
+            hbm_bytes += stats.int(&format!("{}.hbm{k}", fsys::node_name(topo, c)), "bytes").unwrap_or(0);
+        }
+    }
+    let compute_ns = compute_alone_ns(chip, s, n)?;
+    let alone = allreduce_alone_ns(topo, s, n, cs.chunks())?;
+    let comm_ns: f64 = alone.iter().sum();
+    let ready_ns: Vec<f64> = ready.iter().map(|&p| p as f64 / 1e3).collect();
+    let model_ns = overlap_model_ns(&ready_ns, &alone);
+    let serial_ns = compute_ns + comm_ns;
+    let hidden = (serial_ns - end_ns).max(0.0);
+    Ok(vec![
+        ("chips".into(), f64::from(n)),
+        ("sim_time_ns".into(), end_ns),
+        ("tflops".into(), s.flops() / end_ns / 1e3),
+        ("tflops_per_chip".into(), s.flops() / end_ns / 1e3 / f64::from(n)),
+        ("tensor_utilization_pct".into(), 100.0 * busy / cores / end_ns),
+        ("compute_end_ns".into(), compute_end as f64 / 1e3),
+        ("hbm_GBps_per_chip".into(), hbm_bytes as f64 / f64::from(n) / (compute_end as f64 / 1e3)),
+        ("allreduce_end_ns".into(), done as f64 / 1e3),
+        ("allreduce_bytes_per_chip".into(), (s.phase_bytes() * u64::from(s.phases)) as f64),
+        ("allreduce_algo_halving_doubling".into(), f64::from(u8::from(r.algo == Algo::HalvingDoubling))),
+        ("compute_alone_ns".into(), compute_ns),
+        ("compute_analytic_ns".into(), e2e::estimate(&cs, chip).total_ns()),
+        ("first_phase_ready_ns".into(), ready_ns[0]),
+        ("last_phase_ready_ns".into(), ready_ns[ready_ns.len() - 1]),
+        ("overlap_model_ns".into(), model_ns),
+        ("allreduce_alone_ns".into(), comm_ns),
+        ("serial_sum_ns".into(), serial_ns),
+        ("exposed_comm_ns".into(), end_ns - compute_ns),
+        ("overlap_pct".into(), 100.0 * hidden / compute_ns.min(comm_ns).max(1e-9)),
+    ])
+}
+
+/// Runs `tp-matmul-N` (N = 4, 16, 64) on the Trn3 Gen1 UltraServer.
+pub fn run_named(
+    name: &str,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+) -> Result<BenchResult, String> {
+    let n: u32 = name
+        .strip_prefix("tp-matmul-")
+        .and_then(|x| x.parse().ok())
+        .ok_or_else(|| format!("{name}: expected tp-matmul-N"))?;
+    let us = chip::trn3_gen1()?;
+    let (chip, topo) = (us.chip, us.topology);
+    // Whole-chip runs have thousands of internal links: their occupancy counters would be most
+    // of the trace (docs/multichip.md); engines, DMA, HBM and fabric links have their tracks.
+    let trace = trace.map(|(sink, o)| (sink, TraceOptions { link_occupancy: false, ..o }));
+    let sw = Stopwatch::start();
+    let r = run(&chip, &topo, &SHAPE, n, order, trace)?;
+    let (wall_s, cpu_s) = sw.elapsed();
+    let headline = headline(&r, &chip, &topo, &SHAPE, n)?;
+    let sim_s = r.sim.now().as_ps() as f64 * 1e-12;
+    let ticks = r.sim.counters().ticks as f64;
+    let speed = Speed { wall_s, cpu_s, slowdown: wall_s / sim_s.max(1e-12), ticks_per_s: ticks / wall_s.max(1e-9) };
+    Ok(BenchResult { name: name.into(), headline, stats: r.sim.report(), speed })
+}

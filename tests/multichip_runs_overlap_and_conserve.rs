@@ -1,0 +1,159 @@
+//! The multi-chip end-to-end runs (`tp-matmul-*`, `moe-alltoall-144`: whole chips joined by
+//! the per-node fabric, collectives triggered by the cores' semaphores), on small shapes:
+//! the tensor-parallel all-reduces overlap the compute exactly as the pipeline model says, an
+//! MoE step conserves tokens and bytes, and both are identical under another tick order.
+
+use trnsim_fabric::system::ChipNode;
+use trnsim_fabric::topo::{self, Topology};
+use trnsim_harness::moe::{self, MoeShape};
+use trnsim_harness::tp::{self, TpShape};
+use trnsim_kernel::TickOrder;
+
+fn preset(name: &str) -> Topology {
+    topo::load(&topo::presets_dir().join(format!("{name}.ron"))).unwrap()
+}
+
+/// A small TP run: 4 chips of Gen1, 128 tokens, d_in 1024 (256 per chip), d_out 4096 in 4
+/// all-reduces of 256 KiB.
+const TP: TpShape = TpShape { tokens: 128, d_in: 1024, d_out: 4096, phases: 4 };
+
+#[test]
+fn tp_allreduces_overlap_the_compute_as_the_pipeline_model_says() {
+    let chip = trnsim_harness::chip::trn3().unwrap();
+    let t = preset("trn3-gen1-nl32x2");
+    let r = tp::run(&chip, &t, &TP, 4, TickOrder::Structural, None).unwrap();
+    let h = tp::headline(&r, &chip, &t, &TP, 4).unwrap();
+    let f = |name: &str| h.iter().find(|x| x.0 == name).unwrap_or_else(|| panic!("no figure {name}")).1;
+    // The collective engine adds no HBM traffic, so the compute ends as it does alone (the
+    // doorbell travels 4 fast cycles).
+    let (ce, ca) = (f("compute_end_ns"), f("compute_alone_ns"));
+    assert!((ce - ca).abs() < 5.0, "compute ends at {ce} ns joined, {ca} ns alone");
+    // The all-reduces end where the pipeline model puts them (each starts when its chunks are
+    // stored everywhere and the previous one is done, then takes what it takes alone); chips
+    // finish a phase a few packet times apart, hence the 1 %.
+    let (end, model) = (f("allreduce_end_ns"), f("overlap_model_ns"));
+    assert!((end / model - 1.0).abs() < 0.01, "all-reduces end at {end} ns, the model says {model} ns");
+    // Overlap is real: the run is shorter than compute + all-reduces back to back, and not
+    // shorter than either alone.
+    let (total, comm) = (f("sim_time_ns"), f("allreduce_alone_ns"));
+    assert!(total < ca + comm, "{total} ns: no overlap (compute {ca} + all-reduce {comm})");
+    assert!(total >= ca.max(comm), "{total} ns is shorter than compute {ca} or all-reduce {comm} alone");
+    assert!(f("first_phase_ready_ns") < ca, "the first all-reduce must be triggered before compute ends");
+    // Every core's flops were done.
+    let flops = f("tflops") * total * 1e3;
+    assert!((flops / TP.flops() - 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn tp_run_is_identical_under_a_shuffled_tick_order() {
+    let chip = trnsim_harness::chip::trn3().unwrap();
+    let t = preset("trn3-gen1-nl32x2");
+    let a = tp::run(&chip, &t, &TP, 4, TickOrder::Structural, None).unwrap();
+    let b = tp::run(&chip, &t, &TP, 4, TickOrder::Shuffled(11), None).unwrap();
+    let (ja, jb) = (serde_json::to_string(&a.sim.report()).unwrap(), serde_json::to_string(&b.sim.report()).unwrap());
+    assert!(ja == jb, "statistics differ between structural and shuffled:11 tick orders");
+}
+
+/// A small MoE step on the 16-chip Trn2 server torus.
+const MOE: MoeShape =
+    MoeShape { tokens: 32, d_model: 512, top_k: 2, experts_per_chip: 2, capacity_factor: 1.5, skew: 1.0, seed: 3 };
+
+#[test]
+fn moe_step_conserves_tokens_and_bytes_and_runs_its_phases_in_order() {
+    let chip = trnsim_harness::chip::trn3().unwrap();
+    let t = preset("trn2-server-4x4");
+    let r = moe::run(&chip, &t, &MOE, TickOrder::Structural, None).unwrap();
+    let n = t.chips;
+    let rt = &r.routing;
+    // Tokens: every assignment is either taken by an expert within its capacity or dropped.
+    let taken: u32 = rt.per_expert.iter().sum();
+    assert_eq!(taken + rt.dropped, n as u32 * MOE.tokens * MOE.top_k);
+    assert!(rt.per_expert.iter().all(|&x| x <= rt.capacity));
+    assert!(rt.dropped > 0, "skew 1.0 at capacity factor 1.5 must drop some tokens");
+    let by_chip: Vec<u32> = (0..n).map(|d| (0..n).map(|c| rt.sent[c][d]).sum()).collect();
+    for (d, &got) in by_chip.iter().enumerate() {
+        assert_eq!(got, rt.per_expert[2 * d] + rt.per_expert[2 * d + 1], "chip {d} receives its experts' tokens");
+    }
+    // Bytes: each chip receives its remote tokens in dispatch and its own tokens' results back
+    // in combine, d_model x 2 B each.
+    let tok = u64::from(MOE.d_model) * 2;
+    let report = r.sim.report();
+    for c in 0..n {
+        let name = trnsim_fabric::system::node_name(&t, c);
+        let got = report.int(&name, "bytes_received").unwrap();
+        let dispatch: u64 = (0..n).filter(|&s| s != c).map(|s| u64::from(rt.sent[s][c])).sum();
+        let combine: u64 = (0..n).filter(|&d| d != c).map(|d| u64::from(rt.sent[c][d])).sum();
+        assert_eq!(got, (dispatch + combine) * tok, "{name}");
+    }
+    // Phases in order on every chip: dispatch, then the experts' stores, then combine.
+    for &id in &r.engines {
+        let node = r.sim.component::<ChipNode>(id).unwrap();
+        let ph = node.phase_done_ps();
+        let (dispatch, combine) = (ph[0].unwrap(), ph[1].unwrap());
+        let stored = node.last_doorbell_ps().unwrap();
+        assert!(dispatch < stored && stored < combine, "{dispatch} < {stored} < {combine}");
+        assert!(node.phase_ready_ps()[1].unwrap() >= dispatch, "combine cannot be ready before the experts ran");
+    }
+    let h = moe::headline(&r, &chip, &MOE).unwrap();
+    let f = |name: &str| h.iter().find(|x| x.0 == name).unwrap().1;
+    assert_eq!(f("tokens_dropped") as u32, rt.dropped);
+    assert!(f("expert_imbalance") >= 1.0);
+}
+
+#[test]
+fn moe_step_is_identical_under_a_shuffled_tick_order() {
+    let chip = trnsim_harness::chip::trn3().unwrap();
+    let t = preset("trn2-server-4x4");
+    let a = moe::run(&chip, &t, &MOE, TickOrder::Structural, None).unwrap();
+    let b = moe::run(&chip, &t, &MOE, TickOrder::Shuffled(5), None).unwrap();
+    let (ja, jb) = (serde_json::to_string(&a.sim.report()).unwrap(), serde_json::to_string(&b.sim.report()).unwrap());
+    assert!(ja == jb, "statistics differ between structural and shuffled:5 tick orders");
+}
+
+#[test]
+fn tp_trace_loads_with_a_track_per_engine_queue_pseudo_channel_and_link_used() {
+    use crate::common::{root, scratch};
+    use trnsim_traces::TraceProcessor;
+    let dir = scratch("multichip_tp_trace");
+    let path = dir.join("tp.pftrace");
+    let chip = trnsim_harness::chip::trn3().unwrap();
+    let t = preset("trn3-gen1-nl32x2");
+    let sink = trnsim_traces::create_sink(&path).unwrap();
+    let r = tp::run(&chip, &t, &TP, 4, TickOrder::Structural, Some((sink, Default::default()))).unwrap();
+    // Fabric links that carried packets, from the kernel's link statistics.
+    let report = r.sim.report();
+    let used_links = report
+        .owners
+        .iter()
+        .filter(|(owner, st)| {
+            let Some(name) = owner.strip_prefix("link:") else { return false };
+            let node = name.split('.').next().unwrap_or("");
+            let fabric = (node.starts_with("chip") || node.starts_with("sw")) && name[node.len()..].starts_with(".tx.");
+            fabric && matches!(st.get("msgs"), Some(trnsim_kernel::StatValue::Int(n)) if *n > 0)
+        })
+        .count() as i64;
+    assert!(used_links >= 4 * 3, "4 chips exchanging: at least 3 links out of each chip, got {used_links}");
+    let sql = [
+        // 0: compute engines with a stream, per core, per chip
+        "select count(*) from track t join track p on t.parent_id = p.id join track c on p.parent_id = c.id where c.name glob 'chip00[0-3]' and p.name glob 'nc[0-7]' and t.name in ('tensor', 'scalar', 'sync', 'gpsimd')",
+        // 1: DMA queues used: (chip, core, queue) with a dma slice, lanes folded
+        "select count(distinct t.parent_id || ':' || substr(t.name || ' ', 1, instr(t.name || ' ', ' ') - 1)) from slice s join track t on s.track_id = t.id where s.name = 'dma'",
+        // 2: HBM pseudo-channels with bandwidth counters, per stack, per chip
+        "select count(distinct t.id) from counter k join track t on k.track_id = t.id join track p on t.parent_id = p.id where p.name glob 'hbm[0-3]' and t.name glob 'ch*.pc* bandwidth'",
+        // 3: fabric link tracks with packet slices
+        "select count(distinct t.id) from slice s join track t on s.track_id = t.id where s.name = 'packet' and t.name glob 'tx.*'",
+        // 4: collective phases (one slice per all-reduce per chip)
+        "select count(*) from slice where name = 'collective'",
+        // 5: slices that never end
+        "select count(*) from slice where dur < 0",
+    ];
+    let Some(tp) = TraceProcessor::for_tests(&root()) else { return };
+    let rows = tp.query(&path, &sql).unwrap_or_else(|e| panic!("{e}"));
+    let one = |i: usize| rows[i][0][0].as_i64().unwrap();
+    assert_eq!(one(0), 4 * 8 * 4, "sync, tensor, scalar, gpsimd on 8 cores of 4 chips");
+    assert_eq!(one(1), 4 * 8 * 2, "q0 (loads) and q1 (stores) on every core of every chip");
+    assert_eq!(one(2), 4 * 4 * 32, "every pseudo-channel of every stack of every chip");
+    assert_eq!(one(3), used_links, "a packet track for every fabric link that carried traffic");
+    assert_eq!(one(4), 4 * i64::from(TP.phases), "a collective slice per all-reduce per chip");
+    assert_eq!(one(5), 0);
+}
