@@ -32,7 +32,10 @@ fn bad_arguments_are_reported_not_panicked() {
     check_usage_error(&["bench", "kernel-ring", "--cycles", "many"], "invalid value 'many'");
     check_usage_error(&["frobnicate"], "unrecognized subcommand");
     check_usage_error(&["config", "check", "/nonexistent.ron"], "cannot read");
-    check_usage_error(&["describe", "foo"], "unknown kind `foo` (known: hbm, sram, dma, link, switch, topology)");
+    check_usage_error(
+        &["describe", "foo"],
+        "unknown kind `foo` (known: hbm, sram, dma, link, switch, topology, chip, ultraserver)",
+    );
     check_usage_error(&["describe", "hbm", "nope"], "no preset named `nope`");
     check_usage_error(&["core", "/nonexistent.asm"], "cannot read /nonexistent.asm");
     check_usage_error(&["bench", "nc-gemm", "--m", "100"], "multiples of 128");

@@ -214,6 +214,16 @@ pub const ROWS: &[RowSpec] = &[
         why: "at 10 % load a cell rarely waits for its output: queueing adds a few % (M/D/1-like)",
     },
     RowSpec {
+        figure: "ring all-reduce, 16 MiB, Trn2 16-chip torus (us)",
+        bench: "fabric-allreduce-trn2-16",
+        pick: Pick::Key("all_reduce_ring_16777216B_time_us"),
+        scale: 1.0,
+        reference: Reference::Value(296.06),
+        source: "spec §10 (E): T = 2(n-1)/n x B / BW + 2(n-1) x 1.5 us, n = 16, B = 16 MiB, BW = 125.3 GB/s per neighbour bundle (spec §6: Trn2 X/Y ~128 GB/s raw; the link model's payload rate)",
+        check: Check::Within(0.02),
+        why: "the packet model adds one 55 ns link latency per step (30 steps: +0.6 %); §10's 0.85 efficiency is already in the payload rate",
+    },
+    RowSpec {
         figure: "all-reduce busbw, ring, 16 MiB, 64 chips (GB/s)",
         bench: "fabric-collectives-nl32x2",
         pick: Pick::Key("all_reduce_ring_16777216B_busbw_GBps"),
