@@ -173,6 +173,38 @@ pub fn drive(sim: &mut Simulation, limit: Dur, progress: bool) -> Result<(Stop, 
     ))
 }
 
+/// A many-chip report cut to a readable size for results JSON: every statistic of chip 0
+/// (`chip000.*` components and their links), of every fabric node and fabric link, and of the
+/// kernel; the other chips' internal components and links are dropped (they run the same
+/// program; their figures are in the headline, e.g. per-chip phase times). A `results` owner
+/// records how many were left out. 64 chips' full report is ~40 MB of JSON.
+pub fn keep_first_chip(report: StatsReport) -> StatsReport {
+    fn internal_of_other_chip(owner: &str) -> bool {
+        let name = owner.strip_prefix("link:").unwrap_or(owner);
+        let Some(rest) = name.strip_prefix("chip") else { return false };
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || rest[..digits].bytes().all(|b| b == b'0') {
+            return false;
+        }
+        // "chip003.nc0..." or "chip003.hbm1...": inside the chip; "chip003.tx...": fabric.
+        let after = &rest[digits..];
+        after.starts_with(".nc") || after.starts_with(".hbm")
+    }
+    let mut out = StatsReport::default();
+    let mut dropped = 0u64;
+    for (owner, stats) in report.owners {
+        if internal_of_other_chip(&owner) {
+            dropped += 1;
+        } else {
+            out.owners.insert(owner, stats);
+        }
+    }
+    let mut note = std::collections::BTreeMap::new();
+    note.insert("owners_left_out_other_chips".to_string(), trnsim_kernel::StatValue::Int(dropped));
+    out.owners.insert("results".to_string(), note);
+    out
+}
+
 /// Runs a partitionable system (see [`crate::parallel`]) serially.
 pub fn run_partitionable(name: &str, opts: RunOpts) -> Result<BenchResult, String> {
     let sys = crate::parallel::system(name, opts.order)?;
@@ -238,4 +270,37 @@ pub fn run_system(name: &str, sys: &System, opts: RunOpts) -> Result<BenchResult
         ("finished_idle".to_string(), if stop == Stop::Idle { 1.0 } else { 0.0 }),
     ];
     Ok(BenchResult { name: name.into(), headline, stats, speed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keep_first_chip;
+    use std::collections::BTreeMap;
+    use trnsim_kernel::{StatValue, StatsReport};
+
+    #[test]
+    fn keep_first_chip_drops_only_other_chips_internals() {
+        let mut r = StatsReport::default();
+        for owner in [
+            "chip000.nc0.tensor",
+            "link:chip000.nc0.tensor.sem -> chip000.nc0.sem.tensor.op",
+            "chip003.nc1.sem",
+            "chip003.hbm2",
+            "link:chip012.nc7.dma.hbm3 -> chip012.hbm3.chip012.nc7.dma3.req",
+            "chip003",
+            "link:chip003.tx.sw064.0 -> sw064.rx.chip003.0",
+            "link:chip003.done.chip003.nc0 -> chip003.nc0.sem.cc.done",
+            "sw064",
+            "kernel",
+        ] {
+            r.owners.insert(owner.to_string(), BTreeMap::from([("x".to_string(), StatValue::Int(1))]));
+        }
+        let kept: Vec<String> = keep_first_chip(r).owners.into_keys().collect();
+        let dropped =
+            ["chip003.nc1.sem", "chip003.hbm2", "link:chip012.nc7.dma.hbm3 -> chip012.hbm3.chip012.nc7.dma3.req"];
+        for d in dropped {
+            assert!(!kept.iter().any(|k| k == d), "{d} kept");
+        }
+        assert_eq!(kept.len(), 10 - dropped.len() + 1, "the rest kept, plus the `results` note: {kept:?}");
+    }
 }
