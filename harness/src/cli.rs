@@ -489,7 +489,7 @@ fn run_one(
         n if n.starts_with("kernel-random-graph:") => suite::run_partitionable(name, opts),
         n if n.starts_with("fabric-") => trnsim_harness::fabric::run_named(n, plots),
         "e2e-llm-layer" => trnsim_harness::e2e::run_named(name, opts.order, opts.trace),
-        n if n.starts_with("tp-matmul-") => trnsim_harness::tp::run_named(n, opts.order, opts.trace),
+        n if n.starts_with("tp-matmul-") => trnsim_harness::tp::run_named(n, opts.order, opts.trace, plots),
         "moe-alltoall-144" => trnsim_harness::moe::run_named(name, opts.order, opts.trace),
         n if n.starts_with("nc-") => trnsim_harness::neuroncore::run_named(n, opts.order, opts.trace),
         n if n.starts_with("hbm-") => trnsim_harness::memory::run_named(n, opts.order, opts.trace, plots),

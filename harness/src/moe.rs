@@ -113,8 +113,7 @@ impl MoeShape {
         let mut per_expert = vec![0u32; experts];
         let mut sent = vec![vec![0u32; chips]; chips];
         let mut dropped = 0;
-        for (c, row) in sent.iter_mut().enumerate() {
-            let _ = c;
+        for row in sent.iter_mut() {
             for _ in 0..self.tokens {
                 let mut chosen: Vec<usize> = Vec::with_capacity(self.top_k as usize);
                 while chosen.len() < self.top_k as usize {

@@ -237,12 +237,16 @@ pub fn headline(r: &TpRun, chip: &Chip, topo: &Topology, s: &TpShape, n: u32) ->
     let mut compute_end = 0u64;
     let mut done = 0u64;
     let mut ready = vec![0u64; s.phases as usize];
+    let mut phase_done = vec![0u64; s.phases as usize];
     for &id in &r.engines {
         let node = r.sim.component::<ChipNode>(id).ok_or("collective engine")?;
         compute_end = compute_end.max(node.last_doorbell_ps().unwrap_or(0));
         done = done.max(node.done_ps().ok_or("a chip's all-reduces did not finish")?);
         for (r, p) in ready.iter_mut().zip(node.phase_ready_ps()) {
             *r = (*r).max(p.ok_or("a phase never had its doorbells")?);
+        }
+        for (d, p) in phase_done.iter_mut().zip(node.phase_done_ps()) {
+            *d = (*d).max(p.ok_or("an all-reduce did not finish")?);
         }
     }
     let cs = s.chip_shape(n, chip.spec.cores)?;
@@ -259,8 +263,15 @@ pub fn headline(r: &TpRun, chip: &Chip, topo: &Topology, s: &TpShape, n: u32) ->
     let ready_ns: Vec<f64> = ready.iter().map(|&p| p as f64 / 1e3).collect();
     let model_ns = overlap_model_ns(&ready_ns, &alone);
     let serial_ns = compute_ns + comm_ns;
+    let per_phase = (0..s.phases as usize).flat_map(|p| {
+        [
+            (format!("allreduce{p}_ready_ns"), ready_ns[p]),
+            (format!("allreduce{p}_done_ns"), phase_done[p] as f64 / 1e3),
+            (format!("allreduce{p}_alone_ns"), alone[p]),
+        ]
+    });
     let hidden = (serial_ns - end_ns).max(0.0);
-    Ok(vec![
+    let mut h: Vec<(String, f64)> = vec![
         ("chips".into(), f64::from(n)),
         ("sim_time_ns".into(), end_ns),
         ("tflops".into(), s.flops() / end_ns / 1e3),
@@ -280,7 +291,33 @@ pub fn headline(r: &TpRun, chip: &Chip, topo: &Topology, s: &TpShape, n: u32) ->
         ("serial_sum_ns".into(), serial_ns),
         ("exposed_comm_ns".into(), end_ns - compute_ns),
         ("overlap_pct".into(), 100.0 * hidden / compute_ns.min(comm_ns).max(1e-9)),
-    ])
+    ];
+    h.extend(per_phase);
+    Ok(h)
+}
+
+/// The pipeline of a run as an SVG plot: per all-reduce, when its chunks were stored on every
+/// chip, when it completed, and when it would complete back to back on an idle fabric.
+pub fn plot(name: &str, headline: &[(String, f64)], phases: u32) -> crate::plot::Plot {
+    use crate::plot::{Plot, Series};
+    let get = |k: String| headline.iter().find(|x| x.0 == k).map_or(0.0, |x| x.1 / 1e3);
+    let series = |label: &str, key: &str| Series {
+        name: label.into(),
+        points: (0..phases).map(|p| (f64::from(p), get(format!("allreduce{p}_{key}_ns")))).collect(),
+    };
+    let mut alone = series("alone, back to back", "alone");
+    let mut t = 0.0;
+    for pt in &mut alone.points {
+        t += pt.1;
+        pt.1 = t;
+    }
+    Plot {
+        title: format!("{name}: when each all-reduce's chunks are stored (all chips) and it is done"),
+        x_label: "all-reduce (chunk index)".into(),
+        y_label: "simulated time (us)".into(),
+        series: vec![series("chunks stored", "ready"), series("all-reduce done", "done"), alone],
+        log_y: false,
+    }
 }
 
 /// Runs `tp-matmul-N` (N = 4, 16, 64) on the Trn3 Gen1 UltraServer.
@@ -288,6 +325,7 @@ pub fn run_named(
     name: &str,
     order: TickOrder,
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+    plots: Option<&std::path::Path>,
 ) -> Result<BenchResult, String> {
     let n: u32 = name
         .strip_prefix("tp-matmul-")
@@ -302,6 +340,12 @@ pub fn run_named(
     let r = run(&chip, &topo, &SHAPE, n, order, trace)?;
     let (wall_s, cpu_s) = sw.elapsed();
     let headline = headline(&r, &chip, &topo, &SHAPE, n)?;
+    if let Some(dir) = plots {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let path = dir.join(format!("{name}.svg"));
+        std::fs::write(&path, plot(name, &headline, SHAPE.phases).to_svg())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     let sim_s = r.sim.now().as_ps() as f64 * 1e-12;
     let ticks = r.sim.counters().ticks as f64;
     let speed = Speed { wall_s, cpu_s, slowdown: wall_s / sim_s.max(1e-12), ticks_per_s: ticks / wall_s.max(1e-9) };

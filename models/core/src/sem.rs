@@ -67,7 +67,7 @@ impl SemUnit {
     }
 
     /// The unit hooked to its chip's collective engine (see the module doc); doorbell deltas
-    /// not yet sent wait in `rung` (sent together when the link frees).
+    /// that find the link full are summed and sent together when it frees.
     pub fn with_collective(mut self, c: SemCollective) -> SemUnit {
         self.collective = Some(c);
         self
