@@ -320,7 +320,8 @@ pub fn plot(name: &str, headline: &[(String, f64)], phases: u32) -> crate::plot:
     }
 }
 
-/// Runs `tp-matmul-N` (N = 4, 16, 64) on the Trn3 Gen1 UltraServer.
+/// Runs `tp-matmul-N` on the Trn3 Gen1 UltraServer: N = 4, 16, 64 in the suite, any N that
+/// splits the shape (`d_in / N` a multiple of 128, N <= 64) by name.
 pub fn run_named(
     name: &str,
     order: TickOrder,
@@ -330,7 +331,7 @@ pub fn run_named(
     let n: u32 = name
         .strip_prefix("tp-matmul-")
         .and_then(|x| x.parse().ok())
-        .ok_or_else(|| format!("{name}: expected tp-matmul-N"))?;
+        .ok_or_else(|| format!("{name}: expected tp-matmul-N with N a chip count (2..=64)"))?;
     let us = chip::trn3_gen1()?;
     let (chip, topo) = (us.chip, us.topology);
     // Whole-chip runs have thousands of internal links: their occupancy counters would be most
@@ -350,4 +351,32 @@ pub fn run_named(
     let ticks = r.sim.counters().ticks as f64;
     let speed = Speed { wall_s, cpu_s, slowdown: wall_s / sim_s.max(1e-12), ticks_per_s: ticks / wall_s.max(1e-9) };
     Ok(BenchResult { name: name.into(), headline, stats: crate::suite::keep_first_chip(r.sim.report()), speed })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{overlap_model_ns, TpShape, SHAPE};
+
+    #[test]
+    fn shapes_that_do_not_split_are_errors_naming_the_rule() {
+        for n in [4, 8, 16, 32, 64] {
+            let s = SHAPE.chip_shape(n, 8).unwrap();
+            assert_eq!(s.d_model, 8192 / n);
+            assert_eq!(s.chunks() % SHAPE.phases, 0);
+        }
+        let e = SHAPE.chip_shape(3, 8).unwrap_err();
+        assert!(e.contains("multiple of 128"), "{e}");
+        let e = SHAPE.chip_shape(128, 8).unwrap_err();
+        assert!(e.contains("multiple of 128"), "d_in / 128 = 64 is not a multiple of 128: {e}");
+        let odd = TpShape { phases: 3, ..SHAPE };
+        assert!(odd.chip_shape(4, 8).unwrap_err().contains("phases"));
+    }
+
+    #[test]
+    fn the_overlap_model_waits_for_the_later_of_ready_and_the_previous_all_reduce() {
+        // Compute-bound: each all-reduce starts when ready; comm-bound: back to back.
+        assert_eq!(overlap_model_ns(&[10.0, 20.0, 30.0], &[2.0, 2.0, 2.0]), 32.0);
+        assert_eq!(overlap_model_ns(&[1.0, 2.0, 3.0], &[10.0, 10.0, 10.0]), 31.0);
+        assert_eq!(overlap_model_ns(&[5.0, 6.0], &[3.0, 1.0]), 9.0);
+    }
 }
