@@ -419,7 +419,7 @@ mod tests {
     #[test]
     fn every_row_names_a_suite_benchmark_and_a_reason() {
         for r in ROWS {
-            let known = crate::suite::BENCHES.iter().any(|(n, _)| *n == r.bench) || r.bench == "fabric-link-pingpong";
+            let known = crate::suite::BENCHES.iter().any(|(n, _)| *n == r.bench);
             assert!(known, "{}", r.bench);
             assert!(!r.source.is_empty() && !r.why.is_empty() && r.scale > 0.0, "{}", r.figure);
         }
