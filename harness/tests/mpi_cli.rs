@@ -26,7 +26,9 @@ fn mpi_without_the_feature_is_a_usage_error_saying_how_to_build() {
 
 #[cfg(feature = "mpi")]
 fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("trnsim-mpi-cli-{}", std::process::id()));
+    // Under the target directory (one place, overwritten by the next run), not a new /tmp
+    // directory per run.
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpi_cli");
     std::fs::create_dir_all(&d).unwrap();
     d.join(name)
 }
