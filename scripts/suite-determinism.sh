@@ -24,19 +24,8 @@
 # Exit:  0 identical; 1 a difference or a failed run; 2 setup error.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-# A TRNSIM given relative is relative to the caller's directory; the default, to the repo root.
-case "${TRNSIM:-}" in
-    '') TRNSIM=$ROOT/target/release/trnsim ;;
-    /*) ;;
-    *) TRNSIM=$PWD/$TRNSIM ;;
-esac
-cd "$ROOT"
-if [ ! -x "$TRNSIM" ]; then
-    echo "suite-determinism: $TRNSIM is not an executable; build it with" \
-        "\`cargo build --release -p trnsim-harness\` or set TRNSIM" >&2
-    exit 2
-fi
+# shellcheck source=lib/trnsim-binary.sh
+. "$(dirname "$0")/lib/trnsim-binary.sh" suite-determinism
 for tool in cmp diff du; do
     command -v "$tool" >/dev/null 2>&1 || { echo "suite-determinism: $tool not found" >&2; exit 2; }
 done

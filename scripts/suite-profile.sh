@@ -19,20 +19,9 @@
 # Installs Debian's `time` and `jq` with apt-get when missing.
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-# A TRNSIM given relative is relative to the caller's directory; the default, to the repo root.
-case "${TRNSIM:-}" in
-    '') TRNSIM=$ROOT/target/release/trnsim ;;
-    /*) ;;
-    *) TRNSIM=$PWD/$TRNSIM ;;
-esac
-cd "$ROOT"
+# shellcheck source=lib/trnsim-binary.sh
+. "$(dirname "$0")/lib/trnsim-binary.sh" suite-profile
 REPS=${REPS:-3}
-if [ ! -x "$TRNSIM" ]; then
-    echo "suite-profile: $TRNSIM is not an executable; build it with" \
-        "\`cargo build --release -p trnsim-harness\` or set TRNSIM" >&2
-    exit 2
-fi
 case "$REPS" in
     '' | *[!0-9]* | 0) echo "suite-profile: REPS=$REPS is not a positive integer" >&2; exit 2 ;;
 esac

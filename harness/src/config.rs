@@ -133,12 +133,13 @@ pub struct RunCfg {
     pub deadlock_window: Option<String>,
 }
 
-/// A config error located in its file.
+/// An error located in a RON file trnsim reads: a system config, a chip or an UltraServer
+/// (`crate::chip::ChipError` is this type).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError {
-    /// The file.
+    /// The file (or the name given to a `parse`).
     pub file: String,
-    /// 1-based line.
+    /// 1-based line (0 when the file could not be read).
     pub line: usize,
     /// 1-based column.
     pub col: usize,
@@ -175,15 +176,36 @@ pub struct System {
 
 /// Reads and validates a config file.
 pub fn load(path: &Path) -> Result<System, ConfigError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-        file: file.clone(),
-        line: 0,
-        col: 0,
-        field: "(file)".into(),
-        message: format!("cannot read: {e}"),
-    })?;
+    let (file, text) = read_ron_file(path)?;
     parse(&file, &text)
+}
+
+/// Reads `path` for one of the harness's RON loaders: its name for errors and its text, or an
+/// error naming the file.
+pub(crate) fn read_ron_file(path: &Path) -> Result<(String, String), ConfigError> {
+    let file = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok((file, text)),
+        Err(e) => {
+            Err(ConfigError { file, line: 0, col: 0, field: "(file)".into(), message: format!("cannot read: {e}") })
+        }
+    }
+}
+
+/// Deserializes RON `text` (named `file` in errors); a syntax or schema error is located at
+/// RON's line and column, with the field nearest before it ([`field_at`]).
+pub(crate) fn from_ron<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, ConfigError> {
+    ron::from_str(text).map_err(|e| {
+        let (line, col) = (e.position.line, e.position.col);
+        ConfigError { file: file.into(), line, col, field: field_at(text, line, col), message: e.code.to_string() }
+    })
+}
+
+/// 1-based line and column of byte `pos` of `text`.
+pub(crate) fn line_col(text: &str, pos: usize) -> (usize, usize) {
+    let line = text[..pos].matches('\n').count() + 1;
+    let col = pos - text[..pos].rfind('\n').map_or(0, |p| p + 1) + 1;
+    (line, col)
 }
 
 /// Validates any RON file trnsim reads, told apart by its top-level struct name: `ChipSpec` (a
@@ -245,10 +267,7 @@ pub fn check_file(path: &Path) -> Result<String, String> {
 
 /// Parses and validates config text; `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<System, ConfigError> {
-    let cfg: SystemConfig = ron::from_str(text).map_err(|e| {
-        let (line, col) = (e.position.line, e.position.col);
-        ConfigError { file: file.into(), line, col, field: field_at(text, line, col), message: e.code.to_string() }
-    })?;
+    let cfg: SystemConfig = from_ron(file, text)?;
     Validator { file, text }.validate(cfg)
 }
 
@@ -293,9 +312,7 @@ impl Validator<'_> {
     fn locate(&self, anchor: &str, needle: &str) -> (usize, usize) {
         let start = self.text.find(anchor).unwrap_or(0);
         let pos = self.text[start..].find(needle).map(|p| p + start).or_else(|| self.text.find(needle)).unwrap_or(0);
-        let line = self.text[..pos].matches('\n').count() + 1;
-        let col = pos - self.text[..pos].rfind('\n').map_or(0, |p| p + 1) + 1;
-        (line, col)
+        line_col(self.text, pos)
     }
 
     fn err(&self, anchor: &str, needle: &str, field: String, message: String) -> ConfigError {

@@ -362,19 +362,7 @@ pub fn run_program(
         .collect::<Result<Vec<_>, _>>()?;
     let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
     let ids = chip::build(&mut b, chip, &programs, trace.is_some())?;
-    let mut sim = b.build().map_err(|e| e.to_string())?;
-    if let Some((sink, opts)) = trace {
-        sim.attach_trace(sink, &opts);
-    }
-    sim.run_until_idle(Dur::from_us(100_000)).map_err(|e| e.to_string())?;
-    sim.finish_trace().map_err(|e| e.to_string())?;
-    for (i, core) in ids.cores.iter().enumerate() {
-        for (e, id) in &core.engines {
-            if !sim.component::<EngineUnit>(*id).ok_or("engine")?.finished() {
-                return Err(format!("nc{i}: {e} engine did not finish its stream"));
-            }
-        }
-    }
+    let sim = chip::run_to_end(b, std::slice::from_ref(&ids), trace, Dur::from_us(100_000))?;
     Ok((sim, ids))
 }
 
@@ -429,15 +417,10 @@ pub fn run_named(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<BenchResult, String> {
     let chip = chip::trn3()?;
-    // Whole-chip runs have thousands of internal links: their occupancy counters would be most
-    // of the trace (docs/multichip.md); engines, DMA, HBM and fabric links have their tracks.
-    let trace = trace.map(|(sink, o)| (sink, TraceOptions { link_occupancy: false, ..o }));
     let sw = Stopwatch::start();
-    let (sim, ids) = run_layer(&chip, &SHAPE, order, trace)?;
+    let (sim, ids) = run_layer(&chip, &SHAPE, order, chip::whole_chip_trace(trace))?;
     let (wall_s, cpu_s) = sw.elapsed();
     let headline = headline(&sim, &ids, &chip, &SHAPE)?;
-    let sim_s = sim.now().as_ps() as f64 * 1e-12;
-    let ticks = sim.counters().ticks as f64;
-    let speed = Speed { wall_s, cpu_s, slowdown: wall_s / sim_s.max(1e-12), ticks_per_s: ticks / wall_s.max(1e-9) };
+    let speed = Speed::of(&sim, wall_s, cpu_s);
     Ok(BenchResult { name: name.into(), headline, stats: sim.report(), speed })
 }

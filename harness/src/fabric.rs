@@ -6,28 +6,38 @@
 use crate::cpu::Stopwatch;
 use crate::plot::{Plot, Series};
 use crate::suite::{BenchResult, Speed};
+use trnsim_fabric::link::stats::RxStats;
 use trnsim_fabric::link::traffic::{OrderedSink, PacketSource, SourceSpec};
-use trnsim_fabric::link::{attach, effective_payload_bytes_per_s, LinkParams, LinkRx};
+use trnsim_fabric::link::{attach, effective_payload_bytes_per_s, BondedLink, LinkParams, LinkRx};
 use trnsim_fabric::switch::traffic::{saturation_throughput, study_config, sweep, BenchParams, SweepParams};
 use trnsim_fabric::switch::{Queueing, SwitchConfig};
-use trnsim_kernel::{Dur, Frequency, SimBuilder, SimOptions, StatsReport};
+use trnsim_kernel::{Dur, Frequency, SimBuilder, SimOptions, Simulation, StatsReport};
 
-/// Runs `count` packets of `payload` bytes over one saturated, error-free link; returns
-/// (measured goodput, analytic) in GB/s and the statistics.
-pub fn link_goodput(encoding: &str, lanes: u32, payload: u32, count: u64) -> Result<(f64, f64, StatsReport), String> {
-    let params = LinkParams::with(encoding, lanes);
+/// One link of `params` between a packet source (`spec`, seed 7) and an order-checking sink,
+/// on a 1 GHz clock, run until idle (at most `limit`): the simulation, the validated link and
+/// the receiver's statistics.
+fn one_link(params: &LinkParams, spec: SourceSpec, limit: Dur) -> Result<(Simulation, BondedLink, RxStats), String> {
     let link = params.validate().map_err(|e| e.to_string())?;
     let mut b = SimBuilder::with_options(SimOptions { seed: 7, ..SimOptions::default() });
     let clk = b.clock("link", Frequency::from_mhz(1000)).map_err(|e| e.to_string())?;
     let src = b.reserve("src", clk).map_err(|e| e.to_string())?;
     let sink = b.reserve("sink", clk).map_err(|e| e.to_string())?;
-    let h = attach(&mut b, "link", clk, &params, 7, (src, "out"), (sink, "in")).map_err(|e| e.to_string())?;
-    let spec = SourceSpec { flows: 4, count, sizes: vec![payload], interval: None, src: 0, dst: 1 };
+    let h = attach(&mut b, "link", clk, params, 7, (src, "out"), (sink, "in")).map_err(|e| e.to_string())?;
     b.install(src, PacketSource::new(h.input, spec, 7, 1)).map_err(|e| e.to_string())?;
     b.install(sink, OrderedSink::new(h.output, None)).map_err(|e| e.to_string())?;
     let mut sim = b.build().map_err(|e| e.to_string())?;
-    sim.run_until_idle(Dur::from_us(1_000_000)).map_err(|e| e.to_string())?;
-    let got = sim.component::<LinkRx>(h.rx).ok_or("link receiver")?.stats().goodput_gbytes_per_s();
+    sim.run_until_idle(limit).map_err(|e| e.to_string())?;
+    let stats = sim.component::<LinkRx>(h.rx).ok_or("link receiver")?.stats().clone();
+    Ok((sim, link, stats))
+}
+
+/// Runs `count` packets of `payload` bytes over one saturated, error-free link; returns
+/// (measured goodput, analytic) in GB/s and the statistics.
+pub fn link_goodput(encoding: &str, lanes: u32, payload: u32, count: u64) -> Result<(f64, f64, StatsReport), String> {
+    let params = LinkParams::with(encoding, lanes);
+    let spec = SourceSpec { flows: 4, count, sizes: vec![payload], interval: None, src: 0, dst: 1 };
+    let (sim, link, stats) = one_link(&params, spec, Dur::from_us(1_000_000))?;
+    let got = stats.goodput_gbytes_per_s();
     let want = effective_payload_bytes_per_s(&link, payload) / 1e9;
     Ok((got, want, sim.report()))
 }
@@ -163,18 +173,9 @@ fn collectives(name: &str, topology: &str, runs: &[(&str, &[u64])]) -> Result<Be
 /// layer + one wire unit's serialization (a flit on Gen6).
 pub fn link_one_way_ns(encoding: &str, lanes: u32, payload: u32) -> Result<(f64, f64), String> {
     let params = LinkParams::with(encoding, lanes);
-    let link = params.validate().map_err(|e| e.to_string())?;
-    let mut b = SimBuilder::with_options(SimOptions { seed: 7, ..SimOptions::default() });
-    let clk = b.clock("link", Frequency::from_mhz(1000)).map_err(|e| e.to_string())?;
-    let src = b.reserve("src", clk).map_err(|e| e.to_string())?;
-    let sink = b.reserve("sink", clk).map_err(|e| e.to_string())?;
-    let h = attach(&mut b, "link", clk, &params, 7, (src, "out"), (sink, "in")).map_err(|e| e.to_string())?;
     let spec = SourceSpec { flows: 1, count: 5, sizes: vec![payload], interval: Some(Dur::from_us(2)), src: 0, dst: 1 };
-    b.install(src, PacketSource::new(h.input, spec, 7, 1)).map_err(|e| e.to_string())?;
-    b.install(sink, OrderedSink::new(h.output, None)).map_err(|e| e.to_string())?;
-    let mut sim = b.build().map_err(|e| e.to_string())?;
-    sim.run_until_idle(Dur::from_us(1_000)).map_err(|e| e.to_string())?;
-    let lat = &sim.component::<LinkRx>(h.rx).ok_or("link receiver")?.stats().latency_ps;
+    let (_, link, stats) = one_link(&params, spec, Dur::from_us(1_000))?;
+    let lat = &stats.latency_ps;
     if lat.count() != 5 {
         return Err(format!("{encoding} x{lanes}: {} of 5 packets delivered", lat.count()));
     }

@@ -21,17 +21,15 @@
 //! all `capacity` slots (padding, as GShard-style capacity-based dispatch does); the collective
 //! engine's HBM reads and writes are folded into its per-step overhead, as in `tp-matmul-*`.
 
-use crate::chip::{self, BuildOpts, Chip, ChipIds};
+use crate::chip::{self, Chip, ChipIds};
 use crate::cpu::Stopwatch;
 use crate::e2e::{self, Shape, Variant, CC_DONE_SEM, DOORBELL_SEM};
 use crate::neuroncore::assemble_text;
 use crate::suite::{BenchResult, Speed};
-use trnsim_core::core::CollectiveHookup;
-use trnsim_core::engine::EngineUnit;
 use trnsim_core::isa::Sem;
 use trnsim_fabric::collective::schedule::Step;
 use trnsim_fabric::collective::Params;
-use trnsim_fabric::system::{self as fsys, ChipHooks, ChipNode, Job};
+use trnsim_fabric::system::{self as fsys, ChipNode, Job};
 use trnsim_fabric::topo::Topology;
 use trnsim_kernel::{Dur, SimBuilder, SimOptions, SimRng, Simulation, TickOrder, TraceOptions, TraceSink};
 
@@ -183,49 +181,15 @@ pub fn run(
     let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
     let nodes = fsys::reserve_nodes(&mut b, topo)?;
     let tracing = trace.is_some();
-    let mut chips = Vec::with_capacity(n);
-    let mut hooks = vec![ChipHooks::default(); n];
-    for (c, hook) in hooks.iter_mut().enumerate() {
-        let opts = BuildOpts {
-            prefix: format!("{}.", fsys::node_name(topo, c)),
-            trace_tracks: tracing,
-            hbm_summary: true,
-            collective: Some(CollectiveHookup {
-                engine: nodes.ids[c],
-                doorbell: Sem(DOORBELL_SEM),
-                done: Sem(CC_DONE_SEM),
-                latency: 4,
-            }),
-            shared_clocks: true,
-        };
-        let ids = chip::build_with(&mut b, chip, &programs, &opts)?;
-        for core in &ids.cores {
-            let p = core.collective.ok_or("a core built without its collective hookup")?;
-            hook.doorbells.push(p.doorbell);
-            hook.done.push(p.done);
-        }
-        chips.push(ids);
-    }
+    let all: Vec<usize> = (0..n).collect();
+    let sems = (Sem(DOORBELL_SEM), Sem(CC_DONE_SEM));
+    let (chips, hooks) = chip::build_on_fabric(&mut b, chip, &programs, topo, &nodes, &all, sems, tracing)?;
     let tok = u64::from(s.d_model) * 2;
     let sent = &routing.sent;
     let dispatch = alltoallv("dispatch", n, 0, |c, d| u64::from(sent[c][d]) * tok);
     let combine = alltoallv("combine", n, u64::from(16 * cs.chunks()), |c, d| u64::from(sent[d][c]) * tok);
     fsys::build_jobs(&mut b, topo, &nodes, &[dispatch, combine], &Params::default(), hooks, tracing)?;
-    let mut sim = b.build().map_err(|e| e.to_string())?;
-    if let Some((sink, opts)) = trace {
-        sim.attach_trace(sink, &opts);
-    }
-    sim.run_until_idle(Dur::from_us(100_000)).map_err(|e| e.to_string())?;
-    sim.finish_trace().map_err(|e| e.to_string())?;
-    for (c, ids) in chips.iter().enumerate() {
-        for (i, core) in ids.cores.iter().enumerate() {
-            for (e, id) in &core.engines {
-                if !sim.component::<EngineUnit>(*id).ok_or("engine")?.finished() {
-                    return Err(format!("{}.nc{i}: {e} engine did not finish", fsys::node_name(topo, c)));
-                }
-            }
-        }
-    }
+    let sim = chip::run_to_end(b, &chips, trace, Dur::from_us(100_000))?;
     Ok(MoeRun { sim, chips, engines: nodes.ids[..n].to_vec(), routing })
 }
 
@@ -285,15 +249,10 @@ pub fn run_named(
 ) -> Result<BenchResult, String> {
     let us = chip::trn3_gen2()?;
     let (chip, topo) = (us.chip, us.topology);
-    // Whole-chip runs have thousands of internal links: their occupancy counters would be most
-    // of the trace (docs/multichip.md); engines, DMA, HBM and fabric links have their tracks.
-    let trace = trace.map(|(sink, o)| (sink, TraceOptions { link_occupancy: false, ..o }));
     let sw = Stopwatch::start();
-    let r = run(&chip, &topo, &SHAPE, order, trace)?;
+    let r = run(&chip, &topo, &SHAPE, order, chip::whole_chip_trace(trace))?;
     let (wall_s, cpu_s) = sw.elapsed();
     let headline = headline(&r, &chip, &SHAPE)?;
-    let sim_s = r.sim.now().as_ps() as f64 * 1e-12;
-    let ticks = r.sim.counters().ticks as f64;
-    let speed = Speed { wall_s, cpu_s, slowdown: wall_s / sim_s.max(1e-12), ticks_per_s: ticks / wall_s.max(1e-9) };
+    let speed = Speed::of(&r.sim, wall_s, cpu_s);
     Ok(BenchResult { name: name.into(), headline, stats: crate::suite::keep_first_chip(r.sim.report()), speed })
 }

@@ -104,6 +104,15 @@ pub struct Speed {
     pub ticks_per_s: f64,
 }
 
+impl Speed {
+    /// The speed of a finished `sim` that took `wall_s` / `cpu_s` on the host.
+    pub fn of(sim: &Simulation, wall_s: f64, cpu_s: f64) -> Speed {
+        let sim_s = sim.now().as_ps() as f64 * 1e-12;
+        let ticks = sim.counters().ticks as f64;
+        Speed { wall_s, cpu_s, slowdown: wall_s / sim_s.max(1e-12), ticks_per_s: ticks / wall_s.max(1e-9) }
+    }
+}
+
 /// The outcome of one benchmark.
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchResult {

@@ -24,16 +24,15 @@
 //! the buffers is folded into its per-step overhead (see docs/fabric.md), so it does not
 //! contend with the matmuls' DMA traffic (listed in docs/system.md as left out).
 
-use crate::chip::{self, BuildOpts, Chip, ChipIds};
+use crate::chip::{self, Chip, ChipIds};
 use crate::cpu::Stopwatch;
 use crate::e2e::{self, Shape, CC_DONE_SEM, DOORBELL_SEM};
 use crate::neuroncore::assemble_text;
 use crate::suite::{BenchResult, Speed};
-use trnsim_core::core::CollectiveHookup;
 use trnsim_core::engine::EngineUnit;
 use trnsim_core::isa::{Engine, Sem};
 use trnsim_fabric::collective::{Algo, Collective, Op, Params};
-use trnsim_fabric::system::{self as fsys, ChipHooks, ChipNode, Job};
+use trnsim_fabric::system::{self as fsys, ChipNode, Job};
 use trnsim_fabric::topo::Topology;
 use trnsim_kernel::{Dur, SimBuilder, SimOptions, Simulation, TickOrder, TraceOptions, TraceSink};
 
@@ -138,47 +137,12 @@ pub fn run(
     let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
     let nodes = fsys::reserve_nodes(&mut b, topo)?;
     let tracing = trace.is_some();
-    let mut chips = Vec::new();
-    let mut hooks = vec![ChipHooks::default(); topo.chips];
-    for &c in &members {
-        let opts = BuildOpts {
-            prefix: format!("{}.", fsys::node_name(topo, c)),
-            trace_tracks: tracing,
-            hbm_summary: true,
-            collective: Some(CollectiveHookup {
-                engine: nodes.ids[c],
-                doorbell: Sem(DOORBELL_SEM),
-                done: Sem(CC_DONE_SEM),
-                latency: 4,
-            }),
-            shared_clocks: true,
-        };
-        let ids = chip::build_with(&mut b, chip, &programs, &opts)?;
-        for core in &ids.cores {
-            let p = core.collective.ok_or("a core built without its collective hookup")?;
-            hooks[c].doorbells.push(p.doorbell);
-            hooks[c].done.push(p.done);
-        }
-        chips.push(ids);
-    }
+    let sems = (Sem(DOORBELL_SEM), Sem(CC_DONE_SEM));
+    let (chips, hooks) = chip::build_on_fabric(&mut b, chip, &programs, topo, &nodes, &members, sems, tracing)?;
     let jobs = jobs(s, topo, &members, cs.chunks(), true)?;
     let algo = Collective { op: Op::AllReduce, algo: Algo::Auto }.resolve(n as usize, s.phase_bytes()).algo;
     fsys::build_jobs(&mut b, topo, &nodes, &jobs, &Params::default(), hooks, tracing)?;
-    let mut sim = b.build().map_err(|e| e.to_string())?;
-    if let Some((sink, opts)) = trace {
-        sim.attach_trace(sink, &opts);
-    }
-    sim.run_until_idle(Dur::from_us(100_000)).map_err(|e| e.to_string())?;
-    sim.finish_trace().map_err(|e| e.to_string())?;
-    for (&c, ids) in members.iter().zip(&chips) {
-        for (i, core) in ids.cores.iter().enumerate() {
-            for (e, id) in &core.engines {
-                if !sim.component::<EngineUnit>(*id).ok_or("engine")?.finished() {
-                    return Err(format!("{}.nc{i}: {e} engine did not finish", fsys::node_name(topo, c)));
-                }
-            }
-        }
-    }
+    let sim = chip::run_to_end(b, &chips, trace, Dur::from_us(100_000))?;
     let engines = members.iter().map(|&c| nodes.ids[c]).collect();
     Ok(TpRun { sim, chips, engines, algo })
 }
@@ -334,11 +298,8 @@ pub fn run_named(
         .ok_or_else(|| format!("{name}: expected tp-matmul-N with N a chip count (2..=64)"))?;
     let us = chip::trn3_gen1()?;
     let (chip, topo) = (us.chip, us.topology);
-    // Whole-chip runs have thousands of internal links: their occupancy counters would be most
-    // of the trace (docs/multichip.md); engines, DMA, HBM and fabric links have their tracks.
-    let trace = trace.map(|(sink, o)| (sink, TraceOptions { link_occupancy: false, ..o }));
     let sw = Stopwatch::start();
-    let r = run(&chip, &topo, &SHAPE, n, order, trace)?;
+    let r = run(&chip, &topo, &SHAPE, n, order, chip::whole_chip_trace(trace))?;
     let (wall_s, cpu_s) = sw.elapsed();
     let headline = headline(&r, &chip, &topo, &SHAPE, n)?;
     if let Some(dir) = plots {
@@ -347,9 +308,7 @@ pub fn run_named(
         std::fs::write(&path, plot(name, &headline, SHAPE.phases).to_svg())
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    let sim_s = r.sim.now().as_ps() as f64 * 1e-12;
-    let ticks = r.sim.counters().ticks as f64;
-    let speed = Speed { wall_s, cpu_s, slowdown: wall_s / sim_s.max(1e-12), ticks_per_s: ticks / wall_s.max(1e-9) };
+    let speed = Speed::of(&r.sim, wall_s, cpu_s);
     Ok(BenchResult { name: name.into(), headline, stats: crate::suite::keep_first_chip(r.sim.report()), speed })
 }
 

@@ -5,8 +5,11 @@
 
 use super::spec::Chip;
 use trnsim_core::core::{build as build_core, CollectiveHookup, CoreIds, CoreOptions, HbmHookup};
-use trnsim_core::isa::Program;
-use trnsim_kernel::{ComponentId, SimBuilder};
+use trnsim_core::engine::EngineUnit;
+use trnsim_core::isa::{Program, Sem};
+use trnsim_fabric::system::{node_name, ChipHooks, Nodes};
+use trnsim_fabric::topo::Topology;
+use trnsim_kernel::{ComponentId, Dur, SimBuilder, Simulation, TraceOptions, TraceSink};
 use trnsim_mem::hbm::{HbmStack, StackConfig};
 
 /// Component ids of a built chip.
@@ -16,6 +19,8 @@ pub struct ChipIds {
     pub cores: Vec<CoreIds>,
     /// Each stack's component, stack `k` at index `k`.
     pub stacks: Vec<ComponentId>,
+    /// The name prefix the chip was built with (`""` or `"chip003."`).
+    pub prefix: String,
 }
 
 /// How [`build_with`] names a chip and hooks it to the rest of a system.
@@ -89,5 +94,79 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
     for (id, st) in stacks {
         b.install(id, st).map_err(e)?;
     }
-    Ok(ChipIds { cores, stacks: ids })
+    Ok(ChipIds { cores, stacks: ids, prefix: o.prefix.clone() })
+}
+
+/// Builds `chip` once for each chip `c` of `members` on fabric `topo` (reserved in `b` as
+/// `nodes`): named after its fabric node (`chip003.nc0.tensor`), every core hooked to the
+/// collective engine `nodes.ids[c]` with the semaphores `doorbell` and `done`, clock domains
+/// shared, HBM traced as summary counters when `trace_tracks`. Returns each member's ids (in
+/// `members` order) and the collective engines' hooks, one entry per chip of `topo` (empty for
+/// chips not built), for `trnsim_fabric::system::build_jobs`.
+#[allow(clippy::too_many_arguments)]
+pub fn build_on_fabric(
+    b: &mut SimBuilder,
+    chip: &Chip,
+    programs: &[Program],
+    topo: &Topology,
+    nodes: &Nodes,
+    members: &[usize],
+    (doorbell, done): (Sem, Sem),
+    trace_tracks: bool,
+) -> Result<(Vec<ChipIds>, Vec<ChipHooks>), String> {
+    let mut chips = Vec::with_capacity(members.len());
+    let mut hooks = vec![ChipHooks::default(); topo.chips];
+    for &c in members {
+        let opts = BuildOpts {
+            prefix: format!("{}.", node_name(topo, c)),
+            trace_tracks,
+            hbm_summary: true,
+            collective: Some(CollectiveHookup { engine: nodes.ids[c], doorbell, done, latency: 4 }),
+            shared_clocks: true,
+        };
+        let ids = build_with(b, chip, programs, &opts)?;
+        for core in &ids.cores {
+            let p = core.collective.ok_or("a core built without its collective hookup")?;
+            hooks[c].doorbells.push(p.doorbell);
+            hooks[c].done.push(p.done);
+        }
+        chips.push(ids);
+    }
+    Ok((chips, hooks))
+}
+
+/// Builds `b`, attaches `trace`, runs until idle (at most `limit`), finishes the trace, and
+/// checks that every engine of every chip in `chips` finished its stream (an error names the
+/// first that did not: `chip003.nc1: tensor engine did not finish its stream`).
+pub fn run_to_end(
+    b: SimBuilder,
+    chips: &[ChipIds],
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+    limit: Dur,
+) -> Result<Simulation, String> {
+    let mut sim = b.build().map_err(|e| e.to_string())?;
+    if let Some((sink, opts)) = trace {
+        sim.attach_trace(sink, &opts);
+    }
+    sim.run_until_idle(limit).map_err(|e| e.to_string())?;
+    sim.finish_trace().map_err(|e| e.to_string())?;
+    for ids in chips {
+        for (i, core) in ids.cores.iter().enumerate() {
+            for (e, id) in &core.engines {
+                if !sim.component::<EngineUnit>(*id).ok_or("engine")?.finished() {
+                    return Err(format!("{}nc{i}: {e} engine did not finish its stream", ids.prefix));
+                }
+            }
+        }
+    }
+    Ok(sim)
+}
+
+/// `trace` for a whole-chip run: link occupancy counters off (a chip has thousands of
+/// internal links, whose counters would be most of the trace); engines, DMA engines and
+/// queues, HBM pseudo-channels and fabric links keep their tracks (docs/multichip.md).
+pub fn whole_chip_trace(
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+) -> Option<(Box<dyn TraceSink>, TraceOptions)> {
+    trace.map(|(sink, o)| (sink, TraceOptions { link_occupancy: false, ..o }))
 }

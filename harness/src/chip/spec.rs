@@ -3,7 +3,6 @@
 //! validation against the models' presets.
 
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use trnsim_core::core::NcVersion;
 use trnsim_core::dma::DmaParams;
 use trnsim_fabric::link::encoding::{self, Encoding};
@@ -146,28 +145,9 @@ pub struct Documented {
     pub sbuf_MiB: u32,
 }
 
-/// A chip spec that failed to parse or validate, located in its file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ChipError {
-    /// The file (or the name given to [`parse`]).
-    pub file: String,
-    /// 1-based line (0 when the file could not be read).
-    pub line: usize,
-    /// 1-based column.
-    pub col: usize,
-    /// The field path, e.g. `hbm.cores_per_stack`.
-    pub field: String,
-    /// What is wrong, with the allowed values or range.
-    pub message: String,
-}
-
-impl fmt::Display for ChipError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}: {}", self.file, self.line, self.col, self.field, self.message)
-    }
-}
-
-impl std::error::Error for ChipError {}
+/// A chip spec that failed to parse or validate, located in its file: the harness's one
+/// located RON error ([`crate::config::ConfigError`]).
+pub type ChipError = crate::config::ConfigError;
 
 /// A validated chip: the spec plus what its strings name.
 #[derive(Clone, Debug)]
@@ -216,29 +196,13 @@ impl Chip {
 
 /// Reads and validates a chip file.
 pub fn load(path: &std::path::Path) -> Result<Chip, ChipError> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ChipError {
-        file: file.clone(),
-        line: 0,
-        col: 0,
-        field: "(file)".into(),
-        message: format!("cannot read: {e}"),
-    })?;
+    let (file, text) = crate::config::read_ron_file(path)?;
     parse(&file, &text)
 }
 
 /// Parses and validates chip text; `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<Chip, ChipError> {
-    let spec: ChipSpec = ron::from_str(text).map_err(|e| {
-        let (line, col) = (e.position.line, e.position.col);
-        ChipError {
-            file: file.into(),
-            line,
-            col,
-            field: crate::config::field_at(text, line, col),
-            message: e.code.to_string(),
-        }
-    })?;
+    let spec: ChipSpec = crate::config::from_ron(file, text)?;
     Validator { file, text }.check(spec)
 }
 
@@ -251,8 +215,7 @@ impl Validator<'_> {
     /// An error at the first `key:` in the text (the start when absent).
     fn err(&self, key: &str, field: &str, message: String) -> ChipError {
         let pos = self.text.find(&format!("{key}:")).unwrap_or(0);
-        let line = self.text[..pos].matches('\n').count() + 1;
-        let col = pos - self.text[..pos].rfind('\n').map_or(0, |p| p + 1) + 1;
+        let (line, col) = crate::config::line_col(self.text, pos);
         ChipError { file: self.file.into(), line, col, field: field.into(), message }
     }
 
@@ -260,8 +223,7 @@ impl Validator<'_> {
     fn err_in(&self, section: &str, key: &str, field: &str, message: String) -> ChipError {
         let start = self.text.find(&format!("{section}:")).unwrap_or(0);
         let pos = self.text[start..].find(&format!("{key}:")).map_or(start, |p| start + p);
-        let line = self.text[..pos].matches('\n').count() + 1;
-        let col = pos - self.text[..pos].rfind('\n').map_or(0, |p| p + 1) + 1;
+        let (line, col) = crate::config::line_col(self.text, pos);
         ChipError { file: self.file.into(), line, col, field: field.into(), message }
     }
 

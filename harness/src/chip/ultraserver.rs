@@ -214,8 +214,7 @@ pub fn presets_dir() -> PathBuf {
 /// Reads and validates an UltraServer file, resolving its chip in the file's own directory,
 /// then in [`presets_dir`], and its fabric in `trnsim_fabric::topo::presets_dir()`.
 pub fn load(path: &Path) -> Result<UltraServer, String> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{file}:0:0: (file): cannot read: {e}"))?;
+    let (file, text) = crate::config::read_ron_file(path).map_err(|e| e.to_string())?;
     let mut chip_dirs: Vec<PathBuf> = path.parent().map(Path::to_path_buf).into_iter().collect();
     chip_dirs.push(presets_dir());
     let presets = Presets::Disk { chip_dirs, fabric_dir: topo::presets_dir() };
@@ -229,11 +228,7 @@ pub fn parse(origin: &str, text: &str) -> Result<UltraServer, String> {
 }
 
 fn check(file: &str, text: &str, presets: &Presets) -> Result<UltraServer, String> {
-    let spec: UltraServerSpec = ron::from_str(text).map_err(|e| {
-        let (line, col) = (e.position.line, e.position.col);
-        let field = crate::config::field_at(text, line, col);
-        ChipError { file: file.into(), line, col, field, message: e.code.to_string() }.to_string()
-    })?;
+    let spec: UltraServerSpec = crate::config::from_ron(file, text).map_err(|e| e.to_string())?;
     Validator { file, text }.check(spec, presets).map_err(|e| e.to_string())
 }
 
@@ -245,16 +240,10 @@ struct Validator<'a> {
 impl Validator<'_> {
     /// An error at the first line whose text starts with `key:` (the start when absent).
     fn err(&self, key: &str, field: &str, message: String) -> ChipError {
-        let mut pos = 0;
-        let mut line = 1;
-        for (i, l) in self.text.lines().enumerate() {
-            if l.trim_start().starts_with(&format!("{key}:")) {
-                line = i + 1;
-                pos = l.len() - l.trim_start().len();
-                break;
-            }
-        }
-        let col = if line == 1 && pos == 0 { 1 } else { pos + 1 };
+        let needle = format!("{key}:");
+        let at_line_start = |p: usize| self.text[..p].rsplit('\n').next().is_some_and(|s| s.trim().is_empty());
+        let pos = self.text.match_indices(&needle).map(|(p, _)| p).find(|&p| at_line_start(p)).unwrap_or(0);
+        let (line, col) = crate::config::line_col(self.text, pos);
         ChipError { file: self.file.into(), line, col, field: field.into(), message }
     }
 

@@ -87,12 +87,17 @@ impl Job {
         doorbells: u64,
     ) -> Result<Job, String> {
         let n = members.len();
+        let mut sorted = members.to_vec();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
+            return Err(format!("job {name}: a chip is listed twice among the members {members:?}"));
+        }
         let coll = coll.resolve(n, size);
         let ring: Vec<usize> = (0..n).collect();
         let local = schedule::build(coll.op, coll.algo, n, size, &ring)?;
         let mut progs = vec![Vec::new(); chips];
         for (r, prog) in local.into_iter().enumerate() {
-            let c = *members.get(r).ok_or("member index")?;
+            let c = members[r];
             if c >= chips {
                 return Err(format!("job {name}: member chip {c} but the topology has {chips} chips"));
             }

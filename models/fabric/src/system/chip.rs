@@ -90,8 +90,8 @@ pub struct ChipNode {
     /// When each phase completed, in picoseconds.
     pub(crate) phase_done_ps: Vec<Option<u64>>,
     phase: usize,
-    /// When the current phase started waiting for its doorbells (None: not waiting).
-    waiting_since: Option<u64>,
+    /// The current phase waits for its doorbells (the previous one is complete).
+    waiting: bool,
     /// Doorbell count received on each doorbell input.
     rung: Vec<u64>,
     /// When the last doorbell arrived, in picoseconds.
@@ -160,7 +160,7 @@ impl ChipNode {
             phase_need,
             phase_done_ps: vec![None; phases],
             phase: 0,
-            waiting_since: (n > 0 && first_need > 0).then_some(0),
+            waiting: n > 0 && first_need > 0,
             rung: vec![0; hooks.doorbells.len()],
             last_doorbell_ps: None,
             phase_ready_ps: vec![None; phases],
@@ -270,7 +270,7 @@ impl ChipNode {
             if self.rung_enough(self.phase_need[self.phase]) {
                 self.timer = Some(t + self.overhead_ps);
             } else {
-                self.waiting_since = Some(t);
+                self.waiting = true;
             }
             return;
         }
@@ -287,8 +287,8 @@ impl ChipNode {
             }
         }
         self.mark_ready(t);
-        if self.waiting_since.is_some() && self.rung_enough(self.phase_need[self.phase]) {
-            self.waiting_since = None;
+        if self.waiting && self.rung_enough(self.phase_need[self.phase]) {
+            self.waiting = false;
             self.timer = Some(t + self.overhead_ps);
             cx.progress();
         }

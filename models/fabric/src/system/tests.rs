@@ -248,9 +248,9 @@ fn small_link() -> LinkSpec {
     LinkSpec { latency: trnsim_kernel::Cycles(1), depth: 8, ..LinkSpec::default() }
 }
 
-/// `jobs` on `t`, chips `bells` each hooked to one [`Bell`] ringing `(at, value)`; returns the
-/// finished simulation, the fabric node ids and the bells' ids.
-fn run_jobs(
+/// `jobs` on `t`, chips `bells` each hooked to one [`Bell`] ringing `(at, value)`, built but
+/// not run; with the fabric node ids and the bells' ids.
+fn build_with_bells(
     t: &Topology,
     jobs: &[Job],
     bells: &[(usize, Time, u32)],
@@ -269,9 +269,18 @@ fn run_jobs(
         bell_ids.push(id);
     }
     build_jobs(&mut b, t, &nodes, jobs, &Params::default(), hooks, false).unwrap();
-    let mut sim = b.build().unwrap();
+    (b.build().unwrap(), nodes.ids, bell_ids)
+}
+
+/// [`build_with_bells`], run until idle.
+fn run_jobs(
+    t: &Topology,
+    jobs: &[Job],
+    bells: &[(usize, Time, u32)],
+) -> (Simulation, Vec<ComponentId>, Vec<ComponentId>) {
+    let (mut sim, ids, bell_ids) = build_with_bells(t, jobs, bells);
     sim.run_until_idle(Dur::from_us(100_000)).unwrap();
-    (sim, nodes.ids, bell_ids)
+    (sim, ids, bell_ids)
 }
 
 fn finish(sim: &Simulation, ids: &[ComponentId], chips: &[usize]) -> u64 {
@@ -329,19 +338,7 @@ fn too_few_doorbells_leave_the_collective_waiting_and_the_run_reports_it() {
     let t = preset("trn2-server-4x4");
     let job = Job::collective("a", coll("all_reduce:ring"), t.chips, 64 * KIB, &t.ring, 4).unwrap();
     let bells: Vec<(usize, Time, u32)> = (0..t.chips).map(|c| (c, Time::from_ps(1000), 3)).collect();
-    let mut b = SimBuilder::new();
-    let nodes = reserve_nodes(&mut b, &t).unwrap();
-    let mut hooks = vec![ChipHooks::default(); t.chips];
-    for &(c, at, value) in &bells {
-        let id = b.reserve(&format!("bell{c}"), nodes.clock_id).unwrap();
-        let (out, rx) = b.link::<u32>(id, "ring", nodes.ids[c], "doorbell", small_link()).unwrap();
-        let (tx, done) = b.link::<u32>(nodes.ids[c], "done", id, "done", small_link()).unwrap();
-        hooks[c].doorbells.push(rx);
-        hooks[c].done.push(tx);
-        b.install(id, Bell { out, done, at, value, rung: false, completions: 0 }).unwrap();
-    }
-    build_jobs(&mut b, &t, &nodes, &[job], &Params::default(), hooks, false).unwrap();
-    let mut sim = b.build().unwrap();
+    let (mut sim, _, _) = build_with_bells(&t, &[job], &bells);
     let err = sim.run_until_idle(Dur::from_us(1000)).unwrap_err().to_string();
     assert!(err.contains("chip"), "a deadlock naming the waiting chips, got: {err}");
 }
@@ -381,4 +378,11 @@ fn a_collective_among_some_chips_leaves_the_others_out() {
     let bytes: u64 =
         members.iter().map(|&c| sim.report().int(&super::node_name(&t, c), "bytes_received").unwrap()).sum();
     assert_eq!(bytes, 4 * 2 * 3 * 256 * KIB, "every member receives 2(n-1) chunks of size/n");
+}
+
+#[test]
+fn a_chip_listed_twice_among_members_is_an_error() {
+    let t = preset("trn2-server-4x4");
+    let err = Job::among("dup", coll("all_reduce:ring"), t.chips, &[0, 3, 3], MIB, 0).unwrap_err();
+    assert!(err.contains("dup") && err.contains("twice"), "{err}");
 }
