@@ -16,9 +16,9 @@
 //! ```
 
 use serde::Deserialize;
-use std::fmt;
 use std::path::Path;
 use trnsim_kernel::{Bandwidth, Dur, Frequency};
+pub use trnsim_system::located::{field_at, from_ron, line_col, read_ron_file, ConfigError};
 
 /// A whole system description.
 #[derive(Clone, Debug, Deserialize)]
@@ -133,30 +133,6 @@ pub struct RunCfg {
     pub deadlock_window: Option<String>,
 }
 
-/// An error located in a RON file trnsim reads: a system config, a chip or an UltraServer
-/// (`crate::chip::ChipError` is this type).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError {
-    /// The file (or the name given to a `parse`).
-    pub file: String,
-    /// 1-based line (0 when the file could not be read).
-    pub line: usize,
-    /// 1-based column.
-    pub col: usize,
-    /// The field path, e.g. `components[1].clock`.
-    pub field: String,
-    /// What is wrong, with the allowed values or range.
-    pub message: String,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}: {}", self.file, self.line, self.col, self.field, self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
 /// A validated system: the config plus its parsed quantities.
 #[derive(Clone, Debug)]
 pub struct System {
@@ -180,45 +156,17 @@ pub fn load(path: &Path) -> Result<System, ConfigError> {
     parse(&file, &text)
 }
 
-/// Reads `path` for one of the harness's RON loaders: its name for errors and its text, or an
-/// error naming the file.
-pub(crate) fn read_ron_file(path: &Path) -> Result<(String, String), ConfigError> {
-    let file = path.display().to_string();
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok((file, text)),
-        Err(e) => {
-            Err(ConfigError { file, line: 0, col: 0, field: "(file)".into(), message: format!("cannot read: {e}") })
-        }
-    }
-}
-
-/// Deserializes RON `text` (named `file` in errors); a syntax or schema error is located at
-/// RON's line and column, with the field nearest before it ([`field_at`]).
-pub(crate) fn from_ron<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, ConfigError> {
-    ron::from_str(text).map_err(|e| {
-        let (line, col) = (e.position.line, e.position.col);
-        ConfigError { file: file.into(), line, col, field: field_at(text, line, col), message: e.code.to_string() }
-    })
-}
-
-/// 1-based line and column of byte `pos` of `text`.
-pub(crate) fn line_col(text: &str, pos: usize) -> (usize, usize) {
-    let line = text[..pos].matches('\n').count() + 1;
-    let col = pos - text[..pos].rfind('\n').map_or(0, |p| p + 1) + 1;
-    (line, col)
-}
-
 /// Validates any RON file trnsim reads, told apart by its top-level struct name: `ChipSpec` (a
-/// chip, [`crate::chip::load`]), `UltraServerSpec` ([`crate::chip::ultraserver::load`]),
+/// chip, [`trnsim_system::chip::load`]), `UltraServerSpec` ([`trnsim_system::chip::ultraserver::load`]),
 /// `TopologySpec` (a fabric, `trnsim_fabric::topo::load`), anything else a system config
 /// ([`load`]). Returns a one-line summary, or the located error.
 pub fn check_file(path: &Path) -> Result<String, String> {
     let text =
         std::fs::read_to_string(path).map_err(|e| format!("{}:0:0: (file): cannot read: {e}", path.display()))?;
     let f = path.display();
-    match crate::chip::top_level_name(&text).as_deref() {
+    match trnsim_system::chip::top_level_name(&text).as_deref() {
         Some("ChipSpec") => {
-            let c = crate::chip::load(path).map_err(|e| e.to_string())?;
+            let c = trnsim_system::chip::load(path).map_err(|e| e.to_string())?;
             let s = &c.spec;
             Ok(format!(
                 "{f}: ok (chip {}: {} cores, {} HBM stacks, {} DMA engines, {} CC cores, {} NeuronLink ports)",
@@ -231,7 +179,7 @@ pub fn check_file(path: &Path) -> Result<String, String> {
             ))
         }
         Some("UltraServerSpec") => {
-            let u = crate::chip::ultraserver::load(path)?;
+            let u = trnsim_system::chip::ultraserver::load(path)?;
             Ok(format!(
                 "{f}: ok (UltraServer {}: {} x {} on {}, {} servers, {} links per chip)",
                 u.spec.name,
@@ -269,37 +217,6 @@ pub fn check_file(path: &Path) -> Result<String, String> {
 pub fn parse(file: &str, text: &str) -> Result<System, ConfigError> {
     let cfg: SystemConfig = from_ron(file, text)?;
     Validator { file, text }.validate(cfg)
-}
-
-/// The `name:` nearest before (line, col), as a best guess of the field a parse error is in
-/// (shared by the harness's RON loaders).
-pub(crate) fn field_at(text: &str, line: usize, col: usize) -> String {
-    let mut before = String::new();
-    for (i, l) in text.lines().enumerate() {
-        if i + 1 < line {
-            before.push_str(l);
-            before.push('\n');
-        } else if i + 1 == line {
-            before.extend(l.chars().take(col.saturating_sub(1)));
-            break;
-        }
-    }
-    let bytes = before.as_bytes();
-    let mut i = bytes.len();
-    while i > 0 {
-        i -= 1;
-        if bytes[i] == b':' {
-            let end = i;
-            let mut s = end;
-            while s > 0 && (bytes[s - 1].is_ascii_alphanumeric() || bytes[s - 1] == b'_') {
-                s -= 1;
-            }
-            if s < end {
-                return before[s..end].to_string();
-            }
-        }
-    }
-    "(top level)".into()
 }
 
 struct Validator<'a> {

@@ -3,7 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod blocks;
-pub mod chip;
+pub use trnsim_system::chip;
 pub mod config;
 pub mod cpu;
 pub mod e2e;

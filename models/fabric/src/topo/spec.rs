@@ -219,6 +219,12 @@ pub fn parse(file: &str, text: &str) -> Result<Checked, TopoError> {
         let (line, col) = (e.position.line, e.position.col);
         TopoError { file: file.into(), line, col, field: field_at(text, line, col), message: e.code.to_string() }
     })?;
+    check(file, text, spec)
+}
+
+/// Validates `spec`, which was read from (or overrides a spec read from) `text` of `file`:
+/// errors are located at the field's place in that text.
+pub fn check(file: &str, text: &str, spec: TopologySpec) -> Result<Checked, TopoError> {
     Validator { file, text }.check(spec)
 }
 

@@ -15,10 +15,10 @@ pub use spec::{load, parse, Chip, ChipError, ChipSpec};
 pub use ultraserver::{trn2_ultraserver, trn3_gen1, trn3_gen2, UltraServer, UltraServerSpec};
 
 /// models/configs/system/trn3-chip.ron, built in (the binary runs from any directory).
-pub const TRN3_CHIP_RON: &str = include_str!("../../../models/configs/system/trn3-chip.ron");
+pub const TRN3_CHIP_RON: &str = include_str!("../../../configs/system/trn3-chip.ron");
 
 /// models/configs/system/trn2-chip.ron, built in.
-pub const TRN2_CHIP_RON: &str = include_str!("../../../models/configs/system/trn2-chip.ron");
+pub const TRN2_CHIP_RON: &str = include_str!("../../../configs/system/trn2-chip.ron");
 
 /// The built-in Trn3 chip.
 pub fn trn3() -> Result<Chip, String> {

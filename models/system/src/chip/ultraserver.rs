@@ -106,22 +106,22 @@ fn links_per_chip(t: &Topology) -> u32 {
 pub const EFA_TOLERANCE: f64 = 0.01;
 
 /// models/configs/system/trn3-gen1-ultraserver.ron, built in.
-pub const TRN3_GEN1_RON: &str = include_str!("../../../models/configs/system/trn3-gen1-ultraserver.ron");
+pub const TRN3_GEN1_RON: &str = include_str!("../../../configs/system/trn3-gen1-ultraserver.ron");
 /// models/configs/system/trn3-gen2-ultraserver.ron, built in.
-pub const TRN3_GEN2_RON: &str = include_str!("../../../models/configs/system/trn3-gen2-ultraserver.ron");
+pub const TRN3_GEN2_RON: &str = include_str!("../../../configs/system/trn3-gen2-ultraserver.ron");
 /// models/configs/system/trn2-ultraserver.ron, built in.
-pub const TRN2_ULTRASERVER_RON: &str = include_str!("../../../models/configs/system/trn2-ultraserver.ron");
+pub const TRN2_ULTRASERVER_RON: &str = include_str!("../../../configs/system/trn2-ultraserver.ron");
 
 /// The chip presets compiled in, by name.
 pub const BUILTIN_CHIPS: &[(&str, &str)] = &[("trn2-chip", super::TRN2_CHIP_RON), ("trn3-chip", super::TRN3_CHIP_RON)];
 
 /// The fabric topology presets compiled in, by name (models/configs/fabric/*.ron).
 pub const BUILTIN_FABRICS: &[(&str, &str)] = &[
-    ("fat-tree-pcie6-r20-l2", include_str!("../../../models/configs/fabric/fat-tree-pcie6-r20-l2.ron")),
-    ("trn2-server-4x4", include_str!("../../../models/configs/fabric/trn2-server-4x4.ron")),
-    ("trn2-ultraserver-4x4x4", include_str!("../../../models/configs/fabric/trn2-ultraserver-4x4x4.ron")),
-    ("trn3-gen1-nl32x2", include_str!("../../../models/configs/fabric/trn3-gen1-nl32x2.ron")),
-    ("trn3-gen2-nl72x2", include_str!("../../../models/configs/fabric/trn3-gen2-nl72x2.ron")),
+    ("fat-tree-pcie6-r20-l2", include_str!("../../../configs/fabric/fat-tree-pcie6-r20-l2.ron")),
+    ("trn2-server-4x4", include_str!("../../../configs/fabric/trn2-server-4x4.ron")),
+    ("trn2-ultraserver-4x4x4", include_str!("../../../configs/fabric/trn2-ultraserver-4x4x4.ron")),
+    ("trn3-gen1-nl32x2", include_str!("../../../configs/fabric/trn3-gen1-nl32x2.ron")),
+    ("trn3-gen2-nl72x2", include_str!("../../../configs/fabric/trn3-gen2-nl72x2.ron")),
 ];
 
 /// The built-in Trn3 Gen1 UltraServer (64 chips, NL32x2).
@@ -140,18 +140,33 @@ pub fn trn2_ultraserver() -> Result<UltraServer, String> {
 }
 
 /// Where preset names are looked up.
-enum Presets {
+#[derive(Clone, Debug)]
+pub enum Presets {
     /// The presets compiled in.
     BuiltIn,
     /// Chip files in these directories (first match wins), fabric files in this directory.
-    Disk { chip_dirs: Vec<PathBuf>, fabric_dir: PathBuf },
+    Disk {
+        /// Directories searched for chip files, first match wins.
+        chip_dirs: Vec<PathBuf>,
+        /// The directory of fabric topology files.
+        fabric_dir: PathBuf,
+    },
 }
 
 /// A named preset's file name and text, or the names known.
-type Found = Result<(String, String), Vec<String>>;
+pub type Found = Result<(String, String), Vec<String>>;
 
 impl Presets {
-    fn chip(&self, name: &str) -> Found {
+    /// The presets on disk for a file at `path`: chips in its own directory, then in
+    /// [`presets_dir`]; fabrics in `trnsim_fabric::topo::presets_dir()`.
+    pub fn beside(path: &Path) -> Presets {
+        let mut chip_dirs: Vec<PathBuf> = path.parent().map(Path::to_path_buf).into_iter().collect();
+        chip_dirs.push(presets_dir());
+        Presets::Disk { chip_dirs, fabric_dir: topo::presets_dir() }
+    }
+
+    /// The chip preset `name`: its file name and text, or the names known.
+    pub fn chip(&self, name: &str) -> Found {
         match self {
             Presets::BuiltIn => builtin(BUILTIN_CHIPS, name),
             Presets::Disk { chip_dirs, .. } => {
@@ -169,7 +184,8 @@ impl Presets {
         }
     }
 
-    fn fabric(&self, name: &str) -> Found {
+    /// The fabric topology preset `name`: its file name and text, or the names known.
+    pub fn fabric(&self, name: &str) -> Found {
         match self {
             Presets::BuiltIn => builtin(BUILTIN_FABRICS, name),
             Presets::Disk { fabric_dir, .. } => on_disk(fabric_dir, name, "TopologySpec"),
@@ -208,17 +224,14 @@ fn on_disk(dir: &Path, name: &str, kind: &str) -> Found {
 
 /// The directory of the chip and UltraServer presets (models/configs/system).
 pub fn presets_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/configs/system")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/system")
 }
 
 /// Reads and validates an UltraServer file, resolving its chip in the file's own directory,
 /// then in [`presets_dir`], and its fabric in `trnsim_fabric::topo::presets_dir()`.
 pub fn load(path: &Path) -> Result<UltraServer, String> {
-    let (file, text) = crate::config::read_ron_file(path).map_err(|e| e.to_string())?;
-    let mut chip_dirs: Vec<PathBuf> = path.parent().map(Path::to_path_buf).into_iter().collect();
-    chip_dirs.push(presets_dir());
-    let presets = Presets::Disk { chip_dirs, fabric_dir: topo::presets_dir() };
-    check(&file, &text, &presets)
+    let (file, text) = crate::located::read_ron_file(path).map_err(|e| e.to_string())?;
+    check(&file, &text, &Presets::beside(path))
 }
 
 /// Parses and validates UltraServer text, resolving names among the built-in presets; `origin`
@@ -227,8 +240,21 @@ pub fn parse(origin: &str, text: &str) -> Result<UltraServer, String> {
     check(origin, text, &Presets::BuiltIn)
 }
 
+/// The UltraServer `spec` read from `text` of `file`, checked against a chip and a fabric that
+/// were validated already (the [`crate::doc`] path: the parts may carry overrides). Errors are
+/// located in `text`.
+pub fn check_parts(
+    file: &str,
+    text: &str,
+    spec: UltraServerSpec,
+    chip: Chip,
+    checked: topo::Checked,
+) -> Result<UltraServer, ChipError> {
+    Validator { file, text }.check_parts(spec, chip, checked)
+}
+
 fn check(file: &str, text: &str, presets: &Presets) -> Result<UltraServer, String> {
-    let spec: UltraServerSpec = crate::config::from_ron(file, text).map_err(|e| e.to_string())?;
+    let spec: UltraServerSpec = crate::located::from_ron(file, text).map_err(|e| e.to_string())?;
     Validator { file, text }.check(spec, presets).map_err(|e| e.to_string())
 }
 
@@ -243,7 +269,7 @@ impl Validator<'_> {
         let needle = format!("{key}:");
         let at_line_start = |p: usize| self.text[..p].rsplit('\n').next().is_some_and(|s| s.trim().is_empty());
         let pos = self.text.match_indices(&needle).map(|(p, _)| p).find(|&p| at_line_start(p)).unwrap_or(0);
-        let (line, col) = crate::config::line_col(self.text, pos);
+        let (line, col) = crate::located::line_col(self.text, pos);
         ChipError { file: self.file.into(), line, col, field: field.into(), message }
     }
 
@@ -256,11 +282,23 @@ impl Validator<'_> {
     }
 
     fn check(&self, spec: UltraServerSpec, presets: &Presets) -> Result<UltraServer, ChipError> {
-        let (cfile, ctext) = self.resolve("chip", "chip", &spec.chip, presets.chip(&spec.chip))?;
+        let (cfile, ctext) = self.preset("chip", &spec.chip, presets)?;
         let chip = parse_chip(&cfile, &ctext).map_err(|e| self.err("chip", "chip", format!("preset {e}")))?;
-        let (ffile, ftext) = self.resolve("fabric", "fabric", &spec.fabric, presets.fabric(&spec.fabric))?;
+        let (ffile, ftext) = self.preset("fabric", &spec.fabric, presets)?;
         let checked =
             topo::spec::parse(&ffile, &ftext).map_err(|e| self.err("fabric", "fabric", format!("preset {e}")))?;
+        self.check_parts(spec, chip, checked)
+    }
+
+    /// The file name and text of the `kind` ("chip" or "fabric") preset `name`, or an error at
+    /// the `kind:` field listing the known names.
+    fn preset(&self, kind: &str, name: &str, presets: &Presets) -> Result<(String, String), ChipError> {
+        let found = if kind == "chip" { presets.chip(name) } else { presets.fabric(name) };
+        self.resolve(kind, kind, name, found)
+    }
+
+    /// The UltraServer's own checks, on a chip and a fabric already validated.
+    fn check_parts(&self, spec: UltraServerSpec, chip: Chip, checked: topo::Checked) -> Result<UltraServer, ChipError> {
         let topology = Topology::build(&checked).map_err(|e| self.err("fabric", "fabric", e))?;
         if spec.chips as usize != topology.chips {
             let m = format!("{} differs from fabric {:?}'s {} chips", spec.chips, spec.fabric, topology.chips);
@@ -339,4 +377,13 @@ impl Validator<'_> {
         }
         Ok(())
     }
+}
+
+/// Checks that the chip and fabric names of `spec` (read from `text` of `file`) resolve among
+/// `presets`; an unknown name is located at its field and lists the known ones.
+pub fn check_file_names(file: &str, text: &str, spec: &UltraServerSpec, presets: &Presets) -> Result<(), ChipError> {
+    let v = Validator { file, text };
+    v.preset("chip", &spec.chip, presets)?;
+    v.preset("fabric", &spec.fabric, presets)?;
+    Ok(())
 }

@@ -146,8 +146,8 @@ pub struct Documented {
 }
 
 /// A chip spec that failed to parse or validate, located in its file: the harness's one
-/// located RON error ([`crate::config::ConfigError`]).
-pub type ChipError = crate::config::ConfigError;
+/// located RON error ([`crate::located::ConfigError`]).
+pub type ChipError = crate::located::ConfigError;
 
 /// A validated chip: the spec plus what its strings name.
 #[derive(Clone, Debug)]
@@ -196,13 +196,19 @@ impl Chip {
 
 /// Reads and validates a chip file.
 pub fn load(path: &std::path::Path) -> Result<Chip, ChipError> {
-    let (file, text) = crate::config::read_ron_file(path)?;
+    let (file, text) = crate::located::read_ron_file(path)?;
     parse(&file, &text)
 }
 
 /// Parses and validates chip text; `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<Chip, ChipError> {
-    let spec: ChipSpec = crate::config::from_ron(file, text)?;
+    let spec: ChipSpec = crate::located::from_ron(file, text)?;
+    check(file, text, spec)
+}
+
+/// Validates `spec`, which was read from (or overrides a spec read from) `text` of `file`:
+/// errors are located at the field's place in that text.
+pub fn check(file: &str, text: &str, spec: ChipSpec) -> Result<Chip, ChipError> {
     Validator { file, text }.check(spec)
 }
 
@@ -215,7 +221,7 @@ impl Validator<'_> {
     /// An error at the first `key:` in the text (the start when absent).
     fn err(&self, key: &str, field: &str, message: String) -> ChipError {
         let pos = self.text.find(&format!("{key}:")).unwrap_or(0);
-        let (line, col) = crate::config::line_col(self.text, pos);
+        let (line, col) = crate::located::line_col(self.text, pos);
         ChipError { file: self.file.into(), line, col, field: field.into(), message }
     }
 
@@ -223,7 +229,7 @@ impl Validator<'_> {
     fn err_in(&self, section: &str, key: &str, field: &str, message: String) -> ChipError {
         let start = self.text.find(&format!("{section}:")).unwrap_or(0);
         let pos = self.text[start..].find(&format!("{key}:")).map_or(start, |p| start + p);
-        let (line, col) = crate::config::line_col(self.text, pos);
+        let (line, col) = crate::located::line_col(self.text, pos);
         ChipError { file: self.file.into(), line, col, field: field.into(), message }
     }
 

@@ -1,0 +1,600 @@
+//! A system file as one tree of named fields, with `--set PATH=VALUE` overrides.
+//!
+//! A chip, UltraServer or fabric file names its parts by preset (`chip: "trn3-chip"`,
+//! `fabric: "trn3-gen2-nl72x2"`). [`SystemDoc`] reads the file, resolves those names, and
+//! holds the whole system as one tree in which every field has a path:
+//!
+//! ```text
+//!   chip file          chip.hbm.stacks, chip.neuronlink.ports, chip.dma.start_latency, ...
+//!   UltraServer file   chips, documented.servers, chip.<as above>, fabric.<as below>
+//!   fabric file        fabric.packet_bytes, fabric.kind.switched.tiers[0].switch_latency, ...
+//! ```
+//!
+//! Paths: fields joined by `.`; list elements as `[i]` (or `.i`), every element as `[*]`. A
+//! field may be named without the fields it is nested in when only one field of that name
+//! is reachable through plain fields (`fabric.tiers[*].switch_latency` for
+//! `fabric.kind.switched.tiers[*].switch_latency`; `hbm.stacks` in a chip file). Shorthands:
+//! [`ALIASES`]. A value is read as the field's type: a number for a number, text for text
+//! (quantities keep their units: `200ns`), RON for a list.
+//!
+//! Overrides are applied before validation, so an overridden value is checked like a written
+//! one; its errors are located at the field in the file, and name the `--set` that gave the
+//! value. [`SystemDoc::resolve`] gives the validated [`Resolved`] system.
+
+use crate::chip::spec::{self as chip_spec, Chip, ChipSpec};
+use crate::chip::ultraserver::{self, Presets, UltraServer, UltraServerSpec};
+use serde_json::{Map, Value};
+use std::path::Path;
+use trnsim_fabric::topo::{self, Topology, TopologySpec};
+
+/// Shorthands for common paths: (shorthand, the paths it stands for, tried in order; the
+/// first that exists in the system is used).
+pub const ALIASES: &[(&str, &[&str])] = &[(
+    "fabric.switch.latency",
+    &["fabric.kind.switched.tiers[*].switch_latency", "fabric.kind.fat_tree.switch_latency"],
+)];
+
+/// What a system file describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DocKind {
+    /// One chip (`ChipSpec`).
+    Chip,
+    /// An UltraServer: a chip on a fabric (`UltraServerSpec`).
+    UltraServer,
+    /// A fabric topology alone (`TopologySpec`).
+    Fabric,
+}
+
+impl DocKind {
+    /// Lower-case name, as in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            DocKind::Chip => "chip",
+            DocKind::UltraServer => "UltraServer",
+            DocKind::Fabric => "fabric",
+        }
+    }
+}
+
+/// The file a part of the system was read from, to locate its errors.
+#[derive(Clone, Debug)]
+struct Source {
+    file: String,
+    text: String,
+}
+
+/// One `--set` as given, and the concrete paths it wrote.
+#[derive(Clone, Debug)]
+struct Applied {
+    flag: String,
+    paths: Vec<String>,
+}
+
+/// A system file with its presets resolved, as one tree of named fields (see the module docs).
+#[derive(Clone, Debug)]
+pub struct SystemDoc {
+    kind: DocKind,
+    tree: Value,
+    top: Source,
+    chip: Option<Source>,
+    fabric: Option<Source>,
+    applied: Vec<Applied>,
+}
+
+/// A validated system, ready to build.
+#[derive(Clone, Debug)]
+pub enum Resolved {
+    /// One chip.
+    Chip(Box<Chip>),
+    /// An UltraServer: its chip and its built fabric.
+    UltraServer(Box<UltraServer>),
+    /// A fabric alone.
+    Fabric(Box<Topology>),
+}
+
+impl Resolved {
+    /// The chip, if the system has one.
+    pub fn chip(&self) -> Option<&Chip> {
+        match self {
+            Resolved::Chip(c) => Some(c),
+            Resolved::UltraServer(u) => Some(&u.chip),
+            Resolved::Fabric(_) => None,
+        }
+    }
+
+    /// The fabric, if the system has one.
+    pub fn fabric(&self) -> Option<&Topology> {
+        match self {
+            Resolved::Chip(_) => None,
+            Resolved::UltraServer(u) => Some(&u.topology),
+            Resolved::Fabric(t) => Some(t),
+        }
+    }
+}
+
+/// The built-in UltraServer presets, by name.
+pub const BUILTIN_ULTRASERVERS: &[(&str, &str)] = &[
+    ("trn2-ultraserver", ultraserver::TRN2_ULTRASERVER_RON),
+    ("trn3-gen1-ultraserver", ultraserver::TRN3_GEN1_RON),
+    ("trn3-gen2-ultraserver", ultraserver::TRN3_GEN2_RON),
+];
+
+/// Every built-in system preset name, by kind (for `--system` and messages).
+pub fn preset_names() -> Vec<(&'static str, DocKind)> {
+    let chips = ultraserver::BUILTIN_CHIPS.iter().map(|(n, _)| (*n, DocKind::Chip));
+    let us = BUILTIN_ULTRASERVERS.iter().map(|(n, _)| (*n, DocKind::UltraServer));
+    let fabrics = ultraserver::BUILTIN_FABRICS.iter().map(|(n, _)| (*n, DocKind::Fabric));
+    chips.chain(us).chain(fabrics).collect()
+}
+
+fn to_tree<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+fn part_error(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+impl SystemDoc {
+    /// `--system ARG`: a preset name (see [`preset_names`]) or a RON file.
+    pub fn open(arg: &str) -> Result<SystemDoc, String> {
+        let p = Path::new(arg);
+        if arg.ends_with(".ron") || arg.contains('/') || p.is_file() {
+            return SystemDoc::load(p);
+        }
+        let table = [ultraserver::BUILTIN_CHIPS, BUILTIN_ULTRASERVERS, ultraserver::BUILTIN_FABRICS];
+        match table.iter().flat_map(|t| t.iter()).find(|(n, _)| *n == arg) {
+            Some((n, text)) => SystemDoc::parse(&format!("{n}.ron (built in)"), text, &Presets::BuiltIn),
+            None => {
+                let names: Vec<&str> = preset_names().iter().map(|(n, _)| *n).collect();
+                Err(format!("--system {arg}: unknown preset and no such file (presets: {})", names.join(", ")))
+            }
+        }
+    }
+
+    /// Reads a chip, UltraServer or fabric file; names in it resolve beside it, then among the
+    /// presets on disk.
+    pub fn load(path: &Path) -> Result<SystemDoc, String> {
+        let (file, text) = crate::located::read_ron_file(path).map_err(part_error)?;
+        SystemDoc::parse(&file, &text, &Presets::beside(path))
+    }
+
+    /// Parses system text named `file`, resolving preset names with `presets`.
+    pub fn parse(file: &str, text: &str, presets: &Presets) -> Result<SystemDoc, String> {
+        let top = Source { file: file.into(), text: text.into() };
+        match crate::chip::top_level_name(text).as_deref() {
+            Some("ChipSpec") => {
+                let spec: ChipSpec = crate::located::from_ron(file, text).map_err(part_error)?;
+                let tree = Value::Object(Map::from_iter([("chip".to_string(), to_tree(&spec))]));
+                Ok(SystemDoc { kind: DocKind::Chip, tree, chip: Some(top.clone()), top, fabric: None, applied: vec![] })
+            }
+            Some("TopologySpec") => {
+                let spec: TopologySpec = crate::located::from_ron(file, text).map_err(part_error)?;
+                let tree = Value::Object(Map::from_iter([("fabric".to_string(), to_tree(&spec))]));
+                let fabric = Some(top.clone());
+                Ok(SystemDoc { kind: DocKind::Fabric, tree, chip: None, top, fabric, applied: vec![] })
+            }
+            Some("UltraServerSpec") => SystemDoc::ultraserver(top, presets),
+            other => Err(format!(
+                "{file}:1:1: (top level): {} is not a system file (allowed: ChipSpec, UltraServerSpec, TopologySpec)",
+                other.map_or("an unnamed struct".to_string(), |n| format!("`{n}`"))
+            )),
+        }
+    }
+
+    fn ultraserver(top: Source, presets: &Presets) -> Result<SystemDoc, String> {
+        let spec: UltraServerSpec = crate::located::from_ron(&top.file, &top.text).map_err(part_error)?;
+        // Resolve through the UltraServer's own checks first: a bad name is located in its file.
+        ultraserver::check_file_names(&top.file, &top.text, &spec, presets).map_err(part_error)?;
+        let found = |f: ultraserver::Found| f.map_err(|_| format!("{}: preset vanished", top.file));
+        let (cf, ct) = found(presets.chip(&spec.chip))?;
+        let (ff, ft) = found(presets.fabric(&spec.fabric))?;
+        let chip: ChipSpec = crate::located::from_ron(&cf, &ct).map_err(part_error)?;
+        let fabric: TopologySpec = crate::located::from_ron(&ff, &ft).map_err(part_error)?;
+        let mut tree = to_tree(&spec);
+        if let Value::Object(m) = &mut tree {
+            m.insert("chip".into(), to_tree(&chip));
+            m.insert("fabric".into(), to_tree(&fabric));
+        }
+        let (chip, fabric) = (Some(Source { file: cf, text: ct }), Some(Source { file: ff, text: ft }));
+        Ok(SystemDoc { kind: DocKind::UltraServer, tree, top, chip, fabric, applied: vec![] })
+    }
+
+    /// What the file describes.
+    pub fn kind(&self) -> DocKind {
+        self.kind
+    }
+
+    /// The system's name (the top-level `name` field).
+    pub fn name(&self) -> String {
+        let n = match self.kind {
+            DocKind::Chip => &self.tree["chip"]["name"],
+            DocKind::Fabric => &self.tree["fabric"]["name"],
+            DocKind::UltraServer => &self.tree["name"],
+        };
+        n.as_str().unwrap_or("(unnamed)").to_string()
+    }
+
+    /// The file the system was read from.
+    pub fn file(&self) -> &str {
+        &self.top.file
+    }
+
+    /// Every path that names a value (lists of numbers also by element), sorted.
+    pub fn paths(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        leaf_paths(&self.tree, String::new(), &mut out);
+        out.sort();
+        out
+    }
+
+    /// The value at a concrete path, as text (for reports of what a sweep changed).
+    pub fn get(&self, path: &str) -> Option<String> {
+        let segs = parse_path(path).ok()?;
+        let mut v = &self.tree;
+        for s in &segs {
+            v = match s {
+                Seg::Key(k) => v.get(k)?,
+                Seg::Index(i) => v.get(*i)?,
+                Seg::All => return None,
+            };
+        }
+        Some(match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    }
+
+    /// Applies one `PATH=VALUE` override (as given to `--set`). Errors are one line naming
+    /// the override: an unknown path lists the nearest valid paths; a value of the wrong type
+    /// says which type the field takes.
+    pub fn set(&mut self, assignment: &str) -> Result<(), String> {
+        let flag = format!("--set {assignment}");
+        let (path, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| format!("{flag}: expected PATH=VALUE (e.g. chip.hbm.stacks=2)"))?;
+        let path = path.trim();
+        let targets = self.targets(path).map_err(|m| format!("{flag}: {m}"))?;
+        let before = self.tree.clone();
+        for t in &targets {
+            let slot = pointer_mut(&mut self.tree, t).ok_or_else(|| format!("{flag}: {path}: no such field"))?;
+            *slot = typed_value(slot, value).map_err(|m| format!("{flag}: {}: {m}", show(t)))?;
+        }
+        if let Err(m) = self.typecheck() {
+            self.tree = before;
+            return Err(format!("{flag}: {m}"));
+        }
+        self.applied.push(Applied { flag, paths: targets.iter().map(|t| show(t)).collect() });
+        Ok(())
+    }
+
+    /// The concrete paths `path` names (an alias, a shortened path or `[*]` may name several).
+    fn targets(&self, path: &str) -> Result<Vec<Vec<Seg>>, String> {
+        if let Some((_, expansions)) = ALIASES.iter().find(|(a, _)| *a == path) {
+            for e in expansions.iter() {
+                if let Ok(t) = self.targets(e) {
+                    return Ok(t);
+                }
+            }
+            return Err(format!("{path}: this system has none of {}", expansions.join(", ")));
+        }
+        let segs = parse_path(path)?;
+        let mut out = Vec::new();
+        resolve(&self.tree, &segs, Vec::new(), &mut out).map_err(|why| {
+            let near = nearest(path, &self.paths(), 3);
+            format!("unknown path {path}: {why} (nearest: {})", near.join(", "))
+        })?;
+        if out.is_empty() {
+            return Err(format!("{path}: names no value"));
+        }
+        Ok(out)
+    }
+
+    /// Each part read back as its typed spec: a value of the wrong type fails here.
+    fn typecheck(&self) -> Result<(), String> {
+        let field = |e: serde_json::Error| format!("{}", e).replace(" at line 0 column 0", "");
+        if let Some(c) = self.tree.get("chip").filter(|_| self.chip.is_some()) {
+            serde_json::from_value::<ChipSpec>(c.clone()).map_err(field)?;
+        }
+        if let Some(f) = self.tree.get("fabric").filter(|_| self.fabric.is_some()) {
+            serde_json::from_value::<TopologySpec>(f.clone()).map_err(field)?;
+        }
+        if self.kind == DocKind::UltraServer {
+            self.ultraserver_spec()?;
+        }
+        Ok(())
+    }
+
+    fn ultraserver_spec(&self) -> Result<UltraServerSpec, String> {
+        let mut t = self.tree.clone();
+        if let Value::Object(m) = &mut t {
+            let name = |v: &Value| v.get("name").cloned().unwrap_or(Value::Null);
+            let (c, f) = (name(&m["chip"]), name(&m["fabric"]));
+            m.insert("chip".into(), c);
+            m.insert("fabric".into(), f);
+        }
+        serde_json::from_value::<UltraServerSpec>(t).map_err(|e| e.to_string().replace(" at line 0 column 0", ""))
+    }
+
+    /// `e` (an error of the part whose fields are under `prefix`) with the overrides that
+    /// touched it named.
+    fn annotate(&self, prefix: &str, e: String, field: &str) -> String {
+        let full = if prefix.is_empty() { field.to_string() } else { format!("{prefix}.{field}") };
+        let exact: Vec<&str> = self
+            .applied
+            .iter()
+            .filter(|a| a.paths.iter().any(|p| p == &full || p.starts_with(&format!("{full}["))))
+            .map(|a| a.flag.as_str())
+            .collect();
+        if !exact.is_empty() {
+            return format!("{e} (the value of {})", exact.join(", "));
+        }
+        let all: Vec<&str> = self.applied.iter().map(|a| a.flag.as_str()).collect();
+        if all.is_empty() {
+            e
+        } else {
+            format!("{e} (with {})", all.join(", "))
+        }
+    }
+
+    /// Validates the system with its overrides: the same checks as the files alone, every
+    /// error located in the file the field was read from.
+    pub fn resolve(&self) -> Result<Resolved, String> {
+        let chip = match (&self.chip, self.tree.get("chip")) {
+            (Some(src), Some(v)) => {
+                let spec: ChipSpec = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+                let c = chip_spec::check(&src.file, &src.text, spec).map_err(|e| {
+                    let field = e.field.clone();
+                    self.annotate("chip", e.to_string(), &field)
+                })?;
+                Some(c)
+            }
+            _ => None,
+        };
+        let fabric = match (&self.fabric, self.tree.get("fabric")) {
+            (Some(src), Some(v)) => {
+                let spec: TopologySpec = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+                let checked = topo::spec::check(&src.file, &src.text, spec).map_err(|e| {
+                    let field = e.field.clone();
+                    self.annotate("fabric", e.to_string(), &field)
+                })?;
+                Some(checked)
+            }
+            _ => None,
+        };
+        match (self.kind, chip, fabric) {
+            (DocKind::Chip, Some(c), _) => Ok(Resolved::Chip(Box::new(c))),
+            (DocKind::Fabric, _, Some(f)) => {
+                let t =
+                    Topology::build(&f).map_err(|e| self.annotate("fabric", format!("{}: {e}", self.top.file), ""))?;
+                Ok(Resolved::Fabric(Box::new(t)))
+            }
+            (DocKind::UltraServer, Some(c), Some(f)) => {
+                let spec = self.ultraserver_spec()?;
+                let u = ultraserver::check_parts(&self.top.file, &self.top.text, spec, c, f).map_err(|e| {
+                    let field = e.field.clone();
+                    self.annotate("", e.to_string(), &field)
+                })?;
+                Ok(Resolved::UltraServer(Box::new(u)))
+            }
+            _ => Err(format!("{}: incomplete system", self.top.file)),
+        }
+    }
+}
+
+/// One step of a path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Seg {
+    Key(String),
+    Index(usize),
+    All,
+}
+
+fn show(segs: &[Seg]) -> String {
+    let mut s = String::new();
+    for g in segs {
+        match g {
+            Seg::Key(k) if s.is_empty() => s.push_str(k),
+            Seg::Key(k) => {
+                s.push('.');
+                s.push_str(k);
+            }
+            Seg::Index(i) => s.push_str(&format!("[{i}]")),
+            Seg::All => s.push_str("[*]"),
+        }
+    }
+    s
+}
+
+fn parse_path(path: &str) -> Result<Vec<Seg>, String> {
+    let mut out = Vec::new();
+    for part in path.split('.') {
+        let (name, mut rest) = part.split_once('[').map_or((part, ""), |(n, r)| (n, r));
+        if name.is_empty() && out.is_empty() && rest.is_empty() {
+            return Err(format!("{path:?}: empty path"));
+        }
+        if !name.is_empty() {
+            match name.parse::<usize>() {
+                Ok(i) => out.push(Seg::Index(i)),
+                Err(_) if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+                    out.push(Seg::Key(name.into()))
+                }
+                Err(_) => return Err(format!("{path:?}: {name:?} is not a field name")),
+            }
+        }
+        while !rest.is_empty() {
+            let (idx, after) = rest.split_once(']').ok_or_else(|| format!("{path:?}: `[` without `]`"))?;
+            out.push(match idx {
+                "*" => Seg::All,
+                i => Seg::Index(i.parse().map_err(|_| format!("{path:?}: [{i}] is not an index (a number or *)"))?),
+            });
+            rest = after.strip_prefix('[').unwrap_or(after);
+            if !after.is_empty() && !after.starts_with('[') {
+                return Err(format!("{path:?}: unexpected {after:?} after ]"));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The concrete paths under `v` that `segs` name, appended to `out`; `at` is the path to `v`.
+fn resolve(v: &Value, segs: &[Seg], at: Vec<Seg>, out: &mut Vec<Vec<Seg>>) -> Result<(), String> {
+    let Some((first, rest)) = segs.split_first() else {
+        out.push(at);
+        return Ok(());
+    };
+    let here = |at: &Vec<Seg>| if at.is_empty() { "the top level".to_string() } else { show(at) };
+    match (first, v) {
+        (Seg::Key(k), Value::Object(m)) => {
+            if let Some(child) = m.get(k) {
+                let mut a = at.clone();
+                a.push(first.clone());
+                return resolve(child, rest, a, out);
+            }
+            let mut found = Vec::new();
+            find_key(v, k, at.clone(), &mut found, 4);
+            match found.len() {
+                1 => {
+                    let a = found.remove(0);
+                    let child = lookup(v, &a[at.len()..]).ok_or("internal path")?;
+                    resolve(child, rest, a, out)
+                }
+                0 => Err(format!("{} has no field {k:?}", here(&at))),
+                _ => Err(format!(
+                    "{k:?} is ambiguous under {} ({})",
+                    here(&at),
+                    found.iter().map(|p| show(p)).collect::<Vec<_>>().join(", ")
+                )),
+            }
+        }
+        (Seg::Index(i), Value::Array(xs)) => {
+            let child = xs.get(*i).ok_or_else(|| format!("{} has {} elements, no [{i}]", here(&at), xs.len()))?;
+            let mut a = at;
+            a.push(Seg::Index(*i));
+            resolve(child, rest, a, out)
+        }
+        (Seg::All, Value::Array(xs)) => {
+            for (i, child) in xs.iter().enumerate() {
+                let mut a = at.clone();
+                a.push(Seg::Index(i));
+                resolve(child, rest, a, out)?;
+            }
+            Ok(())
+        }
+        (Seg::Key(k), _) => Err(format!("{} is not a struct (no field {k:?})", here(&at))),
+        (_, _) => Err(format!("{} is not a list", here(&at))),
+    }
+}
+
+/// Paths to fields named `k` reachable from `v` through struct fields only (no lists), at most
+/// `depth` levels down.
+fn find_key(v: &Value, k: &str, at: Vec<Seg>, found: &mut Vec<Vec<Seg>>, depth: usize) {
+    let Value::Object(m) = v else { return };
+    if depth == 0 {
+        return;
+    }
+    for (name, child) in m {
+        let mut a = at.clone();
+        a.push(Seg::Key(name.clone()));
+        if name == k {
+            found.push(a);
+        } else {
+            find_key(child, k, a, found, depth - 1);
+        }
+    }
+}
+
+fn lookup<'a>(v: &'a Value, segs: &[Seg]) -> Option<&'a Value> {
+    segs.iter().try_fold(v, |v, s| match s {
+        Seg::Key(k) => v.get(k),
+        Seg::Index(i) => v.get(*i),
+        Seg::All => None,
+    })
+}
+
+fn pointer_mut<'a>(v: &'a mut Value, segs: &[Seg]) -> Option<&'a mut Value> {
+    segs.iter().try_fold(v, |v, s| match s {
+        Seg::Key(k) => v.get_mut(k),
+        Seg::Index(i) => v.get_mut(*i),
+        Seg::All => None,
+    })
+}
+
+fn leaf_paths(v: &Value, at: String, out: &mut Vec<String>) {
+    let join = |k: &str| if at.is_empty() { k.to_string() } else { format!("{at}.{k}") };
+    match v {
+        Value::Object(m) => {
+            for (k, c) in m {
+                leaf_paths(c, join(k), out);
+            }
+        }
+        Value::Array(xs) if xs.iter().any(|x| x.is_object()) => {
+            for (i, c) in xs.iter().enumerate() {
+                leaf_paths(c, format!("{at}[{i}]"), out);
+            }
+        }
+        _ => out.push(at),
+    }
+}
+
+/// `text` read as the type of the value it replaces.
+fn typed_value(old: &Value, text: &str) -> Result<Value, String> {
+    let t = text.trim();
+    let number = |t: &str| -> Result<Value, String> {
+        let f: f64 = t.parse().map_err(|_| format!("{t:?} is not a number (the field is a number)"))?;
+        serde_json::Number::from_f64(f).map(Value::Number).ok_or_else(|| format!("{t:?} is not a finite number"))
+    };
+    match old {
+        Value::Number(n) if n.is_u64() || n.is_i64() => {
+            if let Ok(u) = t.parse::<u64>() {
+                Ok(Value::from(u))
+            } else if let Ok(i) = t.parse::<i64>() {
+                Ok(Value::from(i))
+            } else {
+                Err(format!("{t:?} is not an integer (the field is a whole number)"))
+            }
+        }
+        Value::Number(_) => number(t),
+        Value::Bool(_) => t.parse::<bool>().map(Value::Bool).map_err(|_| format!("{t:?} is not true or false")),
+        Value::String(_) => Ok(Value::String(text.to_string())),
+        Value::Array(_) | Value::Object(_) => {
+            ron::from_str::<Value>(t).map_err(|e| format!("{t:?} is not a RON value of that shape: {}", e.code))
+        }
+        Value::Null => Ok(t
+            .parse::<u64>()
+            .map(Value::from)
+            .or_else(|_| number(t))
+            .or_else(|_| t.parse::<bool>().map(Value::Bool))
+            .unwrap_or_else(|_| Value::String(text.to_string()))),
+    }
+}
+
+/// The `k` paths of `all` nearest to `want` (edit distance; ties by name).
+fn nearest(want: &str, all: &[String], k: usize) -> Vec<String> {
+    let last = want.rsplit('.').next().unwrap_or(want);
+    let mut scored: Vec<(usize, &String)> = all
+        .iter()
+        .map(|p| {
+            let plast = p.rsplit('.').next().unwrap_or(p);
+            (edit_distance(want, p).min(edit_distance(last, plast) + 1), p)
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().take(k).map(|(_, p)| p.clone()).collect()
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests;

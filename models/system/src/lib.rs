@@ -1,0 +1,23 @@
+//! trnsim's system layer: whole chips, UltraServers and their fabrics described in RON and
+//! assembled into one simulation.
+//!
+//! ```text
+//!   trn3-gen2-ultraserver.ron ──► chip: "trn3-chip"        ──► chip::Chip (8 NeuronCores, 4 HBM
+//!   (UltraServerSpec)              fabric: "trn3-gen2-nl72x2"     stacks, DMA, NeuronLink ports)
+//!                                                             ──► trnsim_fabric::topo::Topology
+//!   --set chip.hbm.stacks=2 ──► doc::SystemDoc (one tree: the file with its presets resolved)
+//!                              ──► validated again, every error located
+//! ```
+//!
+//! - [`located`]: the one-line `file:line:col: field: message` error every loader returns.
+//! - [`chip`]: the chip schema ([`chip::ChipSpec`]), its validation and its assembly
+//!   ([`chip::build`]); UltraServers ([`chip::ultraserver`]): a chip preset on a fabric preset.
+//! - [`doc`]: a system file as one tree of named fields, `--set PATH=VALUE` overrides on it,
+//!   and the resolved [`doc::Resolved`] system every benchmark and workload runs on.
+//!
+//! Left out: hosts, EFA and anything beyond one UltraServer's fabric.
+#![warn(missing_docs)]
+
+pub mod chip;
+pub mod doc;
+pub mod located;

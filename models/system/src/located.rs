@@ -1,0 +1,90 @@
+//! Located errors for every RON file trnsim reads: `file:line:col: field: message`, one line,
+//! with the allowed values or range in the message. The loaders of this crate (chips,
+//! UltraServers, the system document and its overrides) and the harness's system configs share
+//! them.
+
+use std::fmt;
+use std::path::Path;
+
+/// An error located in a RON file trnsim reads: a system config, a chip or an UltraServer
+/// (`crate::chip::ChipError` is this type).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The file (or the name given to a `parse`).
+    pub file: String,
+    /// 1-based line (0 when the file could not be read).
+    pub line: usize,
+    /// 1-based column.
+    pub col: usize,
+    /// The field path, e.g. `components[1].clock`.
+    pub field: String,
+    /// What is wrong, with the allowed values or range.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: {}: {}", self.file, self.line, self.col, self.field, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Reads `path` for one of the harness's RON loaders: its name for errors and its text, or an
+/// error naming the file.
+pub fn read_ron_file(path: &Path) -> Result<(String, String), ConfigError> {
+    let file = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok((file, text)),
+        Err(e) => {
+            Err(ConfigError { file, line: 0, col: 0, field: "(file)".into(), message: format!("cannot read: {e}") })
+        }
+    }
+}
+
+/// Deserializes RON `text` (named `file` in errors); a syntax or schema error is located at
+/// RON's line and column, with the field nearest before it ([`field_at`]).
+pub fn from_ron<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, ConfigError> {
+    ron::from_str(text).map_err(|e| {
+        let (line, col) = (e.position.line, e.position.col);
+        ConfigError { file: file.into(), line, col, field: field_at(text, line, col), message: e.code.to_string() }
+    })
+}
+
+/// 1-based line and column of byte `pos` of `text`.
+pub fn line_col(text: &str, pos: usize) -> (usize, usize) {
+    let line = text[..pos].matches('\n').count() + 1;
+    let col = pos - text[..pos].rfind('\n').map_or(0, |p| p + 1) + 1;
+    (line, col)
+}
+
+/// The `name:` nearest before (line, col), as a best guess of the field a parse error is in
+/// (shared by the harness's RON loaders).
+pub fn field_at(text: &str, line: usize, col: usize) -> String {
+    let mut before = String::new();
+    for (i, l) in text.lines().enumerate() {
+        if i + 1 < line {
+            before.push_str(l);
+            before.push('\n');
+        } else if i + 1 == line {
+            before.extend(l.chars().take(col.saturating_sub(1)));
+            break;
+        }
+    }
+    let bytes = before.as_bytes();
+    let mut i = bytes.len();
+    while i > 0 {
+        i -= 1;
+        if bytes[i] == b':' {
+            let end = i;
+            let mut s = end;
+            while s > 0 && (bytes[s - 1].is_ascii_alphanumeric() || bytes[s - 1] == b'_') {
+                s -= 1;
+            }
+            if s < end {
+                return before[s..end].to_string();
+            }
+        }
+    }
+    "(top level)".into()
+}
