@@ -62,9 +62,27 @@ struct RunArgs {
     /// Benchmarks to run (see `trnsim list`); none = the default suite, which ends with a
     /// summary table of Trn3 figures against their references (also in --json as `summary`).
     benches: Vec<String>,
-    /// Run the system described in this RON file (after any named benchmarks).
+    /// Run the system described in this RON file (after any named benchmarks). A chip,
+    /// UltraServer or fabric file runs the benchmarks named by --workload on it.
     #[arg(long, value_name = "FILE.ron")]
     config: Option<PathBuf>,
+    /// Run the named benchmarks on this system instead of their own: a preset (trn3-chip,
+    /// trn3-gen1-ultraserver, trn3-gen2-nl72x2, ...) or a chip, UltraServer or fabric RON
+    /// file. Benchmarks that take it: e2e-llm-layer, tp-matmul-N, moe-alltoall-144 and the
+    /// fabric collective benchmarks.
+    #[arg(long, value_name = "PRESET|FILE.ron")]
+    system: Option<String>,
+    /// With --config FILE of a chip, UltraServer or fabric: the benchmarks to run on it.
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    workload: Vec<String>,
+    /// Override one field of the system before it is validated, e.g. `chip.hbm.stacks=2`,
+    /// `fabric.switch.latency=200ns` (repeatable; paths: docs/whatif.md).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    sets: Vec<String>,
+    /// Run once per value, e.g. `chip.neuronlink.ports=16,20` (repeatable: every combination);
+    /// one row per point, all points in --json, and with --plots an SVG per figure.
+    #[arg(long = "sweep", value_name = "PATH=V1,V2,...", value_parser = parse_sweep)]
+    sweeps: Vec<trnsim_harness::whatif::Sweep>,
     /// Write a trace of the runs: .pftrace (Perfetto protobuf) or .json (Chrome JSON). With
     /// several benchmarks, each gets its own file: NAME inserted before the extension.
     #[arg(long, value_name = "FILE")]
@@ -171,6 +189,10 @@ enum ConfigCmd {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+}
+
+fn parse_sweep(s: &str) -> Result<trnsim_harness::whatif::Sweep, String> {
+    s.parse()
 }
 
 fn parse_order(s: &str) -> Result<TickOrder, String> {
@@ -280,6 +302,15 @@ fn open_sink(trace: Option<&Path>, vcd: Option<&Path>) -> Result<Option<Box<dyn 
 }
 
 fn cmd_run(a: RunArgs) -> Result<(), Failure> {
+    if let Some(kind) = system_file_kind(a.config.as_deref()) {
+        return cmd_run_system_file(&a, kind);
+    }
+    if a.system.is_some() || !a.sets.is_empty() || !a.sweeps.is_empty() {
+        return cmd_whatif(&a, a.benches.clone(), a.system.clone());
+    }
+    if !a.workload.is_empty() {
+        return Err(Failure::Usage("--workload goes with --config FILE of a chip, UltraServer or fabric".into()));
+    }
     let mut names: Vec<String> = a.benches.clone();
     let default_suite = names.is_empty() && a.config.is_none();
     if default_suite {
@@ -333,37 +364,7 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
         }
         Ok(r)
     };
-    if workers == 1 {
-        for name in &jobs {
-            results.push(run_bench(name)?);
-        }
-    } else {
-        // A shared cursor hands out benchmarks in suite order; results keep that order.
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let slots: Vec<std::sync::Mutex<Option<Result<BenchResult, Failure>>>> =
-            jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
-        std::thread::scope(|sc| {
-            for _ in 0..workers {
-                sc.spawn(|| loop {
-                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(name) = jobs.get(k) else { break };
-                    let r = run_bench(name);
-                    let failed = r.is_err();
-                    *slots[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-                    if failed {
-                        // Stop handing out work; the first failure in suite order is reported.
-                        next.store(jobs.len(), std::sync::atomic::Ordering::Relaxed);
-                    }
-                });
-            }
-        });
-        for slot in slots {
-            match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
-                Some(r) => results.push(r?),
-                None => break,
-            }
-        }
-    }
+    results.extend(run_pool(&jobs, workers, run_bench)?);
     print_results(&results, a.full);
     // The default suite ends with the Trn3 summary table (harness/src/summary.rs).
     let summary = if default_suite { trnsim_harness::summary::summary(&results) } else { Vec::new() };
@@ -372,6 +373,147 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
     }
     if let Some(p) = &a.json {
         write_json_with(p, &results, &summary)?;
+    }
+    Ok(())
+}
+
+/// Runs `jobs` on `workers` threads (one: in order, on this thread); results keep the jobs'
+/// order. After a failure no more jobs start, and the first failure in job order is returned.
+fn run_pool<J: Sync>(
+    jobs: &[J],
+    workers: usize,
+    run: impl Fn(&J) -> Result<BenchResult, Failure> + Sync,
+) -> Result<Vec<BenchResult>, Failure> {
+    if workers <= 1 {
+        return jobs.iter().map(&run).collect();
+    }
+    // A shared cursor hands out jobs in order.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<Result<BenchResult, Failure>>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|sc| {
+        for _ in 0..workers {
+            sc.spawn(|| loop {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(job) = jobs.get(k) else { break };
+                let r = run(job);
+                let failed = r.is_err();
+                *slots[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+                if failed {
+                    next.store(jobs.len(), std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    let mut results = Vec::new();
+    for slot in slots {
+        match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(r) => results.push(r?),
+            None => break,
+        }
+    }
+    Ok(results)
+}
+
+/// The kind of system file `config` is (chip, UltraServer or fabric), None for a system config
+/// or no file. An unreadable file is left to the config loader, which locates the error.
+fn system_file_kind(config: Option<&Path>) -> Option<&'static str> {
+    let text = std::fs::read_to_string(config?).ok()?;
+    match trnsim_harness::chip::top_level_name(&text).as_deref() {
+        Some("ChipSpec") => Some("a chip"),
+        Some("UltraServerSpec") => Some("an UltraServer"),
+        Some("TopologySpec") => Some("a fabric"),
+        _ => None,
+    }
+}
+
+/// `trnsim run --config FILE` of a chip, UltraServer or fabric: the --workload benchmarks on
+/// it, or a one-line error saying which can run.
+fn cmd_run_system_file(a: &RunArgs, kind: &str) -> Result<(), Failure> {
+    let Some(path) = &a.config else { return Ok(()) };
+    let file = path.display().to_string();
+    if a.system.is_some() {
+        return Err(Failure::Usage(format!("--config {file} is {kind}: it is the system; drop --system")));
+    }
+    if a.workload.is_empty() {
+        let mut doc = trnsim_system::doc::SystemDoc::open(&file).map_err(Failure::Usage)?;
+        for s in &a.sets {
+            doc.set(s).map_err(Failure::Usage)?;
+        }
+        let sys = doc.resolve().map_err(Failure::Usage)?;
+        return Err(Failure::Usage(format!(
+            "{file} is {kind}: name what to run on it with --workload NAME (it can run: {})",
+            trnsim_harness::whatif::fitting(&sys)
+        )));
+    }
+    let mut names = a.benches.clone();
+    names.extend(a.workload.iter().cloned());
+    cmd_whatif(a, names, Some(file))
+}
+
+/// Benchmarks on a chosen system, with overrides and sweeps (harness/src/whatif.rs).
+fn cmd_whatif(a: &RunArgs, names: Vec<String>, system: Option<String>) -> Result<(), Failure> {
+    use trnsim_harness::whatif;
+    if a.threads.is_some() || a.mpi {
+        return Err(Failure::Usage("--system, --set and --sweep run serially (no --threads or --mpi)".into()));
+    }
+    if names.is_empty() {
+        return Err(Failure::Usage(format!(
+            "name the benchmarks to run on the system (those that can: {})",
+            whatif::names()
+        )));
+    }
+    let jobs = whatif::jobs(&names, system.as_deref(), &a.sets, &a.sweeps).map_err(Failure::Usage)?;
+    let workers = (a.jobs as usize).min(jobs.len()).max(1);
+    let many = jobs.len() > 1;
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let results = run_pool(&jobs, workers, |job| {
+        let tp = a.trace.as_deref().map(|p| per_bench_path(p, &job.label, many));
+        let vp = a.vcd.as_deref().map(|p| per_bench_path(p, &job.label, many));
+        let sink = open_sink(tp.as_deref(), vp.as_deref())?;
+        let signal_links = if vp.is_some() { LinkSelection::All } else { LinkSelection::None };
+        let trace = sink.map(|s| (s, TraceOptions { link_occupancy: true, signal_links }));
+        let opts = RunOpts { order: a.order, trace, progress: workers == 1 && !many };
+        let r = whatif::run(job, opts, a.plots.as_deref()).map_err(Failure::Run)?;
+        let k = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        if many {
+            eprintln!("[{k}/{}] {} on {}: done in {:.1} s", jobs.len(), job.label, job.system, r.speed.wall_s);
+        }
+        Ok(r)
+    })?;
+    if a.sweeps.is_empty() {
+        print_results(&results, a.full);
+    } else {
+        print!("{}", whatif::table(&jobs, &results, 6));
+        if a.full {
+            print_results(&results, true);
+        }
+    }
+    if let Some(dir) = a.plots.as_deref().filter(|_| !a.sweeps.is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Failure::Usage(format!("--plots {}: {e}", dir.display())))?;
+        for (name, svg) in whatif::plots(&jobs, &results) {
+            let p = dir.join(name);
+            std::fs::write(&p, svg).map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
+        }
+        eprintln!("plots: {}/sweep-*.svg", dir.display());
+    }
+    if let Some(p) = &a.json {
+        let points: Vec<serde_json::Value> = jobs
+            .iter()
+            .map(|j| {
+                let set: serde_json::Map<String, serde_json::Value> =
+                    j.point.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect();
+                serde_json::json!({ "benchmark": j.bench, "label": j.label, "system": j.system, "set": set })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "trnsim": env!("CARGO_PKG_VERSION"),
+            "overrides": a.sets,
+            "points": points,
+            "benchmarks": results,
+        });
+        let body = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
+        std::fs::write(p, body + "\n").map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))?;
     }
     Ok(())
 }

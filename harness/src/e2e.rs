@@ -416,11 +416,20 @@ pub fn run_named(
     order: TickOrder,
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<BenchResult, String> {
-    let chip = chip::trn3()?;
+    run_on(name, &chip::trn3()?, order, trace)
+}
+
+/// Runs `e2e-llm-layer` on `chip`.
+pub fn run_on(
+    name: &str,
+    chip: &Chip,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+) -> Result<BenchResult, String> {
     let sw = Stopwatch::start();
-    let (sim, ids) = run_layer(&chip, &SHAPE, order, chip::whole_chip_trace(trace))?;
+    let (sim, ids) = run_layer(chip, &SHAPE, order, chip::whole_chip_trace(trace))?;
     let (wall_s, cpu_s) = sw.elapsed();
-    let headline = headline(&sim, &ids, &chip, &SHAPE)?;
+    let headline = headline(&sim, &ids, chip, &SHAPE)?;
     let speed = Speed::of(&sim, wall_s, cpu_s);
     Ok(BenchResult { name: name.into(), headline, stats: sim.report(), speed })
 }

@@ -147,13 +147,18 @@ fn switch_latency(plot_dir: Option<&std::path::Path>) -> Result<BenchResult, Str
 
 /// nccl-tests-style tables of collectives as packet-level traffic on a topology preset:
 /// (collective, algorithm) pairs at a few sizes, headline = time and busbw per size.
-fn collectives(name: &str, topology: &str, runs: &[(&str, &[u64])]) -> Result<BenchResult, String> {
-    use trnsim_fabric::collective::{run_table, Params};
+fn collectives(
+    name: &str,
+    topo: &trnsim_fabric::topo::Topology,
+    runs: &[(&str, &[u64])],
+) -> Result<BenchResult, String> {
+    use trnsim_fabric::collective::{run, Collective, Params};
     let sw = Stopwatch::start();
     let mut headline = Vec::new();
     for (coll, sizes) in runs {
-        let rows = run_table(topology, coll, sizes, &Params::default())?;
-        for r in rows {
+        let c: Collective = coll.parse()?;
+        for &size in sizes.iter() {
+            let r = run(topo, c, size, &Params::default())?.row;
             let tag = format!("{}_{}B", coll.replace(':', "_"), r.size_bytes);
             headline.push((format!("{tag}_time_us"), r.time_us));
             headline.push((format!("{tag}_busbw_GBps"), r.busbw_gbps));
@@ -243,6 +248,33 @@ fn link_pingpong() -> Result<BenchResult, String> {
     })
 }
 
+/// The collectives (`op:algo`) and per-chip sizes each collective benchmark runs, and the
+/// fabric preset it runs them on by default.
+type CollectiveSet = (&'static str, &'static str, &'static [(&'static str, &'static [u64])]);
+
+/// The collective benchmarks: name, default fabric, collectives and sizes.
+pub const COLLECTIVE_BENCHES: &[CollectiveSet] = &[
+    ("fabric-allreduce-trn2-16", "trn2-server-4x4", &[("all_reduce:ring", &[65_536, 1 << 20, 16 << 20])]),
+    (
+        "fabric-allreduce-nl72x2",
+        "trn3-gen2-nl72x2",
+        &[
+            ("all_reduce:ring", &[1 << 20, 16 << 20]),
+            ("all_reduce:auto", &[1 << 20, 16 << 20]),
+            ("all_to_all", &[1 << 20]),
+        ],
+    ),
+    (
+        "fabric-collectives-nl32x2",
+        "trn3-gen1-nl32x2",
+        &[
+            ("all_reduce:ring", &[1 << 20, 16 << 20]),
+            ("all_reduce:halving_doubling", &[1 << 20, 16 << 20]),
+            ("all_to_all", &[1 << 20, 16 << 20]),
+        ],
+    ),
+];
+
 /// Runs one fabric benchmark.
 pub fn run_named(name: &str, plot_dir: Option<&std::path::Path>) -> Result<BenchResult, String> {
     match name {
@@ -250,27 +282,22 @@ pub fn run_named(name: &str, plot_dir: Option<&std::path::Path>) -> Result<Bench
         "fabric-switch-hol" => switch_hol(),
         "fabric-switch-latency" => switch_latency(plot_dir),
         "fabric-link-pingpong" => link_pingpong(),
-        "fabric-allreduce-trn2-16" => {
-            collectives(name, "trn2-server-4x4", &[("all_reduce:ring", &[65_536, 1 << 20, 16 << 20])])
+        _ => {
+            let (_, fabric, _) = COLLECTIVE_BENCHES
+                .iter()
+                .find(|(n, _, _)| *n == name)
+                .ok_or_else(|| format!("unknown fabric benchmark `{name}`"))?;
+            let topo = trnsim_fabric::topo::load(&trnsim_fabric::topo::presets_dir().join(format!("{fabric}.ron")))?;
+            run_on(name, &topo)
         }
-        "fabric-allreduce-nl72x2" => collectives(
-            name,
-            "trn3-gen2-nl72x2",
-            &[
-                ("all_reduce:ring", &[1 << 20, 16 << 20]),
-                ("all_reduce:auto", &[1 << 20, 16 << 20]),
-                ("all_to_all", &[1 << 20]),
-            ],
-        ),
-        "fabric-collectives-nl32x2" => collectives(
-            name,
-            "trn3-gen1-nl32x2",
-            &[
-                ("all_reduce:ring", &[1 << 20, 16 << 20]),
-                ("all_reduce:halving_doubling", &[1 << 20, 16 << 20]),
-                ("all_to_all", &[1 << 20, 16 << 20]),
-            ],
-        ),
-        _ => Err(format!("unknown fabric benchmark `{name}`")),
     }
+}
+
+/// Runs collective benchmark `name`'s collectives on `topo`.
+pub fn run_on(name: &str, topo: &trnsim_fabric::topo::Topology) -> Result<BenchResult, String> {
+    let (_, _, runs) = COLLECTIVE_BENCHES
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .ok_or_else(|| format!("{name} is not a collective benchmark"))?;
+    collectives(name, topo, runs)
 }

@@ -22,3 +22,4 @@ pub mod suite;
 pub mod summary;
 pub mod system;
 pub mod tp;
+pub mod whatif;

@@ -248,11 +248,21 @@ pub fn run_named(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<BenchResult, String> {
     let us = chip::trn3_gen2()?;
-    let (chip, topo) = (us.chip, us.topology);
+    run_on(name, &us.chip, &us.topology, order, trace)
+}
+
+/// Runs `moe-alltoall-144`'s step on every chip of `topo`, each a `chip`.
+pub fn run_on(
+    name: &str,
+    chip: &Chip,
+    topo: &Topology,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+) -> Result<BenchResult, String> {
     let sw = Stopwatch::start();
-    let r = run(&chip, &topo, &SHAPE, order, chip::whole_chip_trace(trace))?;
+    let r = run(chip, topo, &SHAPE, order, chip::whole_chip_trace(trace))?;
     let (wall_s, cpu_s) = sw.elapsed();
-    let headline = headline(&r, &chip, &SHAPE)?;
+    let headline = headline(&r, chip, &SHAPE)?;
     let speed = Speed::of(&r.sim, wall_s, cpu_s);
     Ok(BenchResult { name: name.into(), headline, stats: crate::suite::keep_first_chip(r.sim.report()), speed })
 }

@@ -292,16 +292,27 @@ pub fn run_named(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
     plots: Option<&std::path::Path>,
 ) -> Result<BenchResult, String> {
+    let us = chip::trn3_gen1()?;
+    run_on(name, &us.chip, &us.topology, order, trace, plots)
+}
+
+/// Runs `tp-matmul-N` over the first N chips of `topo`, each a `chip`.
+pub fn run_on(
+    name: &str,
+    chip: &Chip,
+    topo: &Topology,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+    plots: Option<&std::path::Path>,
+) -> Result<BenchResult, String> {
     let n: u32 = name
         .strip_prefix("tp-matmul-")
         .and_then(|x| x.parse().ok())
-        .ok_or_else(|| format!("{name}: expected tp-matmul-N with N a chip count (2..=64)"))?;
-    let us = chip::trn3_gen1()?;
-    let (chip, topo) = (us.chip, us.topology);
+        .ok_or_else(|| format!("{name}: expected tp-matmul-N with N a chip count (2..={})", topo.chips))?;
     let sw = Stopwatch::start();
-    let r = run(&chip, &topo, &SHAPE, n, order, chip::whole_chip_trace(trace))?;
+    let r = run(chip, topo, &SHAPE, n, order, chip::whole_chip_trace(trace))?;
     let (wall_s, cpu_s) = sw.elapsed();
-    let headline = headline(&r, &chip, &topo, &SHAPE, n)?;
+    let headline = headline(&r, chip, topo, &SHAPE, n)?;
     if let Some(dir) = plots {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let path = dir.join(format!("{name}.svg"));

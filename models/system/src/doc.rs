@@ -249,7 +249,13 @@ impl SystemDoc {
     /// the override: an unknown path lists the nearest valid paths; a value of the wrong type
     /// says which type the field takes.
     pub fn set(&mut self, assignment: &str) -> Result<(), String> {
-        let flag = format!("--set {assignment}");
+        self.set_from("--set", assignment)
+    }
+
+    /// [`SystemDoc::set`] for an assignment that came from another flag (`--sweep`): errors
+    /// name that flag.
+    pub fn set_from(&mut self, flag: &str, assignment: &str) -> Result<(), String> {
+        let flag = format!("{flag} {assignment}");
         let (path, value) = assignment
             .split_once('=')
             .ok_or_else(|| format!("{flag}: expected PATH=VALUE (e.g. chip.hbm.stacks=2)"))?;
@@ -569,18 +575,20 @@ fn typed_value(old: &Value, text: &str) -> Result<Value, String> {
     }
 }
 
-/// The `k` paths of `all` nearest to `want` (edit distance; ties by name).
+/// The `k` paths of `all` nearest to `want`: those under the same parent first, then by the
+/// edit distance of the last field name, then by the whole path's.
 fn nearest(want: &str, all: &[String], k: usize) -> Vec<String> {
-    let last = want.rsplit('.').next().unwrap_or(want);
-    let mut scored: Vec<(usize, &String)> = all
+    let split = |p: &str| p.rsplit_once('.').map_or((String::new(), p.to_string()), |(a, b)| (a.into(), b.into()));
+    let (parent, last) = split(want);
+    let mut scored: Vec<(usize, usize, usize, &String)> = all
         .iter()
         .map(|p| {
-            let plast = p.rsplit('.').next().unwrap_or(p);
-            (edit_distance(want, p).min(edit_distance(last, plast) + 1), p)
+            let (pp, pl) = split(p);
+            (usize::from(pp != parent), edit_distance(&last, &pl), edit_distance(want, p), p)
         })
         .collect();
     scored.sort();
-    scored.into_iter().take(k).map(|(_, p)| p.clone()).collect()
+    scored.into_iter().take(k).map(|s| s.3.clone()).collect()
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {

@@ -1,0 +1,353 @@
+//! What-if runs: the benchmarks that run on a chip, an UltraServer or a fabric, on any system
+//! (`--system PRESET|FILE.ron`), with overrides (`--set PATH=VALUE`) and sweeps
+//! (`--sweep PATH=V1,V2,...`, several = their cartesian product).
+//!
+//! Every point's system is validated before the first run, so a bad value stops the command
+//! at once with a located error. Each point runs as its own job (in parallel with `--jobs`);
+//! its label is the benchmark name followed by the swept values, `tp-matmul-4[chip.hbm.stacks=2]`.
+
+use crate::plot::{Plot, Series};
+use crate::suite::{BenchResult, RunOpts};
+use trnsim_fabric::topo::Topology;
+use trnsim_system::chip::{Chip, UltraServer};
+use trnsim_system::doc::{Resolved, SystemDoc};
+
+/// What a benchmark runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    /// A chip (a chip file, or an UltraServer's chip).
+    Chip,
+    /// Chips on a fabric: an UltraServer.
+    UltraServer,
+    /// A fabric (a fabric file, or an UltraServer's fabric).
+    Fabric,
+}
+
+impl Needs {
+    fn name(self) -> &'static str {
+        match self {
+            Needs::Chip => "a chip or an UltraServer",
+            Needs::UltraServer => "an UltraServer",
+            Needs::Fabric => "a fabric or an UltraServer",
+        }
+    }
+}
+
+/// The benchmarks that take `--system`: (name, what it needs, its default system preset). A
+/// name ending in `-N` is a family (`tp-matmul-N`: any chip count that splits the shape).
+pub const ON_SYSTEM: &[(&str, Needs, &str)] = &[
+    ("e2e-llm-layer", Needs::Chip, "trn3-chip"),
+    ("tp-matmul-N", Needs::UltraServer, "trn3-gen1-ultraserver"),
+    ("moe-alltoall-144", Needs::UltraServer, "trn3-gen2-ultraserver"),
+    ("fabric-allreduce-trn2-16", Needs::Fabric, "trn2-server-4x4"),
+    ("fabric-allreduce-nl72x2", Needs::Fabric, "trn3-gen2-nl72x2"),
+    ("fabric-collectives-nl32x2", Needs::Fabric, "trn3-gen1-nl32x2"),
+];
+
+/// The [`ON_SYSTEM`] entry of benchmark `name`.
+pub fn entry(name: &str) -> Option<(Needs, &'static str)> {
+    ON_SYSTEM.iter().find_map(|(n, needs, preset)| {
+        let hit = match n.strip_suffix("-N") {
+            Some(family) => name.strip_prefix(family).and_then(|r| r.strip_prefix('-')).is_some(),
+            None => name == *n,
+        };
+        hit.then_some((*needs, *preset))
+    })
+}
+
+/// The names of the benchmarks that take `--system`, for messages.
+pub fn names() -> String {
+    ON_SYSTEM.iter().map(|(n, _, _)| *n).collect::<Vec<_>>().join(", ")
+}
+
+/// The benchmarks that can run on a system of this kind, as a one-line list.
+pub fn fitting(sys: &Resolved) -> String {
+    let fits = |needs: Needs| match needs {
+        Needs::Chip => sys.chip().is_some(),
+        Needs::UltraServer => matches!(sys, Resolved::UltraServer(_)),
+        Needs::Fabric => sys.fabric().is_some(),
+    };
+    let chips = sys.fabric().map_or(0, |t| t.chips);
+    let mut out = Vec::new();
+    for (n, _, _) in ON_SYSTEM.iter().filter(|(_, needs, _)| fits(*needs)) {
+        match (n.strip_suffix("-N"), sys.chip()) {
+            (Some(family), Some(chip)) => {
+                let counts: Vec<String> = (2..=chips as u32)
+                    .filter(|&k| crate::tp::SHAPE.chip_shape(k, chip.spec.cores).is_ok())
+                    .map(|k| k.to_string())
+                    .collect();
+                if !counts.is_empty() {
+                    out.push(format!("{family}-N (N = {})", counts.join(", ")));
+                }
+            }
+            _ => out.push(n.to_string()),
+        }
+    }
+    out.join(", ")
+}
+
+/// One `--sweep PATH=V1,V2,...`, or several paths swept together:
+/// `--sweep chip.hbm.stacks+chip.hbm.cores_per_stack=2+4,4+2` (two points, not four).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sweep {
+    /// The paths swept together.
+    pub paths: Vec<String>,
+    /// Each point's values, one per path.
+    pub values: Vec<Vec<String>>,
+}
+
+/// The largest number of points a sweep may expand to.
+pub const MAX_POINTS: usize = 10_000;
+
+impl std::str::FromStr for Sweep {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Sweep, String> {
+        let usage = || format!("--sweep {s}: expected PATH=V1,V2,... or PATH+PATH=V1+W1,V2+W2,... with no empty value");
+        let (path, vals) = s.split_once('=').ok_or_else(usage)?;
+        let paths: Vec<String> = path.split('+').map(|p| p.trim().to_string()).collect();
+        let values: Vec<Vec<String>> =
+            vals.split(',').map(|v| v.split('+').map(|x| x.trim().to_string()).collect()).collect();
+        let empty = paths.iter().chain(values.iter().flatten()).any(String::is_empty);
+        if empty || values.iter().any(|v| v.len() != paths.len()) {
+            return Err(usage());
+        }
+        Ok(Sweep { paths, values })
+    }
+}
+
+/// Every point of the sweeps' cartesian product (the first sweep varies slowest), each a list
+/// of (path, value); one empty point without sweeps.
+pub fn points(sweeps: &[Sweep]) -> Result<Vec<Vec<(String, String)>>, String> {
+    let total = sweeps.iter().try_fold(1usize, |n, s| n.checked_mul(s.values.len()).filter(|&n| n <= MAX_POINTS));
+    if total.is_none() {
+        return Err(format!("the sweeps expand to more than {MAX_POINTS} points"));
+    }
+    let mut out = vec![Vec::new()];
+    for s in sweeps {
+        out = out
+            .into_iter()
+            .flat_map(|p| {
+                s.values.iter().map(move |vals| {
+                    let mut q = p.clone();
+                    q.extend(s.paths.iter().cloned().zip(vals.iter().cloned()));
+                    q
+                })
+            })
+            .collect();
+    }
+    Ok(out)
+}
+
+/// One run of a benchmark on one system.
+#[derive(Clone, Debug)]
+pub struct Job {
+    /// The label results carry: the benchmark, then the point's values.
+    pub label: String,
+    /// The benchmark.
+    pub bench: String,
+    /// The system's name.
+    pub system: String,
+    /// The swept values of this point (empty without sweeps).
+    pub point: Vec<(String, String)>,
+    /// The system, validated.
+    pub resolved: Resolved,
+}
+
+/// The jobs of `benches` on `system` (each benchmark's default when None) with `sets` and every
+/// point of `sweeps`. Every system is validated here, before anything runs.
+pub fn jobs(benches: &[String], system: Option<&str>, sets: &[String], sweeps: &[Sweep]) -> Result<Vec<Job>, String> {
+    let pts = points(sweeps)?;
+    let mut out = Vec::new();
+    for bench in benches {
+        let (needs, preset) =
+            entry(bench).ok_or_else(|| format!("{bench} does not run on a system (those that do: {})", names()))?;
+        let mut base = SystemDoc::open(system.unwrap_or(preset))?;
+        for s in sets {
+            base.set(s)?;
+        }
+        for p in &pts {
+            let mut doc = base.clone();
+            for (path, v) in p {
+                doc.set_from("--sweep", &format!("{path}={v}"))?;
+            }
+            let resolved = doc.resolve()?;
+            check_fits(bench, needs, &doc, &resolved)?;
+            let label = if p.is_empty() {
+                bench.clone()
+            } else {
+                let vals: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("{bench}[{}]", vals.join(","))
+            };
+            out.push(Job { label, bench: bench.clone(), system: doc.name(), point: p.clone(), resolved });
+        }
+    }
+    Ok(out)
+}
+
+fn check_fits(bench: &str, needs: Needs, doc: &SystemDoc, sys: &Resolved) -> Result<(), String> {
+    let ok = match needs {
+        Needs::Chip => sys.chip().is_some(),
+        Needs::UltraServer => matches!(sys, Resolved::UltraServer(_)),
+        Needs::Fabric => sys.fabric().is_some(),
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(format!(
+        "{bench} runs on {}, but {} is {} {} (it can run: {})",
+        needs.name(),
+        doc.file(),
+        if doc.kind() == trnsim_system::doc::DocKind::UltraServer { "an" } else { "a" },
+        doc.kind().name(),
+        fitting(sys)
+    ))
+}
+
+fn ultraserver(sys: &Resolved) -> Result<&UltraServer, String> {
+    match sys {
+        Resolved::UltraServer(u) => Ok(u),
+        _ => Err("this benchmark needs an UltraServer".into()),
+    }
+}
+
+fn chip(sys: &Resolved) -> Result<&Chip, String> {
+    sys.chip().ok_or_else(|| "this benchmark needs a chip".into())
+}
+
+fn fabric(sys: &Resolved) -> Result<&Topology, String> {
+    sys.fabric().ok_or_else(|| "this benchmark needs a fabric".into())
+}
+
+/// Runs one job.
+pub fn run(job: &Job, opts: RunOpts, plots: Option<&std::path::Path>) -> Result<BenchResult, String> {
+    let sys = &job.resolved;
+    let mut r = match job.bench.as_str() {
+        "e2e-llm-layer" => crate::e2e::run_on(&job.bench, chip(sys)?, opts.order, opts.trace)?,
+        "moe-alltoall-144" => {
+            let u = ultraserver(sys)?;
+            crate::moe::run_on(&job.bench, &u.chip, &u.topology, opts.order, opts.trace)?
+        }
+        n if n.starts_with("tp-matmul-") => {
+            let u = ultraserver(sys)?;
+            crate::tp::run_on(n, &u.chip, &u.topology, opts.order, opts.trace, plots)?
+        }
+        n if n.starts_with("fabric-") => crate::fabric::run_on(n, fabric(sys)?)?,
+        other => return Err(format!("{other} does not run on a system (those that do: {})", names())),
+    };
+    r.name = job.label.clone();
+    Ok(r)
+}
+
+/// The sweep table: one row per job, the swept values, then the figures every row has (the
+/// first `max_figures` of them).
+pub fn table(jobs: &[Job], results: &[BenchResult], max_figures: usize) -> String {
+    let swept: Vec<String> = jobs.first().map(|j| j.point.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
+    let figures: Vec<String> = results
+        .first()
+        .map(|r| r.headline.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|k| results.iter().all(|r| r.headline.iter().any(|(n, _)| n == k)))
+        .take(max_figures)
+        .collect();
+    let mut rows = vec![];
+    let mut head = vec!["benchmark".to_string(), "system".to_string()];
+    head.extend(swept.iter().cloned());
+    head.extend(figures.iter().cloned());
+    rows.push(head);
+    for (j, r) in jobs.iter().zip(results) {
+        let mut row = vec![j.bench.clone(), j.system.clone()];
+        row.extend(j.point.iter().map(|(_, v)| v.clone()));
+        for f in &figures {
+            let v = r.headline.iter().find(|(n, _)| n == f).map_or(f64::NAN, |x| x.1);
+            row.push(crate::suite::fmt_figure(v));
+        }
+        rows.push(row);
+    }
+    let widths: Vec<usize> =
+        (0..rows[0].len()).map(|c| rows.iter().map(|r| r.get(c).map_or(0, String::len)).max().unwrap_or(0)).collect();
+    let mut s = String::new();
+    for r in rows {
+        let cells: Vec<String> = r.iter().zip(&widths).map(|(c, w)| format!("{c:>w$}")).collect();
+        s.push_str(cells.join("  ").trim_end());
+        s.push('\n');
+    }
+    s
+}
+
+/// SVG plots of each headline figure against the first swept value (numeric values only),
+/// one series per benchmark and combination of the other swept values. Returns (file name,
+/// SVG) pairs.
+pub fn plots(jobs: &[Job], results: &[BenchResult]) -> Vec<(String, String)> {
+    let Some(first) = jobs.first().and_then(|j| j.point.first()) else { return Vec::new() };
+    let x_path = first.0.clone();
+    let x_of = |j: &Job| j.point.first().and_then(|(_, v)| leading_number(v));
+    if jobs.iter().any(|j| x_of(j).is_none()) {
+        return Vec::new();
+    }
+    let figures: Vec<String> =
+        results.first().map(|r| r.headline.iter().map(|(k, _)| k.clone()).collect()).unwrap_or_default();
+    let mut out = Vec::new();
+    for f in figures {
+        let mut series: Vec<Series> = Vec::new();
+        for (j, r) in jobs.iter().zip(results) {
+            let Some(y) = r.headline.iter().find(|(n, _)| *n == f).map(|x| x.1) else { continue };
+            let rest: Vec<String> = j.point.iter().skip(1).map(|(k, v)| format!("{k}={v}")).collect();
+            let name = if rest.is_empty() { j.bench.clone() } else { format!("{} {}", j.bench, rest.join(",")) };
+            match series.iter_mut().find(|s| s.name == name) {
+                Some(s) => s.points.push((x_of(j).unwrap_or(0.0), y)),
+                None => series.push(Series { name, points: vec![(x_of(j).unwrap_or(0.0), y)] }),
+            }
+        }
+        let plot = Plot {
+            title: format!("{f} against {x_path}"),
+            x_label: x_path.clone(),
+            y_label: f.clone(),
+            series,
+            log_y: false,
+        };
+        let safe: String = format!("sweep-{f}")
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+            .collect();
+        out.push((format!("{safe}.svg"), plot.to_svg()));
+    }
+    out
+}
+
+/// The number a value starts with ("200ns" -> 200), for plotting quantities.
+fn leading_number(v: &str) -> Option<f64> {
+    let end =
+        v.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == 'e' || c == '+')).unwrap_or(v.len());
+    v[..end].parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{entry, points, Needs, Sweep};
+
+    #[test]
+    fn sweeps_expand_to_their_cartesian_product() {
+        let a: Sweep = "chip.hbm.stacks=2,4".parse().unwrap();
+        let b: Sweep = "fabric.packet_bytes=1024,2048,4096".parse().unwrap();
+        let p = points(&[a, b]).unwrap();
+        assert_eq!(p.len(), 6);
+        assert_eq!(p[0], vec![("chip.hbm.stacks".into(), "2".into()), ("fabric.packet_bytes".into(), "1024".into())]);
+        assert_eq!(p[5][1].1, "4096");
+        assert!("x".parse::<Sweep>().is_err() && "x=1,,2".parse::<Sweep>().is_err());
+        let linked: Sweep = "a+b=1+2,3+4".parse().unwrap();
+        let p = points(&[linked]).unwrap();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[1], vec![("a".into(), "3".into()), ("b".into(), "4".into())]);
+        assert!("a+b=1,2".parse::<Sweep>().is_err());
+        let big: Sweep = format!("a={}", vec!["1"; 200].join(",")).parse().unwrap();
+        assert!(points(&[big.clone(), big]).unwrap_err().contains("10000 points"));
+    }
+
+    #[test]
+    fn families_and_plain_names_find_their_entry() {
+        assert_eq!(entry("tp-matmul-16").map(|e| e.0), Some(Needs::UltraServer));
+        assert_eq!(entry("e2e-llm-layer").map(|e| e.1), Some("trn3-chip"));
+        assert!(entry("hbm-random").is_none() && entry("tp-matmul").is_none());
+    }
+}
