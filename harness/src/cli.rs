@@ -53,6 +53,10 @@ enum Cmd {
     /// Run a block's Rust model against its RTL in lock-step and report the first divergence
     /// (`trnsim diff --list` lists the blocks; needs a build with feature `rtl`).
     Diff(crate::diff_cmd::DiffArgs),
+    /// One collective over a range of sizes on a system's fabric, printed as the Neuron SDK's
+    /// nccom-test prints it (`--format nccl-tests` for nccl-tests' columns), e.g.
+    /// `trnsim collective all-reduce -b 1M -e 1G -f 4`.
+    Collective(crate::collective_cmd::CollectiveArgs),
     /// List the benchmarks `trnsim run` knows.
     List,
 }
@@ -228,6 +232,10 @@ pub fn main() -> i32 {
             crate::core_cmd::run(a).map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
         }
         Cmd::Describe(a) => crate::describe::run(a).map_err(Failure::Usage),
+        Cmd::Collective(a) => {
+            crate::collective_cmd::run(a)
+                .map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
+        }
         Cmd::Diff(a) => {
             crate::diff_cmd::run(a).map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
         }

@@ -2,6 +2,7 @@
 //! configs. See `trnsim --help`.
 
 mod cli;
+mod collective_cmd;
 mod core_cmd;
 mod describe;
 mod diff_cmd;

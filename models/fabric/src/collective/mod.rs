@@ -45,10 +45,13 @@ pub enum Op {
     AllToAll,
     /// Every chip ends with the root's (chip 0's) buffer of `size` bytes.
     Broadcast,
+    /// Every chip sends its `size`-byte buffer to the next chip of the ring and receives the
+    /// previous one's (send/recv, as nccom-test's permute).
+    Permute,
 }
 
 /// All operations, in the order error messages list them.
-pub const OPS: [Op; 5] = [Op::AllReduce, Op::AllGather, Op::ReduceScatter, Op::AllToAll, Op::Broadcast];
+pub const OPS: [Op; 6] = [Op::AllReduce, Op::AllGather, Op::ReduceScatter, Op::AllToAll, Op::Broadcast, Op::Permute];
 
 impl Op {
     /// Name as in configurations ("all_reduce").
@@ -59,6 +62,7 @@ impl Op {
             Op::ReduceScatter => "reduce_scatter",
             Op::AllToAll => "all_to_all",
             Op::Broadcast => "broadcast",
+            Op::Permute => "permute",
         }
     }
 
@@ -68,7 +72,7 @@ impl Op {
         let f = (n as f64 - 1.0) / n as f64;
         match self {
             Op::AllReduce => 2.0 * f,
-            Op::Broadcast => 1.0,
+            Op::Broadcast | Op::Permute => 1.0,
             _ => f,
         }
     }
@@ -85,12 +89,17 @@ pub enum Algo {
     HalvingDoubling,
     /// Binomial tree (broadcast).
     Tree,
+    /// All-reduce in three phases: ring reduce-scatter inside each server, ring all-reduce
+    /// across servers among the chips that hold the same piece, ring all-gather inside each
+    /// server: `2(k - 1) + 2(m - 1)` steps for `m` servers of `k` chips instead of `2(km - 1)`.
+    Hierarchical,
     /// Chosen by size: [`auto_algo`] (spec §7's sweet spots). Resolved before a run.
     Auto,
 }
 
 /// All algorithms, in the order error messages list them.
-pub const ALGOS: [Algo; 5] = [Algo::Ring, Algo::Direct, Algo::HalvingDoubling, Algo::Tree, Algo::Auto];
+pub const ALGOS: [Algo; 6] =
+    [Algo::Ring, Algo::Direct, Algo::HalvingDoubling, Algo::Tree, Algo::Hierarchical, Algo::Auto];
 
 impl Algo {
     /// Name as in configurations ("ring").
@@ -100,6 +109,7 @@ impl Algo {
             Algo::Direct => "direct",
             Algo::HalvingDoubling => "halving_doubling",
             Algo::Tree => "tree",
+            Algo::Hierarchical => "hierarchical",
             Algo::Auto => "auto",
         }
     }
@@ -124,15 +134,12 @@ impl std::str::FromStr for Collective {
             format!("unknown collective {o:?} (allowed: {})", list(OPS.iter().map(|x| x.name()).collect()))
         })?;
         let algo = match a {
-            None if op == Op::AllToAll => Algo::Direct,
+            None if matches!(op, Op::AllToAll | Op::Permute) => Algo::Direct,
             None => Algo::Ring,
             Some(a) => ALGOS.into_iter().find(|x| x.name() == a).ok_or_else(|| {
                 format!("unknown algorithm {a:?} (allowed: {})", list(ALGOS.iter().map(|x| x.name()).collect()))
             })?,
         };
-        if algo == Algo::Auto && !matches!(op, Op::AllReduce | Op::Broadcast) {
-            return Err(format!("algorithm auto is defined for all_reduce and broadcast, not {}", op.name()));
-        }
         Ok(Collective { op, algo })
     }
 }
@@ -159,7 +166,7 @@ pub fn auto_algo(op: Op, n: usize, size: u64) -> Algo {
         Op::AllReduce if size < MESH_BELOW_BYTES => Algo::Direct,
         Op::AllReduce if size <= RDH_UP_TO_BYTES && n.is_power_of_two() => Algo::HalvingDoubling,
         Op::Broadcast if broadcast_tree_is_faster(n, size) => Algo::Tree,
-        Op::AllToAll => Algo::Direct,
+        Op::AllToAll | Op::Permute => Algo::Direct,
         _ => Algo::Ring,
     }
 }
@@ -231,9 +238,22 @@ pub struct RunResult {
 /// Runs `coll` once on `topo` with a per-chip buffer of `size` bytes (`auto` resolved by
 /// [`Collective::resolve`]).
 pub fn run(topo: &Topology, coll: Collective, size: u64, p: &Params) -> Result<RunResult, String> {
-    let n = topo.chips;
+    let all: Vec<usize> = topo.ring.clone();
+    run_group(topo, coll, size, &all, p)
+}
+
+/// Runs `coll` once among the chips `members` of `topo` (in ring order; the others take no
+/// part) with a per-chip buffer of `size` bytes. Bus bandwidth uses the group's size.
+pub fn run_group(
+    topo: &Topology,
+    coll: Collective,
+    size: u64,
+    members: &[usize],
+    p: &Params,
+) -> Result<RunResult, String> {
+    let n = members.len();
     let coll = coll.resolve(n, size);
-    let progs = schedule::build(coll.op, coll.algo, n, size, &topo.ring)?;
+    let progs = schedule::for_members(coll.op, coll.algo, topo.chips, members, size, topo.chips_per_server)?;
     let fabric = FabricRun::new(Network::new(topo.clone()), progs, p.step_overhead.as_ps());
     let mut b = SimBuilder::new();
     let clk = b.clock("fabric", Frequency::from_mhz(1000)).map_err(|e| e.to_string())?;

@@ -47,15 +47,19 @@ pub struct FabricRun {
 
 impl FabricRun {
     /// Engines running `programs` (index = chip) over `net`, with `overhead_ps` of software
-    /// time before each step's sends; every chip's step 0 becomes ready at time 0.
+    /// time before each step's sends; every chip's step 0 becomes ready at time 0. A chip
+    /// with an empty program takes no part (it is done at time 0).
     pub fn new(net: Network, programs: Vec<Program>, overhead_ps: u64) -> FabricRun {
         let mut timers = BinaryHeap::new();
         let engines = programs
             .into_iter()
             .enumerate()
             .map(|(c, prog)| {
-                timers.push(Reverse((overhead_ps, c)));
-                Engine { received: vec![0; prog.len()], prog, cur: 0, issued: false, done_ps: None }
+                let done_ps = if prog.is_empty() { Some(0) } else { None };
+                if done_ps.is_none() {
+                    timers.push(Reverse((overhead_ps, c)));
+                }
+                Engine { received: vec![0; prog.len()], prog, cur: 0, issued: false, done_ps }
             })
             .collect();
         FabricRun { net, engines, timers, overhead_ps, events: 0 }

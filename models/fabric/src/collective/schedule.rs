@@ -21,15 +21,18 @@ pub struct Step {
 /// The steps of one chip, in order.
 pub type Program = Vec<Step>;
 
-/// Builds one program per chip (index = chip) for `n` chips and `size` bytes.
-pub type ScheduleFn = fn(op: Op, n: usize, size: u64, ring: &[usize]) -> Result<Vec<Program>, String>;
+/// Builds one program per rank (index = rank) for `n` ranks and `size` bytes; `ring` is the
+/// ring order of the ranks, and ranks `s x per_server .. (s + 1) x per_server` share a server.
+pub type ScheduleFn =
+    fn(op: Op, n: usize, size: u64, ring: &[usize], per_server: usize) -> Result<Vec<Program>, String>;
 
 /// The algorithms: (algorithm, operations it implements, builder). One entry per algorithm.
 pub const REGISTRY: &[(Algo, &[Op], ScheduleFn)] = &[
-    (Algo::Ring, &[Op::AllReduce, Op::AllGather, Op::ReduceScatter, Op::Broadcast], ring),
-    (Algo::Direct, &[Op::AllToAll, Op::AllReduce], direct),
+    (Algo::Ring, &[Op::AllReduce, Op::AllGather, Op::ReduceScatter, Op::Broadcast, Op::Permute], ring),
+    (Algo::Direct, &[Op::AllToAll, Op::AllReduce, Op::Permute], direct),
     (Algo::HalvingDoubling, &[Op::AllReduce], halving_doubling),
     (Algo::Tree, &[Op::Broadcast], binomial_tree),
+    (Algo::Hierarchical, &[Op::AllReduce], hierarchical),
 ];
 
 /// Pipelined-chain broadcast: the buffer is cut into about `sqrt((n - 2) x size /
@@ -46,6 +49,18 @@ pub const ROOT: usize = 0;
 /// The programs of `algo` for `op` (`auto` resolved by [`crate::collective::auto_algo`]),
 /// or why not.
 pub fn build(op: Op, algo: Algo, n: usize, size: u64, ring: &[usize]) -> Result<Vec<Program>, String> {
+    build_in(op, algo, n, size, ring, n)
+}
+
+/// [`build`] with ranks grouped `per_server` to a server (for the hierarchical algorithm).
+pub fn build_in(
+    op: Op,
+    algo: Algo,
+    n: usize,
+    size: u64,
+    ring: &[usize],
+    per_server: usize,
+) -> Result<Vec<Program>, String> {
     let algo = if algo == Algo::Auto { crate::collective::auto_algo(op, n, size) } else { algo };
     let (_, ops, f) = REGISTRY.iter().find(|(a, _, _)| *a == algo).ok_or_else(|| format!("no algorithm {algo:?}"))?;
     if !ops.contains(&op) {
@@ -54,15 +69,75 @@ pub fn build(op: Op, algo: Algo, n: usize, size: u64, ring: &[usize]) -> Result<
     if n < 2 {
         return Err(format!("a collective needs at least 2 chips, got {n}"));
     }
-    f(op, n, size, ring)
+    f(op, n, size, ring, per_server)
+}
+
+/// The programs of a collective among the chips `members` of a `chips`-chip topology whose
+/// servers hold `chips_per_server` chips: one per chip, empty for the chips not among the
+/// members. Ranks are the members in the order given (that is the ring order); a member's
+/// server is `chip / chips_per_server`, and the hierarchical algorithm needs the members to
+/// fill their servers alike and be listed server by server.
+pub fn for_members(
+    op: Op,
+    algo: Algo,
+    chips: usize,
+    members: &[usize],
+    size: u64,
+    chips_per_server: usize,
+) -> Result<Vec<Program>, String> {
+    let n = members.len();
+    let mut sorted = members.to_vec();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|w| w[0] == w[1]) {
+        return Err(format!("a chip is listed twice among the members {members:?}"));
+    }
+    if let Some(&c) = members.iter().find(|&&c| c >= chips) {
+        return Err(format!("member chip {c}, but the topology has {chips} chips (0..{})", chips.saturating_sub(1)));
+    }
+    let per_server = members_per_server(members, chips_per_server.max(1));
+    if algo == Algo::Hierarchical && per_server.is_none() {
+        return Err(format!(
+            "hierarchical needs the members listed server by server with the same number on each server of {chips_per_server} chips"
+        ));
+    }
+    let ring: Vec<usize> = (0..n).collect();
+    let local = build_in(op, algo, n, size, &ring, per_server.unwrap_or(n))?;
+    let mut progs = vec![Vec::new(); chips];
+    for (r, prog) in local.into_iter().enumerate() {
+        progs[members[r]] = prog
+            .into_iter()
+            .map(|st| Step { sends: st.sends.into_iter().map(|(d, bytes)| (members[d], bytes)).collect(), ..st })
+            .collect();
+    }
+    Ok(progs)
+}
+
+/// Members per server when the members come server by server, the same number from each.
+fn members_per_server(members: &[usize], chips_per_server: usize) -> Option<usize> {
+    let server = |c: usize| c / chips_per_server;
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for &c in members {
+        match runs.last_mut() {
+            Some((s, k)) if *s == server(c) => *k += 1,
+            _ => runs.push((server(c), 1)),
+        }
+    }
+    let k = runs.first()?.1;
+    let mut servers: Vec<usize> = runs.iter().map(|r| r.0).collect();
+    servers.sort_unstable();
+    servers.dedup();
+    (runs.iter().all(|r| r.1 == k) && servers.len() == runs.len()).then_some(k)
 }
 
 /// Ring: the chips in `ring` order; each step sends `size / n` to the next chip and receives
 /// from the previous one. All-reduce = reduce-scatter (n - 1 steps) then all-gather (n - 1).
 /// Broadcast is a pipelined chain instead (see [`chain_broadcast`]).
-fn ring(op: Op, n: usize, size: u64, ring: &[usize]) -> Result<Vec<Program>, String> {
+fn ring(op: Op, n: usize, size: u64, ring: &[usize], _per_server: usize) -> Result<Vec<Program>, String> {
     if op == Op::Broadcast {
         return Ok(chain_broadcast(n, size, ring));
+    }
+    if op == Op::Permute {
+        return Ok(permute(n, size, ring));
     }
     let steps = if op == Op::AllReduce { 2 * (n - 1) } else { n - 1 };
     let chunk = size.div_ceil(n as u64);
@@ -77,7 +152,10 @@ fn ring(op: Op, n: usize, size: u64, ring: &[usize]) -> Result<Vec<Program>, Str
 /// Direct (mesh): every chip sends `size / n` to every other chip in one step, starting with
 /// its successor (c + 1, c + 2, ...) so no chip is everyone's first target. All-reduce is a
 /// direct reduce-scatter followed by a direct all-gather (spec §7 Mesh, 2 steps).
-fn direct(op: Op, n: usize, size: u64, _ring: &[usize]) -> Result<Vec<Program>, String> {
+fn direct(op: Op, n: usize, size: u64, ring: &[usize], _per_server: usize) -> Result<Vec<Program>, String> {
+    if op == Op::Permute {
+        return Ok(permute(n, size, ring));
+    }
     let chunk = size.div_ceil(n as u64);
     let steps = if op == Op::AllReduce { 2 } else { 1 };
     Ok((0..n)
@@ -92,7 +170,7 @@ fn direct(op: Op, n: usize, size: u64, _ring: &[usize]) -> Result<Vec<Program>, 
 /// `size / 2^(k+1)` with partner `c xor n / 2^(k+1)`, then the doubling steps in reverse.
 /// Chip indices are the partners, so on a torus with power-of-two dimensions the partner
 /// differs in one coordinate (the torus seen as a hypercube). `n` must be a power of two.
-fn halving_doubling(_op: Op, n: usize, size: u64, _ring: &[usize]) -> Result<Vec<Program>, String> {
+fn halving_doubling(_op: Op, n: usize, size: u64, _ring: &[usize], _per_server: usize) -> Result<Vec<Program>, String> {
     if !n.is_power_of_two() {
         return Err(format!("halving-doubling needs a power-of-two chip count, got {n}"));
     }
@@ -141,7 +219,7 @@ pub fn chain_chunks(n: usize, size: u64) -> u64 {
 /// Binomial-tree broadcast from [`ROOT`] (chip index = rank): in step `k` every chip of rank
 /// `r < 2^k` that has the buffer sends all of it to rank `r + 2^k`; ceil(log2 n) steps, each
 /// chip receives the buffer once.
-fn binomial_tree(_op: Op, n: usize, size: u64, _ring: &[usize]) -> Result<Vec<Program>, String> {
+fn binomial_tree(_op: Op, n: usize, size: u64, _ring: &[usize], _per_server: usize) -> Result<Vec<Program>, String> {
     let steps = n.next_power_of_two().trailing_zeros() as usize;
     Ok((0..n)
         .map(|r| {
@@ -151,6 +229,44 @@ fn binomial_tree(_op: Op, n: usize, size: u64, _ring: &[usize]) -> Result<Vec<Pr
                     Step { sends, recvs: u32::from(r >= 1 << k && r < 2 << k) }
                 })
                 .collect()
+        })
+        .collect())
+}
+
+/// Permute (send/recv): one step in which every rank sends its whole buffer to the next rank
+/// of `ring` and receives the previous one's.
+fn permute(n: usize, size: u64, ring: &[usize]) -> Vec<Program> {
+    let mut progs = vec![Program::new(); n];
+    for (p, &c) in ring.iter().enumerate() {
+        progs[c] = vec![Step { sends: vec![(ring[(p + 1) % n], size)], recvs: 1 }];
+    }
+    progs
+}
+
+/// Hierarchical all-reduce over `m` servers of `k = per_server` ranks (ranks `s x k ..` on
+/// server `s`): a ring reduce-scatter inside each server (`k - 1` steps of `size / k`), a
+/// ring all-reduce of each rank's piece across the servers among the ranks with the same
+/// local index (`2(m - 1)` steps of `size / (k m)`), then a ring all-gather inside each
+/// server (`k - 1` steps of `size / k`). Each rank's steps run in that order; a phase with one
+/// rank is empty.
+fn hierarchical(_op: Op, n: usize, size: u64, _ring: &[usize], per_server: usize) -> Result<Vec<Program>, String> {
+    let k = per_server.max(1);
+    if !n.is_multiple_of(k) {
+        return Err(format!("hierarchical: {n} ranks do not fill servers of {k}"));
+    }
+    let m = n / k;
+    let piece = size.div_ceil(k as u64);
+    let across = piece.div_ceil(m as u64);
+    Ok((0..n)
+        .map(|r| {
+            let (s, j) = (r / k, r % k);
+            let local_next = s * k + (j + 1) % k;
+            let remote_next = ((s + 1) % m) * k + j;
+            let inside = (0..k - 1).map(|_| Step { sends: vec![(local_next, piece)], recvs: 1 });
+            let mut p: Program = inside.clone().collect();
+            p.extend((0..2 * (m - 1)).map(|_| Step { sends: vec![(remote_next, across)], recvs: 1 }));
+            p.extend(inside);
+            p
         })
         .collect())
 }

@@ -7,7 +7,7 @@ use super::packet::Packet;
 use super::ports::Ports;
 use super::switch::SwitchNode;
 use super::{CollectiveHandles, MsgMeta};
-use crate::collective::schedule::{self, Program, Step};
+use crate::collective::schedule::{self, Program};
 use crate::collective::{Collective, Params};
 use crate::topo::{NodeKind, Topology};
 use trnsim_kernel::{ClockId, ComponentId, InPort, OutPort, SimBuilder, TrackKind};
@@ -86,26 +86,9 @@ impl Job {
         size: u64,
         doorbells: u64,
     ) -> Result<Job, String> {
-        let n = members.len();
-        let mut sorted = members.to_vec();
-        sorted.sort_unstable();
-        if sorted.windows(2).any(|w| w[0] == w[1]) {
-            return Err(format!("job {name}: a chip is listed twice among the members {members:?}"));
-        }
-        let coll = coll.resolve(n, size);
-        let ring: Vec<usize> = (0..n).collect();
-        let local = schedule::build(coll.op, coll.algo, n, size, &ring)?;
-        let mut progs = vec![Vec::new(); chips];
-        for (r, prog) in local.into_iter().enumerate() {
-            let c = members[r];
-            if c >= chips {
-                return Err(format!("job {name}: member chip {c} but the topology has {chips} chips"));
-            }
-            progs[c] = prog
-                .into_iter()
-                .map(|st| Step { sends: st.sends.into_iter().map(|(d, bytes)| (members[d], bytes)).collect(), ..st })
-                .collect();
-        }
+        let coll = coll.resolve(members.len(), size);
+        let progs = schedule::for_members(coll.op, coll.algo, chips, members, size, chips)
+            .map_err(|e| format!("job {name}: {e}"))?;
         Ok(Job { name: name.into(), progs, doorbells })
     }
 }

@@ -81,6 +81,11 @@ pub struct Topology {
     pub ring: Vec<usize>,
     /// Out edges of each node, in creation order.
     pub out: Vec<Vec<usize>>,
+    /// Chips per server (chips `s x k .. (s + 1) x k` share server `s`): a switched fabric's
+    /// `chips_per_server`; on a torus of three or more dimensions the first two dimensions'
+    /// plane (Trn2: 4 x 4 per server), else every chip. The hierarchical collectives work
+    /// inside servers first.
+    pub chips_per_server: usize,
     /// `next[dst][node]`: candidate next edges from `node` towards chip `dst` (sorted).
     next: Vec<Vec<Vec<u32>>>,
 }
@@ -190,6 +195,11 @@ impl Topology {
             }
             Kind::FatTree { radix, levels, .. } => fat_tree(&mut b, *radix, *levels, c.tier_latency_ps[0]),
         };
+        let chips_per_server = match &c.spec.kind {
+            Kind::Switched { chips_per_server, .. } => *chips_per_server as usize,
+            Kind::Torus { dims, .. } if dims.len() >= 3 => dims[..2].iter().map(|&d| d as usize).product(),
+            _ => chips,
+        };
         let mut out = vec![Vec::new(); b.nodes.len()];
         for (e, edge) in b.edges.iter().enumerate() {
             out[edge.from].push(e);
@@ -203,6 +213,7 @@ impl Topology {
             routing,
             ring,
             out,
+            chips_per_server,
             next: vec![],
         };
         t.next = match (&c.spec.kind, routing) {

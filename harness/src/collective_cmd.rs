@@ -1,0 +1,367 @@
+//! `trnsim collective`: one collective over a range of sizes on any system's fabric, printed
+//! as the Neuron SDK's nccom-test prints it (or as nccl-tests does, `--format nccl-tests`), so
+//! a simulated table can be held beside a measured one.
+//!
+//! Sizes are per rank, as both tools take them: the all-reduce input, the all-gather output,
+//! the reduce-scatter input, the all-to-all send buffer, the broadcast buffer, the permute
+//! buffer. `algbw = size / time`, `busbw = algbw x` the operation's bus factor
+//! (`trnsim_fabric::collective::Op::busbw_factor`). Each size is one simulated run of the
+//! packet-level fabric; there is no warm-up and no run-to-run noise, so nccl-tests' in-place
+//! columns repeat the out-of-place ones and `#wrong` is 0 (data is not modelled).
+
+use clap::Args;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use trnsim_fabric::collective::{self, Algo, Collective, Op, Params};
+use trnsim_system::doc::SystemDoc;
+
+/// `trnsim collective` arguments.
+#[derive(Args, Debug)]
+pub struct CollectiveArgs {
+    /// The operation: all-reduce (allr), all-gather (allg), reduce-scatter (redsct),
+    /// all-to-all (alltoall), broadcast (bcast), permute (send-recv).
+    pub op: String,
+    /// The system: an UltraServer or fabric preset, or a RON file.
+    #[arg(long, default_value = "trn3-gen2-ultraserver", value_name = "PRESET|FILE.ron")]
+    pub system: String,
+    /// Override a field of the system, e.g. `fabric.switch.latency=200ns` (repeatable).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
+    /// Smallest size per rank, in bytes (K, M, G = 2^10, 2^20, 2^30).
+    #[arg(short = 'b', long = "minbytes", default_value = "32M", value_parser = parse_size)]
+    pub minbytes: u64,
+    /// Largest size per rank.
+    #[arg(short = 'e', long = "maxbytes", default_value = "32M", value_parser = parse_size)]
+    pub maxbytes: u64,
+    /// Multiply the size by this factor between rows (>= 2).
+    #[arg(short = 'f', long = "stepfactor", default_value_t = 2, value_parser = clap::value_parser!(u64).range(2..=1024))]
+    pub stepfactor: u64,
+    /// The algorithm: ring, rhd (recursive halving-doubling), direct, tree (broadcast),
+    /// hierarchical (all-reduce: inside servers, then across), auto (by size).
+    #[arg(long, default_value = "auto")]
+    pub algo: String,
+    /// Ranks taking part: the first N chips in ring order (default: every chip).
+    #[arg(short = 'r', long = "nworkers", value_name = "N")]
+    pub nworkers: Option<u32>,
+    /// Ranks taking part, as chip numbers: `0-15`, `0,4,8,12` or `0-3,72-75` (instead of -r).
+    #[arg(short = 'g', long = "group", value_name = "CHIPS", conflicts_with = "nworkers")]
+    pub group: Option<String>,
+    /// Element type, for the count column: uint8, int8, bf16, fp16, fp32, int32, ...
+    #[arg(short = 'd', long = "datatype", default_value = "uint8")]
+    pub datatype: String,
+    /// Output format: nccom (nccom-test's table) or nccl-tests.
+    #[arg(long, default_value = "nccom")]
+    pub format: String,
+    /// Software time before each step's sends (the collective engine's per-step cost).
+    #[arg(long, default_value = "1500ns", value_parser = parse_dur)]
+    pub step_overhead: trnsim_kernel::Dur,
+    /// Write every row as JSON.
+    #[arg(long, value_name = "FILE.json")]
+    pub json: Option<PathBuf>,
+}
+
+fn parse_dur(s: &str) -> Result<trnsim_kernel::Dur, String> {
+    s.parse::<trnsim_kernel::Dur>().map_err(|e| e.to_string())
+}
+
+/// A byte count: digits with an optional K, M or G (binary) suffix, optionally followed by B
+/// or iB ("1G", "64KiB", "4096").
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let n: u64 = num.parse().map_err(|_| format!("{s:?} is not a size (e.g. 8, 64K, 1M, 1G)"))?;
+    let shift = match unit.trim_end_matches("iB").trim_end_matches('B') {
+        "" => 0,
+        "K" | "k" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?} (allowed: K, M, G, T, with an optional B or iB)")),
+    };
+    n.checked_mul(1u64 << shift).filter(|&v| v > 0).ok_or_else(|| format!("{s:?} is out of range (1 B .. 16 EiB)"))
+}
+
+/// The operation an nccom-test or trnsim name stands for.
+pub fn parse_op(s: &str) -> Result<Op, String> {
+    Ok(match s {
+        "all-reduce" | "all_reduce" | "allr" => Op::AllReduce,
+        "all-gather" | "all_gather" | "allg" => Op::AllGather,
+        "reduce-scatter" | "reduce_scatter" | "redsct" => Op::ReduceScatter,
+        "all-to-all" | "all_to_all" | "alltoall" => Op::AllToAll,
+        "broadcast" | "bcast" => Op::Broadcast,
+        "permute" | "send-recv" | "sendrecv" => Op::Permute,
+        _ => {
+            return Err(format!(
+                "unknown operation {s:?} (allowed: all-reduce/allr, all-gather/allg, reduce-scatter/redsct, all-to-all/alltoall, broadcast/bcast, permute/send-recv)"
+            ))
+        }
+    })
+}
+
+fn parse_algo(s: &str) -> Result<Algo, String> {
+    Ok(match s {
+        "ring" => Algo::Ring,
+        "rhd" | "halving_doubling" => Algo::HalvingDoubling,
+        "direct" | "mesh" => Algo::Direct,
+        "tree" => Algo::Tree,
+        "hierarchical" => Algo::Hierarchical,
+        "auto" => Algo::Auto,
+        _ => return Err(format!("unknown algorithm {s:?} (allowed: ring, rhd, direct, tree, hierarchical, auto)")),
+    })
+}
+
+/// Bytes per element of a data type name.
+fn elem_bytes(t: &str) -> Result<u64, String> {
+    Ok(match t {
+        "uint8" | "int8" | "fp8" | "fp8_e4m3" | "fp8_e5m2" => 1,
+        "uint16" | "int16" | "fp16" | "bf16" => 2,
+        "uint32" | "int32" | "fp32" | "float" => 4,
+        "uint64" | "int64" | "fp64" | "double" => 8,
+        _ => return Err(format!("unknown data type {t:?} (allowed: uint8, int8, fp8, uint16, int16, fp16, bf16, uint32, int32, fp32, uint64, int64, fp64)")),
+    })
+}
+
+/// Chip numbers from `0-15`, `0,4,8` or `0-3,72-75`, each below `chips`.
+pub fn parse_group(s: &str, chips: usize) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let num = |x: &str| -> Result<usize, String> {
+            let v: usize = x.trim().parse().map_err(|_| format!("-g {s}: {x:?} is not a chip number"))?;
+            if v >= chips {
+                return Err(format!("-g {s}: chip {v} is not in the system (chips 0..{})", chips - 1));
+            }
+            Ok(v)
+        };
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (num(a)?, num(b)?);
+                if a > b {
+                    return Err(format!("-g {s}: range {a}-{b} runs backwards"));
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(num(part)?),
+        }
+    }
+    let mut sorted = out.clone();
+    sorted.sort_unstable();
+    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+        return Err(format!("-g {s}: chip {} is listed twice", w[0]));
+    }
+    if out.len() < 2 {
+        return Err(format!("-g {s}: a collective needs at least 2 ranks"));
+    }
+    Ok(out)
+}
+
+/// One printed row.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Row {
+    /// Bytes per rank.
+    pub size: u64,
+    /// Elements per rank.
+    pub count: u64,
+    /// Simulated time, in microseconds.
+    pub time_us: f64,
+    /// size / time, in GB/s.
+    pub algbw: f64,
+    /// algbw x bus factor, in GB/s.
+    pub busbw: f64,
+    /// The algorithm that ran.
+    pub algo: &'static str,
+}
+
+/// The sizes of a sweep: `min`, then multiplied by `factor` up to `max`.
+fn sizes(min: u64, max: u64, factor: u64) -> Vec<u64> {
+    let mut v = vec![min];
+    while let Some(next) = v.last().and_then(|s| s.checked_mul(factor)).filter(|&s| s <= max) {
+        v.push(next);
+    }
+    v
+}
+
+/// Runs the command; `Err((message, exit code))`.
+pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
+    let usage = |m: String| (m, 2);
+    let op = parse_op(&a.op).map_err(usage)?;
+    let algo = parse_algo(&a.algo).map_err(usage)?;
+    let esize = elem_bytes(&a.datatype).map_err(usage)?;
+    if a.minbytes > a.maxbytes {
+        return Err(usage(format!("-b {} is larger than -e {}", a.minbytes, a.maxbytes)));
+    }
+    if !matches!(a.format.as_str(), "nccom" | "nccl-tests") {
+        return Err(usage(format!("--format {}: unknown format (allowed: nccom, nccl-tests)", a.format)));
+    }
+    let mut doc = SystemDoc::open(&a.system).map_err(usage)?;
+    for s in &a.sets {
+        doc.set(s).map_err(usage)?;
+    }
+    let sys = doc.resolve().map_err(usage)?;
+    let topo = sys.fabric().ok_or_else(|| usage(format!("{} is a chip: a collective needs a fabric", doc.file())))?;
+    let members: Vec<usize> = match (&a.group, a.nworkers) {
+        (Some(g), _) => parse_group(g, topo.chips).map_err(usage)?,
+        (None, Some(n)) if (2..=topo.chips as u32).contains(&n) => topo.ring[..n as usize].to_vec(),
+        (None, Some(n)) => return Err(usage(format!("-r {n} is out of range (allowed: 2..={})", topo.chips))),
+        (None, None) => topo.ring.clone(),
+    };
+    let params = Params { step_overhead: a.step_overhead, ..Params::default() };
+    let coll = Collective { op, algo };
+    let all = sizes(a.minbytes, a.maxbytes, a.stepfactor);
+    if a.format == "nccl-tests" {
+        print!("{}", nccl_header(&a, &members, topo.name.as_str()));
+    } else {
+        println!(
+            "{:>12}{:>16}{:>9}{:>12}{:>15}{:>15}",
+            "size(B)", "count(elems)", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)"
+        );
+    }
+    let mut rows = Vec::new();
+    for &size in &all {
+        let r = collective::run_group(topo, coll, size, &members, &params).map_err(|e| (e, 1))?;
+        let row = Row {
+            size,
+            count: size / esize,
+            time_us: r.row.time_us,
+            algbw: r.row.algbw_gbps,
+            busbw: r.row.busbw_gbps,
+            algo: r.algo.name(),
+        };
+        // Rows print as each size completes.
+        if a.format == "nccl-tests" {
+            println!("{}", nccl_row(&row, &a.datatype, op));
+        } else {
+            println!(
+                "{:>12}{:>16}{:>9}{:>12}{:>15.2}{:>15.2}",
+                row.size,
+                row.count,
+                a.datatype,
+                format!("{:.0}", row.time_us),
+                row.algbw,
+                row.busbw
+            );
+        }
+        rows.push(row);
+    }
+    let avg = rows.iter().map(|r| r.busbw).sum::<f64>() / rows.len().max(1) as f64;
+    if a.format == "nccl-tests" {
+        println!("# Out of bounds values : 0 OK");
+        println!("# Avg bus bandwidth    : {} ", g6(avg));
+        println!("#");
+    } else {
+        println!("Avg bus bandwidth:\t{avg:.4}GB/s");
+    }
+    eprintln!(
+        "{} on {} ({} of {} chips), algorithm {}: simulated by the packet-level fabric",
+        op.name(),
+        doc.name(),
+        members.len(),
+        topo.chips,
+        rows.last().map_or("-", |r| r.algo)
+    );
+    if let Some(p) = &a.json {
+        let doc = serde_json::json!({
+            "trnsim": env!("CARGO_PKG_VERSION"), "op": op.name(), "system": doc.name(),
+            "ranks": members, "datatype": a.datatype, "rows": rows, "avg_busbw_GBps": avg,
+        });
+        let body = serde_json::to_string_pretty(&doc).map_err(|e| (e.to_string(), 1))?;
+        std::fs::write(p, body + "\n").map_err(|e| (format!("--json {}: {e}", p.display()), 2))?;
+    }
+    Ok(())
+}
+
+/// nccl-tests' preamble, filled with what the simulation knows.
+fn nccl_header(a: &CollectiveArgs, members: &[usize], system: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# nThread 1 nGpus 1 minBytes {} maxBytes {} step: {}(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0",
+        a.minbytes, a.maxbytes, a.stepfactor
+    );
+    let _ = writeln!(s, "#");
+    let _ = writeln!(s, "# Using devices");
+    for (r, c) in members.iter().enumerate() {
+        let _ = writeln!(s, "#  Rank {r:>2} Group  0 Pid      0 on {system:>10} device {c:>2} [sim] trnsim chip{c}");
+    }
+    let _ = writeln!(s, "#");
+    let _ = writeln!(s, "#                                                              out-of-place                       in-place          ");
+    let _ = writeln!(s, "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong");
+    let _ = writeln!(s, "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       ");
+    s
+}
+
+/// One nccl-tests row: out-of-place then in-place (the same, see the module docs).
+fn nccl_row(r: &Row, datatype: &str, op: Op) -> String {
+    let ty = match datatype {
+        "fp32" => "float",
+        "fp16" => "half",
+        "bf16" => "bfloat16",
+        "fp64" => "double",
+        other => other,
+    };
+    let (redop, root) = match op {
+        Op::AllReduce | Op::ReduceScatter => ("sum", -1),
+        Op::Broadcast => ("none", 0),
+        _ => ("none", -1),
+    };
+    let half = format!("  {:>7}  {:6.2}  {:6.2}  {:>5}", time_str(r.time_us), r.algbw, r.busbw, 0);
+    format!("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{half}{half}", r.size, r.count, ty, redop, root)
+}
+
+/// A time as nccl-tests prints it: 7 characters, fewer decimals as it grows.
+fn time_str(us: f64) -> String {
+    if us >= 10_000.0 {
+        format!("{us:.0}")
+    } else if us >= 100.0 {
+        format!("{us:.1}")
+    } else {
+        format!("{us:.2}")
+    }
+}
+
+/// `%g` with 6 significant digits, as nccl-tests prints the average bus bandwidth.
+fn g6(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let digits = 6 - 1 - v.abs().log10().floor() as i32;
+    let s = format!("{:.*}", digits.max(0) as usize, v);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{g6, nccl_row, parse_group, parse_size, sizes, time_str, Row};
+    use trnsim_fabric::collective::Op;
+
+    #[test]
+    fn sizes_parse_with_binary_units_and_reject_nonsense() {
+        assert_eq!(parse_size("8").unwrap(), 8);
+        assert_eq!(parse_size("1G").unwrap(), 1 << 30);
+        assert_eq!(parse_size("64KiB").unwrap(), 65536);
+        assert!(parse_size("1Q").is_err() && parse_size("0").is_err() && parse_size("99999999999T").is_err());
+        assert_eq!(sizes(1 << 20, 1 << 30, 4).len(), 6);
+    }
+
+    #[test]
+    fn groups_are_checked_against_the_system() {
+        assert_eq!(parse_group("0-3,72-75", 144).unwrap(), vec![0, 1, 2, 3, 72, 73, 74, 75]);
+        assert!(parse_group("0-200", 144).unwrap_err().contains("chip 200 is not in the system"));
+        assert!(parse_group("3,3", 144).unwrap_err().contains("twice"));
+        assert!(parse_group("5", 144).unwrap_err().contains("at least 2"));
+    }
+
+    #[test]
+    fn nccl_tests_rows_have_their_thirteen_columns() {
+        let r = Row { size: 1048576, count: 262144, time_us: 105.93, algbw: 9.9, busbw: 17.33, algo: "ring" };
+        let line = nccl_row(&r, "fp32", Op::AllReduce);
+        assert_eq!(line, "     1048576        262144     float     sum      -1    105.9    9.90   17.33      0    105.9    9.90   17.33      0");
+        assert_eq!(line.split_whitespace().count(), 13);
+        assert_eq!((time_str(90330.2), time_str(18.054)), ("90330".to_string(), "18.05".to_string()));
+        assert_eq!(g6(220.92123), "220.921");
+    }
+}
