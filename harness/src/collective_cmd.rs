@@ -218,7 +218,12 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
     }
     let mut rows = Vec::new();
     for &size in &all {
-        let r = collective::run_group(topo, coll, size, &members, &params).map_err(|e| (e, 1))?;
+        let r = if members.len() == topo.chips && a.group.is_none() {
+            collective::run(topo, coll, size, &params)
+        } else {
+            collective::run_group(topo, coll, size, &members, &params)
+        }
+        .map_err(|e| (e, 1))?;
         let row = Row {
             size,
             count: size / esize,

@@ -238,8 +238,9 @@ pub struct RunResult {
 /// Runs `coll` once on `topo` with a per-chip buffer of `size` bytes (`auto` resolved by
 /// [`Collective::resolve`]).
 pub fn run(topo: &Topology, coll: Collective, size: u64, p: &Params) -> Result<RunResult, String> {
-    let all: Vec<usize> = topo.ring.clone();
-    run_group(topo, coll, size, &all, p)
+    let coll = coll.resolve(topo.chips, size);
+    let progs = schedule::build_in(coll.op, coll.algo, topo.chips, size, &topo.ring, topo.chips_per_server)?;
+    run_programs(topo, coll, size, topo.chips, progs, p)
 }
 
 /// Runs `coll` once among the chips `members` of `topo` (in ring order; the others take no
@@ -254,6 +255,18 @@ pub fn run_group(
     let n = members.len();
     let coll = coll.resolve(n, size);
     let progs = schedule::for_members(coll.op, coll.algo, topo.chips, members, size, topo.chips_per_server)?;
+    run_programs(topo, coll, size, n, progs, p)
+}
+
+/// Runs the per-chip `progs` of `coll` among `n` ranks.
+fn run_programs(
+    topo: &Topology,
+    coll: Collective,
+    size: u64,
+    n: usize,
+    progs: Vec<schedule::Program>,
+    p: &Params,
+) -> Result<RunResult, String> {
     let fabric = FabricRun::new(Network::new(topo.clone()), progs, p.step_overhead.as_ps());
     let mut b = SimBuilder::new();
     let clk = b.clock("fabric", Frequency::from_mhz(1000)).map_err(|e| e.to_string())?;
