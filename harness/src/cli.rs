@@ -57,6 +57,14 @@ enum Cmd {
     /// nccom-test prints it (`--format nccl-tests` for nccl-tests' columns), e.g.
     /// `trnsim collective all-reduce -b 1M -e 1G -f 4`.
     Collective(crate::collective_cmd::CollectiveArgs),
+    /// Write workload files (per-rank operation graphs, docs/workloads.md).
+    Workload {
+        #[command(subcommand)]
+        which: crate::workload_cmd::WorkloadCmd,
+    },
+    /// Run one workload file on several systems and print them side by side: step time,
+    /// where it went, each collective's bus bandwidth.
+    Compare(crate::workload_cmd::CompareArgs),
     /// List the benchmarks `trnsim run` knows.
     List,
 }
@@ -76,8 +84,10 @@ struct RunArgs {
     /// fabric collective benchmarks.
     #[arg(long, value_name = "PRESET|FILE.ron")]
     system: Option<String>,
-    /// With --config FILE of a chip, UltraServer or fabric: the benchmarks to run on it.
-    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    /// A workload file to run (FILE.ron or FILE.json: `trnsim workload llm -o FILE`) on
+    /// --system (or --config), or, with --config FILE of a chip, UltraServer or fabric, the
+    /// benchmarks to run on it.
+    #[arg(long, value_name = "FILE|NAME", value_delimiter = ',')]
     workload: Vec<String>,
     /// Override one field of the system before it is validated, e.g. `chip.hbm.stacks=2`,
     /// `fabric.switch.latency=200ns` (repeatable; paths: docs/whatif.md).
@@ -232,6 +242,14 @@ pub fn main() -> i32 {
             crate::core_cmd::run(a).map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
         }
         Cmd::Describe(a) => crate::describe::run(a).map_err(Failure::Usage),
+        Cmd::Workload { which } => {
+            crate::workload_cmd::run(which)
+                .map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
+        }
+        Cmd::Compare(a) => {
+            crate::workload_cmd::compare(a)
+                .map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
+        }
         Cmd::Collective(a) => {
             crate::collective_cmd::run(a)
                 .map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
@@ -310,6 +328,9 @@ fn open_sink(trace: Option<&Path>, vcd: Option<&Path>) -> Result<Option<Box<dyn 
 }
 
 fn cmd_run(a: RunArgs) -> Result<(), Failure> {
+    if let Some(w) = a.workload.iter().find(|w| w.ends_with(".ron") || w.ends_with(".json")) {
+        return cmd_run_workload(&a, Path::new(w));
+    }
     if let Some(kind) = system_file_kind(a.config.as_deref()) {
         return cmd_run_system_file(&a, kind);
     }
@@ -457,6 +478,88 @@ fn cmd_run_system_file(a: &RunArgs, kind: &str) -> Result<(), Failure> {
     let mut names = a.benches.clone();
     names.extend(a.workload.iter().cloned());
     cmd_whatif(a, names, Some(file))
+}
+
+/// `trnsim run --workload FILE`: the workload on --system (or a --config system file; default
+/// the Trn3 Gen2 UltraServer, or the Trn3 chip for one rank), once per sweep point.
+fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
+    use trnsim_harness::whatif;
+    let code = |(m, c): (String, i32)| if c == 2 { Failure::Usage(m) } else { Failure::Run(m) };
+    if a.workload.len() > 1 || !a.benches.is_empty() || a.threads.is_some() || a.mpi || a.vcd.is_some() {
+        return Err(Failure::Usage(
+            "--workload FILE runs alone (no benchmark names, second workload, --threads, --mpi or --vcd)".into(),
+        ));
+    }
+    let w = crate::workload_cmd::load(path).map_err(code)?;
+    let system = match (&a.system, &a.config) {
+        (Some(s), None) => s.clone(),
+        (None, Some(c)) => c.display().to_string(),
+        (Some(_), Some(_)) => return Err(Failure::Usage("--system and --config name the same thing: give one".into())),
+        (None, None) if w.w.ranks == 1 => "trn3-chip".into(),
+        (None, None) => "trn3-gen2-ultraserver".into(),
+    };
+    let mut base = trnsim_system::doc::SystemDoc::open(&system).map_err(Failure::Usage)?;
+    for s in &a.sets {
+        base.set(s).map_err(Failure::Usage)?;
+    }
+    let points = whatif::points(&a.sweeps).map_err(Failure::Usage)?;
+    let mut docs = Vec::new();
+    for p in &points {
+        let mut doc = base.clone();
+        for (path, v) in p {
+            doc.set_from("--sweep", &format!("{path}={v}")).map_err(Failure::Usage)?;
+        }
+        doc.resolve().map_err(Failure::Usage)?;
+        docs.push(doc);
+    }
+    let mut runs = Vec::new();
+    for (k, (doc, p)) in docs.iter().zip(&points).enumerate() {
+        if points.len() > 1 {
+            let vals: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            eprintln!("[{}/{}] {} on {} [{}]", k + 1, points.len(), w.w.name, doc.name(), vals.join(","));
+        }
+        let r = crate::workload_cmd::run_file(&w, doc).map_err(code)?;
+        if points.len() == 1 {
+            print!("{}", trnsim_harness::workload::to_text(&r, &doc.name()));
+        }
+        runs.push(r);
+    }
+    let label = |p: &Vec<(String, String)>| p.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
+    if points.len() > 1 {
+        let named: Vec<(String, trnsim_harness::workload::WorkloadRun)> =
+            points.iter().map(label).zip(runs.drain(..)).collect();
+        print!("{}", crate::workload_cmd::side_by_side(&w.w.name, &named));
+        runs = named.into_iter().map(|x| x.1).collect();
+    }
+    if let (Some(t), Some(r)) = (&a.trace, runs.first()) {
+        let mut sink = trnsim_traces::create_sink(t).map_err(|e| Failure::Usage(e.to_string()))?;
+        trnsim_harness::workload::trace(&w, &r.report, sink.as_mut()).map_err(Failure::Run)?;
+        eprintln!("trace: {}", t.display());
+    }
+    if let Some(dir) = &a.plots {
+        std::fs::create_dir_all(dir).map_err(|e| Failure::Usage(format!("--plots {}: {e}", dir.display())))?;
+        let reports: Vec<(String, &trnsim_workloads::exec::Report)> =
+            points.iter().map(label).zip(runs.iter().map(|r| &r.report)).collect();
+        let p = dir.join(format!("{}-breakdown.svg", w.w.name));
+        std::fs::write(&p, trnsim_harness::workload::breakdown_svg(&w.w.name, &reports))
+            .map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
+        eprintln!("plot: {}", p.display());
+    }
+    if let Some(p) = &a.json {
+        let rows: Vec<serde_json::Value> = points
+            .iter()
+            .zip(&runs)
+            .map(|(pt, r)| {
+                let set: serde_json::Map<String, serde_json::Value> =
+                    pt.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect();
+                serde_json::json!({ "set": set, "figures": trnsim_harness::workload::headline(r), "report": r.report })
+            })
+            .collect();
+        let doc = serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "workload": w.w.name, "system": base.name(), "overrides": a.sets, "points": rows });
+        let body = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Run(e.to_string()))?;
+        std::fs::write(p, body + "\n").map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))?;
+    }
+    Ok(())
 }
 
 /// Benchmarks on a chosen system, with overrides and sweeps (harness/src/whatif.rs).

@@ -23,3 +23,4 @@ pub mod summary;
 pub mod system;
 pub mod tp;
 pub mod whatif;
+pub mod workload;

@@ -7,6 +7,7 @@ mod core_cmd;
 mod describe;
 mod diff_cmd;
 mod hbm_cmd;
+mod workload_cmd;
 
 fn main() {
     // Die quietly on a closed pipe (`trnsim ... | head`) instead of panicking in println!.

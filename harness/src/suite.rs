@@ -281,6 +281,18 @@ pub fn run_system(name: &str, sys: &System, opts: RunOpts) -> Result<BenchResult
     Ok(BenchResult { name: name.into(), headline, stats, speed })
 }
 
+/// A figure as printed in tables: whole numbers without decimals, others with four, `n/a`
+/// for a figure that was not measured (NaN).
+pub fn fmt_figure(v: f64) -> String {
+    if v.is_nan() {
+        "n/a".into()
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::keep_first_chip;
@@ -311,17 +323,5 @@ mod tests {
             assert!(!kept.iter().any(|k| k == d), "{d} kept");
         }
         assert_eq!(kept.len(), 10 - dropped.len() + 1, "the rest kept, plus the `results` note: {kept:?}");
-    }
-}
-
-/// A figure as printed in tables: whole numbers without decimals, others with four, `n/a`
-/// for a figure that was not measured (NaN).
-pub fn fmt_figure(v: f64) -> String {
-    if v.is_nan() {
-        "n/a".into()
-    } else if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.4}")
     }
 }

@@ -65,6 +65,12 @@ impl FabricRun {
         FabricRun { net, engines, timers, overhead_ps, events: 0 }
     }
 
+    /// When chip `c` finished its program, in picoseconds (0 for a chip with none; None while
+    /// it runs or for a chip outside the fabric).
+    pub fn done_ps(&self, c: usize) -> Option<u64> {
+        self.engines.get(c).and_then(|e| e.done_ps)
+    }
+
     /// When the last chip finished, in picoseconds (None while any chip is still running).
     pub fn finish_ps(&self) -> Option<u64> {
         self.engines.iter().map(|e| e.done_ps).try_fold(0, |acc, d| d.map(|d| acc.max(d)))

@@ -178,6 +178,16 @@ impl Chip {
         f64::from(self.spec.cores) * 128.0 * 128.0 * 2.0 * hz / 1e12
     }
 
+    /// HBM bytes of one stack of the model (its preset's organization).
+    pub fn stack_bytes(&self) -> u64 {
+        (self.hbm.org)().stack_bytes()
+    }
+
+    /// HBM bytes of the whole chip (every stack).
+    pub fn hbm_capacity_bytes(&self) -> u64 {
+        self.stack_bytes().saturating_mul(u64::from(self.spec.hbm.stacks))
+    }
+
     /// Peak HBM GB/s of the model (every stack's pins).
     pub fn peak_hbm_gbps(&self) -> f64 {
         f64::from(self.spec.hbm.stacks) * self.hbm.stack_peak_bytes_per_s() / 1e9

@@ -1,0 +1,225 @@
+//! Workload files run on systems: `trnsim run --workload FILE --system S` (with `--set` and
+//! `--sweep` on the system), `trnsim compare`, and their reports: the step time, where it went
+//! (compute, memory, communication, exposed communication, memory-bound, idle), each
+//! collective's bus bandwidth, an SVG of the breakdown and a Perfetto trace with a track per
+//! rank and queue.
+
+use crate::e2e;
+use crate::plot::{Plot, Series};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use trnsim_kernel::{Time, TraceRecord, TraceSink, TrackDecl, TrackId, TrackKind};
+use trnsim_system::chip::Chip;
+use trnsim_system::doc::Resolved;
+use trnsim_workloads::costs::SystemCosts;
+use trnsim_workloads::exec::{self, Report};
+use trnsim_workloads::format::{Checked, Queue};
+
+/// The calibration GEMM tile per core: 512 tokens x 1024 x 1024 columns per core, run on the
+/// whole cycle-level chip (every core, DMA and HBM stack) to measure the efficiency GEMM
+/// nodes reach.
+pub const CALIBRATION: e2e::Shape = e2e::Shape {
+    tokens: 512,
+    d_model: 1024,
+    d_ff_per_core: 1024,
+    chunks_per_slab: 2,
+    chunks_per_group: 4,
+    slab_buffers: 4,
+};
+
+static EFFICIENCY: Mutex<Option<HashMap<String, f64>>> = Mutex::new(None);
+
+/// The fraction of the tensor engines' peak the chip reaches on [`CALIBRATION`], measured on
+/// the cycle-level chip once per distinct chip (cached for the process).
+pub fn gemm_efficiency(chip: &Chip) -> Result<f64, String> {
+    let key = format!("{:?}", chip.spec);
+    if let Some(e) = EFFICIENCY.lock().ok().and_then(|m| m.as_ref().and_then(|m| m.get(&key).copied())) {
+        return Ok(e);
+    }
+    let (sim, ids) = e2e::run_program(chip, &CALIBRATION, "identity", trnsim_kernel::TickOrder::Structural, None)?;
+    let h = e2e::headline(&sim, &ids, chip, &CALIBRATION)?;
+    let pct = h.iter().find(|(k, _)| k == "efficiency_pct").map(|x| x.1).ok_or("no efficiency figure")?;
+    let e = (pct / 100.0).clamp(1e-3, 1.0);
+    if let Ok(mut m) = EFFICIENCY.lock() {
+        m.get_or_insert_with(HashMap::new).insert(key, e);
+    }
+    Ok(e)
+}
+
+/// What a workload run gives back: the report and the figures the tables print.
+pub struct WorkloadRun {
+    /// The schedule's report.
+    pub report: Report,
+    /// The GEMM efficiency used.
+    pub gemm_efficiency: f64,
+    /// Chips in the system.
+    pub chips: usize,
+}
+
+/// Runs workload `w` on `sys`. The workload's ranks must fit the system's chips and its HBM
+/// need (if it states one) the chip's HBM.
+pub fn run(w: &Checked, sys: &Resolved, efficiency: Option<f64>) -> Result<WorkloadRun, String> {
+    let chip = sys.chip().ok_or("a workload runs on a chip or an UltraServer (its chips); a fabric alone has none")?;
+    let chips = sys.fabric().map_or(1, |t| t.chips);
+    if let Some(need) = w.w.hbm_bytes_per_rank {
+        let have = chip.hbm_capacity_bytes();
+        if need > have {
+            return Err(format!(
+                "{}: hbm_bytes_per_rank: workload {:?} needs {:.1} GiB of HBM per rank, but chip {} has {:.1} GiB ({} stacks)",
+                w.hbm_at,
+                w.w.name,
+                need as f64 / (1u64 << 30) as f64,
+                chip.spec.name,
+                have as f64 / (1u64 << 30) as f64,
+                chip.spec.hbm.stacks
+            ));
+        }
+    }
+    let eff = match efficiency {
+        Some(e) => e,
+        None => gemm_efficiency(chip)?,
+    };
+    let mut costs = SystemCosts::new(chip, sys.fabric(), eff);
+    let report = exec::run(w, chips, &mut costs)?;
+    Ok(WorkloadRun { report, gemm_efficiency: eff, chips })
+}
+
+/// Headline figures of a run (units in the names), as benchmark results carry them.
+pub fn headline(r: &WorkloadRun) -> Vec<(String, f64)> {
+    let b = &r.report.critical;
+    let us = |ns: f64| ns / 1e3;
+    let mut h = vec![
+        ("step_us".to_string(), us(r.report.step_ns)),
+        ("compute_us".into(), us(b.compute_ns)),
+        ("memory_us".into(), us(b.memory_ns)),
+        ("comm_us".into(), us(b.comm_ns)),
+        ("exposed_comm_us".into(), us(b.exposed_comm_ns)),
+        ("memory_bound_us".into(), us(b.memory_bound_ns)),
+        ("idle_us".into(), us(b.idle_ns)),
+        ("critical_rank".into(), f64::from(b.rank)),
+        ("gemm_efficiency_pct".into(), 100.0 * r.gemm_efficiency),
+    ];
+    for c in &r.report.collectives {
+        h.push((format!("{}_busbw_GBps", c.name), c.busbw_gbps));
+    }
+    h
+}
+
+/// The report as text: the breakdown of the critical rank and the collectives.
+pub fn to_text(r: &WorkloadRun, system: &str) -> String {
+    let rep = &r.report;
+    let b = &rep.critical;
+    let pct = |ns: f64| if rep.step_ns > 0.0 { 100.0 * ns / rep.step_ns } else { 0.0 };
+    let mut s = format!(
+        "workload {} on {system}: {} ranks on {} chips; GEMMs at {:.1} % of peak (measured on the cycle-level chip)\n",
+        rep.workload,
+        rep.ranks.len(),
+        r.chips,
+        100.0 * r.gemm_efficiency
+    );
+    s += &format!("  {:<28} {:>12.3} us\n", "step time", rep.step_ns / 1e3);
+    s += &format!("  {:<28} {:>12}\n", "critical rank", b.rank);
+    for (name, ns) in [
+        ("compute busy", b.compute_ns),
+        ("memory busy", b.memory_ns),
+        ("communication", b.comm_ns),
+        ("exposed communication", b.exposed_comm_ns),
+        ("memory-bound", b.memory_bound_ns),
+        ("idle", b.idle_ns),
+    ] {
+        let ns = ns.max(0.0) + 0.0;
+        s += &format!("  {name:<28} {:>12.3} us  {:>5.1} %\n", ns / 1e3, pct(ns));
+    }
+    if !rep.collectives.is_empty() {
+        s += &format!(
+            "  {:<34} {:>14} {:>14} {:>6} {:>12} {:>12}\n",
+            "collective", "op", "bytes", "ranks", "time(us)", "busbw(GB/s)"
+        );
+        for c in &rep.collectives {
+            s += &format!(
+                "  {:<34} {:>14} {:>14} {:>6} {:>12.2} {:>12.2}\n",
+                c.name, c.op, c.bytes, c.group_size, c.time_us, c.busbw_gbps
+            );
+        }
+    }
+    s
+}
+
+/// A stacked bar per run (label, report): compute-only, overlapped, exposed communication,
+/// memory-bound and idle time of the critical rank, as an SVG (lines joining the stack tops,
+/// one series per category, x = the run's index).
+pub fn breakdown_svg(title: &str, runs: &[(String, &Report)]) -> String {
+    type Part = fn(&exec::Breakdown) -> f64;
+    let cats: [(&str, Part); 5] = [
+        ("compute (us)", |b| b.compute_ns),
+        ("+ exposed communication", |b| b.compute_ns + b.exposed_comm_ns),
+        ("+ memory-bound", |b| b.compute_ns + b.exposed_comm_ns + b.memory_bound_ns),
+        ("+ idle = step", |b| b.step_ns),
+        ("communication (overlapped or not)", |b| b.comm_ns),
+    ];
+    let series = cats
+        .iter()
+        .map(|(name, f)| Series {
+            name: name.to_string(),
+            points: runs.iter().enumerate().map(|(i, (_, r))| (i as f64, f(&r.critical) / 1e3)).collect(),
+        })
+        .collect();
+    let labels: Vec<String> = runs.iter().enumerate().map(|(i, (l, _))| format!("{i}: {l}")).collect();
+    let plot = Plot {
+        title: title.into(),
+        x_label: format!("run ({})", labels.join("; ")),
+        y_label: "time on the critical rank (us)".into(),
+        series,
+        log_y: false,
+    };
+    plot.to_svg()
+}
+
+/// Writes the run's schedule to `sink`: a group per rank (`rank 3 (chip 3)`), under it a
+/// track per queue ("NeuronCores", "DMA", "collectives"), a slice per node instance.
+pub fn trace(w: &Checked, rep: &Report, sink: &mut dyn TraceSink) -> Result<(), String> {
+    let err = |e: trnsim_kernel::TraceError| e.to_string();
+    let ranks = rep.ranks.len();
+    let mut next = 0u32;
+    let mut track = |sink: &mut dyn TraceSink, parent: Option<TrackId>, name: String, kind: TrackKind| {
+        let id = TrackId(next);
+        next += 1;
+        sink.declare(&TrackDecl { id, parent, name, kind }).map(|_| id)
+    };
+    let mut queues = Vec::with_capacity(ranks);
+    for r in 0..ranks {
+        let g = track(sink, None, format!("rank {r} (chip {r})"), TrackKind::Group).map_err(err)?;
+        let mut q = Vec::new();
+        for name in ["NeuronCores", "DMA", "collectives"] {
+            q.push(track(sink, Some(g), name.into(), TrackKind::Slice).map_err(err)?);
+        }
+        queues.push(q);
+    }
+    // Slice names must live as long as the trace: one leaked copy per distinct node name.
+    let names: Vec<&'static str> = w
+        .w
+        .nodes
+        .iter()
+        .map(|n| &*Box::leak(if n.name.is_empty() { n.op.kind().to_string() } else { n.name.clone() }.into_boxed_str()))
+        .collect();
+    let ps = |ns: f64| Time::from_ps((ns * 1e3).round() as u64);
+    let mut spans: Vec<&exec::Span> = rep.spans.iter().collect();
+    spans.sort_by(|a, b| a.start_ns.partial_cmp(&b.start_ns).unwrap_or(std::cmp::Ordering::Equal));
+    for s in spans {
+        let q = match s.queue {
+            Queue::Compute => 0,
+            Queue::Memory => 1,
+            Queue::Comm => 2,
+        };
+        let kind = trnsim_kernel::RecordKind::Slice {
+            name: names[s.node],
+            start: ps(s.start_ns),
+            end: ps(s.end_ns),
+            flow: trnsim_kernel::Flow::None,
+            arg: None,
+        };
+        let rec = TraceRecord { time: ps(s.end_ns), track: queues[s.rank as usize][q], kind };
+        sink.record(&rec).map_err(err)?;
+    }
+    sink.finish(ps(rep.step_ns)).map_err(err)
+}

@@ -1,0 +1,238 @@
+//! `trnsim workload llm` (write a workload file) and `trnsim compare` (one workload on several
+//! systems, side by side); `trnsim run --workload FILE` is in cli.rs and shares [`run_file`].
+
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
+use trnsim_harness::workload::{self, WorkloadRun};
+use trnsim_system::doc::SystemDoc;
+use trnsim_workloads::format::{self, Checked};
+use trnsim_workloads::llm::Llm;
+
+/// `trnsim workload` subcommands.
+#[derive(Subcommand, Debug)]
+pub enum WorkloadCmd {
+    /// Write one training or inference step of a dense or MoE transformer as a workload file
+    /// (docs/workloads.md), e.g. `trnsim workload llm --arch moe --experts 64 --ep 16 -o moe.ron`.
+    Llm(LlmArgs),
+}
+
+/// `trnsim workload llm` flags.
+#[derive(Args, Debug)]
+pub struct LlmArgs {
+    /// dense or moe.
+    #[arg(long, default_value = "dense")]
+    arch: String,
+    /// Transformer layers.
+    #[arg(long, default_value_t = 2)]
+    layers: u32,
+    /// Model width.
+    #[arg(long, default_value_t = 4096)]
+    hidden: u64,
+    /// MLP (or each expert's) inner width.
+    #[arg(long, default_value_t = 16384)]
+    ffn: u64,
+    /// Attention heads.
+    #[arg(long, default_value_t = 32)]
+    heads: u64,
+    /// Experts per MoE layer.
+    #[arg(long, default_value_t = 8)]
+    experts: u64,
+    /// Experts per token.
+    #[arg(long = "top-k", default_value_t = 2)]
+    top_k: u64,
+    /// Sequence length.
+    #[arg(long, default_value_t = 2048)]
+    seq: u64,
+    /// Sequences per step over all data-parallel replicas.
+    #[arg(long, default_value_t = 8)]
+    batch: u64,
+    /// Tensor-parallel degree.
+    #[arg(long, default_value_t = 4)]
+    tp: u32,
+    /// Expert-parallel degree.
+    #[arg(long, default_value_t = 1)]
+    ep: u32,
+    /// Data-parallel degree.
+    #[arg(long, default_value_t = 1)]
+    dp: u32,
+    /// Pipeline stages.
+    #[arg(long, default_value_t = 1)]
+    pp: u32,
+    /// Element type: bf16, fp16, fp32, fp8.
+    #[arg(long, default_value = "bf16")]
+    dtype: String,
+    /// A training step (forward, backward, gradient all-reduce, update) instead of inference.
+    #[arg(long)]
+    train: bool,
+    /// Expert load of the busiest rank over the mean (>= 1): a what-if for skewed routing.
+    #[arg(long, default_value_t = 1.0)]
+    imbalance: f64,
+    /// Write here (RON; .json for JSON) instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+/// `trnsim compare` flags.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The workload file.
+    #[arg(long, value_name = "FILE.ron")]
+    workload: PathBuf,
+    /// A system to run it on (repeatable; presets or RON files).
+    #[arg(long = "system", value_name = "PRESET|FILE.ron", required = true)]
+    systems: Vec<String>,
+    /// Override a field of every system (repeatable).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    sets: Vec<String>,
+    /// Write the side-by-side figures as JSON.
+    #[arg(long, value_name = "FILE.json")]
+    json: Option<PathBuf>,
+    /// Write the breakdown of every system as one SVG here.
+    #[arg(long, value_name = "DIR")]
+    plots: Option<PathBuf>,
+}
+
+/// Runs `trnsim workload`.
+pub fn run(cmd: WorkloadCmd) -> Result<(), (String, i32)> {
+    let WorkloadCmd::Llm(a) = cmd;
+    let llm = Llm {
+        arch: a.arch,
+        layers: a.layers,
+        hidden: a.hidden,
+        ffn: a.ffn,
+        heads: a.heads,
+        experts: a.experts,
+        top_k: a.top_k,
+        seq: a.seq,
+        batch: a.batch,
+        tp: a.tp,
+        ep: a.ep,
+        dp: a.dp,
+        pp: a.pp,
+        dtype: a.dtype,
+        train: a.train,
+        imbalance: a.imbalance,
+    };
+    let cmdline = format!("trnsim workload llm {}", std::env::args().skip(3).collect::<Vec<_>>().join(" "));
+    let w = llm.generate(cmdline.trim()).map_err(|e| (e, 2))?;
+    let json = a.out.as_ref().is_some_and(|p| p.extension().is_some_and(|e| e == "json"));
+    let text = if json {
+        serde_json::to_string_pretty(&w).map_err(|e| (e.to_string(), 1))? + "\n"
+    } else {
+        format::to_ron(&w).map_err(|e| (e, 1))? + "\n"
+    };
+    match &a.out {
+        Some(p) => {
+            write_new(p, &text)?;
+            eprintln!("{}: {} ranks, {} nodes ({})", p.display(), w.ranks, w.nodes.len(), w.name);
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+/// Writes `text` to `p` through a temporary file renamed into place.
+fn write_new(p: &Path, text: &str) -> Result<(), (String, i32)> {
+    let tmp = p.with_extension("tmp-trnsim");
+    std::fs::write(&tmp, text).map_err(|e| (format!("{}: {e}", p.display()), 2))?;
+    std::fs::rename(&tmp, p).map_err(|e| (format!("{}: {e}", p.display()), 2))
+}
+
+/// Reads a workload file; errors are located.
+pub fn load(path: &Path) -> Result<Checked, (String, i32)> {
+    format::load(path).map_err(|e| (e.to_string(), 2))
+}
+
+/// Runs workload `w` on `doc` (overrides applied); usage errors are exit 2.
+pub fn run_file(w: &Checked, doc: &SystemDoc) -> Result<WorkloadRun, (String, i32)> {
+    let sys = doc.resolve().map_err(|e| (e, 2))?;
+    if w.w.ranks as usize > sys.fabric().map_or(1, |t| t.chips) {
+        return Err((
+            format!(
+                "workload {:?} has {} ranks but {} has {} chips",
+                w.w.name,
+                w.w.ranks,
+                doc.name(),
+                sys.fabric().map_or(1, |t| t.chips)
+            ),
+            2,
+        ));
+    }
+    workload::run(w, &sys, None).map_err(|e| {
+        let code = if e.contains("hbm_bytes_per_rank") || e.contains("needs a system") { 2 } else { 1 };
+        (e, code)
+    })
+}
+
+/// Runs `trnsim compare`.
+pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
+    let w = load(&a.workload)?;
+    let mut runs = Vec::new();
+    for s in &a.systems {
+        let mut doc = SystemDoc::open(s).map_err(|e| (e, 2))?;
+        for set in &a.sets {
+            doc.set(set).map_err(|e| (e, 2))?;
+        }
+        doc.resolve().map_err(|e| (e, 2))?;
+        runs.push((doc.name(), doc));
+    }
+    let mut done = Vec::new();
+    for (k, (name, doc)) in runs.iter().enumerate() {
+        eprintln!("[{}/{}] {} on {name}", k + 1, runs.len(), w.w.name);
+        done.push((name.clone(), run_file(&w, doc)?));
+    }
+    print!("{}", side_by_side(&w.w.name, &done));
+    if let Some(dir) = &a.plots {
+        std::fs::create_dir_all(dir).map_err(|e| (format!("--plots {}: {e}", dir.display()), 2))?;
+        let reports: Vec<(String, &trnsim_workloads::exec::Report)> =
+            done.iter().map(|(n, r)| (n.clone(), &r.report)).collect();
+        let p = dir.join(format!("compare-{}.svg", w.w.name));
+        std::fs::write(&p, workload::breakdown_svg(&w.w.name, &reports)).map_err(|e| (e.to_string(), 1))?;
+        eprintln!("plot: {}", p.display());
+    }
+    if let Some(p) = &a.json {
+        let rows: Vec<serde_json::Value> = done
+            .iter()
+            .map(|(n, r)| serde_json::json!({ "system": n, "figures": workload::headline(r), "report": r.report }))
+            .collect();
+        let doc = serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "workload": w.w.name, "systems": rows });
+        let body = serde_json::to_string_pretty(&doc).map_err(|e| (e.to_string(), 1))?;
+        write_new(p, &(body + "\n"))?;
+    }
+    Ok(())
+}
+
+/// The figures of several runs in columns, one per system.
+pub fn side_by_side(workload: &str, runs: &[(String, WorkloadRun)]) -> String {
+    let mut rows: Vec<Vec<String>> =
+        vec![std::iter::once(format!("workload {workload}")).chain(runs.iter().map(|r| r.0.clone())).collect()];
+    let heads: Vec<Vec<(String, f64)>> = runs.iter().map(|r| workload::headline(&r.1)).collect();
+    let mut keys: Vec<String> = Vec::new();
+    for h in &heads {
+        for (k, _) in h {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+    }
+    for k in keys {
+        let mut row = vec![k.clone()];
+        for h in &heads {
+            row.push(h.iter().find(|(n, _)| *n == k).map_or("n/a".into(), |x| trnsim_harness::suite::fmt_figure(x.1)));
+        }
+        rows.push(row);
+    }
+    let widths: Vec<usize> = (0..rows[0].len()).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
+    let mut s = String::new();
+    for r in rows {
+        let cells: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (c, w))| if i == 0 { format!("{c:<w$}") } else { format!("{c:>w$}") })
+            .collect();
+        s += cells.join("  ").trim_end();
+        s.push('\n');
+    }
+    s
+}

@@ -1,0 +1,251 @@
+//! [`SystemCosts`]: node times from trnsim's models of a chip and its fabric.
+//!
+//! - **Memory** (Load, Store): the chip model itself, cycle by cycle: every core's DMA
+//!   engines move the node's share of the bytes between its HBM stack and SBUF (512 KiB
+//!   transfers, 4 KiB per partition). Runs are cached by size; above [`MEMORY_SIM_CAP`]
+//!   bytes the time is the capped run's scaled linearly (streaming is at steady state there).
+//! - **Compute** (Gemm, Attention, Elementwise): a roofline per node: the larger of the
+//!   tensor (or vector) engine time at the chip's peak times an efficiency, and the HBM time
+//!   of its operands at the bandwidth the memory model achieves. The GEMM efficiency is a
+//!   parameter, measured by the caller on the cycle-level chip (the harness runs a GEMM tile
+//!   once per chip); attention's softmax runs on the scalar engine alongside (the larger of
+//!   the two counts).
+//! - **Communication**: the packet-level fabric, all groups of a node at once (so groups
+//!   that share links contend), cached by (operation, algorithm, size, groups).
+//!
+//! Left out: per-op cycle-level compute (the roofline replaces it), SBUF capacity and
+//! tiling effects on arbitrary shapes, and the collective engine's own HBM traffic.
+
+use crate::format::{dtype_bytes, Op};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use trnsim_core::isa::{Engine, Program};
+use trnsim_fabric::collective::{self, schedule, Algo, Params};
+use trnsim_fabric::topo::Topology;
+use trnsim_kernel::{Dur, SimBuilder, TickOrder};
+use trnsim_system::chip::{self, Chip};
+
+/// Largest Load/Store simulated cycle by cycle, in bytes (larger ones scale linearly).
+pub const MEMORY_SIM_CAP: u64 = 64 << 20;
+/// Bytes per partition of one simulated DMA transfer (spec: >= 4 KiB saturates an engine).
+const DMA_BPP: u64 = 4096;
+/// HBM padding after each row, as the benchmarks use (spreads rows over channels).
+const PAD: u64 = 512;
+/// The address space each core of a stack uses in its stack (stack-local addresses).
+const CORE_REGION: u64 = 1 << 30;
+
+/// Node times on one chip type and fabric.
+pub struct SystemCosts<'a> {
+    /// The chip every rank runs on.
+    pub chip: &'a Chip,
+    /// The fabric (None: a single chip; collectives are then an error).
+    pub fabric: Option<&'a Topology>,
+    /// Fraction of the tensor engines' peak a GEMM reaches (0 < e <= 1).
+    pub gemm_efficiency: f64,
+    /// The collective engine's per-step software time.
+    pub comm: Params,
+    memory: HashMap<(bool, u64), f64>,
+    comms: HashMap<String, Vec<f64>>,
+}
+
+impl<'a> SystemCosts<'a> {
+    /// Costs on `chip` (and `fabric`), GEMMs at `gemm_efficiency` of peak.
+    pub fn new(chip: &'a Chip, fabric: Option<&'a Topology>, gemm_efficiency: f64) -> SystemCosts<'a> {
+        SystemCosts {
+            chip,
+            fabric,
+            gemm_efficiency,
+            comm: Params::default(),
+            memory: HashMap::new(),
+            comms: HashMap::new(),
+        }
+    }
+
+    /// HBM bandwidth the chip's DMA reaches on a long load, in bytes per ns (memory model).
+    pub fn hbm_bytes_per_ns(&mut self) -> Result<f64, String> {
+        let t = self.memory_run(false, MEMORY_SIM_CAP)?;
+        Ok(MEMORY_SIM_CAP as f64 / t)
+    }
+
+    /// A Load (`store` false) or Store of `bytes` on the cycle-level chip, in ns.
+    fn memory_run(&mut self, store: bool, bytes: u64) -> Result<f64, String> {
+        let sim_bytes = bytes.min(MEMORY_SIM_CAP);
+        let key = (store, sim_bytes);
+        let t = match self.memory.get(&key) {
+            Some(t) => *t,
+            None => {
+                let t = simulate_dma(self.chip, store, sim_bytes)?;
+                self.memory.insert(key, t);
+                t
+            }
+        };
+        Ok(t * bytes as f64 / sim_bytes as f64)
+    }
+
+    fn tensor_ns(&self, flops: f64, dtype: &str) -> f64 {
+        let rate = match dtype {
+            "fp8" | "mxfp8" => 2.0,
+            "fp32" => 0.25,
+            _ => 1.0,
+        };
+        flops / (self.chip.peak_bf16_tflops() * 1e3 * rate * self.gemm_efficiency)
+    }
+
+    /// Scalar/vector work: `ops` element operations over all cores, one element per lane per
+    /// cycle on 128 lanes.
+    fn vector_ns(&self, ops: f64) -> f64 {
+        let hz = self.chip.version.clock(Engine::Vector).as_hz() as f64;
+        ops / (f64::from(self.chip.spec.cores) * 128.0 * hz) * 1e9
+    }
+}
+
+impl crate::exec::Costs for SystemCosts<'_> {
+    fn compute_ns(&mut self, op: &Op) -> Result<f64, String> {
+        let bw = self.hbm_bytes_per_ns()?;
+        Ok(match op {
+            Op::Gemm { m, k, n, dtype, count } => {
+                let e = dtype_bytes(dtype).unwrap_or(2) as f64;
+                let (m, k, n, c) = (*m as f64, *k as f64, *n as f64, f64::from(*count));
+                let flops = 2.0 * m * k * n * c;
+                let bytes = (m * k + k * n + m * n) * e * c;
+                self.tensor_ns(flops, dtype).max(bytes / bw)
+            }
+            Op::Attention { batch, heads, seq, kv_seq, head_dim, causal, dtype } => {
+                let (b, h, s, d) = (*batch as f64, *heads as f64, *seq as f64, *head_dim as f64);
+                let kv = kv_seq.unwrap_or(*seq) as f64;
+                let frac = if *causal { 0.5 } else { 1.0 };
+                let scores = b * h * s * kv * frac;
+                let tensor = self.tensor_ns(4.0 * scores * d, dtype);
+                // Softmax: max, subtract, exp, sum, scale (5 operations per score).
+                let softmax = self.vector_ns(5.0 * scores);
+                let e = dtype_bytes(dtype).unwrap_or(2) as f64;
+                let io = b * h * (2.0 * s + 2.0 * kv) * d * e;
+                tensor.max(softmax).max(io / bw)
+            }
+            Op::Elementwise { elements, ops, dtype } => {
+                let e = dtype_bytes(dtype).unwrap_or(2) as f64;
+                let n = *elements as f64;
+                self.vector_ns(n * f64::from(*ops)).max(2.0 * n * e / bw)
+            }
+            other => return Err(format!("{} is not a compute operation", other.kind())),
+        })
+    }
+
+    fn memory_ns(&mut self, op: &Op) -> Result<f64, String> {
+        match op {
+            Op::Load { bytes } => self.memory_run(false, *bytes),
+            Op::Store { bytes } => self.memory_run(true, *bytes),
+            other => Err(format!("{} is not a memory operation", other.kind())),
+        }
+    }
+
+    fn comm_ns(&mut self, op: &Op, groups: &[Vec<usize>]) -> Result<Vec<f64>, String> {
+        let c = op.comm().ok_or_else(|| format!("{} is not a collective", op.kind()))?;
+        let key = format!("{}:{:?}:{}:{groups:?}", op.kind(), c.algo, c.bytes);
+        if let Some(t) = self.comms.get(&key) {
+            return Ok(t.clone());
+        }
+        let topo = self.fabric.ok_or("a collective needs a system with a fabric (an UltraServer or a fabric)")?;
+        let kind = match op {
+            Op::AllReduce(_) => collective::Op::AllReduce,
+            Op::AllGather(_) => collective::Op::AllGather,
+            Op::ReduceScatter(_) => collective::Op::ReduceScatter,
+            Op::AllToAll(_) => collective::Op::AllToAll,
+            _ => collective::Op::Broadcast,
+        };
+        let algo = match c.algo.as_deref().unwrap_or("auto") {
+            "ring" => Algo::Ring,
+            "rhd" => Algo::HalvingDoubling,
+            "direct" => Algo::Direct,
+            "tree" => Algo::Tree,
+            "hierarchical" => Algo::Hierarchical,
+            _ => Algo::Auto,
+        };
+        let mut progs = vec![Vec::new(); topo.chips];
+        for g in groups {
+            let coll = collective::Collective { op: kind, algo }.resolve(g.len(), c.bytes);
+            let p = schedule::for_members(coll.op, coll.algo, topo.chips, g, c.bytes, topo.chips_per_server)?;
+            for &m in g {
+                progs[m] = p[m].clone();
+            }
+        }
+        let done = collective::run_concurrent(topo, progs, &self.comm)?;
+        let t: Vec<f64> = groups.iter().map(|g| g.iter().map(|&m| done[m]).max().unwrap_or(0) as f64 / 1e3).collect();
+        self.comms.insert(key, t.clone());
+        Ok(t)
+    }
+
+    fn send_recv_ns(&mut self, bytes: u64, pairs: &[(usize, usize)]) -> Result<Vec<f64>, String> {
+        let topo = self.fabric.ok_or("a send/recv needs a system with a fabric (an UltraServer or a fabric)")?;
+        let mut progs = vec![Vec::new(); topo.chips];
+        let mut recvs = vec![0u32; topo.chips];
+        for &(_, d) in pairs {
+            recvs[d] += 1;
+        }
+        for &(s, d) in pairs {
+            progs[s] = vec![schedule::Step { sends: vec![(d, bytes)], recvs: recvs[s] }];
+        }
+        for (c, &r) in recvs.iter().enumerate() {
+            if r > 0 && progs[c].is_empty() {
+                progs[c] = vec![schedule::Step { sends: vec![], recvs: r }];
+            }
+        }
+        let done = collective::run_concurrent(topo, progs, &self.comm)?;
+        Ok(pairs.iter().map(|&(s, d)| done[s].max(done[d]) as f64 / 1e3).collect())
+    }
+}
+
+/// The per-core DMA program of a Load (or Store) of `per_core` bytes for core `core`.
+pub fn dma_program(chip: &Chip, core: u32, store: bool, per_core: u64) -> String {
+    let elems = DMA_BPP / 2;
+    let per_dma = 128 * DMA_BPP;
+    let count = per_core.div_ceil(per_dma).max(1);
+    let stride = DMA_BPP + PAD;
+    let base = u64::from(core % chip.spec.hbm.cores_per_stack) * CORE_REGION;
+    let mut sync = String::from(".engine sync\n");
+    for j in 0..count {
+        let hbm = base + j * 128 * stride;
+        let sbuf = (j % 4) * DMA_BPP;
+        let _ = if store {
+            writeln!(
+                sync,
+                "    dma_start q1 sbuf[0:128] +{sbuf:#x} [{elems}:1] bf16 -> hbm {hbm:#x} stride {stride}, sem=s0"
+            )
+        } else {
+            writeln!(
+                sync,
+                "    dma_start q0 hbm {hbm:#x} stride {stride} -> sbuf[0:128] +{sbuf:#x} [{elems}:1] bf16, sem=s0"
+            )
+        };
+    }
+    let _ = writeln!(sync, "    sem_wait s0 >= {}", 16 * count);
+    sync.push_str("    halt\n");
+    sync
+}
+
+/// Simulates a Load or Store of `bytes` spread over every core of `chip`; its time in ns.
+fn simulate_dma(chip: &Chip, store: bool, bytes: u64) -> Result<f64, String> {
+    let cores = u64::from(chip.spec.cores);
+    let stack_bytes = u64::from(chip.spec.hbm.cores_per_stack) * CORE_REGION;
+    let per_core = bytes.div_ceil(cores);
+    let span = per_core.div_ceil(128 * DMA_BPP) * 128 * (DMA_BPP + PAD);
+    if span > CORE_REGION || stack_bytes > chip.stack_bytes() {
+        return Err(format!(
+            "a {bytes}-byte transfer does not fit the chip's HBM as the memory model lays it out ({} cores x 1 GiB regions)",
+            chip.spec.cores
+        ));
+    }
+    let programs: Vec<Program> = (0..chip.spec.cores)
+        .map(|i| {
+            let src = dma_program(chip, i, store, per_core);
+            let name = format!("dma nc{i}.asm (generated)");
+            trnsim_core::isa::asm::assemble(&name, &src, &Default::default())
+                .map_err(|e| trnsim_core::isa::asm::render_errors(&e))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut b =
+        SimBuilder::with_options(trnsim_kernel::SimOptions { tick_order: TickOrder::Structural, ..Default::default() });
+    let ids = chip::build(&mut b, chip, &programs, false)?;
+    let sim = chip::run_to_end(b, &[ids], None, Dur::from_us(100_000))?;
+    Ok(sim.now().as_ns_f64())
+}

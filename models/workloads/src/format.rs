@@ -1,0 +1,524 @@
+//! The workload file: per-rank operation graphs in RON (JSON is read too), after MLCommons
+//! Chakra's execution traces: compute (COMP), memory (MEM) and communication (COMM) nodes with
+//! data and control dependencies.
+//!
+//! ```ron
+//! Workload(
+//!     name: "two-layer-tp4",
+//!     ranks: 4,                          // rank r runs on chip r of the system
+//!     groups: { "tp": [[0, 1, 2, 3]] },  // named group sets: disjoint groups of ranks
+//!     repeat: 2,                         // the graph runs twice, back to back
+//!     nodes: [
+//!         (id: 0, name: "qkv", op: Gemm(m: 4096, k: 4096, n: 3072)),
+//!         (id: 1, name: "proj.ar", op: AllReduce(bytes: 33554432, group: "tp"), data_deps: [0]),
+//!     ],
+//! )
+//! ```
+//!
+//! Every node runs on every rank unless `ranks` lists some. Node ids increase through the
+//! file and dependencies name earlier ids, so a graph cannot have a cycle. A collective runs
+//! on each group of its group set (`"world"`: all ranks) at once. Ranges are checked where
+//! they are read; every error is `file:line:col: field: message`.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use trnsim_system::located::{line_col, ConfigError};
+
+/// The most ranks a workload may have.
+pub const MAX_RANKS: u32 = 1 << 20;
+/// The most nodes a workload may have (before `repeat`).
+pub const MAX_NODES: usize = 1 << 20;
+/// The most node instances (`nodes x repeat`) per rank.
+pub const MAX_INSTANCES: u64 = 1 << 22;
+/// The largest byte count or dimension a node may name (2^50: a PiB).
+pub const MAX_SIZE: u64 = 1 << 50;
+
+fn one() -> u32 {
+    1
+}
+fn bf16() -> String {
+    "bf16".into()
+}
+
+/// A workload: ranks, named groups of ranks, and the graph every rank runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    /// Name used in reports.
+    pub name: String,
+    /// How it was made (the generator's command line, or a description).
+    #[serde(default)]
+    pub source: String,
+    /// Ranks (1..=2^20); rank `r` runs on chip `r` of the system.
+    pub ranks: u32,
+    /// Named group sets: each a list of disjoint groups of ranks (`"world"` is implied).
+    #[serde(default)]
+    pub groups: BTreeMap<String, Vec<Vec<u32>>>,
+    /// Times the whole graph runs, back to back (1..; `nodes x repeat` <= 2^22).
+    #[serde(default = "one")]
+    pub repeat: u32,
+    /// HBM bytes each rank needs (weights, optimizer state, activations); a run refuses a
+    /// chip with less. None: not stated, not checked.
+    #[serde(default)]
+    pub hbm_bytes_per_rank: Option<u64>,
+    /// The graph.
+    pub nodes: Vec<Node>,
+}
+
+/// One operation of the graph.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Node {
+    /// Id: increasing through the file.
+    pub id: u32,
+    /// Name used in reports and traces.
+    #[serde(default)]
+    pub name: String,
+    /// What it does.
+    pub op: Op,
+    /// Nodes whose results it reads (earlier ids).
+    #[serde(default)]
+    pub data_deps: Vec<u32>,
+    /// Nodes that must finish first without passing data (earlier ids).
+    #[serde(default)]
+    pub ctrl_deps: Vec<u32>,
+    /// Ranks it runs on (default: every rank). For a send/recv: the senders (their receivers
+    /// take part too).
+    #[serde(default)]
+    pub ranks: Option<Vec<u32>>,
+}
+
+/// An operation. Compute runs on the rank's NeuronCores, memory on its DMA engines and HBM,
+/// communication on its collective engine and the fabric; each kind is one queue per rank,
+/// in file order, so compute overlaps communication where the graph allows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum Op {
+    /// C[m x n] = A[m x k] x B[k x n], `count` times, split over the chip's cores.
+    Gemm {
+        /// Rows of A and C.
+        m: u64,
+        /// The contraction.
+        k: u64,
+        /// Columns of B and C.
+        n: u64,
+        /// Element type: bf16, fp16, fp32, fp8.
+        #[serde(default = "bf16")]
+        dtype: String,
+        /// Independent GEMMs of this shape (experts, heads): 1 by default.
+        #[serde(default = "one")]
+        count: u32,
+    },
+    /// Scaled dot-product attention: QKᵀ, softmax, PV for `batch x heads` heads.
+    Attention {
+        /// Sequences.
+        batch: u64,
+        /// Heads on this rank.
+        heads: u64,
+        /// Query length.
+        seq: u64,
+        /// Key/value length (default: `seq`).
+        #[serde(default)]
+        kv_seq: Option<u64>,
+        /// Head dimension.
+        head_dim: u64,
+        /// Causal mask: half the score matrix is computed.
+        #[serde(default)]
+        causal: bool,
+        /// Element type.
+        #[serde(default = "bf16")]
+        dtype: String,
+    },
+    /// An element-wise or activation op over `elements` values, `ops` operations each, on
+    /// the vector and scalar engines.
+    Elementwise {
+        /// Values.
+        elements: u64,
+        /// Operations per value (1..=1000).
+        #[serde(default = "one")]
+        ops: u32,
+        /// Element type.
+        #[serde(default = "bf16")]
+        dtype: String,
+    },
+    /// DMA from HBM into SBUF.
+    Load {
+        /// Bytes over the whole chip.
+        bytes: u64,
+    },
+    /// DMA from SBUF into HBM.
+    Store {
+        /// Bytes over the whole chip.
+        bytes: u64,
+    },
+    /// All-reduce of `bytes` per rank in each group of `group`.
+    AllReduce(Comm),
+    /// All-gather: `bytes` is each rank's output.
+    AllGather(Comm),
+    /// Reduce-scatter: `bytes` is each rank's input.
+    ReduceScatter(Comm),
+    /// All-to-all: `bytes` is each rank's send buffer.
+    AllToAll(Comm),
+    /// Broadcast from the group's first rank.
+    Broadcast(Comm),
+    /// Every rank `r` sends `bytes` to rank `r + offset` (mod ranks) and receives from
+    /// `r - offset`: a pipeline stage boundary, or a permute.
+    SendRecv {
+        /// Bytes sent by each rank.
+        bytes: u64,
+        /// Distance to the receiving rank (non-zero).
+        offset: i64,
+    },
+}
+
+/// A collective's size, group set and algorithm.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Comm {
+    /// Bytes per rank (see the operation).
+    pub bytes: u64,
+    /// The group set ("world" = all ranks).
+    #[serde(default = "world")]
+    pub group: String,
+    /// ring, rhd, direct, tree, hierarchical or auto (default).
+    #[serde(default)]
+    pub algo: Option<String>,
+}
+
+fn world() -> String {
+    "world".into()
+}
+
+/// Which queue of a rank runs an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Queue {
+    /// The NeuronCores.
+    Compute,
+    /// DMA and HBM.
+    Memory,
+    /// The collective engine and the fabric.
+    Comm,
+}
+
+impl Op {
+    /// The queue that runs it.
+    pub fn queue(&self) -> Queue {
+        match self {
+            Op::Gemm { .. } | Op::Attention { .. } | Op::Elementwise { .. } => Queue::Compute,
+            Op::Load { .. } | Op::Store { .. } => Queue::Memory,
+            _ => Queue::Comm,
+        }
+    }
+
+    /// The collective of a communication node.
+    pub fn comm(&self) -> Option<&Comm> {
+        match self {
+            Op::AllReduce(c) | Op::AllGather(c) | Op::ReduceScatter(c) | Op::AllToAll(c) | Op::Broadcast(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Lower-case operation name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Op::Gemm { .. } => "gemm",
+            Op::Attention { .. } => "attention",
+            Op::Elementwise { .. } => "elementwise",
+            Op::Load { .. } => "load",
+            Op::Store { .. } => "store",
+            Op::AllReduce(_) => "all_reduce",
+            Op::AllGather(_) => "all_gather",
+            Op::ReduceScatter(_) => "reduce_scatter",
+            Op::AllToAll(_) => "all_to_all",
+            Op::Broadcast(_) => "broadcast",
+            Op::SendRecv { .. } => "send_recv",
+        }
+    }
+}
+
+/// Bytes per element of a compute dtype.
+pub fn dtype_bytes(d: &str) -> Option<u64> {
+    match d {
+        "fp8" | "mxfp8" => Some(1),
+        "bf16" | "fp16" => Some(2),
+        "fp32" => Some(4),
+        _ => None,
+    }
+}
+
+/// A checked workload: the file as written, and each named group set resolved.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// The workload.
+    pub w: Workload,
+    /// Group sets by name, "world" included.
+    pub groups: BTreeMap<String, Vec<Vec<u32>>>,
+    /// Each node's ranks (every rank when the node names none).
+    pub node_ranks: Vec<Vec<u32>>,
+    /// Where `hbm_bytes_per_rank` is written (`file:line:col`), for errors found against a
+    /// system.
+    pub hbm_at: String,
+}
+
+/// Reads a workload file (RON, or JSON when it ends in `.json`).
+pub fn load(path: &std::path::Path) -> Result<Checked, ConfigError> {
+    let (file, text) = trnsim_system::located::read_ron_file(path)?;
+    parse(&file, &text)
+}
+
+/// Parses and checks workload text named `file` (JSON when `file` ends in `.json`).
+pub fn parse(file: &str, text: &str) -> Result<Checked, ConfigError> {
+    let w: Workload = if file.ends_with(".json") {
+        serde_json::from_str(text).map_err(|e| ConfigError {
+            file: file.into(),
+            line: e.line(),
+            col: e.column(),
+            field: trnsim_system::located::field_at(text, e.line(), e.column()),
+            message: e.to_string().split(" at line ").next().unwrap_or("").to_string(),
+        })?
+    } else {
+        trnsim_system::located::from_ron(file, text)?
+    };
+    check(file, text, w)
+}
+
+/// Writes `w` as RON text (what `trnsim workload` writes).
+pub fn to_ron(w: &Workload) -> Result<String, String> {
+    let cfg = ron::ser::PrettyConfig::new().depth_limit(3).struct_names(true);
+    ron::ser::to_string_pretty(w, cfg).map_err(|e| e.to_string())
+}
+
+struct Locator<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Locator<'_> {
+    /// An error at node `id`'s `key` (or at the node, or the file's start).
+    fn at_node(&self, id: u32, key: &str, field: String, message: String) -> ConfigError {
+        let pos = self.node_pos(id).unwrap_or(0);
+        let pos = self.text[pos..].find(&format!("{key}:")).map_or(pos, |p| {
+            let next = self.text[pos + 1..].find("id:").map_or(usize::MAX, |n| n + 1);
+            if p < next {
+                pos + p
+            } else {
+                pos
+            }
+        });
+        self.err_at(pos, field, message)
+    }
+
+    fn node_pos(&self, id: u32) -> Option<usize> {
+        let ron = format!("id: {id},");
+        let json = format!("\"id\": {id},");
+        self.text.find(&ron).or_else(|| self.text.find(&json))
+    }
+
+    /// An error at the first `key:` in the text.
+    fn at_key(&self, key: &str, field: String, message: String) -> ConfigError {
+        let pos = self.text.find(&format!("{key}:")).or_else(|| self.text.find(&format!("\"{key}\":"))).unwrap_or(0);
+        self.err_at(pos, field, message)
+    }
+
+    fn err_at(&self, pos: usize, field: String, message: String) -> ConfigError {
+        let (line, col) = line_col(self.text, pos);
+        ConfigError { file: self.file.into(), line, col, field, message }
+    }
+}
+
+/// Checks a workload read from `text` of `file`: ranges, ids, dependencies, groups.
+pub fn check(file: &str, text: &str, w: Workload) -> Result<Checked, ConfigError> {
+    let at = Locator { file, text };
+    if !(1..=MAX_RANKS).contains(&w.ranks) {
+        return Err(at.at_key(
+            "ranks",
+            "ranks".into(),
+            format!("{} is out of range (allowed: 1..={MAX_RANKS})", w.ranks),
+        ));
+    }
+    if w.nodes.is_empty() || w.nodes.len() > MAX_NODES {
+        let m = format!("{} nodes is out of range (allowed: 1..={MAX_NODES})", w.nodes.len());
+        return Err(at.at_key("nodes", "nodes".into(), m));
+    }
+    let instances = (w.nodes.len() as u64).checked_mul(u64::from(w.repeat));
+    if w.repeat == 0 || instances.is_none_or(|n| n > MAX_INSTANCES) {
+        let m = format!("{} is out of range (allowed: 1.., with nodes x repeat <= {MAX_INSTANCES})", w.repeat);
+        return Err(at.at_key("repeat", "repeat".into(), m));
+    }
+    let groups = check_groups(&at, &w)?;
+    let mut node_ranks = Vec::with_capacity(w.nodes.len());
+    let mut prev: Option<u32> = None;
+    let mut index = std::collections::HashMap::new();
+    for (i, n) in w.nodes.iter().enumerate() {
+        let f = |k: &str| format!("nodes[{i}].{k}");
+        if prev.is_some_and(|p| n.id <= p) {
+            let m = format!(
+                "{} is out of order (ids increase through the file; the one before is {})",
+                n.id,
+                prev.unwrap_or(0)
+            );
+            return Err(at.at_node(n.id, "id", f("id"), m));
+        }
+        prev = Some(n.id);
+        for d in n.data_deps.iter().chain(&n.ctrl_deps) {
+            if !index.contains_key(d) {
+                let m = format!("{d} is not an earlier node's id (a dependency names a node above it)");
+                return Err(at.at_node(n.id, "deps", f("data_deps"), m));
+            }
+        }
+        index.insert(n.id, i);
+        let ranks = match &n.ranks {
+            Some(rs) => {
+                if let Some(r) = rs.iter().find(|&&r| r >= w.ranks) {
+                    return Err(at.at_node(n.id, "ranks", f("ranks"), format!("rank {r} is not in 0..{}", w.ranks)));
+                }
+                let mut v = rs.clone();
+                v.sort_unstable();
+                v.dedup();
+                v
+            }
+            None => (0..w.ranks).collect(),
+        };
+        check_op(&at, n, i, &w, &groups, &ranks)?;
+        node_ranks.push(match &n.op {
+            Op::SendRecv { offset, .. } => with_receivers(&ranks, *offset, w.ranks),
+            _ => ranks,
+        });
+    }
+    let e = at.at_key("hbm_bytes_per_rank", String::new(), String::new());
+    let hbm_at = format!("{}:{}:{}", e.file, e.line, e.col);
+    Ok(Checked { w, groups, node_ranks, hbm_at })
+}
+
+/// The senders of a send/recv and the ranks they send to, sorted.
+fn with_receivers(senders: &[u32], offset: i64, ranks: u32) -> Vec<u32> {
+    let mut v: Vec<u32> = senders.iter().copied().chain(senders.iter().map(|&r| receiver(r, offset, ranks))).collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The rank `r` sends to in a send/recv of `offset` among `ranks`.
+pub fn receiver(r: u32, offset: i64, ranks: u32) -> u32 {
+    (i64::from(r) + offset).rem_euclid(i64::from(ranks)) as u32
+}
+
+fn check_groups(at: &Locator<'_>, w: &Workload) -> Result<BTreeMap<String, Vec<Vec<u32>>>, ConfigError> {
+    let mut out = BTreeMap::new();
+    for (name, set) in &w.groups {
+        let f = format!("groups.{name}");
+        if name == "world" {
+            return Err(at.at_key("groups", f, "\"world\" is built in (all ranks); name the set otherwise".into()));
+        }
+        let mut seen = vec![false; w.ranks as usize];
+        for g in set {
+            if g.is_empty() {
+                return Err(at.at_key("groups", f, "an empty group".into()));
+            }
+            for &r in g {
+                let slot = seen
+                    .get_mut(r as usize)
+                    .ok_or_else(|| at.at_key("groups", f.clone(), format!("rank {r} is not in 0..{}", w.ranks)))?;
+                if *slot {
+                    return Err(at.at_key("groups", f, format!("rank {r} is in two groups of the set")));
+                }
+                *slot = true;
+            }
+        }
+        out.insert(name.clone(), set.clone());
+    }
+    out.insert("world".into(), vec![(0..w.ranks).collect()]);
+    Ok(out)
+}
+
+fn check_op(
+    at: &Locator<'_>,
+    n: &Node,
+    i: usize,
+    w: &Workload,
+    groups: &BTreeMap<String, Vec<Vec<u32>>>,
+    ranks: &[u32],
+) -> Result<(), ConfigError> {
+    let f = |k: &str| format!("nodes[{i}].op.{k}");
+    let size = |k: &str, v: u64, min: u64| -> Result<(), ConfigError> {
+        if v < min || v > MAX_SIZE {
+            return Err(at.at_node(n.id, k, f(k), format!("{v} is out of range (allowed: {min}..={MAX_SIZE})")));
+        }
+        Ok(())
+    };
+    let dtype = |d: &str| -> Result<(), ConfigError> {
+        dtype_bytes(d).map(|_| ()).ok_or_else(|| {
+            at.at_node(n.id, "dtype", f("dtype"), format!("unknown dtype {d:?} (allowed: bf16, fp16, fp32, fp8)"))
+        })
+    };
+    match &n.op {
+        Op::Gemm { m, k, n: cols, dtype: d, count } => {
+            size("m", *m, 1)?;
+            size("k", *k, 1)?;
+            size("n", *cols, 1)?;
+            size("count", u64::from(*count), 1)?;
+            dtype(d)?;
+        }
+        Op::Attention { batch, heads, seq, kv_seq, head_dim, dtype: d, .. } => {
+            for (k, v) in [("batch", *batch), ("heads", *heads), ("seq", *seq), ("head_dim", *head_dim)] {
+                size(k, v, 1)?;
+            }
+            size("kv_seq", kv_seq.unwrap_or(*seq), 1)?;
+            dtype(d)?;
+        }
+        Op::Elementwise { elements, ops, dtype: d } => {
+            size("elements", *elements, 1)?;
+            if !(1..=1000).contains(ops) {
+                return Err(at.at_node(n.id, "ops", f("ops"), format!("{ops} is out of range (allowed: 1..=1000)")));
+            }
+            dtype(d)?;
+        }
+        Op::Load { bytes } | Op::Store { bytes } => size("bytes", *bytes, 1)?,
+        Op::SendRecv { bytes, offset } => {
+            size("bytes", *bytes, 1)?;
+            if *offset == 0 || offset.unsigned_abs() >= u64::from(w.ranks) {
+                let m = format!("{offset} is out of range (allowed: non-zero, |offset| < ranks = {})", w.ranks);
+                return Err(at.at_node(n.id, "offset", f("offset"), m));
+            }
+        }
+        other => {
+            let c = other.comm().ok_or_else(|| at.at_node(n.id, "op", f("op"), "not a collective".into()))?;
+            size("bytes", c.bytes, 1)?;
+            if let Some(a) = &c.algo {
+                if !["ring", "rhd", "direct", "tree", "hierarchical", "auto"].contains(&a.as_str()) {
+                    let m = format!("unknown algorithm {a:?} (allowed: ring, rhd, direct, tree, hierarchical, auto)");
+                    return Err(at.at_node(n.id, "algo", f("algo"), m));
+                }
+            }
+            let set = groups.get(&c.group).ok_or_else(|| {
+                let known: Vec<&str> = groups.keys().map(String::as_str).collect();
+                at.at_node(
+                    n.id,
+                    "group",
+                    f("group"),
+                    format!("unknown group set {:?} (known: {})", c.group, known.join(", ")),
+                )
+            })?;
+            // The node's ranks must be exactly the union of some groups of the set.
+            let mut covered: Vec<u32> =
+                set.iter().filter(|g| g.iter().any(|r| ranks.binary_search(r).is_ok())).flatten().copied().collect();
+            covered.sort_unstable();
+            if covered != ranks {
+                let m = format!(
+                    "group set {:?} does not split the node's ranks into whole groups (a collective runs on every rank of each group it touches)",
+                    c.group
+                );
+                return Err(at.at_node(n.id, "group", f("group"), m));
+            }
+            if set.iter().any(|g| g.len() < 2 && ranks.contains(&g[0])) {
+                return Err(at.at_node(
+                    n.id,
+                    "group",
+                    f("group"),
+                    "a collective needs groups of at least 2 ranks".into(),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,111 @@
+//! The workload format, generator and schedule, with a cost model whose times are known.
+
+use crate::exec::{self, Costs};
+use crate::format::{self, Op};
+use crate::llm::Llm;
+
+/// Every compute node 10 ns, memory 20 ns, collectives 5 ns x group size, send/recv 7 ns.
+struct Fixed;
+
+impl Costs for Fixed {
+    fn compute_ns(&mut self, _: &Op) -> Result<f64, String> {
+        Ok(10.0)
+    }
+    fn memory_ns(&mut self, _: &Op) -> Result<f64, String> {
+        Ok(20.0)
+    }
+    fn comm_ns(&mut self, _: &Op, groups: &[Vec<usize>]) -> Result<Vec<f64>, String> {
+        Ok(groups.iter().map(|g| 5.0 * g.len() as f64).collect())
+    }
+    fn send_recv_ns(&mut self, _: u64, pairs: &[(usize, usize)]) -> Result<Vec<f64>, String> {
+        Ok(vec![7.0; pairs.len()])
+    }
+}
+
+const SMALL: &str = r#"Workload(
+    name: "small",
+    ranks: 4,
+    groups: { "pairs": [[0, 1], [2, 3]] },
+    repeat: 2,
+    nodes: [
+        (id: 0, name: "a", op: Gemm(m: 128, k: 128, n: 128)),
+        (id: 1, name: "ar", op: AllReduce((bytes: 1024, group: "pairs")), data_deps: [0]),
+        (id: 2, name: "b", op: Gemm(m: 128, k: 128, n: 128)),
+        (id: 3, name: "ld", op: Load(bytes: 4096), data_deps: [1]),
+    ],
+)"#;
+
+#[test]
+fn the_schedule_overlaps_queues_and_synchronizes_groups() {
+    let c = format::parse("small.ron", SMALL).unwrap();
+    let r = exec::run(&c, 4, &mut Fixed).unwrap();
+    // Iteration 0: a 0-10, ar 10-20 (2 ranks x 5), b 10-20, ld 20-40; iteration 1: a 20-30,
+    // ar 30-40, b 30-40, ld 40-60.
+    assert_eq!(r.step_ns, 60.0);
+    let b = &r.critical;
+    assert_eq!((b.compute_ns, b.comm_ns, b.memory_ns), (40.0, 20.0, 40.0));
+    assert_eq!(b.exposed_comm_ns, 0.0, "b runs while ar does");
+    assert_eq!(b.memory_bound_ns, 20.0, "the last load runs alone");
+    assert_eq!(b.idle_ns, 0.0);
+    assert_eq!(r.collectives[0].group_size, 2);
+}
+
+#[test]
+fn a_workload_round_trips_through_ron_and_json() {
+    let w = Llm { train: true, dp: 2, pp: 2, ..Llm::default() }.generate("test").unwrap();
+    let text = format::to_ron(&w).unwrap();
+    let back = format::parse("w.ron", &text).unwrap();
+    assert_eq!(back.w, w);
+    let json = serde_json::to_string_pretty(&w).unwrap();
+    assert_eq!(format::parse("w.json", &json).unwrap().w, w);
+    let a = exec::run(&back, 16, &mut Fixed).unwrap();
+    let b = exec::run(&format::parse("w.ron", &text).unwrap(), 16, &mut Fixed).unwrap();
+    assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+}
+
+#[test]
+fn bad_workloads_are_located_one_line_errors() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("ranks: 4,", "ranks: 0,", "ranks: 0 is out of range"),
+        ("data_deps: [0]),", "data_deps: [7]),", "nodes[1].data_deps: 7 is not an earlier node's id"),
+        ("group: \"pairs\"", "group: \"tp\"", "unknown group set \"tp\""),
+        ("[[0, 1], [2, 3]]", "[[0, 1], [1, 3]]", "rank 1 is in two groups"),
+        ("[[0, 1], [2, 3]]", "[[0, 1], [2, 9]]", "rank 9 is not in 0..4"),
+        (
+            "Gemm(m: 128, k: 128, n: 128)),\n        (id: 1",
+            "Gemm(m: 0, k: 128, n: 128)),\n        (id: 1",
+            "nodes[0].op.m: 0 is out of range",
+        ),
+        ("(id: 2,", "(id: 1,", "out of order"),
+        ("Load(bytes: 4096)", "Load(bytes: 4096, extra: 1)", "extra"),
+    ];
+    for (from, to, want) in cases {
+        let text = SMALL.replacen(from, to, 1);
+        assert_ne!(text, SMALL, "{from}");
+        let e = format::parse("w.ron", &text).unwrap_err().to_string();
+        assert!(e.starts_with("w.ron:") && e.contains(want) && !e.contains('\n'), "{to}: {e}");
+    }
+    let e = format::parse("w.json", "{\"name\": 3}").unwrap_err().to_string();
+    assert!(e.starts_with("w.json:1:"), "{e}");
+}
+
+#[test]
+fn the_generator_names_the_rule_a_shape_breaks() {
+    let e = Llm { heads: 30, tp: 4, ..Llm::default() }.check().unwrap_err();
+    assert!(e.contains("--heads 30 must divide by --tp 4"), "{e}");
+    let e = Llm { arch: "moe".into(), experts: 6, ep: 4, tp: 4, ..Llm::default() }.check().unwrap_err();
+    assert!(e.contains("--experts 6 must divide by --ep 4"), "{e}");
+    let e = Llm { layers: 3, pp: 2, ..Llm::default() }.check().unwrap_err();
+    assert!(e.contains("--layers 3 must divide by --pp 2"), "{e}");
+}
+
+#[test]
+fn pipeline_stages_pass_activations_forward_and_gradients_back() {
+    let w = Llm { train: true, pp: 2, tp: 2, layers: 2, ..Llm::default() }.generate("t").unwrap();
+    let c = format::parse("w.ron", &format::to_ron(&w).unwrap()).unwrap();
+    let r = exec::run(&c, 4, &mut Fixed).unwrap();
+    let hops: Vec<&str> = r.collectives.iter().filter(|s| s.op == "send_recv").map(|s| s.name.as_str()).collect();
+    assert_eq!(hops, ["stage0->stage1", "stage1->stage0 grad"]);
+    // Stage 1's first node waits for stage 0's forward pass: its ranks are idle meanwhile.
+    assert!(r.ranks[2].idle_ns > 0.0 && r.ranks[0].idle_ns > 0.0);
+}
