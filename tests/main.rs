@@ -22,3 +22,6 @@ mod nc_trace_loads_in_perfetto;
 mod parallel_allreduce_nl72x2_matches_serial;
 mod trace_loads_in_perfetto;
 mod vcd_reads_back;
+mod whatif_cli_overrides_sweeps_and_workloads;
+mod whatif_hbm_stacks_move_a_memory_bound_workload_as_estimated;
+mod workloads_run_on_every_preset_or_refuse;

@@ -97,6 +97,10 @@ struct RunArgs {
     /// one row per point, all points in --json, and with --plots an SVG per figure.
     #[arg(long = "sweep", value_name = "PATH=V1,V2,...", value_parser = parse_sweep)]
     sweeps: Vec<trnsim_harness::whatif::Sweep>,
+    /// With --workload FILE: the fraction of the tensor engines' peak GEMMs reach (0 < F <= 1),
+    /// instead of measuring it on the cycle-level chip.
+    #[arg(long, value_name = "F", value_parser = crate::workload_cmd::parse_efficiency)]
+    gemm_efficiency: Option<f64>,
     /// Write a trace of the runs: .pftrace (Perfetto protobuf) or .json (Chrome JSON). With
     /// several benchmarks, each gets its own file: NAME inserted before the extension.
     #[arg(long, value_name = "FILE")]
@@ -518,7 +522,7 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
             let vals: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
             eprintln!("[{}/{}] {} on {} [{}]", k + 1, points.len(), w.w.name, doc.name(), vals.join(","));
         }
-        let r = crate::workload_cmd::run_file(&w, doc).map_err(code)?;
+        let r = crate::workload_cmd::run_file(&w, doc, a.gemm_efficiency).map_err(code)?;
         if points.len() == 1 {
             print!("{}", trnsim_harness::workload::to_text(&r, &doc.name()));
         }

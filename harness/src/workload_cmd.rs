@@ -90,6 +90,18 @@ pub struct CompareArgs {
     /// Write the breakdown of every system as one SVG here.
     #[arg(long, value_name = "DIR")]
     plots: Option<PathBuf>,
+    /// The fraction of the tensor engines' peak GEMMs reach (0 < F <= 1), instead of
+    /// measuring it on each system's cycle-level chip.
+    #[arg(long, value_name = "F", value_parser = parse_efficiency)]
+    gemm_efficiency: Option<f64>,
+}
+
+/// A GEMM efficiency: a number in (0, 1].
+pub fn parse_efficiency(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
+        _ => Err(format!("{s:?} is out of range (allowed: 0 < F <= 1)")),
+    }
 }
 
 /// Runs `trnsim workload`.
@@ -144,7 +156,7 @@ pub fn load(path: &Path) -> Result<Checked, (String, i32)> {
 }
 
 /// Runs workload `w` on `doc` (overrides applied); usage errors are exit 2.
-pub fn run_file(w: &Checked, doc: &SystemDoc) -> Result<WorkloadRun, (String, i32)> {
+pub fn run_file(w: &Checked, doc: &SystemDoc, efficiency: Option<f64>) -> Result<WorkloadRun, (String, i32)> {
     let sys = doc.resolve().map_err(|e| (e, 2))?;
     if w.w.ranks as usize > sys.fabric().map_or(1, |t| t.chips) {
         return Err((
@@ -158,7 +170,7 @@ pub fn run_file(w: &Checked, doc: &SystemDoc) -> Result<WorkloadRun, (String, i3
             2,
         ));
     }
-    workload::run(w, &sys, None).map_err(|e| {
+    workload::run(w, &sys, efficiency).map_err(|e| {
         let code = if e.contains("hbm_bytes_per_rank") || e.contains("needs a system") { 2 } else { 1 };
         (e, code)
     })
@@ -179,7 +191,7 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
     let mut done = Vec::new();
     for (k, (name, doc)) in runs.iter().enumerate() {
         eprintln!("[{}/{}] {} on {name}", k + 1, runs.len(), w.w.name);
-        done.push((name.clone(), run_file(&w, doc)?));
+        done.push((name.clone(), run_file(&w, doc, a.gemm_efficiency)?));
     }
     print!("{}", side_by_side(&w.w.name, &done));
     if let Some(dir) = &a.plots {

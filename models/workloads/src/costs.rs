@@ -31,8 +31,6 @@ pub const MEMORY_SIM_CAP: u64 = 64 << 20;
 const DMA_BPP: u64 = 4096;
 /// HBM padding after each row, as the benchmarks use (spreads rows over channels).
 const PAD: u64 = 512;
-/// The address space each core of a stack uses in its stack (stack-local addresses).
-const CORE_REGION: u64 = 1 << 30;
 
 /// Node times on one chip type and fabric.
 pub struct SystemCosts<'a> {
@@ -61,10 +59,12 @@ impl<'a> SystemCosts<'a> {
         }
     }
 
-    /// HBM bandwidth the chip's DMA reaches on a long load, in bytes per ns (memory model).
+    /// HBM bandwidth the chip's DMA reaches on a 16 MiB load (steady state), in bytes per
+    /// ns (memory model).
     pub fn hbm_bytes_per_ns(&mut self) -> Result<f64, String> {
-        let t = self.memory_run(false, MEMORY_SIM_CAP)?;
-        Ok(MEMORY_SIM_CAP as f64 / t)
+        let bytes = 16 << 20;
+        let t = self.memory_run(false, bytes)?;
+        Ok(bytes as f64 / t)
     }
 
     /// A Load (`store` false) or Store of `bytes` on the cycle-level chip, in ns.
@@ -195,16 +195,20 @@ impl crate::exec::Costs for SystemCosts<'_> {
     }
 }
 
-/// The per-core DMA program of a Load (or Store) of `per_core` bytes for core `core`.
+/// The per-core DMA program of a Load (or Store) of `per_core` bytes for core `core`. The
+/// cores sharing a stack take turns through one region, 512 KiB transfer by transfer (core
+/// `k` of a stack takes transfers `k`, `k + cores_per_stack`, ...), as a sharded tensor is
+/// laid out, so their streams share open rows instead of fighting over the banks.
 pub fn dma_program(chip: &Chip, core: u32, store: bool, per_core: u64) -> String {
     let elems = DMA_BPP / 2;
     let per_dma = 128 * DMA_BPP;
     let count = per_core.div_ceil(per_dma).max(1);
     let stride = DMA_BPP + PAD;
-    let base = u64::from(core % chip.spec.hbm.cores_per_stack) * CORE_REGION;
+    let sharers = u64::from(chip.spec.hbm.cores_per_stack);
+    let k = u64::from(core) % sharers;
     let mut sync = String::from(".engine sync\n");
     for j in 0..count {
-        let hbm = base + j * 128 * stride;
+        let hbm = (j * sharers + k) * 128 * stride;
         let sbuf = (j % 4) * DMA_BPP;
         let _ = if store {
             writeln!(
@@ -226,13 +230,13 @@ pub fn dma_program(chip: &Chip, core: u32, store: bool, per_core: u64) -> String
 /// Simulates a Load or Store of `bytes` spread over every core of `chip`; its time in ns.
 fn simulate_dma(chip: &Chip, store: bool, bytes: u64) -> Result<f64, String> {
     let cores = u64::from(chip.spec.cores);
-    let stack_bytes = u64::from(chip.spec.hbm.cores_per_stack) * CORE_REGION;
     let per_core = bytes.div_ceil(cores);
-    let span = per_core.div_ceil(128 * DMA_BPP) * 128 * (DMA_BPP + PAD);
-    if span > CORE_REGION || stack_bytes > chip.stack_bytes() {
+    let span = per_core.div_ceil(128 * DMA_BPP) * 128 * (DMA_BPP + PAD) * u64::from(chip.spec.hbm.cores_per_stack);
+    if span > chip.stack_bytes() {
         return Err(format!(
-            "a {bytes}-byte transfer does not fit the chip's HBM as the memory model lays it out ({} cores x 1 GiB regions)",
-            chip.spec.cores
+            "a {bytes}-byte transfer does not fit in the chip's HBM stacks ({} bytes laid out per stack, {} per stack)",
+            span,
+            chip.stack_bytes()
         ));
     }
     let programs: Vec<Program> = (0..chip.spec.cores)
@@ -248,4 +252,22 @@ fn simulate_dma(chip: &Chip, store: bool, bytes: u64) -> Result<f64, String> {
     let ids = chip::build(&mut b, chip, &programs, false)?;
     let sim = chip::run_to_end(b, &[ids], None, Dur::from_us(100_000))?;
     Ok(sim.now().as_ns_f64())
+}
+
+/// Loaded HBM round trip a DMA engine's outstanding reads see, in ns (the figure the chip's
+/// end-to-end estimate uses: docs/validation.md, "The chip end to end").
+pub const HBM_LOADED_LATENCY_NS: f64 = 75.0;
+
+/// The analytic time of a Load of `bytes` spread over every core, in ns: the DMA start
+/// latency plus each core's share at the smallest of its engines' peak, its share of its
+/// stack's peak, and what its engines' outstanding reads sustain at the loaded HBM latency.
+/// The cycle-level memory model is checked against it.
+pub fn load_estimate_ns(chip: &Chip, bytes: u64) -> f64 {
+    let d = &chip.dma;
+    let engines = f64::from(d.engines);
+    let core_gbps = (engines * d.peak_bytes_per_ns)
+        .min(chip.hbm.stack_peak_bytes_per_s() / 1e9 / f64::from(chip.spec.hbm.cores_per_stack))
+        .min(engines * f64::from(d.outstanding * d.access_bytes) / HBM_LOADED_LATENCY_NS);
+    let per_core = bytes.div_ceil(u64::from(chip.spec.cores)) as f64;
+    d.start_latency.as_ps() as f64 / 1e3 + per_core / core_gbps
 }
