@@ -284,6 +284,7 @@ pub fn run_system(name: &str, sys: &System, opts: RunOpts) -> Result<BenchResult
 /// A figure as printed in tables: whole numbers without decimals, others with four, `n/a`
 /// for a figure that was not measured (NaN).
 pub fn fmt_figure(v: f64) -> String {
+    let v = v + 0.0; // -0 prints as 0
     if v.is_nan() {
         "n/a".into()
     } else if v.fract() == 0.0 && v.abs() < 1e15 {

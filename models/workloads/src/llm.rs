@@ -284,8 +284,15 @@ impl Llm {
         let what = if self.train { "training step" } else { "inference forward pass" };
         Ok(Workload {
             name: format!(
-                "llm-{}-{}l-h{}-tp{}-ep{}-dp{}-pp{}",
-                self.arch, self.layers, self.hidden, tp, self.ep, dp, pp
+                "llm-{}-{}l-h{}-tp{}-ep{}-dp{}-pp{}-{}",
+                self.arch,
+                self.layers,
+                self.hidden,
+                tp,
+                self.ep,
+                dp,
+                pp,
+                if self.train { "train" } else { "infer" }
             ),
             source: format!("{cmdline} ({what})"),
             ranks: self.ranks(),
