@@ -537,7 +537,8 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
     }
     if let (Some(t), Some(r)) = (&a.trace, runs.first()) {
         let mut sink = trnsim_traces::create_sink(t).map_err(|e| Failure::Usage(e.to_string()))?;
-        trnsim_harness::workload::trace(&w, &r.report, sink.as_mut()).map_err(Failure::Run)?;
+        let peak = docs[0].resolve().ok().and_then(|s| s.chip().map(|c| c.peak_bf16_tflops())).unwrap_or(0.0);
+        trnsim_harness::workload::trace(&w, &r.report, peak, sink.as_mut()).map_err(Failure::Run)?;
         eprintln!("trace: {}", t.display());
     }
     if let Some(dir) = &a.plots {

@@ -52,6 +52,8 @@ pub struct WorkloadRun {
     pub report: Report,
     /// The GEMM efficiency used.
     pub gemm_efficiency: f64,
+    /// Whether it was measured on the cycle-level chip (else given).
+    pub measured: bool,
     /// Chips in the system.
     pub chips: usize,
 }
@@ -81,7 +83,7 @@ pub fn run(w: &Checked, sys: &Resolved, efficiency: Option<f64>) -> Result<Workl
     };
     let mut costs = SystemCosts::new(chip, sys.fabric(), eff);
     let report = exec::run(w, chips, &mut costs)?;
-    Ok(WorkloadRun { report, gemm_efficiency: eff, chips })
+    Ok(WorkloadRun { report, gemm_efficiency: eff, measured: efficiency.is_none(), chips })
 }
 
 /// Headline figures of a run (units in the names), as benchmark results carry them.
@@ -111,11 +113,12 @@ pub fn to_text(r: &WorkloadRun, system: &str) -> String {
     let b = &rep.critical;
     let pct = |ns: f64| if rep.step_ns > 0.0 { 100.0 * ns / rep.step_ns } else { 0.0 };
     let mut s = format!(
-        "workload {} on {system}: {} ranks on {} chips; GEMMs at {:.1} % of peak (measured on the cycle-level chip)\n",
+        "workload {} on {system}: {} ranks on {} chips; GEMMs at {:.1} % of peak ({})\n",
         rep.workload,
         rep.ranks.len(),
         r.chips,
-        100.0 * r.gemm_efficiency
+        100.0 * r.gemm_efficiency,
+        if r.measured { "measured on the cycle-level chip" } else { "given by --gemm-efficiency" }
     );
     s += &format!("  {:<28} {:>12.3} us\n", "step time", rep.step_ns / 1e3);
     s += &format!("  {:<28} {:>12}\n", "critical rank", b.rank);
@@ -175,9 +178,25 @@ pub fn breakdown_svg(title: &str, runs: &[(String, &Report)]) -> String {
     plot.to_svg()
 }
 
-/// Writes the run's schedule to `sink`: a group per rank (`rank 3 (chip 3)`), under it a
-/// track per queue ("NeuronCores", "DMA", "collectives"), a slice per node instance.
-pub fn trace(w: &Checked, rep: &Report, sink: &mut dyn TraceSink) -> Result<(), String> {
+/// Flops of a compute operation (none for the others).
+fn flops(op: &trnsim_workloads::format::Op) -> f64 {
+    use trnsim_workloads::format::Op;
+    match op {
+        Op::Gemm { m, k, n, count, .. } => 2.0 * *m as f64 * *k as f64 * *n as f64 * f64::from(*count),
+        Op::Attention { batch, heads, seq, kv_seq, head_dim, causal, .. } => {
+            let kv = kv_seq.unwrap_or(*seq) as f64;
+            let frac = if *causal { 0.5 } else { 1.0 };
+            4.0 * (*batch * *heads * *seq) as f64 * kv * *head_dim as f64 * frac
+        }
+        _ => 0.0,
+    }
+}
+
+/// Writes the run's schedule to `sink`, grouped as a device profile is: a group per rank
+/// (`rank 3 (chip 3)`), under it a slice track per queue ("NeuronCores", "DMA",
+/// "collectives"; a slice per node instance) and a counter of the hardware FLOPs utilization
+/// (% of the chip's peak `peak_tflops`, over each compute node).
+pub fn trace(w: &Checked, rep: &Report, peak_tflops: f64, sink: &mut dyn TraceSink) -> Result<(), String> {
     let err = |e: trnsim_kernel::TraceError| e.to_string();
     let ranks = rep.ranks.len();
     let mut next = 0u32;
@@ -193,9 +212,11 @@ pub fn trace(w: &Checked, rep: &Report, sink: &mut dyn TraceSink) -> Result<(), 
         for name in ["NeuronCores", "DMA", "collectives"] {
             q.push(track(sink, Some(g), name.into(), TrackKind::Slice).map_err(err)?);
         }
+        let hfu = TrackKind::Counter { unit: "%" };
+        q.push(track(sink, Some(g), "Hardware FLOPs Utilization".into(), hfu).map_err(err)?);
         queues.push(q);
     }
-    // Slice names must live as long as the trace: one leaked copy per distinct node name.
+    // Slice names must live as long as the trace: one leaked copy per node name.
     let names: Vec<&'static str> = w
         .w
         .nodes
@@ -203,14 +224,14 @@ pub fn trace(w: &Checked, rep: &Report, sink: &mut dyn TraceSink) -> Result<(), 
         .map(|n| &*Box::leak(if n.name.is_empty() { n.op.kind().to_string() } else { n.name.clone() }.into_boxed_str()))
         .collect();
     let ps = |ns: f64| Time::from_ps((ns * 1e3).round() as u64);
-    let mut spans: Vec<&exec::Span> = rep.spans.iter().collect();
-    spans.sort_by(|a, b| a.start_ns.partial_cmp(&b.start_ns).unwrap_or(std::cmp::Ordering::Equal));
-    for s in spans {
+    let mut recs: Vec<TraceRecord> = Vec::new();
+    for s in &rep.spans {
         let q = match s.queue {
             Queue::Compute => 0,
             Queue::Memory => 1,
             Queue::Comm => 2,
         };
+        let t = &queues[s.rank as usize];
         let kind = trnsim_kernel::RecordKind::Slice {
             name: names[s.node],
             start: ps(s.start_ns),
@@ -218,8 +239,19 @@ pub fn trace(w: &Checked, rep: &Report, sink: &mut dyn TraceSink) -> Result<(), 
             flow: trnsim_kernel::Flow::None,
             arg: None,
         };
-        let rec = TraceRecord { time: ps(s.end_ns), track: queues[s.rank as usize][q], kind };
-        sink.record(&rec).map_err(err)?;
+        recs.push(TraceRecord { time: ps(s.end_ns), track: t[q], kind });
+        let f = flops(&w.w.nodes[s.node].op);
+        if f > 0.0 && s.end_ns > s.start_ns && peak_tflops > 0.0 {
+            let pct = 100.0 * f / (s.end_ns - s.start_ns) / (peak_tflops * 1e3);
+            let c = |time, value| TraceRecord { time, track: t[3], kind: trnsim_kernel::RecordKind::Counter { value } };
+            recs.push(c(ps(s.start_ns), pct));
+            recs.push(c(ps(s.end_ns), 0.0));
+        }
+    }
+    // In time order; a counter's drop to 0 at a node's end before the next node's rise.
+    recs.sort_by_key(|r| (r.time, matches!(r.kind, trnsim_kernel::RecordKind::Counter { value } if value > 0.0)));
+    for r in &recs {
+        sink.record(r).map_err(err)?;
     }
     sink.finish(ps(rep.step_ns)).map_err(err)
 }
