@@ -110,6 +110,15 @@ fn a_workload_round_trips_and_runs_the_same_from_ron_and_json() {
     let get = |k: &str| figures.iter().find(|f| f[0] == k).map(|f| f[1].as_f64().unwrap()).unwrap();
     assert!(get("step_us") > 0.0 && get("comm_us") > 0.0 && get("compute_us") > 0.0);
     assert!(get("exposed_comm_us") <= get("comm_us") + 1e-9);
+    // An override of the workload itself: the graph twice, back to back, takes twice as long.
+    let r = ["run", "--workload", ron.to_str().unwrap(), "--set", "workload.repeat=2"];
+    let d = workload_json(&[&r[..], &sys[..]].concat(), &dir.join("d.json"));
+    let twice = d["points"][0]["figures"].as_array().unwrap().iter().find(|f| f[0] == "step_us").unwrap()[1].as_f64();
+    assert!((twice.unwrap() / get("step_us") - 2.0).abs() < 1e-9, "{twice:?} vs {}", get("step_us"));
+    usage_error(
+        &[&r[..2], &[ron.to_str().unwrap(), "--set", "workload.nodes[0].mm=3"]].concat(),
+        &["unknown path", "nodes[0].id"],
+    );
 }
 
 #[test]

@@ -90,7 +90,8 @@ struct RunArgs {
     #[arg(long, value_name = "FILE|NAME", value_delimiter = ',')]
     workload: Vec<String>,
     /// Override one field of the system before it is validated, e.g. `chip.hbm.stacks=2`,
-    /// `fabric.switch.latency=200ns` (repeatable; paths: docs/whatif.md).
+    /// `fabric.switch.latency=200ns`, or with --workload FILE of the workload,
+    /// `workload.repeat=4` (repeatable; paths: docs/whatif.md).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     sets: Vec<String>,
     /// Run once per value, e.g. `chip.neuronlink.ports=16,20` (repeatable: every combination);
@@ -502,27 +503,40 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
         (None, None) if w.w.ranks == 1 => "trn3-chip".into(),
         (None, None) => "trn3-gen2-ultraserver".into(),
     };
+    // `workload.PATH=V` overrides the workload, anything else the system.
+    let of_workload = |s: &str| s.starts_with("workload.").then(|| s.to_string());
     let mut base = trnsim_system::doc::SystemDoc::open(&system).map_err(Failure::Usage)?;
+    let mut wsets = Vec::new();
     for s in &a.sets {
-        base.set(s).map_err(Failure::Usage)?;
+        match of_workload(s) {
+            Some(ws) => wsets.push(ws),
+            None => base.set(s).map_err(Failure::Usage)?,
+        }
     }
+    let w = w.with("--set", &wsets).map_err(Failure::Usage)?;
     let points = whatif::points(&a.sweeps).map_err(Failure::Usage)?;
     let mut docs = Vec::new();
+    let mut loads = Vec::new();
     for p in &points {
         let mut doc = base.clone();
+        let mut ws = Vec::new();
         for (path, v) in p {
-            doc.set_from("--sweep", &format!("{path}={v}")).map_err(Failure::Usage)?;
+            match of_workload(path) {
+                Some(wp) => ws.push(format!("{wp}={v}")),
+                None => doc.set_from("--sweep", &format!("{path}={v}")).map_err(Failure::Usage)?,
+            }
         }
         doc.resolve().map_err(Failure::Usage)?;
         docs.push(doc);
+        loads.push(w.with("--sweep", &ws).map_err(Failure::Usage)?);
     }
     let mut runs = Vec::new();
-    for (k, (doc, p)) in docs.iter().zip(&points).enumerate() {
+    for (k, ((doc, p), w)) in docs.iter().zip(&points).zip(&loads).enumerate() {
         if points.len() > 1 {
             let vals: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
             eprintln!("[{}/{}] {} on {} [{}]", k + 1, points.len(), w.w.name, doc.name(), vals.join(","));
         }
-        let r = crate::workload_cmd::run_file(&w, doc, a.gemm_efficiency).map_err(code)?;
+        let r = crate::workload_cmd::run_file(w, doc, a.gemm_efficiency).map_err(code)?;
         if points.len() == 1 {
             print!("{}", trnsim_harness::workload::to_text(&r, &doc.name()));
         }
@@ -538,7 +552,7 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
     if let (Some(t), Some(r)) = (&a.trace, runs.first()) {
         let mut sink = trnsim_traces::create_sink(t).map_err(|e| Failure::Usage(e.to_string()))?;
         let peak = docs[0].resolve().ok().and_then(|s| s.chip().map(|c| c.peak_bf16_tflops())).unwrap_or(0.0);
-        trnsim_harness::workload::trace(&w, &r.report, peak, sink.as_mut()).map_err(Failure::Run)?;
+        trnsim_harness::workload::trace(&loads[0], &r.report, peak, sink.as_mut()).map_err(Failure::Run)?;
         eprintln!("trace: {}", t.display());
     }
     if let Some(dir) = &a.plots {

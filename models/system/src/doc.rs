@@ -278,22 +278,13 @@ impl SystemDoc {
     fn targets(&self, path: &str) -> Result<Vec<Vec<Seg>>, String> {
         if let Some((_, expansions)) = ALIASES.iter().find(|(a, _)| *a == path) {
             for e in expansions.iter() {
-                if let Ok(t) = self.targets(e) {
+                if let Ok(t) = targets_in(&self.tree, e) {
                     return Ok(t);
                 }
             }
             return Err(format!("{path}: this system has none of {}", expansions.join(", ")));
         }
-        let segs = parse_path(path)?;
-        let mut out = Vec::new();
-        resolve(&self.tree, &segs, Vec::new(), &mut out).map_err(|why| {
-            let near = nearest(path, &self.paths(), 3);
-            format!("unknown path {path}: {why} (nearest: {})", near.join(", "))
-        })?;
-        if out.is_empty() {
-            return Err(format!("{path}: names no value"));
-        }
-        Ok(out)
+        targets_in(&self.tree, path)
     }
 
     /// Each part read back as its typed spec: a value of the wrong type fails here.
@@ -386,6 +377,40 @@ impl SystemDoc {
             _ => Err(format!("{}: incomplete system", self.top.file)),
         }
     }
+}
+
+/// The concrete paths `path` names in `tree`; an unknown path names the nearest valid ones.
+fn targets_in(tree: &Value, path: &str) -> Result<Vec<Vec<Seg>>, String> {
+    let segs = parse_path(path)?;
+    let mut out = Vec::new();
+    resolve(tree, &segs, Vec::new(), &mut out).map_err(|why| {
+        let mut all = Vec::new();
+        leaf_paths(tree, String::new(), &mut all);
+        let near = nearest(path, &all, 3);
+        format!("unknown path {path}: {why} (nearest: {})", near.join(", "))
+    })?;
+    if out.is_empty() {
+        return Err(format!("{path}: names no value"));
+    }
+    Ok(out)
+}
+
+/// Applies `PATH=VALUE` to any serializable document `tree` (a workload, say) with the rules of
+/// [`SystemDoc::set`]: the same paths, the value typed by the one it replaces. `flag` names the
+/// option in errors. Returns the concrete paths written. The caller reads the tree back into
+/// its type and validates it.
+pub fn set_in(tree: &mut Value, flag: &str, assignment: &str) -> Result<Vec<String>, String> {
+    let flag = format!("{flag} {assignment}");
+    let (path, value) = assignment.split_once('=').ok_or_else(|| format!("{flag}: expected PATH=VALUE"))?;
+    let path = path.trim();
+    let targets = targets_in(tree, path).map_err(|m| format!("{flag}: {m}"))?;
+    let mut next = tree.clone();
+    for t in &targets {
+        let slot = pointer_mut(&mut next, t).ok_or_else(|| format!("{flag}: {path}: no such field"))?;
+        *slot = typed_value(slot, value).map_err(|m| format!("{flag}: {}: {m}", show(t)))?;
+    }
+    *tree = next;
+    Ok(targets.iter().map(|t| show(t)).collect())
 }
 
 /// One step of a path.

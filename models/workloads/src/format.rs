@@ -258,6 +258,31 @@ pub struct Checked {
     /// Where `hbm_bytes_per_rank` is written (`file:line:col`), for errors found against a
     /// system.
     pub hbm_at: String,
+    /// The file's name and text (errors of overridden values are located in it).
+    pub source: (String, String),
+}
+
+impl Checked {
+    /// The workload with `PATH=VALUE` overrides (paths in the workload, with or without a
+    /// leading `workload.`: `repeat`, `nodes[3].op.Gemm.m` or `nodes[3].m`), checked again as a
+    /// file is; `flag` names the
+    /// option in errors ("--set", "--sweep").
+    pub fn with(&self, flag: &str, assignments: &[String]) -> Result<Checked, String> {
+        if assignments.is_empty() {
+            return Ok(self.clone());
+        }
+        let mut tree = serde_json::to_value(&self.w).map_err(|e| e.to_string())?;
+        for a in assignments {
+            let inner = a.strip_prefix("workload.").unwrap_or(a);
+            trnsim_system::doc::set_in(&mut tree, flag, inner)
+                .map_err(|e| e.replacen(&format!("{flag} {inner}"), &format!("{flag} {a}"), 1))?;
+        }
+        let w: Workload = serde_json::from_value(tree).map_err(|e| {
+            format!("{flag} {}: {}", assignments.join(" "), e.to_string().replace(" at line 0 column 0", ""))
+        })?;
+        let (file, text) = &self.source;
+        check(file, text, w).map_err(|e| format!("{e} (with {flag} {})", assignments.join(", ")))
+    }
 }
 
 /// Reads a workload file (RON, or JSON when it ends in `.json`).
@@ -387,7 +412,7 @@ pub fn check(file: &str, text: &str, w: Workload) -> Result<Checked, ConfigError
     }
     let e = at.at_key("hbm_bytes_per_rank", String::new(), String::new());
     let hbm_at = format!("{}:{}:{}", e.file, e.line, e.col);
-    Ok(Checked { w, groups, node_ranks, hbm_at })
+    Ok(Checked { w, groups, node_ranks, hbm_at, source: (file.to_string(), text.to_string()) })
 }
 
 /// The senders of a send/recv and the ranks they send to, sorted.
