@@ -64,10 +64,21 @@ pub struct Network {
     pub msgs: Vec<Message>,
     /// Message latency (send to last packet delivered), in picoseconds.
     pub latency: Histogram,
-    /// Packets in flight, earliest arrival first.
+    /// Packets in flight, earliest arrival first: forwarded packets, and the next first-hop
+    /// arrival of each message whose packets are still leaving their source (flagged with
+    /// [`FROM_SOURCE`] in the bytes field).
     events: BinaryHeap<Reverse<Event>>,
     seq: u64,
+    /// Per message (by id), its first-hop arrivals not yet in `events`, latest first: a
+    /// message's packets are all placed on their first links when it is sent, but enter the
+    /// event heap one at a time. The order of events is the same as if every packet entered
+    /// the heap at once ((time, sequence) is a total order), with a heap of messages instead
+    /// of packets.
+    pending: Vec<Vec<Event>>,
 }
+
+/// Marks an event in the heap as its message's next first-hop arrival.
+const FROM_SOURCE: u32 = 1 << 31;
 
 /// A packet arriving at a node: (arrival time in ps, sequence, message, node, bytes).
 type Event = (u64, u64, u32, u32, u32);
@@ -78,7 +89,7 @@ impl Network {
         let free_at = topo.edges.iter().map(|e| vec![0; e.servers as usize]).collect();
         let edge_stats = vec![EdgeStats::default(); topo.edges.len()];
         let (msgs, events) = (Vec::new(), BinaryHeap::new());
-        Network { topo, free_at, edge_stats, msgs, latency: Histogram::new(), events, seq: 0 }
+        Network { topo, free_at, edge_stats, msgs, latency: Histogram::new(), events, seq: 0, pending: Vec::new() }
     }
 
     /// The topology.
@@ -102,10 +113,20 @@ impl Network {
             return id;
         }
         self.msgs.push(m);
+        let mut first = Vec::with_capacity(n as usize);
         for k in 0..u64::from(n) {
             let b = (bytes - k * pkt).min(pkt) as u32;
-            self.forward(now_ps, id, src, b);
+            first.push(self.place(now_ps, id, src, b));
         }
+        first.sort_unstable_by(|a, b| b.cmp(a));
+        if self.pending.len() <= id {
+            self.pending.resize_with(id + 1, Vec::new);
+        }
+        if let Some(mut head) = first.pop() {
+            head.4 |= FROM_SOURCE;
+            self.events.push(Reverse(head));
+        }
+        self.pending[id] = first;
         id
     }
 
@@ -117,8 +138,15 @@ impl Network {
     /// Processes the next packet arrival: forwards it, or delivers it at its destination.
     /// Returns the message id when that packet completed its message.
     pub fn step(&mut self) -> Option<MsgId> {
-        let Reverse((t, _, msg, node, bytes)) = self.events.pop()?;
+        let Reverse((t, _, msg, node, mut bytes)) = self.events.pop()?;
         let (msg, node) = (msg as usize, node as usize);
+        if bytes & FROM_SOURCE != 0 {
+            bytes &= !FROM_SOURCE;
+            if let Some(mut next) = self.pending[msg].pop() {
+                next.4 |= FROM_SOURCE;
+                self.events.push(Reverse(next));
+            }
+        }
         if node != self.msgs[msg].dst {
             self.forward(t, msg, node, bytes);
             return None;
@@ -136,6 +164,13 @@ impl Network {
 
     /// Queues one packet at `node` on the candidate link that frees first.
     fn forward(&mut self, now: u64, msg: MsgId, node: usize, bytes: u32) {
+        let ev = self.place(now, msg, node, bytes);
+        self.events.push(Reverse(ev));
+    }
+
+    /// Places one packet at `node` on the candidate link that frees first; returns its arrival
+    /// at the far node.
+    fn place(&mut self, now: u64, msg: MsgId, node: usize, bytes: u32) -> Event {
         let dst = self.msgs[msg].dst;
         let mut best: Option<(u64, usize, usize)> = None;
         for &e in self.topo.next_edges(node, dst) {
@@ -156,7 +191,7 @@ impl Network {
         st.packets += 1;
         st.busy_ps += ser;
         self.seq += 1;
-        self.events.push(Reverse((end + edge.latency_ps, self.seq, msg as u32, edge.to as u32, bytes)));
+        (end + edge.latency_ps, self.seq, msg as u32, edge.to as u32, bytes)
     }
 
     /// Utilization of edge `e` over `[0, end_ps)`: busy time / (links x time).
