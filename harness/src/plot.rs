@@ -146,6 +146,78 @@ fn usable(v: f64) -> bool {
 }
 
 /// The colour of series `i`: distinct for every index.
+/// A stacked-bar chart: one bar per label, each stacked from the categories' values (in
+/// category order, bottom up), with a legend. Values below 0 or not finite count as 0.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Bars {
+    /// Title above the chart.
+    pub title: String,
+    /// Y axis label, with its unit.
+    pub y_label: String,
+    /// Category names (the stack's layers), bottom first.
+    pub categories: Vec<String>,
+    /// (bar label, one value per category).
+    pub bars: Vec<(String, Vec<f64>)>,
+}
+
+impl Bars {
+    /// Renders the chart as a standalone SVG document.
+    pub fn to_svg(&self) -> String {
+        let clean = |v: f64| if v.is_finite() && v > 0.0 { v } else { 0.0 };
+        let totals = self.bars.iter().map(|(_, vs)| vs.iter().copied().map(clean).sum::<f64>());
+        let y = Axis::linear(totals.chain(std::iter::once(0.0)));
+        let mut s = String::new();
+        let _ = write!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}""#);
+        let _ = writeln!(s, r#" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#);
+        let _ = writeln!(s, r#"<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>"#);
+        text(&mut s, (LEFT + RIGHT) / 2.0, 24.0, "middle", r#" font-size="15""#, &self.title);
+        for (v, label) in &y.ticks {
+            let py = y.py(*v);
+            let _ =
+                writeln!(s, r##"<line x1="{LEFT:.2}" y1="{py:.2}" x2="{RIGHT:.2}" y2="{py:.2}" stroke="#e0e0e0"/>"##);
+            text(&mut s, LEFT - 6.0, py + 4.0, "end", "", label);
+        }
+        let n = self.bars.len().max(1) as f64;
+        let slot = (RIGHT - LEFT) / n;
+        for (i, (label, vs)) in self.bars.iter().enumerate() {
+            let x0 = LEFT + slot * (i as f64 + 0.2);
+            let w = slot * 0.6;
+            let mut base = 0.0;
+            for (k, v) in vs.iter().copied().map(clean).enumerate() {
+                let (top, bottom) = (y.py(base + v), y.py(base));
+                let h = (bottom - top).max(0.0);
+                let _ = writeln!(
+                    s,
+                    r#"<rect x="{x0:.2}" y="{top:.2}" width="{w:.2}" height="{h:.2}" fill="{}"/>"#,
+                    colour(k)
+                );
+                base += v;
+            }
+            text(&mut s, x0 + w / 2.0, BOTTOM + 16.0, "middle", "", label);
+        }
+        let (w, h) = (RIGHT - LEFT, BOTTOM - TOP);
+        let _ = writeln!(
+            s,
+            r#"<rect x="{LEFT:.2}" y="{TOP:.2}" width="{w:.2}" height="{h:.2}" fill="none" stroke="black"/>"#
+        );
+        let (yx, yy) = (18.0, (TOP + BOTTOM) / 2.0);
+        text(&mut s, yx, yy, "middle", &format!(r#" transform="rotate(-90 {yx:.2} {yy:.2})""#), &self.y_label);
+        for (k, c) in self.categories.iter().enumerate().rev() {
+            let ly = TOP + 10.0 + 18.0 * (self.categories.len() - 1 - k) as f64;
+            let _ = writeln!(
+                s,
+                r#"<rect x="{:.2}" y="{:.2}" width="12" height="12" fill="{}"/>"#,
+                RIGHT + 12.0,
+                ly - 10.0,
+                colour(k)
+            );
+            text(&mut s, RIGHT + 30.0, ly, "start", "", c);
+        }
+        s.push_str("</svg>\n");
+        s
+    }
+}
+
 fn colour(i: usize) -> String {
     match PALETTE.get(i) {
         Some(c) => (*c).to_string(),

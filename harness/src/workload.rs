@@ -5,7 +5,7 @@
 //! rank and queue.
 
 use crate::e2e;
-use crate::plot::{Plot, Series};
+use crate::plot::Bars;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use trnsim_kernel::{Time, TraceRecord, TraceSink, TrackDecl, TrackId, TrackKind};
@@ -148,34 +148,18 @@ pub fn to_text(r: &WorkloadRun, system: &str) -> String {
     s
 }
 
-/// A stacked bar per run (label, report): compute-only, overlapped, exposed communication,
-/// memory-bound and idle time of the critical rank, as an SVG (lines joining the stack tops,
-/// one series per category, x = the run's index).
+/// A stacked bar per run (label, report): the critical rank's step split into compute,
+/// exposed communication, memory-bound time and idle time, as an SVG.
 pub fn breakdown_svg(title: &str, runs: &[(String, &Report)]) -> String {
-    type Part = fn(&exec::Breakdown) -> f64;
-    let cats: [(&str, Part); 5] = [
-        ("compute (us)", |b| b.compute_ns),
-        ("+ exposed communication", |b| b.compute_ns + b.exposed_comm_ns),
-        ("+ memory-bound", |b| b.compute_ns + b.exposed_comm_ns + b.memory_bound_ns),
-        ("+ idle = step", |b| b.step_ns),
-        ("communication (overlapped or not)", |b| b.comm_ns),
-    ];
-    let series = cats
+    let bars = runs
         .iter()
-        .map(|(name, f)| Series {
-            name: name.to_string(),
-            points: runs.iter().enumerate().map(|(i, (_, r))| (i as f64, f(&r.critical) / 1e3)).collect(),
+        .map(|(l, r)| {
+            let b = &r.critical;
+            (l.clone(), vec![b.compute_ns / 1e3, b.exposed_comm_ns / 1e3, b.memory_bound_ns / 1e3, b.idle_ns / 1e3])
         })
         .collect();
-    let labels: Vec<String> = runs.iter().enumerate().map(|(i, (l, _))| format!("{i}: {l}")).collect();
-    let plot = Plot {
-        title: title.into(),
-        x_label: format!("run ({})", labels.join("; ")),
-        y_label: "time on the critical rank (us)".into(),
-        series,
-        log_y: false,
-    };
-    plot.to_svg()
+    let categories = ["compute", "exposed communication", "memory-bound", "idle"].map(String::from).to_vec();
+    Bars { title: title.into(), y_label: "step time on the critical rank (us)".into(), categories, bars }.to_svg()
 }
 
 /// Flops of a compute operation (none for the others).
