@@ -208,6 +208,16 @@ enum ConfigCmd {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Print every path `--set` and `--sweep` accept on a system, with its value, e.g.
+    /// `trnsim config paths trn3-gen2-ultraserver` (a preset or a chip, UltraServer or fabric
+    /// file; `--set` applies first).
+    Paths {
+        /// The system: a preset or a RON file.
+        system: String,
+        /// Overrides to apply first.
+        #[arg(long = "set", value_name = "PATH=VALUE")]
+        sets: Vec<String>,
+    },
 }
 
 fn parse_sweep(s: &str) -> Result<trnsim_harness::whatif::Sweep, String> {
@@ -240,6 +250,7 @@ pub fn main() -> i32 {
         Cmd::Run(a) => cmd_run(a),
         Cmd::Bench { which } => cmd_bench(which),
         Cmd::Config { which: ConfigCmd::Check { files } } => cmd_check(&files),
+        Cmd::Config { which: ConfigCmd::Paths { system, sets } } => cmd_paths(&system, &sets),
         Cmd::Hbm(a) => {
             crate::hbm_cmd::run(a).map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
         }
@@ -928,6 +939,21 @@ fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
     if let Some(p) = json {
         std::fs::write(&p, out.to_string() + "\n")
             .map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))?;
+    }
+    Ok(())
+}
+
+fn cmd_paths(system: &str, sets: &[String]) -> Result<(), Failure> {
+    let mut doc = trnsim_system::doc::SystemDoc::open(system).map_err(Failure::Usage)?;
+    for s in sets {
+        doc.set(s).map_err(Failure::Usage)?;
+    }
+    doc.resolve().map_err(Failure::Usage)?;
+    for p in doc.paths() {
+        let v = doc.get(&p).unwrap_or_default();
+        let v =
+            if v.len() > 60 { format!("{}...", &v[..v.char_indices().nth(57).map_or(v.len(), |c| c.0)]) } else { v };
+        println!("{p:<56} {v}");
     }
     Ok(())
 }
