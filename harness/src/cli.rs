@@ -4,6 +4,7 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use trnsim_harness::config;
+use trnsim_harness::outputs::{self, Named, Staged};
 use trnsim_harness::ring::RingParams;
 use trnsim_harness::suite::{self, BenchResult, RunOpts, BENCHES};
 use trnsim_kernel::{LinkSelection, PartitionRule, TickOrder, TraceOptions, TraceSink};
@@ -194,7 +195,11 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    let _guard = cli.profile.as_ref().map(|p| start_profile(p));
+    if let Err(m) = check_io_paths(&cli) {
+        eprintln!("error: {m}");
+        return 2;
+    }
+    let profile = cli.profile.as_ref().map(|p| start_profile(p));
     let r = match cli.cmd {
         Cmd::Run(a) => cmd_run(a),
         Cmd::Bench { which } => cmd_bench(which),
@@ -216,6 +221,7 @@ pub fn main() -> i32 {
             Ok(())
         }
     };
+    let r = r.and(finish_profile(profile));
     match r {
         Ok(()) => 0,
         Err(Failure::Usage(m)) => {
@@ -234,11 +240,63 @@ enum Failure {
     Run(String),
 }
 
-fn start_profile(path: &Path) -> tracing_chrome::FlushGuard {
+/// Starts the wall-clock profile, written under a temporary name until [`finish_profile`].
+fn start_profile(path: &Path) -> (tracing_chrome::FlushGuard, Staged) {
     use tracing_subscriber::prelude::*;
-    let (layer, guard) = tracing_chrome::ChromeLayerBuilder::new().file(path).build();
+    let staged = Staged::new(path);
+    let (layer, guard) = tracing_chrome::ChromeLayerBuilder::new().file(staged.path()).build();
     let _ = tracing_subscriber::registry().with(layer).try_init();
-    guard
+    (guard, staged)
+}
+
+/// Flushes the profile and gives it its final name.
+fn finish_profile(p: Option<(tracing_chrome::FlushGuard, Staged)>) -> Result<(), Failure> {
+    let Some((guard, staged)) = p else { return Ok(()) };
+    drop(guard);
+    staged.commit().map_err(Failure::Run)
+}
+
+/// Every input and output path the command line names (a run's per-benchmark trace names
+/// included), checked before anything is opened for writing: no output may be an input or
+/// another output ([`outputs::check`]).
+fn check_io_paths(cli: &Cli) -> Result<(), String> {
+    let mut ins: Vec<(&str, PathBuf)> = Vec::new();
+    let mut outs: Vec<(&str, PathBuf)> = Vec::new();
+    match &cli.cmd {
+        Cmd::Run(a) => {
+            let mut names: Vec<String> = a.benches.clone();
+            if names.is_empty() && a.config.is_none() {
+                names = BENCHES.iter().map(|(n, _)| n.to_string()).collect();
+            }
+            if let Some(p) = &a.config {
+                ins.push(("--config", p.clone()));
+                names.push(format!("config:{}", p.display()));
+            }
+            for n in &names {
+                let many = names.len() > 1;
+                outs.extend(a.trace.as_deref().map(|p| ("--trace", per_bench_path(p, n, many))));
+                outs.extend(a.vcd.as_deref().map(|p| ("--vcd", per_bench_path(p, n, many))));
+            }
+            outs.extend(a.json.clone().map(|p| ("--json", p)));
+        }
+        Cmd::Bench { which: BenchCmd::NcGemm { trace, .. } } => outs.extend(trace.clone().map(|p| ("--trace", p))),
+        Cmd::Bench { which: BenchCmd::KernelRing { json, .. } } => outs.extend(json.clone().map(|p| ("--json", p))),
+        Cmd::Hbm(a) => {
+            let (i, o) = a.io_paths();
+            ins.extend(i);
+            outs.extend(o);
+        }
+        Cmd::Core(a) => {
+            let (i, o) = a.io_paths();
+            ins.extend(i);
+            outs.extend(o);
+        }
+        _ => {}
+    }
+    outs.extend(cli.profile.clone().map(|p| ("--profile", p)));
+    let ins: Vec<Named<'_>> = ins.iter().map(|(f, p)| outputs::named(f, p)).collect();
+    let outs: Vec<Named<'_>> = outs.iter().map(|(f, p)| outputs::named(f, p)).collect();
+    outputs::check(&ins, &outs)
 }
 
 fn per_bench_path(p: &Path, name: &str, many: bool) -> PathBuf {
@@ -251,7 +309,22 @@ fn per_bench_path(p: &Path, name: &str, many: bool) -> PathBuf {
     p.with_file_name(format!("{stem}.{safe}.{ext}"))
 }
 
-fn open_sink(trace: Option<&Path>, vcd: Option<&Path>) -> Result<Option<Box<dyn TraceSink>>, Failure> {
+/// The trace and VCD sinks of one run, written under temporary names: commit the returned
+/// [`Staged`] files when the run has finished (its sinks dropped).
+fn open_sink(trace: Option<&Path>, vcd: Option<&Path>) -> Result<(Option<Box<dyn TraceSink>>, Vec<Staged>), Failure> {
+    let staged: Vec<Staged> = trace.iter().chain(vcd.iter()).map(|p| Staged::new(p)).collect();
+    let mut paths = staged.iter().map(Staged::path);
+    let trace = trace.and_then(|_| paths.next());
+    let vcd = vcd.and_then(|_| paths.next());
+    open_sink_at(trace, vcd).map(|s| (s, staged))
+}
+
+/// Gives staged outputs their final names.
+fn commit_all(staged: Vec<Staged>) -> Result<(), Failure> {
+    staged.into_iter().try_for_each(|s| s.commit().map_err(Failure::Run))
+}
+
+fn open_sink_at(trace: Option<&Path>, vcd: Option<&Path>) -> Result<Option<Box<dyn TraceSink>>, Failure> {
     let mut sinks: Vec<Box<dyn TraceSink>> = Vec::new();
     if let Some(p) = trace {
         let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -323,11 +396,13 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
             eprintln!("note: {name} runs several simulations (a sweep or a study): it writes no trace or VCD");
         }
         let (tp, vp) = if traceable { (tp, vp) } else { (None, None) };
-        let sink = open_sink(tp.as_deref(), vp.as_deref())?;
+        let (sink, staged) = open_sink(tp.as_deref(), vp.as_deref())?;
         let signal_links = if vp.is_some() { LinkSelection::All } else { LinkSelection::None };
         let trace = sink.map(|s| (s, TraceOptions { link_occupancy: true, signal_links }));
         let opts = RunOpts { order: a.order, trace, progress: workers == 1 };
-        let r = run_one(name, system.as_ref(), opts, a.plots.as_deref()).map_err(Failure::Run)?;
+        let r = run_one(name, system.as_ref(), opts, a.plots.as_deref()).map_err(Failure::Run);
+        commit_all(staged)?;
+        let r = r?;
         if let Some(p) = &tp {
             eprintln!("trace: {}", p.display());
         }
@@ -433,10 +508,12 @@ fn run_mpi_ranks(a: &RunArgs, names: &[String], t: &mut trnsim_harness::mpi::Mpi
     let mut results = Vec::new();
     for name in names {
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, names.len() > 1));
-        let sink = if rank == 0 { open_sink(tp.as_deref(), None)? } else { None };
+        let (sink, staged) = if rank == 0 { open_sink(tp.as_deref(), None)? } else { (None, Vec::new()) };
         let tracing = tp.as_ref().map(|_| TraceOptions::default());
         let sys = trnsim_harness::parallel::system(name, a.order).map_err(Failure::Usage)?;
-        let run = sys.run_transport(t, &a.partition, tracing.as_ref(), sink).map_err(Failure::Run)?;
+        let run = sys.run_transport(t, &a.partition, tracing.as_ref(), sink).map_err(Failure::Run);
+        commit_all(staged)?;
+        let run = run?;
         if let Some((run, wall_s)) = run {
             let (r, table) =
                 trnsim_harness::parallel::result(name, &sys, run, wall_s, ("ranks", ranks)).map_err(Failure::Run)?;
@@ -462,10 +539,11 @@ fn run_partitioned(a: &RunArgs, names: &[String], threads: u32) -> Result<(), Fa
     let mut results = Vec::new();
     for name in &names {
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, names.len() > 1));
-        let sink = open_sink(tp.as_deref(), None)?;
+        let (sink, staged) = open_sink(tp.as_deref(), None)?;
         let trace = sink.map(|s| (s, TraceOptions::default()));
-        let (r, table) =
-            trnsim_harness::parallel::run_named(name, a.order, threads, &a.partition, trace).map_err(Failure::Run)?;
+        let r = trnsim_harness::parallel::run_named(name, a.order, threads, &a.partition, trace).map_err(Failure::Run);
+        commit_all(staged)?;
+        let (r, table) = r?;
         eprint!("{name}: {table}");
         if let Some(p) = &tp {
             eprintln!("trace: {}", p.display());
@@ -553,7 +631,8 @@ fn write_json_with(
         doc["summary"] = serde_json::json!(summary);
     }
     let body = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
-    std::fs::write(p, body + "\n").map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))
+    outputs::write_atomic(p, (body + "\n").as_bytes())
+        .map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))
 }
 
 fn cmd_nc_gemm(m: u32, k: u32, n: u32, trace: Option<PathBuf>) -> Result<(), Failure> {
@@ -571,14 +650,17 @@ fn cmd_nc_gemm(m: u32, k: u32, n: u32, trace: Option<PathBuf>) -> Result<(), Fai
     use trnsim_harness::neuroncore as nc;
     let program = nc::assemble_text(&format!("gemm {m}x{k}x{n} (generated)"), &nc::tiled_gemm_program(m, k, n))
         .map_err(Failure::Run)?;
-    let sink = match &trace {
-        Some(p) => Some((
-            trnsim_traces::create_sink(p).map_err(|e| Failure::Usage(e.to_string()))?,
+    let staged = trace.as_deref().map(Staged::new);
+    let sink = match &staged {
+        Some(s) => Some((
+            trnsim_traces::create_sink(s.path()).map_err(|e| Failure::Usage(e.to_string()))?,
             TraceOptions { link_occupancy: false, signal_links: LinkSelection::None },
         )),
         None => None,
     };
-    let (sim, ids) = nc::run_cores(&program, 1, TickOrder::Structural, sink).map_err(Failure::Run)?;
+    let run = nc::run_cores(&program, 1, TickOrder::Structural, sink).map_err(Failure::Run);
+    commit_all(staged.into_iter().collect())?;
+    let (sim, ids) = run?;
     let te_id = ids[0]
         .engines
         .iter()
@@ -654,7 +736,7 @@ fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
         out["hops_per_cpu_s"].as_f64().unwrap_or(0.0)
     );
     if let Some(p) = json {
-        std::fs::write(&p, out.to_string() + "\n")
+        outputs::write_atomic(&p, (out.to_string() + "\n").as_bytes())
             .map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))?;
     }
     Ok(())

@@ -14,6 +14,7 @@ pub mod moe;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod neuroncore;
+pub mod outputs;
 pub mod parallel;
 pub mod plot;
 pub mod random_graph;
