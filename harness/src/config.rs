@@ -186,11 +186,19 @@ pub fn load(path: &Path) -> Result<System, ConfigError> {
 pub(crate) fn read_ron_file(path: &Path) -> Result<(String, String), ConfigError> {
     let file = path.display().to_string();
     match std::fs::read_to_string(path) {
-        Ok(text) => Ok((file, text)),
+        Ok(text) => Ok((file, strip_bom(text))),
         Err(e) => {
             Err(ConfigError { file, line: 0, col: 0, field: "(file)".into(), message: format!("cannot read: {e}") })
         }
     }
+}
+
+/// `text` without a leading UTF-8 byte-order mark.
+fn strip_bom(mut text: String) -> String {
+    if text.starts_with('\u{feff}') {
+        text.drain(..3);
+    }
+    text
 }
 
 /// Deserializes RON `text` (named `file` in errors); a syntax or schema error is located at
@@ -214,8 +222,9 @@ pub(crate) fn line_col(text: &str, pos: usize) -> (usize, usize) {
 /// `TopologySpec` (a fabric, `trnsim_fabric::topo::load`), anything else a system config
 /// ([`load`]). Returns a one-line summary, or the located error.
 pub fn check_file(path: &Path) -> Result<String, String> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("{}:0:0: (file): cannot read: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .map(strip_bom)
+        .map_err(|e| format!("{}:0:0: (file): cannot read: {e}", path.display()))?;
     let f = path.display();
     match crate::chip::top_level_name(&text).as_deref() {
         Some("ChipSpec") => {
