@@ -132,7 +132,9 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     let error = Rc::new(RefCell::new(None));
     let src: Box<dyn RequestSource> = match &a.trace {
         Some(path) => {
-            let reader = TraceReader::open(path, a.format).map_err(|e| usage(e.to_string()))?;
+            let reader = TraceReader::open(path, a.format)
+                .map_err(|e| usage(e.to_string()))?
+                .with_capacity(spec.cfg.org.stack_bytes());
             Box::new(FileSource { reader, error: error.clone() })
         }
         None => {

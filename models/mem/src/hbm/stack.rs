@@ -315,9 +315,7 @@ impl HbmStack {
             let port = self.ports[pi].0;
             while let Some((addr, write)) = cx.peek(port).map(|r| (r.addr, r.write)) {
                 let loc = self.map.decode(addr);
-                let ch = &mut self.channels[loc.channel as usize];
-                let pc = &mut ch.pcs[loc.pc as usize];
-                if !pc.can_accept(write, &self.sh.cfg) {
+                if !self.channels[loc.channel as usize].pcs[loc.pc as usize].can_accept(write, &self.sh.cfg) {
                     self.stalled_since[pi].get_or_insert(now);
                     blocked = true;
                     break;
@@ -339,9 +337,7 @@ impl HbmStack {
                 if self.stack_level && loc.stack != self.index {
                     self.misrouted += 1;
                 }
-                if ch.next < now {
-                    catch_up(ch, &self.sh, now, (self.index, loc.channel), &mut self.cmds, &mut self.fresh);
-                }
+                self.catch_up_channel(Some(&mut *cx), loc.channel as usize, now);
                 let ch = &mut self.channels[loc.channel as usize];
                 let pc = &mut ch.pcs[loc.pc as usize];
                 let b = pc.timing_state().bank_ref(loc.bank_index(&self.sh.org));
@@ -368,12 +364,46 @@ impl HbmStack {
     pub fn catch_up_to(&mut self, cycle: u64) {
         self.cmds.clear();
         self.fresh.clear();
-        for (ci, ch) in self.channels.iter_mut().enumerate() {
-            catch_up(ch, &self.sh, cycle + 1, (self.index, ci as u32), &mut self.cmds, &mut self.fresh);
+        for ci in 0..self.channels.len() {
+            self.catch_up_channel(None, ci, cycle + 1);
         }
+        self.flush_commands(None);
+    }
+
+    /// Steps channel `ci` through every cycle before `now` that it owes (refresh of an idle
+    /// channel), handing the commands on in chunks of [`CATCH_UP_CHUNK`]: a long idle gap
+    /// costs time per refresh owed but no memory.
+    fn catch_up_channel(&mut self, mut cx: Option<&mut Ctx<'_>>, ci: usize, now: u64) {
+        let ids = (self.index, ci as u32);
+        while self.channels[ci].next < now {
+            let ch = &mut self.channels[ci];
+            let at = ch.next;
+            ch.step(&self.sh, at, ids, &mut StepOut { commands: &mut self.cmds, completions: &mut self.fresh });
+            if self.cmds.len() >= CATCH_UP_CHUNK {
+                self.flush_commands(cx.as_deref_mut());
+            }
+        }
+    }
+
+    /// Hands the issued commands gathered so far to the command sink and the trace, and
+    /// forgets them (column commands are counted in the bandwidth tracks first).
+    fn flush_commands(&mut self, cx: Option<&mut Ctx<'_>>) {
         if let Some(s) = self.sink.as_mut() {
             for r in &self.cmds {
                 s.command(r);
+            }
+        }
+        if let Some(cx) = cx {
+            self.trace_commands(cx);
+            let pcs_per = self.sh.org.pseudo_channels as usize;
+            if !self.tracks.is_empty() {
+                for i in 0..self.cmds.len() {
+                    let r = self.cmds[i];
+                    if r.cmd.is_column() {
+                        let k = r.channel as usize * pcs_per + r.pc as usize;
+                        self.account_bandwidth(cx, k, r.cycle);
+                    }
+                }
             }
         }
         self.cmds.clear();
@@ -473,20 +503,9 @@ impl HbmStack {
 }
 
 /// Steps `ch` at each of its event cycles before `now` (only idle channels lag behind).
-fn catch_up(
-    ch: &mut Channel,
-    sh: &Shared,
-    now: u64,
-    ids: (u32, u32),
-    cmds: &mut Vec<CommandRecord>,
-    fresh: &mut Vec<Completion>,
-) {
-    while ch.next < now {
-        let at = ch.next;
-        let mut out = StepOut { commands: cmds, completions: fresh };
-        ch.step(sh, at, ids, &mut out);
-    }
-}
+/// Commands gathered while catching up before they are handed on (bounds the memory an idle
+/// gap costs).
+const CATCH_UP_CHUNK: usize = 4096;
 
 impl Component for HbmStack {
     fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
@@ -495,11 +514,11 @@ impl Component for HbmStack {
         self.cmds.clear();
         self.fresh.clear();
         let blocked = self.intake(cx, now);
-        let idx = self.index;
         // Channels without requests do not wake the stack for refresh (see `catch_up_to`).
         let mut next = u64::MAX;
-        for (ci, ch) in self.channels.iter_mut().enumerate() {
-            catch_up(ch, &self.sh, now + 1, (idx, ci as u32), &mut self.cmds, &mut self.fresh);
+        for ci in 0..self.channels.len() {
+            self.catch_up_channel(Some(&mut *cx), ci, now + 1);
+            let ch = &self.channels[ci];
             if ch.queued > 0 {
                 next = next.min(ch.next);
             }
