@@ -118,7 +118,7 @@ enum BenchCmd {
         /// The contraction dimension (a multiple of 128).
         #[arg(long, default_value_t = 512)]
         k: u32,
-        /// Columns of C (a multiple of 512).
+        /// Columns of C (a multiple of 512, at most 65536).
         #[arg(long, default_value_t = 2048)]
         n: u32,
         /// Write a trace of the run (.pftrace or .json).
@@ -635,16 +635,26 @@ fn write_json_with(
         .map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))
 }
 
+/// The widest `bench nc-gemm --n`: B streams through SBUF in 512-column blocks, and the
+/// generated program grows with N.
+const MAX_GEMM_N: u32 = 65536;
+
 fn cmd_nc_gemm(m: u32, k: u32, n: u32, trace: Option<PathBuf>) -> Result<(), Failure> {
     if m == 0 || k == 0 || n == 0 || !m.is_multiple_of(128) || !k.is_multiple_of(128) || !n.is_multiple_of(512) {
         return Err(Failure::Usage(format!(
             "--m {m} --k {k} --n {n}: M and K must be positive multiples of 128, N of 512"
         )));
     }
-    if m > 512 || (k / 128) * m * 2 > 96 * 1024 {
+    let a_bytes = u64::from(k / 128) * u64::from(m) * 2;
+    if m > 512 || a_bytes > 96 * 1024 {
         return Err(Failure::Usage(format!(
             "--m {m} --k {k}: A (K/128 x M BF16 per partition = {} KiB) must fit in 96 KiB of SBUF and M <= 512 (four PSUM banks per N block)",
-            k / 128 * m * 2 / 1024
+            a_bytes / 1024
+        )));
+    }
+    if n > MAX_GEMM_N {
+        return Err(Failure::Usage(format!(
+            "--n {n} is out of range (allowed: 512..={MAX_GEMM_N}, a multiple of 512)"
         )));
     }
     use trnsim_harness::neuroncore as nc;
