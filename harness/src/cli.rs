@@ -533,9 +533,20 @@ fn run_mpi_ranks(a: &RunArgs, names: &[String], t: &mut trnsim_harness::mpi::Mpi
     Ok(())
 }
 
+/// Warns when `threads` exceed the host's cores: the partitions then take turns on them.
+fn warn_oversubscribed(threads: u32) {
+    if trnsim_kernel::oversubscribed(threads) {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        eprintln!(
+            "warning: --threads {threads} is more than this host's {cores} cores: partitions take turns (waiting threads sleep), so expect it to be slower than fewer threads"
+        );
+    }
+}
+
 /// `trnsim run --threads N`: the named partitionable systems, split and run on N threads.
 fn run_partitioned(a: &RunArgs, names: &[String], threads: u32) -> Result<(), Failure> {
     let names = partitioned_names(a, names)?;
+    warn_oversubscribed(threads);
     let mut results = Vec::new();
     for name in &names {
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, names.len() > 1));
@@ -702,6 +713,7 @@ fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
         BenchCmd::NcGemm { m, k, n, trace } => return cmd_nc_gemm(m, k, n, trace),
         BenchCmd::Parallel { system, threads, partition, reps } => {
             trnsim_harness::parallel::system(&system, TickOrder::Structural).map_err(Failure::Usage)?;
+            threads.iter().for_each(|&t| warn_oversubscribed(t));
             let out = trnsim_harness::parallel::bench(&system, &threads, &partition, reps).map_err(Failure::Run)?;
             print!("{out}");
             return Ok(());
