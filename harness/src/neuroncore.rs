@@ -66,6 +66,12 @@ pub fn run_cores_for(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
     max_sim_time: Dur,
 ) -> Result<(Simulation, Vec<CoreIds>), String> {
+    if program.streams.iter().all(|(_, s)| s.instrs.is_empty()) {
+        return Err(format!(
+            "{}:1: no instructions: a program needs an `.engine NAME` section with at least one",
+            program.source
+        ));
+    }
     let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
     let needs_hbm = program
         .streams
@@ -99,7 +105,22 @@ pub fn run_cores_for(
     if let Some((sink, opts)) = trace {
         sim.attach_trace(sink, &opts);
     }
-    let stop = sim.run_until_idle(max_sim_time).map_err(|e| e.to_string())?;
+    let stop = match sim.run_until_idle(max_sim_time) {
+        Ok(stop) => stop,
+        Err(e) => {
+            // Locate a deadlock at the first engine that did not finish (e.g. a sem_wait that
+            // nothing signals).
+            let stuck = ids.iter().flat_map(|c| &c.engines).find_map(|(e, id)| {
+                let unit = sim.component::<EngineUnit>(*id)?;
+                (!unit.finished()).then(|| (e, &sim.component_names()[id.index()], unit.line().unwrap_or(0)))
+            });
+            let msg = e.to_string().replace('\n', "; ");
+            return Err(match stuck {
+                Some((e, name, line)) => format!("{}:{line}: {name} ({e} engine): {msg}", program.source),
+                None => format!("{}: {msg}", program.source),
+            });
+        }
+    };
     sim.finish_trace().map_err(|e| e.to_string())?;
     for core in &ids {
         for (e, id) in &core.engines {
