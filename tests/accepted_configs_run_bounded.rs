@@ -115,7 +115,7 @@ fn link(u: &mut Unstructured<'_>, from: &str, to: &str) -> String {
 #[test]
 fn fuzz_system_configs_are_refused_located_or_run_bounded() {
     let demo = trnsim_harness::system::DEMO_RON;
-    let budget = FuzzBudget::from_env(150);
+    let budget = FuzzBudget::from_env(300);
     let (mut accepted, mut total) = (0, 0);
     for seed in budget.seeds() {
         let bytes = fuzz_bytes(seed, 4096);

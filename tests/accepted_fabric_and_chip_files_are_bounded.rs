@@ -20,7 +20,7 @@ fn presets(dir: &str) -> Vec<(String, String)> {
 #[test]
 fn fuzz_topologies_are_refused_located_or_built_within_caps() {
     let files = presets("models/configs/fabric");
-    let budget = FuzzBudget::from_env(120);
+    let budget = FuzzBudget::from_env(200);
     for seed in budget.seeds() {
         let bytes = fuzz_bytes(seed, 2048);
         let mut u = Unstructured::new(&bytes);
@@ -38,7 +38,7 @@ fn fuzz_topologies_are_refused_located_or_built_within_caps() {
 #[test]
 fn fuzz_chips_and_ultraservers_are_refused_located_or_consistent() {
     let files = presets("models/configs/system");
-    let budget = FuzzBudget::from_env(120);
+    let budget = FuzzBudget::from_env(200);
     for seed in budget.seeds() {
         let bytes = fuzz_bytes(seed, 2048);
         let mut u = Unstructured::new(&bytes);

@@ -13,7 +13,7 @@ const LOOP: &str = ".engine vector\nloop:\n    sem_inc s1, 1\n    branch always 
 #[test]
 fn fuzz_programs_are_refused_located_or_run_bounded() {
     let softmax = std::fs::read_to_string(root().join("models/programs/softmax_rows.asm")).expect("program");
-    let budget = FuzzBudget::from_env(60);
+    let budget = FuzzBudget::from_env(100);
     for seed in budget.seeds() {
         let bytes = fuzz_bytes(seed, 2048);
         let mut u = Unstructured::new(&bytes);

@@ -34,7 +34,7 @@ fn generated(u: &mut Unstructured<'_>) -> String {
 
 #[test]
 fn fuzz_traces_are_read_or_refused_at_line_and_column() {
-    let budget = FuzzBudget::from_env(400);
+    let budget = FuzzBudget::from_env(600);
     let capacity = 1u64 << 34;
     for seed in budget.seeds() {
         let bytes = fuzz_bytes(seed, 4096);

@@ -309,9 +309,12 @@ fn per_bench_path(p: &Path, name: &str, many: bool) -> PathBuf {
     p.with_file_name(format!("{stem}.{safe}.{ext}"))
 }
 
+/// A run's trace sink (if any) and the temporary files it writes.
+type StagedSink = (Option<Box<dyn TraceSink>>, Vec<Staged>);
+
 /// The trace and VCD sinks of one run, written under temporary names: commit the returned
 /// [`Staged`] files when the run has finished (its sinks dropped).
-fn open_sink(trace: Option<&Path>, vcd: Option<&Path>) -> Result<(Option<Box<dyn TraceSink>>, Vec<Staged>), Failure> {
+fn open_sink(trace: Option<&Path>, vcd: Option<&Path>) -> Result<StagedSink, Failure> {
     let staged: Vec<Staged> = trace.iter().chain(vcd.iter()).map(|p| Staged::new(p)).collect();
     let mut paths = staged.iter().map(Staged::path);
     let trace = trace.and_then(|_| paths.next());

@@ -41,7 +41,7 @@ pub(crate) fn parse_max_sim_time(s: &str) -> Result<Dur, String> {
 
 impl CoreArgs {
     /// (inputs, outputs) named on the command line, with their flags.
-    pub(crate) fn io_paths(&self) -> (Vec<(&'static str, PathBuf)>, Vec<(&'static str, PathBuf)>) {
+    pub(crate) fn io_paths(&self) -> trnsim_harness::outputs::IoPaths {
         (vec![("PROGRAM", self.program.clone())], self.trace.iter().map(|p| ("--trace", p.clone())).collect())
     }
 }

@@ -73,7 +73,7 @@ pub struct HbmArgs {
 
 impl HbmArgs {
     /// (inputs, outputs) named on the command line, with their flags.
-    pub(crate) fn io_paths(&self) -> (Vec<(&'static str, PathBuf)>, Vec<(&'static str, PathBuf)>) {
+    pub(crate) fn io_paths(&self) -> trnsim_harness::outputs::IoPaths {
         let ins = self.trace.iter().map(|p| ("--trace", p.clone())).collect();
         let mut outs: Vec<(&'static str, PathBuf)> =
             self.cmd_trace.iter().map(|p| ("--cmd-trace", p.clone())).collect();

@@ -16,6 +16,9 @@ pub struct Named<'a> {
     pub path: &'a Path,
 }
 
+/// Paths named on the command line with their flags: (inputs, outputs).
+pub type IoPaths = (Vec<(&'static str, PathBuf)>, Vec<(&'static str, PathBuf)>);
+
 /// Shorthand for a [`Named`] path.
 pub fn named<'a>(flag: &'a str, path: &'a Path) -> Named<'a> {
     Named { flag, path }

@@ -30,7 +30,7 @@ pub(crate) struct SpinBarrier {
 /// True if `threads` exceed the host's cores (as `std::thread::available_parallelism` counts
 /// them).
 pub fn oversubscribed(threads: u32) -> bool {
-    std::thread::available_parallelism().map_or(false, |n| threads as usize > n.get())
+    std::thread::available_parallelism().is_ok_and(|n| threads as usize > n.get())
 }
 
 impl SpinBarrier {
