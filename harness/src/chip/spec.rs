@@ -287,7 +287,7 @@ impl Validator<'_> {
         let min = u64::from(spec.cores) * 2;
         if u64::from(spec.cc_cores) < min || spec.cc_cores > MAX_CC_CORES {
             let m = format!(
-                "{} is out of range (allowed: {min}..={MAX_CC_CORES}: >= 2 per NeuronCore; spec §7: 2 CC cores per NC)",
+                "{} is out of range (allowed: >= 2 per NeuronCore = {min}, <= {MAX_CC_CORES}; spec §7: 2 CC cores per NC)",
                 spec.cc_cores
             );
             return Err(self.err("cc_cores", "cc_cores", m));

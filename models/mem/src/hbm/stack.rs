@@ -149,6 +149,8 @@ pub struct HbmStack {
     /// Command slices and every queue-depth change are traced (false: the summary tracks of
     /// [`HbmStack::declare_summary_tracks`]).
     trace_detail: bool,
+    /// Skip whole refresh periods of idle channels (see `set_idle_skip`).
+    idle_skip: bool,
     stalled_since: Vec<Option<u64>>,
     port_stall_cycles: u64,
     misrouted: u64,
@@ -205,6 +207,7 @@ impl HbmStack {
             sink: None,
             tracks: Vec::new(),
             trace_detail: true,
+            idle_skip: true,
             stalled_since: Vec::new(),
             port_stall_cycles: 0,
             misrouted: 0,
@@ -374,8 +377,49 @@ impl HbmStack {
     /// channel), handing the commands on in chunks of [`CATCH_UP_CHUNK`]: a long idle gap
     /// costs time per refresh owed but no memory.
     fn catch_up_channel(&mut self, mut cx: Option<&mut Ctx<'_>>, ci: usize, now: u64) {
-        let ids = (self.index, ci as u32);
+        // Every command is wanted when a sink or the trace's command tracks take them.
+        let tracing = !self.tracks.is_empty() && self.trace_detail && cx.as_mut().is_some_and(|c| c.tracer().is_some());
+        let mut may_skip = self.idle_skip && self.sink.is_none() && !tracing;
         while self.channels[ci].next < now {
+            let period = self.channels[ci].idle_period();
+            if may_skip && period > 0 && now - self.channels[ci].next > 4 * period {
+                // Step two periods; if the second repeated the first exactly, skip whole
+                // periods up to one before `now` in O(1).
+                let t0 = self.channels[ci].next;
+                self.step_until(cx.as_deref_mut(), ci, t0 + period);
+                let (a, counts_a) = (self.channels[ci].view(&self.sh, t0 + period), self.channels[ci].refresh_counts());
+                self.step_until(cx.as_deref_mut(), ci, t0 + 2 * period);
+                let ch = &self.channels[ci];
+                if ch.view(&self.sh, t0 + 2 * period) == a && ch.idle_period() == period {
+                    let counts_b = ch.refresh_counts();
+                    let per: Vec<PcStats> = counts_a
+                        .iter()
+                        .zip(&counts_b)
+                        .map(|(a, b)| {
+                            let mut d = PcStats::default();
+                            for (x, (p, q)) in d.commands.iter_mut().zip(a.commands.iter().zip(b.commands)) {
+                                *x = q - p;
+                            }
+                            d.refresh_bank_cycles = b.refresh_bank_cycles - a.refresh_bank_cycles;
+                            d
+                        })
+                        .collect();
+                    let periods = (now - (t0 + 2 * period)) / period;
+                    let periods = periods.saturating_sub(1);
+                    self.channels[ci].shift(periods * period, periods, &per);
+                } else {
+                    may_skip = false;
+                }
+                continue;
+            }
+            self.step_until(cx.as_deref_mut(), ci, self.channels[ci].next + 1);
+        }
+    }
+
+    /// Steps channel `ci` through every event before `until`, handing commands on in chunks.
+    fn step_until(&mut self, mut cx: Option<&mut Ctx<'_>>, ci: usize, until: u64) {
+        let ids = (self.index, ci as u32);
+        while self.channels[ci].next < until {
             let ch = &mut self.channels[ci];
             let at = ch.next;
             ch.step(&self.sh, at, ids, &mut StepOut { commands: &mut self.cmds, completions: &mut self.fresh });
@@ -383,6 +427,13 @@ impl HbmStack {
                 self.flush_commands(cx.as_deref_mut());
             }
         }
+    }
+
+    /// Skips whole refresh periods of idle channels in O(1) (on by default; exact: statistics
+    /// and later commands are those of stepping through). Off, an idle gap is stepped through
+    /// refresh by refresh (tests compare the two).
+    pub fn set_idle_skip(&mut self, on: bool) {
+        self.idle_skip = on;
     }
 
     /// Hands the issued commands gathered so far to the command sink and the trace, and
