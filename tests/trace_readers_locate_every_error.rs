@@ -1,9 +1,10 @@
 //! Property: the HBM trace reader never panics and never reads more than a line's cap, and
 //! every error it reports is located at line:col; addresses past the memory's capacity and
-//! lines without a newline are refused. Inputs are generated request lines with hostile
+//! lines without a newline are refused; an accepted trace runs through `trnsim hbm` in
+//! bounded time whatever its idle gaps. Inputs are generated request lines with hostile
 //! numbers and byte-level mutations, from a fixed seed.
 
-use crate::common::{fuzz_bytes, hostile_number, is_located, mutate, FuzzBudget};
+use crate::common::{fuzz_bytes, hostile_number, is_located, mutate, scratch, trnsim, FuzzBudget};
 use arbitrary::Unstructured;
 use std::io::Cursor;
 use trnsim_harness::memtrace::{TraceFormat, TraceReader, MAX_LINE_BYTES};
@@ -36,6 +37,8 @@ fn generated(u: &mut Unstructured<'_>) -> String {
 fn fuzz_traces_are_read_or_refused_at_line_and_column() {
     let budget = FuzzBudget::from_env(600);
     let capacity = 1u64 << 34;
+    let dir = scratch("fuzz_traces");
+    let mut runs = budget.cases / 60 + 1;
     for seed in budget.seeds() {
         let bytes = fuzz_bytes(seed, 4096);
         let mut u = Unstructured::new(&bytes);
@@ -53,12 +56,24 @@ fn fuzz_traces_are_read_or_refused_at_line_and_column() {
                         let s = e.to_string();
                         assert!(is_located(&s), "unlocated: {s}");
                         assert!(e.line == 0 || e.col >= 1, "{s}");
-                        break;
+                        return false;
                     }
                 }
             }
+            true
         });
-        assert!(r.is_ok(), "reader panicked on\n{text}");
+        let accepted = r.unwrap_or_else(|_| panic!("reader panicked on\n{text}"));
+        if accepted && runs > 0 {
+            // Capacity 2^34 bytes: below the 36 GiB of the preset's stack.
+            runs -= 1;
+            let f = dir.join(format!("{seed}.trace"));
+            std::fs::write(&f, &text).unwrap();
+            let t = std::time::Instant::now();
+            let out = trnsim().args(["hbm", "--preset", "hbm3e-9600", "--trace"]).arg(&f).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(0), "accepted trace failed: {err}\n{text}");
+            assert!(t.elapsed().as_secs() < 60, "took {:?} on\n{text}", t.elapsed());
+        }
     }
 }
 
