@@ -98,6 +98,8 @@ fn numbers_out_of_range_are_located_errors_not_crashes_or_wraps() {
     std::fs::write(&cf, chip.replacen("cores: 8,", "cores: 2147483648,", 1)).unwrap();
     refused(&["config", "check", p(&cf)], "cores: 2147483648 is out of range (allowed: 1..=64)");
     refused(&["bench", "nc-gemm", "--k", "536870912"], "must fit in 96 KiB of SBUF");
+    let ring = ["bench", "kernel-ring", "--modules", "1000000", "--depth", "1000000", "--tokens", "4000000000"];
+    refused(&ring, "GiB of memory, more than the");
     let topo = std::fs::read_to_string(root().join("models/configs/fabric/trn2-server-4x4.ron")).unwrap();
     let tf = d.join("torus.ron");
     let huge = topo.replacen("dims: [4, 4]", "dims: [100000]", 1).replacen(

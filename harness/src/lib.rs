@@ -8,6 +8,7 @@ pub mod config;
 pub mod cpu;
 pub mod e2e;
 pub mod fabric;
+pub mod limits;
 pub mod memory;
 pub mod memtrace;
 pub mod moe;
