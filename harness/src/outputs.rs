@@ -104,8 +104,12 @@ pub struct Staged {
 
 impl Staged {
     /// A temporary name next to `dest` that keeps its extension (writers pick their format by
-    /// extension): `.DEST_NAME.trnsim-PID-N.EXT`.
+    /// extension): `.DEST_NAME.trnsim-PID-N.partial.EXT`. A `dest` that exists and is not a
+    /// regular file (`/dev/stdout`, a pipe) is written directly.
     pub fn new(dest: &Path) -> Staged {
+        if std::fs::metadata(dest).is_ok_and(|m| !m.is_file()) {
+            return Staged { tmp: dest.to_path_buf(), dest: dest.to_path_buf(), done: true };
+        }
         static N: AtomicU32 = AtomicU32::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
         let name = dest.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
@@ -126,6 +130,9 @@ impl Staged {
 
     /// Renames the temporary file to the final name.
     pub fn commit(mut self) -> Result<(), String> {
+        if self.done {
+            return Ok(()); // written in place
+        }
         self.done = true;
         std::fs::rename(&self.tmp, &self.dest).map_err(|e| {
             let _ = std::fs::remove_file(&self.tmp);
