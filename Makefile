@@ -6,7 +6,7 @@ JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 PERFETTO_UI_DIR ?= $(CURDIR)/target/perfetto-ui
 export PERFETTO_UI_DIR
 
-.PHONY: run test bench compare-systemc trace lint fmt deps clean-out mutate diff mpi parallel-bench
+.PHONY: run test bench compare-systemc trace lint fmt deps clean-out mutate diff mpi parallel-bench fuzz
 
 ## run: the default microbenchmark suite; results table on stdout, JSON, plots and traces in traces/out/
 run: deps
@@ -28,6 +28,12 @@ test: deps
 	$(CARGO) test -p trnsim-harness --features rtl --test diff_cli
 	$(CARGO) test -p trnsim-harness --features mpi --test mpi_cli
 	$(CARGO) build --release -p trnsim-harness && TRNSIM=$${CARGO_TARGET_DIR:-./target}/release/trnsim scripts/suite-determinism.sh
+
+## fuzz: the hostile-input property tests for longer (docs/validation.md, "Hostile input"):
+##       TRNSIM_FUZZ_CASES cases per test (default 20000), TRNSIM_FUZZ_SEED, TRNSIM_FUZZ_SECONDS
+TRNSIM_FUZZ_CASES ?= 20000
+fuzz:
+	TRNSIM_FUZZ_CASES=$(TRNSIM_FUZZ_CASES) $(CARGO) test --release -p trnsim-tests --test integration -- fuzz_
 
 ## bench: criterion benchmarks of the kernel, plus the kernel-ring figures
 bench:

@@ -44,7 +44,7 @@ fn each_mistake_names_file_line_field_and_allowed_values() {
     );
     check(r#"to: "dst.in""#, r#"to: "dst.input""#, "has no input port \"input\" (allowed: in)");
     check(r#"to: "dst.in""#, r#"to: "dts.in""#, "unknown component \"dts\" (allowed: src, dst)");
-    check("latency: 2", "latency: 0", "links[0].latency: latency = 0 is out of range (allowed: >= 1 sender cycle)");
+    check("latency: 2", "latency: 0", "links[0].latency: 0 is out of range (allowed: 1..=1000000000 sender cycles)");
     check("depth: 4", "depth: 0", "links[0].depth");
     check("rate: 0.5", "rate: 1.5", "components[0].kind.rate: rate = 1.5 is out of range");
     check(r#"limit: "10us""#, r#"limit: "10 parsecs""#, "run.limit: invalid quantity");

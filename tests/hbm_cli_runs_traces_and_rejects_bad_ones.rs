@@ -42,7 +42,7 @@ fn bad_trace_lines_and_presets_are_located_errors() {
     let p = bad.to_str().unwrap();
     let (code, _, err) = run(&["hbm", "--trace", p]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("bad.trace:3: field `address`"), "{err}");
+    assert!(err.contains("bad.trace:3:1: field `address`"), "{err}");
     assert!(!err.contains("panicked"));
     let (code, _, err) = run(&["hbm", "--preset", "hbm9"]);
     assert_eq!(code, 2);

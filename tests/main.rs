@@ -1,5 +1,8 @@
 //! trnsim's integration tests: one binary, one file per behaviour, named for the rule it checks.
 
+mod accepted_configs_run_bounded;
+mod accepted_fabric_and_chip_files_are_bounded;
+mod assembled_programs_run_bounded;
 mod cli_errors_are_one_line;
 mod common;
 mod config_errors_are_located;
@@ -9,6 +12,7 @@ mod hbm_cli_runs_traces_and_rejects_bad_ones;
 mod hbm_runs_are_deterministic;
 mod hbm_trace_loads_in_perfetto;
 mod hbm_trn3_streams_near_spec_bandwidth;
+mod hostile_inputs_are_refused_or_run;
 mod kernel_clock_edges_are_exact;
 mod kernel_partitioned_runs_match_serial;
 mod kernel_random_graphs_are_order_independent;
@@ -21,6 +25,7 @@ mod nc_runs_are_deterministic;
 mod nc_trace_loads_in_perfetto;
 mod parallel_allreduce_nl72x2_matches_serial;
 mod trace_loads_in_perfetto;
+mod trace_readers_locate_every_error;
 mod vcd_reads_back;
 mod whatif_cli_overrides_sweeps_and_workloads;
 mod whatif_hbm_stacks_move_a_memory_bound_workload_as_estimated;

@@ -126,7 +126,7 @@ impl Relay {
             input,
             output,
             delay: delay.max(1),
-            pipe: std::collections::VecDeque::with_capacity(slots),
+            pipe: std::collections::VecDeque::with_capacity(slots.min(64)),
             slots,
             forwarded: 0,
         }
@@ -149,7 +149,7 @@ impl Component for Relay {
         }
         if self.pipe.len() < self.slots {
             if let Some(p) = cx.recv(self.input) {
-                self.pipe.push_back((now_cycle + self.delay, cx.now(), p));
+                self.pipe.push_back((now_cycle.saturating_add(self.delay), cx.now(), p));
             }
         }
         match self.pipe.front() {

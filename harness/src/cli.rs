@@ -4,6 +4,7 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use trnsim_harness::config;
+use trnsim_harness::outputs::{self, Named, Staged};
 use trnsim_harness::ring::RingParams;
 use trnsim_harness::suite::{self, BenchResult, RunOpts, BENCHES};
 use trnsim_kernel::{LinkSelection, PartitionRule, TickOrder, TraceOptions, TraceSink};
@@ -154,7 +155,7 @@ enum BenchCmd {
         /// The contraction dimension (a multiple of 128).
         #[arg(long, default_value_t = 512)]
         k: u32,
-        /// Columns of C (a multiple of 512).
+        /// Columns of C (a multiple of 512, at most 65536).
         #[arg(long, default_value_t = 2048)]
         n: u32,
         /// Write a trace of the run (.pftrace or .json).
@@ -245,7 +246,11 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    let _guard = cli.profile.as_ref().map(|p| start_profile(p));
+    if let Err(m) = check_io_paths(&cli) {
+        eprintln!("error: {m}");
+        return 2;
+    }
+    let profile = cli.profile.as_ref().map(|p| start_profile(p));
     let r = match cli.cmd {
         Cmd::Run(a) => cmd_run(a),
         Cmd::Bench { which } => cmd_bench(which),
@@ -280,6 +285,7 @@ pub fn main() -> i32 {
             Ok(())
         }
     };
+    let r = r.and(finish_profile(profile));
     match r {
         Ok(()) => 0,
         Err(Failure::Usage(m)) => {
@@ -298,11 +304,80 @@ enum Failure {
     Run(String),
 }
 
-fn start_profile(path: &Path) -> tracing_chrome::FlushGuard {
+/// Starts the wall-clock profile, written under a temporary name until [`finish_profile`].
+fn start_profile(path: &Path) -> (tracing_chrome::FlushGuard, Staged) {
     use tracing_subscriber::prelude::*;
-    let (layer, guard) = tracing_chrome::ChromeLayerBuilder::new().file(path).build();
+    let staged = Staged::new(path);
+    let (layer, guard) = tracing_chrome::ChromeLayerBuilder::new().file(staged.path()).build();
     let _ = tracing_subscriber::registry().with(layer).try_init();
-    guard
+    (guard, staged)
+}
+
+/// Flushes the profile and gives it its final name.
+fn finish_profile(p: Option<(tracing_chrome::FlushGuard, Staged)>) -> Result<(), Failure> {
+    let Some((guard, staged)) = p else { return Ok(()) };
+    drop(guard);
+    staged.commit().map_err(Failure::Run)
+}
+
+/// Every input and output path the command line names (a run's per-benchmark trace names
+/// included), checked before anything is opened for writing: no output may be an input or
+/// another output ([`outputs::check`]).
+fn check_io_paths(cli: &Cli) -> Result<(), String> {
+    let mut ins: Vec<(&str, PathBuf)> = Vec::new();
+    let mut outs: Vec<(&str, PathBuf)> = Vec::new();
+    match &cli.cmd {
+        Cmd::Run(a) => {
+            let mut names: Vec<String> = a.benches.clone();
+            if names.is_empty() && a.config.is_none() {
+                names = BENCHES.iter().map(|(n, _)| n.to_string()).collect();
+            }
+            if let Some(p) = &a.config {
+                ins.push(("--config", p.clone()));
+                names.push(format!("config:{}", p.display()));
+            }
+            for n in &names {
+                let many = names.len() > 1;
+                outs.extend(a.trace.as_deref().map(|p| ("--trace", per_bench_path(p, n, many))));
+                outs.extend(a.vcd.as_deref().map(|p| ("--vcd", per_bench_path(p, n, many))));
+            }
+            outs.extend(a.json.clone().map(|p| ("--json", p)));
+            ins.extend(
+                a.workload
+                    .iter()
+                    .filter(|w| w.ends_with(".ron") || w.ends_with(".json"))
+                    .map(|w| ("--workload", PathBuf::from(w))),
+            );
+            ins.extend(a.system.iter().filter(|s| Path::new(s).is_file()).map(|s| ("--system", PathBuf::from(s))));
+        }
+        Cmd::Compare(a) => {
+            let (i, o) = a.io_paths();
+            ins.extend(i);
+            outs.extend(o);
+        }
+        Cmd::Workload { which } => outs.extend(which.io_paths()),
+        Cmd::Collective(a) => {
+            ins.extend(Path::new(&a.system).is_file().then(|| ("--system", PathBuf::from(&a.system))));
+            outs.extend(a.json.clone().map(|p| ("--json", p)));
+        }
+        Cmd::Bench { which: BenchCmd::NcGemm { trace, .. } } => outs.extend(trace.clone().map(|p| ("--trace", p))),
+        Cmd::Bench { which: BenchCmd::KernelRing { json, .. } } => outs.extend(json.clone().map(|p| ("--json", p))),
+        Cmd::Hbm(a) => {
+            let (i, o) = a.io_paths();
+            ins.extend(i);
+            outs.extend(o);
+        }
+        Cmd::Core(a) => {
+            let (i, o) = a.io_paths();
+            ins.extend(i);
+            outs.extend(o);
+        }
+        _ => {}
+    }
+    outs.extend(cli.profile.clone().map(|p| ("--profile", p)));
+    let ins: Vec<Named<'_>> = ins.iter().map(|(f, p)| outputs::named(f, p)).collect();
+    let outs: Vec<Named<'_>> = outs.iter().map(|(f, p)| outputs::named(f, p)).collect();
+    outputs::check(&ins, &outs)
 }
 
 fn per_bench_path(p: &Path, name: &str, many: bool) -> PathBuf {
@@ -315,7 +390,25 @@ fn per_bench_path(p: &Path, name: &str, many: bool) -> PathBuf {
     p.with_file_name(format!("{stem}.{safe}.{ext}"))
 }
 
-fn open_sink(trace: Option<&Path>, vcd: Option<&Path>) -> Result<Option<Box<dyn TraceSink>>, Failure> {
+/// A run's trace sink (if any) and the temporary files it writes.
+type StagedSink = (Option<Box<dyn TraceSink>>, Vec<Staged>);
+
+/// The trace and VCD sinks of one run, written under temporary names: commit the returned
+/// [`Staged`] files when the run has finished (its sinks dropped).
+fn open_sink(trace: Option<&Path>, vcd: Option<&Path>) -> Result<StagedSink, Failure> {
+    let staged: Vec<Staged> = trace.iter().chain(vcd.iter()).map(|p| Staged::new(p)).collect();
+    let mut paths = staged.iter().map(Staged::path);
+    let trace = trace.and_then(|_| paths.next());
+    let vcd = vcd.and_then(|_| paths.next());
+    open_sink_at(trace, vcd).map(|s| (s, staged))
+}
+
+/// Gives staged outputs their final names.
+fn commit_all(staged: Vec<Staged>) -> Result<(), Failure> {
+    staged.into_iter().try_for_each(|s| s.commit().map_err(Failure::Run))
+}
+
+fn open_sink_at(trace: Option<&Path>, vcd: Option<&Path>) -> Result<Option<Box<dyn TraceSink>>, Failure> {
     let mut sinks: Vec<Box<dyn TraceSink>> = Vec::new();
     if let Some(p) = trace {
         let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -399,11 +492,13 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
             eprintln!("note: {name} runs several simulations (a sweep or a study): it writes no trace or VCD");
         }
         let (tp, vp) = if traceable { (tp, vp) } else { (None, None) };
-        let sink = open_sink(tp.as_deref(), vp.as_deref())?;
+        let (sink, staged) = open_sink(tp.as_deref(), vp.as_deref())?;
         let signal_links = if vp.is_some() { LinkSelection::All } else { LinkSelection::None };
         let trace = sink.map(|s| (s, TraceOptions { link_occupancy: true, signal_links }));
         let opts = RunOpts { order: a.order, trace, progress: workers == 1 };
-        let r = run_one(name, system.as_ref(), opts, a.plots.as_deref()).map_err(Failure::Run)?;
+        let r = run_one(name, system.as_ref(), opts, a.plots.as_deref()).map_err(Failure::Run);
+        commit_all(staged)?;
+        let r = r?;
         if let Some(p) = &tp {
             eprintln!("trace: {}", p.display());
         }
@@ -561,9 +656,12 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
         runs = named.into_iter().map(|x| x.1).collect();
     }
     if let (Some(t), Some(r)) = (&a.trace, runs.first()) {
-        let mut sink = trnsim_traces::create_sink(t).map_err(|e| Failure::Usage(e.to_string()))?;
+        let staged = Staged::new(t);
+        let mut sink = trnsim_traces::create_sink(staged.path()).map_err(|e| Failure::Usage(e.to_string()))?;
         let peak = docs[0].resolve().ok().and_then(|s| s.chip().map(|c| c.peak_bf16_tflops())).unwrap_or(0.0);
         trnsim_harness::workload::trace(&loads[0], &r.report, peak, sink.as_mut()).map_err(Failure::Run)?;
+        drop(sink);
+        staged.commit().map_err(Failure::Run)?;
         eprintln!("trace: {}", t.display());
     }
     if let Some(dir) = &a.plots {
@@ -571,7 +669,7 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
         let reports: Vec<(String, &trnsim_workloads::exec::Report)> =
             points.iter().map(label).zip(runs.iter().map(|r| &r.report)).collect();
         let p = dir.join(format!("{}-breakdown.svg", w.w.name));
-        std::fs::write(&p, trnsim_harness::workload::breakdown_svg(&w.w.name, &reports))
+        outputs::write_atomic(&p, trnsim_harness::workload::breakdown_svg(&w.w.name, &reports).as_bytes())
             .map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
         eprintln!("plot: {}", p.display());
     }
@@ -587,7 +685,8 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
             .collect();
         let doc = serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "workload": w.w.name, "system": base.name(), "overrides": a.sets, "points": rows });
         let body = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Run(e.to_string()))?;
-        std::fs::write(p, body + "\n").map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))?;
+        outputs::write_atomic(p, (body + "\n").as_bytes())
+            .map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))?;
     }
     Ok(())
 }
@@ -611,11 +710,13 @@ fn cmd_whatif(a: &RunArgs, names: Vec<String>, system: Option<String>) -> Result
     let results = run_pool(&jobs, workers, |job| {
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, &job.label, many));
         let vp = a.vcd.as_deref().map(|p| per_bench_path(p, &job.label, many));
-        let sink = open_sink(tp.as_deref(), vp.as_deref())?;
+        let (sink, staged) = open_sink(tp.as_deref(), vp.as_deref())?;
         let signal_links = if vp.is_some() { LinkSelection::All } else { LinkSelection::None };
         let trace = sink.map(|s| (s, TraceOptions { link_occupancy: true, signal_links }));
         let opts = RunOpts { order: a.order, trace, progress: workers == 1 && !many };
-        let r = whatif::run(job, opts, a.plots.as_deref()).map_err(Failure::Run)?;
+        let r = whatif::run(job, opts, a.plots.as_deref()).map_err(Failure::Run);
+        commit_all(staged)?;
+        let r = r?;
         let k = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         if many {
             eprintln!("[{k}/{}] {} on {}: done in {:.1} s", jobs.len(), job.label, job.system, r.speed.wall_s);
@@ -634,7 +735,7 @@ fn cmd_whatif(a: &RunArgs, names: Vec<String>, system: Option<String>) -> Result
         std::fs::create_dir_all(dir).map_err(|e| Failure::Usage(format!("--plots {}: {e}", dir.display())))?;
         for (name, svg) in whatif::plots(&jobs, &results) {
             let p = dir.join(name);
-            std::fs::write(&p, svg).map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
+            outputs::write_atomic(&p, svg.as_bytes()).map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
         }
         eprintln!("plots: {}/sweep-*.svg", dir.display());
     }
@@ -654,7 +755,8 @@ fn cmd_whatif(a: &RunArgs, names: Vec<String>, system: Option<String>) -> Result
             "benchmarks": results,
         });
         let body = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
-        std::fs::write(p, body + "\n").map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))?;
+        outputs::write_atomic(p, (body + "\n").as_bytes())
+            .map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))?;
     }
     Ok(())
 }
@@ -716,10 +818,12 @@ fn run_mpi_ranks(a: &RunArgs, names: &[String], t: &mut trnsim_harness::mpi::Mpi
     let mut results = Vec::new();
     for name in names {
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, names.len() > 1));
-        let sink = if rank == 0 { open_sink(tp.as_deref(), None)? } else { None };
+        let (sink, staged) = if rank == 0 { open_sink(tp.as_deref(), None)? } else { (None, Vec::new()) };
         let tracing = tp.as_ref().map(|_| TraceOptions::default());
         let sys = trnsim_harness::parallel::system(name, a.order).map_err(Failure::Usage)?;
-        let run = sys.run_transport(t, &a.partition, tracing.as_ref(), sink).map_err(Failure::Run)?;
+        let run = sys.run_transport(t, &a.partition, tracing.as_ref(), sink).map_err(Failure::Run);
+        commit_all(staged)?;
+        let run = run?;
         if let Some((run, wall_s)) = run {
             let (r, table) =
                 trnsim_harness::parallel::result(name, &sys, run, wall_s, ("ranks", ranks)).map_err(Failure::Run)?;
@@ -739,16 +843,28 @@ fn run_mpi_ranks(a: &RunArgs, names: &[String], t: &mut trnsim_harness::mpi::Mpi
     Ok(())
 }
 
+/// Warns when `threads` exceed the host's cores: the partitions then take turns on them.
+fn warn_oversubscribed(threads: u32) {
+    if trnsim_kernel::oversubscribed(threads) {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        eprintln!(
+            "warning: --threads {threads} is more than this host's {cores} cores: partitions take turns (waiting threads sleep), so expect it to be slower than fewer threads"
+        );
+    }
+}
+
 /// `trnsim run --threads N`: the named partitionable systems, split and run on N threads.
 fn run_partitioned(a: &RunArgs, names: &[String], threads: u32) -> Result<(), Failure> {
     let names = partitioned_names(a, names)?;
+    warn_oversubscribed(threads);
     let mut results = Vec::new();
     for name in &names {
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, names.len() > 1));
-        let sink = open_sink(tp.as_deref(), None)?;
+        let (sink, staged) = open_sink(tp.as_deref(), None)?;
         let trace = sink.map(|s| (s, TraceOptions::default()));
-        let (r, table) =
-            trnsim_harness::parallel::run_named(name, a.order, threads, &a.partition, trace).map_err(Failure::Run)?;
+        let r = trnsim_harness::parallel::run_named(name, a.order, threads, &a.partition, trace).map_err(Failure::Run);
+        commit_all(staged)?;
+        let (r, table) = r?;
         eprint!("{name}: {table}");
         if let Some(p) = &tp {
             eprintln!("trace: {}", p.display());
@@ -836,8 +952,13 @@ fn write_json_with(
         doc["summary"] = serde_json::json!(summary);
     }
     let body = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
-    std::fs::write(p, body + "\n").map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))
+    outputs::write_atomic(p, (body + "\n").as_bytes())
+        .map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))
 }
+
+/// The widest `bench nc-gemm --n`: B streams through SBUF in 512-column blocks, and the
+/// generated program grows with N.
+const MAX_GEMM_N: u32 = 65536;
 
 fn cmd_nc_gemm(m: u32, k: u32, n: u32, trace: Option<PathBuf>) -> Result<(), Failure> {
     if m == 0 || k == 0 || n == 0 || !m.is_multiple_of(128) || !k.is_multiple_of(128) || !n.is_multiple_of(512) {
@@ -845,23 +966,32 @@ fn cmd_nc_gemm(m: u32, k: u32, n: u32, trace: Option<PathBuf>) -> Result<(), Fai
             "--m {m} --k {k} --n {n}: M and K must be positive multiples of 128, N of 512"
         )));
     }
-    if m > 512 || (k / 128) * m * 2 > 96 * 1024 {
+    let a_bytes = u64::from(k / 128) * u64::from(m) * 2;
+    if m > 512 || a_bytes > 96 * 1024 {
         return Err(Failure::Usage(format!(
             "--m {m} --k {k}: A (K/128 x M BF16 per partition = {} KiB) must fit in 96 KiB of SBUF and M <= 512 (four PSUM banks per N block)",
-            k / 128 * m * 2 / 1024
+            a_bytes / 1024
+        )));
+    }
+    if n > MAX_GEMM_N {
+        return Err(Failure::Usage(format!(
+            "--n {n} is out of range (allowed: 512..={MAX_GEMM_N}, a multiple of 512)"
         )));
     }
     use trnsim_harness::neuroncore as nc;
     let program = nc::assemble_text(&format!("gemm {m}x{k}x{n} (generated)"), &nc::tiled_gemm_program(m, k, n))
         .map_err(Failure::Run)?;
-    let sink = match &trace {
-        Some(p) => Some((
-            trnsim_traces::create_sink(p).map_err(|e| Failure::Usage(e.to_string()))?,
+    let staged = trace.as_deref().map(Staged::new);
+    let sink = match &staged {
+        Some(s) => Some((
+            trnsim_traces::create_sink(s.path()).map_err(|e| Failure::Usage(e.to_string()))?,
             TraceOptions { link_occupancy: false, signal_links: LinkSelection::None },
         )),
         None => None,
     };
-    let (sim, ids) = nc::run_cores(&program, 1, TickOrder::Structural, sink).map_err(Failure::Run)?;
+    let run = nc::run_cores(&program, 1, TickOrder::Structural, sink).map_err(Failure::Run);
+    commit_all(staged.into_iter().collect())?;
+    let (sim, ids) = run?;
     let te_id = ids[0]
         .engines
         .iter()
@@ -893,6 +1023,7 @@ fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
         BenchCmd::NcGemm { m, k, n, trace } => return cmd_nc_gemm(m, k, n, trace),
         BenchCmd::Parallel { system, threads, partition, reps } => {
             trnsim_harness::parallel::system(&system, TickOrder::Structural).map_err(Failure::Usage)?;
+            threads.iter().for_each(|&t| warn_oversubscribed(t));
             let out = trnsim_harness::parallel::bench(&system, &threads, &partition, reps).map_err(Failure::Run)?;
             print!("{out}");
             return Ok(());
@@ -902,6 +1033,10 @@ fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
     if u64::from(tokens) > u64::from(modules) * u64::from(depth) {
         return Err(Failure::Usage(format!("--tokens {tokens} does not fit in --modules {modules} x --depth {depth}")));
     }
+    // Measured: about 2.7 KiB per module (component, link, trace track) and 80 B per token.
+    let bytes = u64::from(modules) * 3 * 1024 + u64::from(tokens) * 96;
+    trnsim_harness::limits::check_fits(&format!("--modules {modules} --tokens {tokens}"), bytes)
+        .map_err(Failure::Usage)?;
     let p = RingParams { modules, tokens, depth };
     let opts = RunOpts { order: TickOrder::Structural, trace: None, progress: true };
     let r = suite::run_ring("kernel-ring", p, cycles, opts).map_err(Failure::Run)?;
@@ -937,7 +1072,7 @@ fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
         out["hops_per_cpu_s"].as_f64().unwrap_or(0.0)
     );
     if let Some(p) = json {
-        std::fs::write(&p, out.to_string() + "\n")
+        outputs::write_atomic(&p, (out.to_string() + "\n").as_bytes())
             .map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))?;
     }
     Ok(())

@@ -270,7 +270,8 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
             "ranks": members, "datatype": a.datatype, "rows": rows, "avg_busbw_GBps": avg,
         });
         let body = serde_json::to_string_pretty(&doc).map_err(|e| (e.to_string(), 1))?;
-        std::fs::write(p, body + "\n").map_err(|e| (format!("--json {}: {e}", p.display()), 2))?;
+        trnsim_harness::outputs::write_atomic(p, (body + "\n").as_bytes())
+            .map_err(|e| (format!("--json {}: {e}", p.display()), 2))?;
     }
     Ok(())
 }

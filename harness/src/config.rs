@@ -73,9 +73,9 @@ pub enum KindCfg {
     },
     /// Forwards after `delay` cycles with `slots` entries. Ports: in, out.
     Relay {
-        /// Pipeline delay in cycles (>= 1).
+        /// Pipeline delay in cycles (1..=1000000000).
         delay: u64,
-        /// Pipeline capacity (>= 1).
+        /// Pipeline capacity (1..=1048576).
         slots: u32,
     },
     /// Consumes packets, measures latency. Port: in.
@@ -101,11 +101,11 @@ pub struct LinkCfg {
     pub from: String,
     /// "component.port" of the receiver.
     pub to: String,
-    /// Latency in the sender's cycles (>= 1).
+    /// Latency in the sender's cycles (1..=1000000000).
     pub latency: u64,
-    /// Receiver buffer depth in messages (>= 1).
+    /// Receiver buffer depth in messages (1..=1048576).
     pub depth: u32,
-    /// Credit-return latency in the receiver's cycles (>= 1; default 1).
+    /// Credit-return latency in the receiver's cycles (1..=1000000000; default 1).
     #[serde(default = "one")]
     pub credit_latency: u64,
     /// Optional limit: "32B/cycle" or "2msg/cycle".
@@ -128,8 +128,9 @@ fn some_string<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>,
 pub struct RunCfg {
     /// Simulated-time limit: "100us", "2ms".
     pub limit: String,
-    /// Deadlock window (default "100us").
-    #[serde(default)]
+    /// Deadlock window, e.g. "1ms" (default: 100us, or twice the longest legal silence of the
+    /// system if that is longer; a window given must exceed that silence).
+    #[serde(default, deserialize_with = "some_string")]
     pub deadlock_window: Option<String>,
 }
 
@@ -161,8 +162,9 @@ pub fn load(path: &Path) -> Result<System, ConfigError> {
 /// `TopologySpec` (a fabric, `trnsim_fabric::topo::load`), anything else a system config
 /// ([`load`]). Returns a one-line summary, or the located error.
 pub fn check_file(path: &Path) -> Result<String, String> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("{}:0:0: (file): cannot read: {e}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .map(trnsim_system::located::strip_bom)
+        .map_err(|e| format!("{}:0:0: (file): cannot read: {e}", path.display()))?;
     let f = path.display();
     match trnsim_system::chip::top_level_name(&text).as_deref() {
         Some("ChipSpec") => {
@@ -219,120 +221,235 @@ pub fn parse(file: &str, text: &str) -> Result<System, ConfigError> {
     Validator { file, text }.validate(cfg)
 }
 
+/// The largest link latency, credit latency and relay delay, in cycles (a second at 1 GHz).
+pub const MAX_CYCLES: u64 = 1_000_000_000;
+
+/// The largest relay capacity, in packets.
+pub const MAX_SLOTS: u32 = 1 << 20;
+
+/// The deadlock window when a config gives none: this, or twice the system's longest legal
+/// silence ([`System::longest_silence`]) if that is longer.
+pub const DEFAULT_DEADLOCK_WINDOW: Dur = Dur::from_us(100);
+
 struct Validator<'a> {
     file: &'a str,
     text: &'a str,
 }
 
+/// Byte offsets of the elements of the top-level list `key: [...]` in RON `text` (skipping
+/// strings and comments), so an error about element `i` points into that element: O(text).
+fn element_starts(text: &str, key: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let (mut i, mut depth) = (0usize, 0i32);
+    let mut list_depth: Option<i32> = None;
+    let mut expect_elem = false;
+    let mut last_ident: (usize, usize) = (0, 0);
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'"' => {
+                if expect_elem {
+                    out.push(i);
+                    expect_elem = false;
+                }
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let mut nest = 0;
+                while i + 1 < b.len() {
+                    if b[i] == b'/' && b[i + 1] == b'*' {
+                        nest += 1;
+                        i += 2;
+                    } else if b[i] == b'*' && b[i + 1] == b'/' {
+                        nest -= 1;
+                        i += 2;
+                        if nest == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+                continue;
+            }
+            b'(' | b'[' | b'{' => {
+                if expect_elem {
+                    out.push(i);
+                    expect_elem = false;
+                }
+                depth += 1;
+                if c == b'[' && list_depth.is_none() && depth == 2 && &text[last_ident.0..last_ident.1] == key {
+                    list_depth = Some(depth);
+                    expect_elem = true;
+                }
+            }
+            b')' | b']' | b'}' => {
+                if list_depth == Some(depth) {
+                    return out;
+                }
+                depth -= 1;
+            }
+            b',' if list_depth == Some(depth) => expect_elem = true,
+            c if c.is_ascii_alphanumeric() || c == b'_' => {
+                let s = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                if expect_elem {
+                    out.push(s);
+                    expect_elem = false;
+                }
+                last_ident = (s, i);
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Checks `v` in `lo..=hi`; the message gives the range.
+fn in_range(v: u64, lo: u64, hi: u64, unit: &str) -> Result<(), String> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(format!("{v} is out of range (allowed: {lo}..={hi}{unit})"))
+    }
+}
+
 impl Validator<'_> {
-    /// Line and column of `needle`, searching after the first occurrence of `anchor`.
-    fn locate(&self, anchor: &str, needle: &str) -> (usize, usize) {
-        let start = self.text.find(anchor).unwrap_or(0);
-        let pos = self.text[start..].find(needle).map(|p| p + start).or_else(|| self.text.find(needle)).unwrap_or(0);
-        line_col(self.text, pos)
+    /// An error at `needle` inside element `i` of list `list` (its start if absent).
+    fn err_at(&self, starts: &[usize], i: usize, needle: &str, field: String, message: String) -> ConfigError {
+        let start = starts.get(i).copied().unwrap_or(0);
+        let end = starts.get(i + 1).copied().unwrap_or(self.text.len());
+        let pos = self.text[start..end].find(needle).map_or(start, |p| p + start);
+        let (line, col) = line_col(self.text, pos);
+        ConfigError { file: self.file.into(), line, col, field, message }
     }
 
+    /// An error at `needle` after the first `anchor` (for the `run` section).
     fn err(&self, anchor: &str, needle: &str, field: String, message: String) -> ConfigError {
-        let (line, col) = self.locate(anchor, needle);
+        let start = self.text.find(anchor).unwrap_or(0);
+        let pos = self.text[start..].find(needle).map(|p| p + start).or_else(|| self.text.find(needle)).unwrap_or(0);
+        let (line, col) = line_col(self.text, pos);
         ConfigError { file: self.file.into(), line, col, field, message }
     }
 
     fn validate(&self, cfg: SystemConfig) -> Result<System, ConfigError> {
+        let clock_at = element_starts(self.text, "clocks");
+        let comp_at = element_starts(self.text, "components");
+        let link_at = element_starts(self.text, "links");
         let mut freqs = Vec::new();
+        let mut clock_index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (i, c) in cfg.clocks.iter().enumerate() {
             let name_lit = format!("{:?}", c.name);
-            if cfg.clocks[..i].iter().any(|o| o.name == c.name) {
-                return Err(self.err(
-                    "clocks",
+            if let Some(first) = clock_index.insert(c.name.as_str(), i) {
+                return Err(self.err_at(
+                    &clock_at,
+                    i,
                     &name_lit,
                     format!("clocks[{i}].name"),
-                    format!("duplicate clock name {name_lit}"),
+                    format!("duplicate clock name {name_lit} (first defined as clocks[{first}])"),
                 ));
             }
-            let f: Frequency = c.freq.parse().map_err(|e: trnsim_kernel::QuantityError| {
-                self.err(&name_lit, &format!("{:?}", c.freq), format!("clocks[{i}].freq"), e.to_string())
-            })?;
+            let f: Frequency = c.freq.parse().and_then(|f| trnsim_kernel::Clock::new(&c.name, f).map(|_| f)).map_err(
+                |e: trnsim_kernel::QuantityError| {
+                    let m = if e.to_string().contains("500GHz") {
+                        e.to_string()
+                    } else {
+                        format!("{e} (allowed: 1Hz..=500GHz)")
+                    };
+                    self.err_at(&clock_at, i, &format!("{:?}", c.freq), format!("clocks[{i}].freq"), m)
+                },
+            )?;
             freqs.push(f);
         }
         if cfg.clocks.is_empty() {
             return Err(self.err("clocks", "clocks", "clocks".into(), "at least one clock is required".into()));
         }
-        let clock_names: Vec<&str> = cfg.clocks.iter().map(|c| c.name.as_str()).collect();
+        let clock_names = || cfg.clocks.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
+        let mut comp_index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for (i, c) in cfg.components.iter().enumerate() {
             let name_lit = format!("{:?}", c.name);
-            let anchor = format!("name: {name_lit}");
-            if cfg.components[..i].iter().any(|o| o.name == c.name) {
-                return Err(self.err(
-                    "components",
-                    &anchor,
+            if let Some(first) = comp_index.insert(c.name.as_str(), i) {
+                return Err(self.err_at(
+                    &comp_at,
+                    i,
+                    &name_lit,
                     format!("components[{i}].name"),
-                    format!("duplicate component name {name_lit}"),
+                    format!("duplicate component name {name_lit} (first defined as components[{first}])"),
                 ));
             }
-            if !clock_names.contains(&c.clock.as_str()) {
-                return Err(self.err(
-                    &anchor,
+            if !clock_index.contains_key(c.clock.as_str()) {
+                return Err(self.err_at(
+                    &comp_at,
+                    i,
                     &format!("{:?}", c.clock),
                     format!("components[{i}].clock"),
-                    format!("unknown clock {:?} (allowed: {})", c.clock, clock_names.join(", ")),
+                    format!("unknown clock {:?} (allowed: {})", c.clock, clock_names()),
                 ));
             }
-            self.check_kind(i, &anchor, &c.kind)?;
+            self.check_kind(&comp_at, i, &c.kind)?;
         }
         let mut endpoints = Vec::new();
         let mut bandwidths = Vec::new();
-        let mut used: Vec<(usize, String)> = Vec::new();
+        let mut used: std::collections::HashSet<(usize, &str)> = std::collections::HashSet::new();
         for (i, l) in cfg.links.iter().enumerate() {
-            let anchor = format!("from: {:?}", l.from);
-            let (a, ap) = self.endpoint(&cfg, i, "from", &l.from, &anchor, true)?;
-            let (b, bp) = self.endpoint(&cfg, i, "to", &l.to, &anchor, false)?;
-            for (c, p, field, s) in [(a, &ap, "from", &l.from), (b, &bp, "to", &l.to)] {
-                if used.contains(&(c, p.clone())) {
-                    return Err(self.err(
-                        &anchor,
+            let (a, ap) = self.endpoint(&cfg, &comp_index, &link_at, i, "from", &l.from, true)?;
+            let (b, bp) = self.endpoint(&cfg, &comp_index, &link_at, i, "to", &l.to, false)?;
+            for (c, p, field, s) in [(a, ap, "from", &l.from), (b, bp, "to", &l.to)] {
+                if !used.insert((c, p)) {
+                    return Err(self.err_at(
+                        &link_at,
+                        i,
                         &format!("{s:?}"),
                         format!("links[{i}].{field}"),
                         format!("port {s:?} is already connected (each port takes one link)"),
                     ));
                 }
-                used.push((c, p.clone()));
             }
-            let range = |field: &str, v: u64, what: &str| {
-                if v == 0 {
-                    Err(self.err(
-                        &anchor,
-                        &format!("{field}:"),
-                        format!("links[{i}].{field}"),
-                        format!("{field} = 0 is out of range (allowed: {what})"),
-                    ))
-                } else {
-                    Ok(())
-                }
+            let range = |field: &str, v: u64, hi: u64, unit: &str| {
+                in_range(v, 1, hi, unit)
+                    .map_err(|m| self.err_at(&link_at, i, &format!("{field}:"), format!("links[{i}].{field}"), m))
             };
-            range("latency", l.latency, ">= 1 sender cycle")?;
-            range("depth", u64::from(l.depth), ">= 1 message")?;
-            range("credit_latency", l.credit_latency, ">= 1 receiver cycle")?;
+            range("latency", l.latency, MAX_CYCLES, " sender cycles")?;
+            range("depth", u64::from(l.depth), u64::from(trnsim_kernel::MAX_LINK_DEPTH), " messages")?;
+            range("credit_latency", l.credit_latency, MAX_CYCLES, " receiver cycles")?;
             bandwidths.push(match &l.bandwidth {
                 None => Bandwidth::Unlimited,
                 Some(s) => parse_bandwidth(s).ok_or_else(|| {
-                    self.err(
-                        &anchor,
+                    self.err_at(
+                        &link_at,
+                        i,
                         &format!("{s:?}"),
                         format!("links[{i}].bandwidth"),
-                        format!("invalid bandwidth {s:?} (allowed: \"<n>B/cycle\" or \"<n>msg/cycle\", n >= 1)"),
+                        format!(
+                            "invalid bandwidth {s:?} (allowed: \"<n>B/cycle\" or \"<n>msg/cycle\", n in 1..=4294967295)"
+                        ),
                     )
                 })?,
             });
-            endpoints.push((a, ap, b, bp));
+            endpoints.push((a, ap.to_string(), b, bp.to_string()));
         }
         for (i, c) in cfg.components.iter().enumerate() {
             let (ins, outs) = c.kind.ports();
             for p in ins.iter().chain(outs) {
-                if !used.contains(&(i, p.to_string())) {
-                    let name_lit = format!("name: {:?}", c.name);
-                    return Err(self.err(
-                        &name_lit,
-                        &name_lit,
+                if !used.contains(&(i, *p)) {
+                    return Err(self.err_at(
+                        &comp_at,
+                        i,
+                        &format!("{:?}", c.name),
                         format!("components[{i}]"),
                         format!("port {}.{p} is not connected to any link", c.name),
                     ));
@@ -345,16 +462,31 @@ impl Validator<'_> {
             })
         };
         let limit = dur("limit", &cfg.run.limit)?;
-        let deadlock_window = match &cfg.run.deadlock_window {
-            Some(s) => dur("deadlock_window", s)?,
-            None => Dur::from_us(100),
+        let mut sys = System { cfg, freqs, bandwidths, limit, deadlock_window: DEFAULT_DEADLOCK_WINDOW, endpoints };
+        let (silence, why) = sys.longest_silence();
+        sys.deadlock_window = match &sys.cfg.run.deadlock_window {
+            Some(s) => {
+                let w = dur("deadlock_window", s)?;
+                if w <= silence {
+                    return Err(self.err(
+                        "run",
+                        &format!("{s:?}"),
+                        "run.deadlock_window".into(),
+                        format!(
+                            "{w} is shorter than the longest legal silence, {silence} ({why}) (allowed: > {silence})"
+                        ),
+                    ));
+                }
+                w
+            }
+            None => DEFAULT_DEADLOCK_WINDOW.max(silence + silence),
         };
-        Ok(System { cfg, freqs, bandwidths, limit, deadlock_window, endpoints })
+        Ok(sys)
     }
 
-    fn check_kind(&self, i: usize, anchor: &str, k: &KindCfg) -> Result<(), ConfigError> {
+    fn check_kind(&self, starts: &[usize], i: usize, k: &KindCfg) -> Result<(), ConfigError> {
         let bad = |field: &str, msg: String| {
-            Err(self.err(anchor, &format!("{field}:"), format!("components[{i}].kind.{field}"), msg))
+            Err(self.err_at(starts, i, &format!("{field}:"), format!("components[{i}].kind.{field}"), msg))
         };
         match *k {
             KindCfg::Source { bytes, rate, .. } => {
@@ -366,11 +498,11 @@ impl Validator<'_> {
                 }
             }
             KindCfg::Relay { delay, slots } => {
-                if delay == 0 {
-                    return bad("delay", "delay = 0 is out of range (allowed: >= 1 cycle)".into());
+                if let Err(m) = in_range(delay, 1, MAX_CYCLES, " cycles") {
+                    return bad("delay", m);
                 }
-                if slots == 0 {
-                    return bad("slots", "slots = 0 is out of range (allowed: >= 1)".into());
+                if let Err(m) = in_range(u64::from(slots), 1, u64::from(MAX_SLOTS), " packets") {
+                    return bad("slots", m);
                 }
             }
             KindCfg::Sink => {}
@@ -378,31 +510,82 @@ impl Validator<'_> {
         Ok(())
     }
 
-    fn endpoint(
+    #[allow(clippy::too_many_arguments)]
+    fn endpoint<'c>(
         &self,
-        cfg: &SystemConfig,
+        cfg: &'c SystemConfig,
+        index: &std::collections::HashMap<&str, usize>,
+        starts: &[usize],
         i: usize,
         field: &str,
-        s: &str,
-        anchor: &str,
+        s: &'c str,
         sending: bool,
-    ) -> Result<(usize, String), ConfigError> {
-        let here = |msg: String| self.err(anchor, &format!("{s:?}"), format!("links[{i}].{field}"), msg);
+    ) -> Result<(usize, &'c str), ConfigError> {
+        let here = |msg: String| self.err_at(starts, i, &format!("{s:?}"), format!("links[{i}].{field}"), msg);
         let Some((comp, port)) = s.rsplit_once('.') else {
             return Err(here(format!("{s:?} is not \"component.port\"")));
         };
-        let Some(ci) = cfg.components.iter().position(|c| c.name == comp) else {
-            let names: Vec<&str> = cfg.components.iter().map(|c| c.name.as_str()).collect();
+        let Some(&ci) = index.get(comp) else {
+            let mut names: Vec<&str> = cfg.components.iter().take(20).map(|c| c.name.as_str()).collect();
+            if cfg.components.len() > 20 {
+                names.push("...");
+            }
             return Err(here(format!("unknown component {comp:?} (allowed: {})", names.join(", "))));
         };
         let (ins, outs) = cfg.components[ci].kind.ports();
         let allowed = if sending { outs } else { ins };
-        if !allowed.contains(&port) {
+        let Some(p) = allowed.iter().find(|p| **p == port) else {
             let dir = if sending { "output" } else { "input" };
             let list = if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") };
             return Err(here(format!("{comp:?} has no {dir} port {port:?} (allowed: {list})")));
+        };
+        Ok((ci, p))
+    }
+}
+
+impl System {
+    /// The longest time the system may legally go without progress, and what it is: the
+    /// slowest link (latency, credit return and the largest packet's serialization at its
+    /// bandwidth) or relay delay. The deadlock window must be longer.
+    pub fn longest_silence(&self) -> (Dur, String) {
+        let clock = |name: &str| {
+            let i = self.cfg.clocks.iter().position(|c| c.name == name).unwrap_or(0);
+            trnsim_kernel::Clock::new(name, self.freqs[i]).ok()
+        };
+        let comp_clock: Vec<Option<trnsim_kernel::Clock>> =
+            self.cfg.components.iter().map(|c| clock(&c.clock)).collect();
+        let cycles =
+            |k: usize, n: u64| comp_clock[k].as_ref().map_or(Dur::ZERO, |c| c.cycles_to_dur(trnsim_kernel::Cycles(n)));
+        let max_bytes = self
+            .cfg
+            .components
+            .iter()
+            .filter_map(|c| match c.kind {
+                KindCfg::Source { bytes, .. } => Some(u64::from(bytes)),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(1);
+        let mut best = (Dur::ZERO, String::from("nothing"));
+        for (i, (l, (a, _, b, _))) in self.cfg.links.iter().zip(&self.endpoints).enumerate() {
+            let ser = match self.bandwidths[i] {
+                Bandwidth::BytesPerCycle(n) => max_bytes.div_ceil(u64::from(n)),
+                _ => 1,
+            };
+            let d = cycles(*a, l.latency.saturating_add(ser)) + cycles(*b, l.credit_latency);
+            if d > best.0 {
+                best = (d, format!("links[{i}]: latency, credits and a {max_bytes}-byte packet's serialization"));
+            }
         }
-        Ok((ci, port.to_string()))
+        for (i, c) in self.cfg.components.iter().enumerate() {
+            if let KindCfg::Relay { delay, .. } = c.kind {
+                let d = cycles(i, delay);
+                if d > best.0 {
+                    best = (d, format!("components[{i}]: relay delay"));
+                }
+            }
+        }
+        best
     }
 }
 

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use trnsim_harness::memory::{self, HbmSpec};
 use trnsim_harness::memtrace::{TraceError, TraceFormat, TraceReader};
+use trnsim_harness::outputs::Staged;
 use trnsim_kernel::{Dur, TickOrder};
 use trnsim_mem::hbm::checker::Checker;
 use trnsim_mem::hbm::cmdtrace::CmdTraceWriter;
@@ -70,6 +71,17 @@ pub struct HbmArgs {
     json: Option<PathBuf>,
 }
 
+impl HbmArgs {
+    /// (inputs, outputs) named on the command line, with their flags.
+    pub(crate) fn io_paths(&self) -> trnsim_harness::outputs::IoPaths {
+        let ins = self.trace.iter().map(|p| ("--trace", p.clone())).collect();
+        let mut outs: Vec<(&'static str, PathBuf)> =
+            self.cmd_trace.iter().map(|p| ("--cmd-trace", p.clone())).collect();
+        outs.extend(self.json.iter().map(|p| ("--json", p.clone())));
+        (ins, outs)
+    }
+}
+
 struct FileSource {
     reader: TraceReader<BufReader<File>>,
     error: Rc<RefCell<Option<TraceError>>>,
@@ -120,7 +132,9 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     let error = Rc::new(RefCell::new(None));
     let src: Box<dyn RequestSource> = match &a.trace {
         Some(path) => {
-            let reader = TraceReader::open(path, a.format).map_err(|e| usage(e.to_string()))?;
+            let reader = TraceReader::open(path, a.format)
+                .map_err(|e| usage(e.to_string()))?
+                .with_capacity(spec.cfg.org.stack_bytes());
             Box::new(FileSource { reader, error: error.clone() })
         }
         None => {
@@ -131,13 +145,16 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
             memory::synthetic(&spec, pattern, a.requests, a.seed).map_err(usage)?
         }
     };
-    let mut sinks = make_sinks(&a, &spec)?;
+    let (mut sinks, staged) = make_sinks(&a, &spec)?;
     let mut out = memory::run(&spec, vec![src], None, &mut |_| sinks.pop()).map_err(|e| (e, 1))?;
     if let Some(e) = error.borrow_mut().take() {
         return Err(usage(e.to_string()));
     }
     let stack = out.sim.component_mut::<HbmStack>(out.stacks[0]).ok_or(("no stack".to_string(), 1))?;
     let verdict = finish_sink(stack.take_command_sink(), &out.sim)?;
+    if let Some(s) = staged {
+        s.commit().map_err(|e| (e, 1))?;
+    }
     let r = &out.result;
     println!("trnsim hbm: {} ({}), {}", p.name, p.description, source_name(&a));
     for (k, v) in &r.headline {
@@ -153,7 +170,8 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     if let Some(path) = &a.json {
         let body = serde_json::json!({ "preset": p.name, "headline": r.headline, "stats": r.stats,
             "host_cpu_s": r.speed.cpu_s, "host_requests_per_cpu_s": reqs / r.speed.cpu_s.max(1e-9) });
-        std::fs::write(path, body.to_string() + "\n").map_err(|e| usage(format!("--json {}: {e}", path.display())))?;
+        trnsim_harness::outputs::write_atomic(path, (body.to_string() + "\n").as_bytes())
+            .map_err(|e| usage(format!("--json {}: {e}", path.display())))?;
     }
     match verdict {
         Some((v, bad)) if bad > 0 => Err((v, 1)),
@@ -168,19 +186,24 @@ fn source_name(a: &HbmArgs) -> String {
     }
 }
 
-fn make_sinks(a: &HbmArgs, spec: &HbmSpec) -> Result<Vec<Box<dyn CommandSink>>, (String, i32)> {
+/// The run's command sink, and the command trace's temporary file (renamed when complete).
+type Sinks = (Vec<Box<dyn CommandSink>>, Option<Staged>);
+
+fn make_sinks(a: &HbmArgs, spec: &HbmSpec) -> Result<Sinks, (String, i32)> {
     if a.check && a.cmd_trace.is_some() {
         return Err(("--check and --cmd-trace: choose one per run".into(), 2));
     }
     if a.check {
-        return Ok(vec![Box::new(Checker::new(&spec.cfg.org, &spec.cfg.timing))]);
+        return Ok((vec![Box::new(Checker::new(&spec.cfg.org, &spec.cfg.timing))], None));
     }
     if let Some(path) = &a.cmd_trace {
-        let f = File::create(path).map_err(|e| (format!("--cmd-trace {}: {e}", path.display()), 2))?;
+        let staged = Staged::new(path);
+        let f = File::create(staged.path()).map_err(|e| (format!("--cmd-trace {}: {e}", path.display()), 2))?;
         let w = std::io::BufWriter::new(f);
-        return Ok(vec![Box::new(CmdTraceWriter::new(w, &spec.cfg.preset, spec.cfg.timing.ck_mhz))]);
+        let sink: Box<dyn CommandSink> = Box::new(CmdTraceWriter::new(w, &spec.cfg.preset, spec.cfg.timing.ck_mhz));
+        return Ok((vec![sink], Some(staged)));
     }
-    Ok(Vec::new())
+    Ok((Vec::new(), None))
 }
 
 /// Finishes the run's command sink: the checker's verdict (text, violation count), or the

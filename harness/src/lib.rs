@@ -8,12 +8,14 @@ pub mod config;
 pub mod cpu;
 pub mod e2e;
 pub mod fabric;
+pub mod limits;
 pub mod memory;
 pub mod memtrace;
 pub mod moe;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 pub mod neuroncore;
+pub mod outputs;
 pub mod parallel;
 pub mod plot;
 pub mod random_graph;

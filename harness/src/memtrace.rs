@@ -79,14 +79,22 @@ pub struct MemRequest {
     pub cycle: Option<u64>,
 }
 
-/// A trace that cannot be read, located by file and 1-based line (0 when it is about the whole
-/// file). Always fatal: the run does not start.
+/// The longest line a trace may have, in bytes (a file with no newline is not read whole).
+pub const MAX_LINE_BYTES: usize = 4096;
+
+/// The largest DRAMsim3 cycle stamp (about 10 minutes of a 1.6 GHz memory clock).
+pub const MAX_CYCLE: u64 = 1_000_000_000_000;
+
+/// A trace that cannot be read, located by file, 1-based line and column (0 when it is about
+/// the whole file). Always fatal: the run does not start.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceError {
     /// The file, as given.
     pub path: String,
     /// 1-based line, or 0 for the whole file.
     pub line: u64,
+    /// 1-based byte column of the field at fault (1 for a whole line, 0 for the whole file).
+    pub col: u64,
     /// The field at fault: `file`, `format`, `address`, `op`, `cycle` or `line`.
     pub field: &'static str,
     /// What is wrong and what was expected.
@@ -96,8 +104,8 @@ pub struct TraceError {
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.line {
-            0 => write!(f, "{}: field `{}`: {}", self.path, self.field, self.message),
-            n => write!(f, "{}:{}: field `{}`: {}", self.path, n, self.field, self.message),
+            0 => write!(f, "{}:0:0: field `{}`: {}", self.path, self.field, self.message),
+            n => write!(f, "{}:{}:{}: field `{}`: {}", self.path, n, self.col.max(1), self.field, self.message),
         }
     }
 }
@@ -128,6 +136,13 @@ pub struct TraceReader<R: BufRead> {
     prev_cycle: Option<(u64, u64)>,
     /// Nothing more to yield.
     done: bool,
+    /// Byte column (0-based) of the field being parsed, for errors.
+    col: usize,
+    /// Byte offsets of the current line's fields, and the line's length.
+    starts: [usize; 4],
+    line_len: usize,
+    /// Addresses must be below this (the memory's capacity), if set.
+    addr_limit: Option<u64>,
 }
 
 impl TraceReader<BufReader<File>> {
@@ -136,7 +151,9 @@ impl TraceReader<BufReader<File>> {
         let name = path.display().to_string();
         match File::open(path) {
             Ok(f) => Ok(TraceReader::new(BufReader::new(f), name, format)),
-            Err(e) => Err(TraceError { path: name, line: 0, field: "file", message: format!("cannot read: {e}") }),
+            Err(e) => {
+                Err(TraceError { path: name, line: 0, col: 0, field: "file", message: format!("cannot read: {e}") })
+            }
         }
     }
 }
@@ -155,7 +172,18 @@ impl<R: BufRead> TraceReader<R> {
             requests: 0,
             prev_cycle: None,
             done: false,
+            col: 0,
+            starts: [0; 4],
+            line_len: 0,
+            addr_limit: None,
         }
+    }
+
+    /// Refuses addresses at or above `bytes` (the capacity of the memory the trace drives)
+    /// instead of letting the address map fold them silently.
+    pub fn with_capacity(mut self, bytes: u64) -> Self {
+        self.addr_limit = Some(bytes);
+        self
     }
 
     /// The format: as forced, or as detected so far (`Auto` before the first request line).
@@ -164,16 +192,25 @@ impl<R: BufRead> TraceReader<R> {
     }
 
     fn err(&self, field: &'static str, message: String) -> TraceError {
-        TraceError { path: self.path.clone(), line: self.line, field, message }
+        TraceError { path: self.path.clone(), line: self.line, col: self.col as u64 + 1, field, message }
     }
 
-    /// Reads the next line into `buf`; false at end of file.
+    /// Reads the next line into `buf` (at most [`MAX_LINE_BYTES`]); false at end of file.
     fn read_line(&mut self) -> Result<bool, TraceError> {
         self.buf.clear();
-        match self.src.read_until(b'\n', &mut self.buf) {
+        self.col = 0;
+        let cap = MAX_LINE_BYTES as u64 + 1;
+        match io::Read::take(&mut self.src, cap).read_until(b'\n', &mut self.buf) {
             Ok(0) => Ok(false),
-            Ok(_) => {
+            Ok(n) => {
                 self.line += 1;
+                if n > MAX_LINE_BYTES && self.buf.last() != Some(&b'\n') {
+                    self.col = MAX_LINE_BYTES;
+                    return Err(self.err(
+                        "line",
+                        format!("line longer than {MAX_LINE_BYTES} bytes (allowed: 1..={MAX_LINE_BYTES})"),
+                    ));
+                }
                 Ok(true)
             }
             Err(e) => Err(self.err("file", format!("cannot read: {e}"))),
@@ -192,17 +229,24 @@ impl<R: BufRead> TraceReader<R> {
     fn parse_fields(&mut self, line: &[u8]) -> Option<Result<MemRequest, TraceError>> {
         let mut toks: [&[u8]; 4] = [&[]; 4];
         let mut n = 0;
-        for t in line.split(|b| b.is_ascii_whitespace()).filter(|t| !t.is_empty()) {
-            if n == toks.len() {
+        let mut at = 0;
+        self.line_len = line.len();
+        while at < line.len() && n < toks.len() {
+            let start = at + line[at..].iter().take_while(|b| b.is_ascii_whitespace()).count();
+            let len = line[start..].iter().take_while(|b| !b.is_ascii_whitespace()).count();
+            if len == 0 {
                 break;
             }
-            toks[n] = t;
+            self.starts[n] = start;
+            toks[n] = &line[start..start + len];
             n += 1;
+            at = start + len;
         }
         if n == 0 || toks[0][0] == b'#' {
             return None;
         }
         self.requests += 1;
+        self.col = self.starts[0];
         let line_format = detect(toks[0]);
         let result = match self.check_format(line_format, toks[0]) {
             Err(e) => Err(e),
@@ -210,6 +254,11 @@ impl<R: BufRead> TraceReader<R> {
             Ok(_) => self.ramulator(&toks[..n]),
         };
         Some(result)
+    }
+
+    /// Points errors at field `k` of the line (its end when the line has fewer fields).
+    fn at_field(&mut self, k: usize, n: usize) {
+        self.col = if k < n { self.starts[k] } else { self.line_len.saturating_sub(1) };
     }
 
     /// Fixes the format on the first request line, then rejects lines of the other format.
@@ -240,17 +289,25 @@ impl<R: BufRead> TraceReader<R> {
     /// `0xADDR READ|WRITE CYCLE`.
     fn dramsim3(&mut self, toks: &[&[u8]]) -> Result<MemRequest, TraceError> {
         let syntax = TraceFormat::Dramsim3.syntax();
+        let n = toks.len();
+        self.at_field(0, n);
         let addr = self.address(toks[0])?;
+        self.at_field(1, n);
         let op = toks.get(1).ok_or_else(|| self.err("op", format!("missing READ or WRITE; expected {syntax}")))?;
         let write = match *op {
             b"READ" => false,
             b"WRITE" => true,
             other => return Err(self.err("op", format!("unknown op `{}`; allowed: READ, WRITE", show(other)))),
         };
+        self.at_field(2, n);
         let cyc = toks.get(2).ok_or_else(|| self.err("cycle", format!("missing cycle; expected {syntax}")))?;
+        self.at_field(3, n);
         self.no_extra(toks, 3, syntax)?;
-        let cycle = parse_dec(cyc).ok_or_else(|| {
-            self.err("cycle", format!("expected a decimal cycle number like 120, found `{}`", show(cyc)))
+        self.at_field(2, n);
+        let cycle = parse_dec(cyc).filter(|&c| c <= MAX_CYCLE).ok_or_else(|| {
+            let m =
+                format!("expected a decimal cycle number like 120, found `{}` (allowed: 0..={MAX_CYCLE})", show(cyc));
+            self.err("cycle", m)
         })?;
         self.check_order(cycle)?;
         Ok(MemRequest { addr, write, cycle: Some(cycle) })
@@ -259,20 +316,30 @@ impl<R: BufRead> TraceReader<R> {
     /// `LD|ST 0xADDR`.
     fn ramulator(&mut self, toks: &[&[u8]]) -> Result<MemRequest, TraceError> {
         let syntax = TraceFormat::Ramulator.syntax();
+        let n = toks.len();
+        self.at_field(0, n);
         let write = match toks[0] {
             b"LD" => false,
             b"ST" => true,
             other => return Err(self.err("op", format!("unknown op `{}`; allowed: LD, ST", show(other)))),
         };
+        self.at_field(1, n);
         let a = toks.get(1).ok_or_else(|| self.err("address", format!("missing address; expected {syntax}")))?;
+        self.at_field(2, n);
         self.no_extra(toks, 2, syntax)?;
+        self.at_field(1, n);
         Ok(MemRequest { addr: self.address(a)?, write, cycle: None })
     }
 
     fn address(&self, tok: &[u8]) -> Result<u64, TraceError> {
-        parse_hex(tok).map_err(|why| {
+        let a = parse_hex(tok).map_err(|why| {
             self.err("address", format!("expected a hex address like 0x1f40, found `{}`{why}", show(tok)))
-        })
+        })?;
+        if let Some(limit) = self.addr_limit.filter(|&l| a >= l) {
+            let m = format!("{a:#x} is past the memory's capacity (allowed: 0x0..={:#x})", limit.saturating_sub(1));
+            return Err(self.err("address", m));
+        }
+        Ok(a)
     }
 
     fn no_extra(&self, toks: &[&[u8]], want: usize, syntax: &str) -> Result<(), TraceError> {
@@ -308,7 +375,8 @@ impl<R: BufRead> Iterator for TraceReader<R> {
                     self.done = true;
                     if self.requests == 0 {
                         let msg = "empty trace: no request lines (only blank lines or `#` comments)".to_string();
-                        return Some(Err(TraceError { path: self.path.clone(), line: 0, field: "file", message: msg }));
+                        let e = TraceError { path: self.path.clone(), line: 0, col: 0, field: "file", message: msg };
+                        return Some(Err(e));
                     }
                 }
                 Ok(true) => {
@@ -519,7 +587,7 @@ mod tests {
         let got = first_err("0x10 READ 0\n\n0xZZ READ 1\n", TraceFormat::Auto);
         assert_eq!(
             got,
-            "traces/x.trace:3: field `address`: expected a hex address like 0x1f40, found `0xZZ` (not a hex digit)"
+            "traces/x.trace:3:1: field `address`: expected a hex address like 0x1f40, found `0xZZ` (not a hex digit)"
         );
     }
 
@@ -527,7 +595,7 @@ mod tests {
     fn unreadable_file_names_path_and_os_reason() {
         let e = TraceReader::open(Path::new("/nonexistent/dir/x.trace"), TraceFormat::Auto).unwrap_err();
         let s = e.to_string();
-        assert!(s.starts_with("/nonexistent/dir/x.trace: field `file`: cannot read: "), "{s}");
+        assert!(s.starts_with("/nonexistent/dir/x.trace:0:0: field `file`: cannot read: "), "{s}");
         assert!(s.contains("No such file"), "{s}");
     }
 
@@ -543,15 +611,15 @@ mod tests {
     #[test]
     fn empty_trace_is_an_error() {
         for text in ["", "\n\n", "# only a comment\n   \n"] {
-            check(text, TraceFormat::Auto, "traces/x.trace: field `file`: empty trace");
+            check(text, TraceFormat::Auto, "traces/x.trace:0:0: field `file`: empty trace");
         }
     }
 
     #[test]
     fn unknown_op_names_the_allowed_ones() {
-        check("0x10 LOAD 0\n", TraceFormat::Auto, ":1: field `op`: unknown op `LOAD`; allowed: READ, WRITE");
+        check("0x10 LOAD 0\n", TraceFormat::Auto, ":1:6: field `op`: unknown op `LOAD`; allowed: READ, WRITE");
         check("0x10 read 0\n", TraceFormat::Dramsim3, "unknown op `read`; allowed: READ, WRITE");
-        check("LD 0x10\nRD 0x20\n", TraceFormat::Ramulator, ":2: field `op`: unknown op `RD`; allowed: LD, ST");
+        check("LD 0x10\nRD 0x20\n", TraceFormat::Ramulator, ":2:1: field `op`: unknown op `RD`; allowed: LD, ST");
         check("RD 0x20\n", TraceFormat::Auto, ":1: field `format`: cannot tell the trace format from `RD`");
     }
 
@@ -570,15 +638,19 @@ mod tests {
 
     #[test]
     fn missing_fields_are_named() {
-        check("0x10\n", TraceFormat::Auto, ":1: field `op`: missing READ or WRITE; expected `0xADDR READ|WRITE CYCLE`");
-        check("0x10 READ\n", TraceFormat::Auto, ":1: field `cycle`: missing cycle");
-        check("LD\n", TraceFormat::Auto, ":1: field `address`: missing address; expected `LD|ST 0xADDR`");
+        check(
+            "0x10\n",
+            TraceFormat::Auto,
+            ":1:5: field `op`: missing READ or WRITE; expected `0xADDR READ|WRITE CYCLE`",
+        );
+        check("0x10 READ\n", TraceFormat::Auto, ":1:10: field `cycle`: missing cycle");
+        check("LD\n", TraceFormat::Auto, ":1:3: field `address`: missing address; expected `LD|ST 0xADDR`");
     }
 
     #[test]
     fn extra_fields_are_rejected() {
-        check("0x10 READ 5 64\n", TraceFormat::Auto, ":1: field `line`: unexpected extra field `64`");
-        check("LD 0x10 0x20 0x30 0x40\n", TraceFormat::Auto, ":1: field `line`: unexpected extra field `0x20`");
+        check("0x10 READ 5 64\n", TraceFormat::Auto, ":1:13: field `line`: unexpected extra field `64`");
+        check("LD 0x10 0x20 0x30 0x40\n", TraceFormat::Auto, ":1:9: field `line`: unexpected extra field `0x20`");
     }
 
     #[test]
@@ -595,7 +667,11 @@ mod tests {
     #[test]
     fn decreasing_cycles_name_the_previous_value() {
         let text = "0x10 READ 5\n0x20 READ 10\n0x30 WRITE 10\n0x40 READ 9\n";
-        check(text, TraceFormat::Auto, ":4: field `cycle`: cycle 9 is before the previous request's cycle 10 (line 3)");
+        check(
+            text,
+            TraceFormat::Auto,
+            ":4:11: field `cycle`: cycle 9 is before the previous request's cycle 10 (line 3)",
+        );
     }
 
     #[test]
@@ -603,7 +679,7 @@ mod tests {
         check(
             "0x10 READ 0\nLD 0x20\n",
             TraceFormat::Auto,
-            ":2: field `format`: a ramulator line in a dramsim3 trace (format dramsim3 fixed by line 1)",
+            ":2:1: field `format`: a ramulator line in a dramsim3 trace (format dramsim3 fixed by line 1)",
         );
         check("LD 0x20\n0x10 READ 0\n", TraceFormat::Auto, "a dramsim3 line in a ramulator trace");
         check(

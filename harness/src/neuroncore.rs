@@ -41,14 +41,37 @@ pub fn matmul_program(count: usize, n: u32, dtype: &str) -> String {
     s
 }
 
+/// The simulated time a program may run before [`run_cores`] stops it (`trnsim core
+/// --max-sim-time` sets another).
+pub const DEFAULT_MAX_SIM_TIME: Dur = Dur::from_ms(100);
+
 /// Runs `cores` copies of `program`, two cores per HBM3E stack (Trn3: 8 cores, 4 stacks) when
-/// the program starts DMAs; returns the simulation and each core's ids.
+/// the program starts DMAs, for at most [`DEFAULT_MAX_SIM_TIME`]; returns the simulation and
+/// each core's ids.
 pub fn run_cores(
     program: &Program,
     cores: usize,
     order: TickOrder,
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<(Simulation, Vec<CoreIds>), String> {
+    run_cores_for(program, cores, order, trace, DEFAULT_MAX_SIM_TIME)
+}
+
+/// [`run_cores`] for at most `max_sim_time`: a program still running then (e.g. a `branch
+/// always` loop) is an error located at the source line each unfinished engine was at.
+pub fn run_cores_for(
+    program: &Program,
+    cores: usize,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+    max_sim_time: Dur,
+) -> Result<(Simulation, Vec<CoreIds>), String> {
+    if program.streams.iter().all(|(_, s)| s.instrs.is_empty()) {
+        return Err(format!(
+            "{}:1: no instructions: a program needs an `.engine NAME` section with at least one",
+            program.source
+        ));
+    }
     let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
     let needs_hbm = program
         .streams
@@ -82,13 +105,35 @@ pub fn run_cores(
     if let Some((sink, opts)) = trace {
         sim.attach_trace(sink, &opts);
     }
-    sim.run_until_idle(Dur::from_us(100_000)).map_err(|e| e.to_string())?;
+    let stop = match sim.run_until_idle(max_sim_time) {
+        Ok(stop) => stop,
+        Err(e) => {
+            // Locate a deadlock at the first engine that did not finish (e.g. a sem_wait that
+            // nothing signals).
+            let stuck = ids.iter().flat_map(|c| &c.engines).find_map(|(e, id)| {
+                let unit = sim.component::<EngineUnit>(*id)?;
+                (!unit.finished()).then(|| (e, &sim.component_names()[id.index()], unit.line().unwrap_or(0)))
+            });
+            let msg = e.to_string().replace('\n', "; ");
+            return Err(match stuck {
+                Some((e, name, line)) => format!("{}:{line}: {name} ({e} engine): {msg}", program.source),
+                None => format!("{}: {msg}", program.source),
+            });
+        }
+    };
     sim.finish_trace().map_err(|e| e.to_string())?;
     for core in &ids {
         for (e, id) in &core.engines {
             let unit = sim.component::<EngineUnit>(*id).ok_or("engine")?;
             if !unit.finished() {
-                return Err(format!("{e} engine did not finish its stream"));
+                let name = &sim.component_names()[id.index()];
+                let line = unit.line().map_or(0, |l| l as usize);
+                let why = if stop == trnsim_kernel::Stop::Limit {
+                    format!("did not halt within --max-sim-time {max_sim_time} (a loop that never ends?)")
+                } else {
+                    "stopped without finishing its stream".to_string()
+                };
+                return Err(format!("{}:{line}: {name} ({e} engine): {why}", program.source));
             }
         }
     }

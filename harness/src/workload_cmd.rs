@@ -145,9 +145,25 @@ pub fn run(cmd: WorkloadCmd) -> Result<(), (String, i32)> {
 
 /// Writes `text` to `p` through a temporary file renamed into place.
 fn write_new(p: &Path, text: &str) -> Result<(), (String, i32)> {
-    let tmp = p.with_extension("tmp-trnsim");
-    std::fs::write(&tmp, text).map_err(|e| (format!("{}: {e}", p.display()), 2))?;
-    std::fs::rename(&tmp, p).map_err(|e| (format!("{}: {e}", p.display()), 2))
+    trnsim_harness::outputs::write_atomic(p, text.as_bytes()).map_err(|e| (format!("{}: {e}", p.display()), 2))
+}
+
+impl WorkloadCmd {
+    /// The output files it names (checked against each other and the inputs).
+    pub fn io_paths(&self) -> Vec<(&'static str, PathBuf)> {
+        let WorkloadCmd::Llm(a) = self;
+        a.out.clone().map(|p| ("-o", p)).into_iter().collect()
+    }
+}
+
+impl CompareArgs {
+    /// The input and output files it names.
+    #[allow(clippy::type_complexity)]
+    pub fn io_paths(&self) -> (Vec<(&'static str, PathBuf)>, Vec<(&'static str, PathBuf)>) {
+        let mut ins = vec![("--workload", self.workload.clone())];
+        ins.extend(self.systems.iter().filter(|s| Path::new(s).is_file()).map(|s| ("--system", PathBuf::from(s))));
+        (ins, self.json.clone().map(|p| ("--json", p)).into_iter().collect())
+    }
 }
 
 /// Reads a workload file; errors are located.
@@ -199,7 +215,7 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
         let reports: Vec<(String, &trnsim_workloads::exec::Report)> =
             done.iter().map(|(n, r)| (n.clone(), &r.report)).collect();
         let p = dir.join(format!("compare-{}.svg", w.w.name));
-        std::fs::write(&p, workload::breakdown_svg(&w.w.name, &reports)).map_err(|e| (e.to_string(), 1))?;
+        write_new(&p, &workload::breakdown_svg(&w.w.name, &reports))?;
         eprintln!("plot: {}", p.display());
     }
     if let Some(p) = &a.json {

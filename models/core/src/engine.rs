@@ -144,6 +144,13 @@ impl EngineUnit {
         }
     }
 
+    /// The source line of the instruction the engine is at (the last one once it has run off
+    /// the end), if the stream has any.
+    pub fn line(&self) -> Option<u32> {
+        let n = self.stream.lines.len();
+        self.stream.lines.get(self.pc.min(n.saturating_sub(1))).copied()
+    }
+
     /// True once the stream has ended (halt or past the last instruction) and all work is done.
     pub fn finished(&self) -> bool {
         (self.halted || self.pc >= self.stream.instrs.len()) && self.inflight.is_empty()

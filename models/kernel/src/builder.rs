@@ -162,7 +162,7 @@ impl SimBuilder {
             src_period: src_clock.cycles_to_dur(crate::time::Cycles(1)),
             bandwidth: spec.bandwidth,
             credits: spec.depth,
-            returns: VecDeque::with_capacity(spec.depth as usize),
+            returns: VecDeque::with_capacity(spec.depth.min(crate::link::PREALLOCATED_SLOTS) as usize),
             busy_until: Time::ZERO,
             window_start: Time::NEVER,
             window_sends: 0,
@@ -328,7 +328,21 @@ impl SimBuilder {
             flow_next: vec![0; n_comps],
             credits_out,
         };
-        let mut sim = Simulation::new(core, comps, self.names, self.links, self.decls, self.comp_tracks, self.opts);
+        // The deadlock window is at least twice the slowest link's round trip: a silence that
+        // long is legal (one message in flight and its credit coming back).
+        let mut opts = self.opts.clone();
+        let longest = self
+            .links
+            .iter()
+            .map(|l| {
+                let src = &self.clocks[self.domain_of[l.src.index()] as usize];
+                let dst = &self.clocks[self.domain_of[l.dst.index()] as usize];
+                src.cycles_to_dur(l.spec.latency) + dst.cycles_to_dur(l.spec.credit_latency)
+            })
+            .max()
+            .unwrap_or(Dur::ZERO);
+        opts.deadlock_window = opts.deadlock_window.max(longest + longest);
+        let mut sim = Simulation::new(core, comps, self.names, self.links, self.decls, self.comp_tracks, opts);
         sim.part = part.map(|(p, me)| PartInfo { me, plan: p.clone() });
         Ok(sim)
     }
@@ -346,14 +360,16 @@ impl Component for Remote {
 fn validate(name: &str, spec: &LinkSpec) -> Result<(), BuildError> {
     let bad =
         |field, value: String, allowed| Err(BuildError::BadLink { link: name.to_string(), field, value, allowed });
-    if spec.latency.0 == 0 {
-        return bad("latency", "0".into(), ">= 1 sender cycle (no zero-latency paths between components)");
+    use crate::link::{MAX_LINK_CYCLES, MAX_LINK_DEPTH};
+    if !(1..=MAX_LINK_CYCLES).contains(&spec.latency.0) {
+        let v = spec.latency.0.to_string();
+        return bad("latency", v, "1..=1000000000 sender cycles (no zero-latency paths between components)");
     }
-    if spec.depth == 0 {
-        return bad("depth", "0".into(), ">= 1 message");
+    if !(1..=MAX_LINK_DEPTH).contains(&spec.depth) {
+        return bad("depth", spec.depth.to_string(), "1..=1048576 messages");
     }
-    if spec.credit_latency.0 == 0 {
-        return bad("credit_latency", "0".into(), ">= 1 receiver cycle");
+    if !(1..=MAX_LINK_CYCLES).contains(&spec.credit_latency.0) {
+        return bad("credit_latency", spec.credit_latency.0.to_string(), "1..=1000000000 receiver cycles");
     }
     match spec.bandwidth {
         Bandwidth::BytesPerCycle(0) | Bandwidth::MessagesPerCycle(0) => {

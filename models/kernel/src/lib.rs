@@ -102,10 +102,10 @@ pub use builder::SimBuilder;
 pub use component::{Activity, Component, ComponentId};
 pub use ctx::{Ctx, Tracer};
 pub use error::{BlockedComponent, BuildError, DeadlockReport, RunError};
-pub use link::{Bandwidth, Blocked, InPort, LinkId, LinkSpec, OutPort, Payload};
+pub use link::{Bandwidth, Blocked, InPort, LinkId, LinkSpec, OutPort, Payload, MAX_LINK_CYCLES, MAX_LINK_DEPTH};
 pub use parallel::{
-    run_threads, run_transport, LoopbackTransport, ParallelConfig, ParallelError, ParallelRun, PartitionTiming,
-    Transport,
+    oversubscribed, run_threads, run_transport, LoopbackTransport, ParallelConfig, ParallelError, ParallelRun,
+    PartitionTiming, Transport,
 };
 pub use partition::{PartitionError, PartitionPlan, PartitionRule};
 pub use rng::SimRng;

@@ -176,6 +176,16 @@ pub enum Bandwidth {
     MessagesPerCycle(u32),
 }
 
+/// The deepest receive buffer a link may have, in messages: [`crate::SimBuilder::link`] refuses
+/// more (buffers grow as messages arrive; this bounds what one link can hold).
+pub const MAX_LINK_DEPTH: u32 = 1 << 20;
+
+/// The longest link or credit latency, in cycles (a second at 1 GHz).
+pub const MAX_LINK_CYCLES: u64 = 1_000_000_000;
+
+/// Buffer slots reserved up front per link; deeper buffers grow on demand.
+pub(crate) const PREALLOCATED_SLOTS: u32 = 64;
+
 /// A link's parameters, fixed at assembly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LinkSpec {
@@ -348,7 +358,7 @@ impl<T> LinkState<T> {
     pub fn new(timing: Timing, depth: u32) -> LinkState<T> {
         LinkState {
             timing,
-            buf: VecDeque::with_capacity(depth as usize),
+            buf: VecDeque::with_capacity(depth.min(PREALLOCATED_SLOTS) as usize),
             stats: LinkStats::default(),
             out: Vec::new(),
             sent_log: Vec::new(),

@@ -77,6 +77,10 @@ impl Dur {
     pub const fn from_us(us: u64) -> Dur {
         Dur(us * 1_000_000)
     }
+    /// A duration of `ms` milliseconds.
+    pub const fn from_ms(ms: u64) -> Dur {
+        Dur(ms * 1_000_000_000)
+    }
     /// Length in picoseconds.
     pub const fn as_ps(self) -> u64 {
         self.0

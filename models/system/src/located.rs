@@ -35,11 +35,19 @@ impl std::error::Error for ConfigError {}
 pub fn read_ron_file(path: &Path) -> Result<(String, String), ConfigError> {
     let file = path.display().to_string();
     match std::fs::read_to_string(path) {
-        Ok(text) => Ok((file, text)),
+        Ok(text) => Ok((file, strip_bom(text))),
         Err(e) => {
             Err(ConfigError { file, line: 0, col: 0, field: "(file)".into(), message: format!("cannot read: {e}") })
         }
     }
+}
+
+/// `text` without a leading UTF-8 byte-order mark.
+pub fn strip_bom(mut text: String) -> String {
+    if text.starts_with('\u{feff}') {
+        text.drain(..3);
+    }
+    text
 }
 
 /// Deserializes RON `text` (named `file` in errors); a syntax or schema error is located at

@@ -39,13 +39,23 @@ pub use spec::{Checked, Kind, LinkKind, Scope, Tier, TopoError, TopologySpec};
 /// field: message` for the spec, or the unreachable chips for the graph).
 pub fn load(path: &std::path::Path) -> Result<Topology, String> {
     let c = spec::load(path).map_err(|e| e.to_string())?;
-    Topology::build(&c)
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    Topology::build(&c).map_err(|e| at_kind(&file, &text, &e))
 }
 
 /// Parses, validates and builds topology text; `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<Topology, String> {
     let c = spec::parse(file, text).map_err(|e| e.to_string())?;
-    Topology::build(&c)
+    Topology::build(&c).map_err(|e| at_kind(file, text, &e))
+}
+
+/// A graph error (e.g. unreachable chips), located at the spec's `kind:`.
+fn at_kind(file: &str, text: &str, e: &str) -> String {
+    let pos = text.find("kind:").unwrap_or(0);
+    let line = text[..pos].matches('\n').count() + 1;
+    let col = pos - text[..pos].rfind('\n').map_or(0, |p| p + 1) + 1;
+    format!("{file}:{line}:{col}: kind: {e}")
 }
 
 /// The directory of the topology presets (models/configs/fabric).

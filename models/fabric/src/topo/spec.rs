@@ -203,13 +203,16 @@ pub struct Checked {
 /// Reads and validates a topology file.
 pub fn load(path: &std::path::Path) -> Result<Checked, TopoError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| TopoError {
+    let mut text = std::fs::read_to_string(path).map_err(|e| TopoError {
         file: file.clone(),
         line: 0,
         col: 0,
         field: "(file)".into(),
         message: format!("cannot read: {e}"),
     })?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..3); // a UTF-8 byte-order mark
+    }
     parse(&file, &text)
 }
 
@@ -260,6 +263,22 @@ fn field_at(text: &str, line: usize, col: usize) -> String {
 /// The largest fat tree accepted, in chips (routing tables grow as chips x nodes).
 pub const MAX_FAT_TREE_CHIPS: usize = 4096;
 
+/// The most chips a torus or switched topology may have (routing tables grow as chips x nodes).
+pub const MAX_CHIPS: u64 = 4096;
+
+/// The most chips of a full mesh (its links grow as chips squared).
+pub const MAX_MESH_CHIPS: u32 = 256;
+
+/// The most parallel links per neighbour, pair or switch, the most switches per tier, tiers,
+/// direct links, and the largest packet (bytes).
+pub const MAX_PARALLEL_LINKS: u32 = 64;
+/// See [`MAX_PARALLEL_LINKS`].
+pub const MAX_SWITCHES_PER_TIER: u32 = 1024;
+/// See [`MAX_PARALLEL_LINKS`].
+pub const MAX_TIERS: usize = 8;
+/// See [`MAX_PARALLEL_LINKS`].
+pub const MAX_PACKET_BYTES: u32 = 1 << 20;
+
 struct Validator<'a> {
     file: &'a str,
     text: &'a str,
@@ -293,6 +312,13 @@ impl Validator<'_> {
         Ok(())
     }
 
+    fn between(&self, key: &str, field: &str, v: u32, min: u32, max: u32) -> Result<(), TopoError> {
+        if !(min..=max).contains(&v) {
+            return Err(self.err(key, field, format!("{v} is out of range (allowed: {min}..={max})")));
+        }
+        Ok(())
+    }
+
     fn check(&self, spec: TopologySpec) -> Result<Checked, TopoError> {
         let lat = self.dur("phy", "phy", &spec.phy)?
             + self.dur("wire", "wire", &spec.wire)?
@@ -300,27 +326,40 @@ impl Validator<'_> {
         if lat == 0 {
             return Err(self.err("phy", "phy", "phy + wire + link_layer = 0 (allowed: > 0)".into()));
         }
-        self.at_least("packet_bytes", "packet_bytes", spec.packet_bytes, 64)?;
+        self.between("packet_bytes", "packet_bytes", spec.packet_bytes, 64, MAX_PACKET_BYTES)?;
         let (link, tier_latency_ps) = match &spec.kind {
             Kind::Torus { dims, link, links_per_neighbor } => {
-                if dims.is_empty() || dims.contains(&0) || dims.iter().product::<u32>() < 2 {
-                    let m = format!("{dims:?} is out of range (allowed: each >= 1, at least 2 chips)");
+                let chips = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(u64::from(d)).filter(|&n| n <= MAX_CHIPS));
+                if dims.is_empty() || dims.contains(&0) || chips.is_none_or(|n| n < 2) {
+                    let m = format!(
+                        "{dims:?} is out of range (allowed: each >= 1, 2..={MAX_CHIPS} chips in all; asked for {})",
+                        dims.iter().map(|&d| d.to_string()).collect::<Vec<_>>().join(" x ")
+                    );
                     return Err(self.err("dims", "kind.dims", m));
                 }
-                if links_per_neighbor.len() != dims.len() || links_per_neighbor.contains(&0) {
-                    let m = format!("{links_per_neighbor:?}: need one value >= 1 per dimension ({})", dims.len());
+                let bad = |&n: &u32| n == 0 || n > MAX_PARALLEL_LINKS;
+                if links_per_neighbor.len() != dims.len() || links_per_neighbor.iter().any(bad) {
+                    let m = format!(
+                        "{links_per_neighbor:?}: need one value in 1..={MAX_PARALLEL_LINKS} per dimension ({})",
+                        dims.len()
+                    );
                     return Err(self.err("links_per_neighbor", "kind.links_per_neighbor", m));
                 }
                 (self.link(link)?, vec![])
             }
             Kind::FullMesh { chips, link, links_per_pair } => {
-                self.at_least("chips", "kind.chips", *chips, 2)?;
-                self.at_least("links_per_pair", "kind.links_per_pair", *links_per_pair, 1)?;
+                self.between("chips", "kind.chips", *chips, 2, MAX_MESH_CHIPS)?;
+                self.between("links_per_pair", "kind.links_per_pair", *links_per_pair, 1, MAX_PARALLEL_LINKS)?;
                 (self.link(link)?, vec![])
             }
             Kind::Switched { chips, chips_per_server, link, tiers, direct_links } => {
-                self.at_least("chips", "kind.chips", *chips, 2)?;
+                self.between("chips", "kind.chips", *chips, 2, MAX_CHIPS as u32)?;
                 self.at_least("chips_per_server", "kind.chips_per_server", *chips_per_server, 1)?;
+                self.between("direct_links", "kind.direct_links", *direct_links, 0, MAX_PARALLEL_LINKS)?;
+                if tiers.len() > MAX_TIERS {
+                    let m = format!("{} tiers is out of range (allowed: 0..={MAX_TIERS})", tiers.len());
+                    return Err(self.err("tiers", "kind.tiers", m));
+                }
                 if chips % chips_per_server != 0 {
                     let m = format!("{chips_per_server} does not divide chips = {chips}");
                     return Err(self.err("chips_per_server", "kind.chips_per_server", m));
@@ -334,9 +373,10 @@ impl Validator<'_> {
                 }
                 let mut lat = Vec::new();
                 for (i, t) in tiers.iter().enumerate() {
-                    self.at_least("switches", &format!("kind.tiers[{i}].switches"), t.switches, 1)?;
+                    let f = format!("kind.tiers[{i}].switches");
+                    self.between("switches", &f, t.switches, 1, MAX_SWITCHES_PER_TIER)?;
                     let f = format!("kind.tiers[{i}].links_per_chip_per_switch");
-                    self.at_least("links_per_chip_per_switch", &f, t.links_per_chip_per_switch, 1)?;
+                    self.between("links_per_chip_per_switch", &f, t.links_per_chip_per_switch, 1, MAX_PARALLEL_LINKS)?;
                     lat.push(self.dur(
                         "switch_latency",
                         &format!("kind.tiers[{i}].switch_latency"),

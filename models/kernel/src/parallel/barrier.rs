@@ -2,25 +2,55 @@
 //!
 //! A sense-reversing spin barrier: std's `Barrier` sleeps on a futex and costs ~23 µs per
 //! window on a 2-core VM (../shared/research/mpi-rust.md); spinning costs well under 1 µs.
-//! When the machine is oversubscribed (more partitions than cores) spinning forever would
-//! starve the thread being waited for, so after a short spin a waiter yields its core.
+//! When the machine is oversubscribed (more partitions than cores) spinning would starve the
+//! thread being waited for, so there a waiter spins only briefly and then sleeps on a condition
+//! variable until the last arrival wakes it; otherwise after a short spin it yields its core.
 
 use super::Summary;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
 
 /// Spins this many times before yielding.
 const SPINS_BEFORE_YIELD: u32 = 2_000;
+
+/// Spins this many times before sleeping, when oversubscribed.
+const SPINS_BEFORE_SLEEP: u32 = 100;
 
 /// All partitions meet here once per window.
 pub(crate) struct SpinBarrier {
     n: u32,
     arrived: AtomicU32,
     generation: AtomicU32,
+    /// More threads than cores: waiters sleep instead of spinning.
+    oversubscribed: bool,
+    lock: Mutex<()>,
+    wake: Condvar,
+}
+
+/// True if `threads` exceed the host's cores (as `std::thread::available_parallelism` counts
+/// them).
+pub fn oversubscribed(threads: u32) -> bool {
+    std::thread::available_parallelism().is_ok_and(|n| threads as usize > n.get())
 }
 
 impl SpinBarrier {
     pub fn new(n: u32) -> SpinBarrier {
-        SpinBarrier { n, arrived: AtomicU32::new(0), generation: AtomicU32::new(0) }
+        SpinBarrier {
+            n,
+            arrived: AtomicU32::new(0),
+            generation: AtomicU32::new(0),
+            oversubscribed: oversubscribed(n),
+            lock: Mutex::new(()),
+            wake: Condvar::new(),
+        }
+    }
+
+    /// Wakes sleeping waiters (after the generation moved or the run was poisoned).
+    pub fn wake_all(&self) {
+        if self.oversubscribed {
+            let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.wake.notify_all();
+        }
     }
 
     /// Waits until all `n` threads have arrived. Returns false (at once) if `poisoned` is set:
@@ -30,12 +60,22 @@ impl SpinBarrier {
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
             self.arrived.store(0, Ordering::Relaxed);
             self.generation.store(gen.wrapping_add(1), Ordering::Release);
+            self.wake_all();
             return true;
         }
         let mut spins = 0u32;
         while self.generation.load(Ordering::Acquire) == gen {
             if poisoned.load(Ordering::Acquire) {
                 return false;
+            }
+            if self.oversubscribed && spins >= SPINS_BEFORE_SLEEP {
+                // Checked under the lock the last arrival takes to notify: no lost wake-up. The
+                // timeout re-checks `poisoned` (a failing thread may not reach the barrier).
+                let g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+                if self.generation.load(Ordering::Acquire) == gen && !poisoned.load(Ordering::Acquire) {
+                    let _ = self.wake.wait_timeout(g, std::time::Duration::from_millis(5));
+                }
+                continue;
             }
             if spins < SPINS_BEFORE_YIELD {
                 spins += 1;

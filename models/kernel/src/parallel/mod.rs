@@ -31,6 +31,7 @@
 //! whole system and drops what is not its own, which costs build time and transient memory.
 
 mod barrier;
+pub use barrier::oversubscribed;
 mod part;
 mod process;
 mod threads;

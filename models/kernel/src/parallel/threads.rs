@@ -213,11 +213,14 @@ fn guarded<R>(
         Ok(r) => {
             if r.is_err() {
                 shared.poisoned.store(true, Ordering::Release);
+                shared.barrier.wake_all();
+                shared.barrier.wake_all();
             }
             r
         }
         Err(e) => {
             shared.poisoned.store(true, Ordering::Release);
+            shared.barrier.wake_all();
             let message = e
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())

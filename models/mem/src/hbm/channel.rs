@@ -59,6 +59,58 @@ impl Channel {
         }
     }
 
+    /// The period with which this channel's background work (refresh) repeats while it has
+    /// no requests, or 0 (busy, in write mode, no refresh, or pseudo-channels that differ).
+    pub fn idle_period(&self) -> u64 {
+        let p = self.pcs.first().map_or(0, PcController::idle_period);
+        if self.queued > 0 || self.exhaustive || self.pcs.iter().any(|pc| pc.idle_period() != p) {
+            return 0;
+        }
+        p
+    }
+
+    /// Everything that decides the channel's future, seen from cycle `now` (every step before
+    /// `now` done): equal views at `now` and `now + P` mean the channel repeats with period P.
+    pub fn view(&self, sh: &Shared, now: u64) -> Vec<u64> {
+        let rel = |t: u64| if t == u64::MAX { u64::MAX } else { t.saturating_sub(now) };
+        let mut v = vec![self.row_bus_half.saturating_sub(2 * now), rel(self.col_bus_free)];
+        v.extend([self.rr_row as u64, self.rr_col as u64, rel(self.next), self.queued.into()]);
+        v.extend(self.pc_next.iter().map(|&t| rel(t)));
+        for pc in &self.pcs {
+            v.extend(pc.view(sh, now));
+        }
+        v
+    }
+
+    /// Refresh statistics of each pseudo-channel (commands by kind, refresh bank-cycles).
+    pub fn refresh_counts(&self) -> Vec<crate::hbm::stats::PcStats> {
+        self.pcs
+            .iter()
+            .map(|pc| crate::hbm::stats::PcStats {
+                commands: pc.stats.commands,
+                refresh_bank_cycles: pc.stats.refresh_bank_cycles,
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    /// Moves the channel `d` cycles later, adding `periods` x each pseudo-channel's refresh
+    /// statistics of one period (`per_period`).
+    pub fn shift(&mut self, d: u64, periods: u64, per_period: &[crate::hbm::stats::PcStats]) {
+        let later = |t: &mut u64| {
+            if *t != u64::MAX {
+                *t += d;
+            }
+        };
+        self.row_bus_half += 2 * d;
+        self.col_bus_free += d;
+        later(&mut self.next);
+        self.pc_next.iter_mut().for_each(later);
+        for (pc, p) in self.pcs.iter_mut().zip(per_period) {
+            pc.shift(d, periods, p);
+        }
+    }
+
     fn row_bus_free_at(&self, now: u64) -> bool {
         self.row_bus_half <= 2 * now + 1
     }

@@ -176,6 +176,48 @@ impl PcController {
         &self.state
     }
 
+    /// The refresh period of an idle controller (0 when there is none to skip by).
+    pub(crate) fn idle_period(&self) -> u64 {
+        if self.queued() > 0 || self.write_mode {
+            return 0;
+        }
+        self.refresh.as_ref().map_or(0, |r| r.period())
+    }
+
+    /// Everything that decides this controller's future, as seen from cycle `now` (see
+    /// [`TimingState::view`]), with the statistics an idle period may not change.
+    pub(crate) fn view(&self, sh: &Shared, now: u64) -> Vec<u64> {
+        let mut v = self.state.view(&sh.table, now);
+        v.extend(self.open.iter().map(|&r| u64::from(r)));
+        v.extend(self.opened.iter().map(|&o| u64::from(o)));
+        v.push(u64::from(self.write_mode));
+        v.push(self.queued() as u64);
+        v.push(self.seq);
+        if let Some(r) = &self.refresh {
+            let (next, bank) = r.position();
+            v.push(next.saturating_sub(now));
+            v.push(u64::from(bank));
+        }
+        let st = &self.stats;
+        v.extend([st.reads, st.writes, st.row_hits, st.row_misses, st.row_conflicts, st.write_mode_cycles]);
+        v.extend([st.queue_area as u64, (st.queue_area >> 64) as u64]);
+        v
+    }
+
+    /// Moves the controller `d` cycles later, adding `periods` x `per_period` of refresh
+    /// statistics (an idle gap skipped whole periods at a time).
+    pub(crate) fn shift(&mut self, d: u64, periods: u64, per_period: &PcStats) {
+        self.state.shift(d);
+        if let Some(r) = self.refresh.as_mut() {
+            r.shift(d);
+        }
+        self.last_account += d;
+        for (c, p) in self.stats.commands.iter_mut().zip(per_period.commands) {
+            *c += p * periods;
+        }
+        self.stats.refresh_bank_cycles += per_period.refresh_bank_cycles * periods;
+    }
+
     fn account(&mut self, now: u64) {
         if now > self.last_account {
             let dt = now - self.last_account;

@@ -149,6 +149,8 @@ pub struct HbmStack {
     /// Command slices and every queue-depth change are traced (false: the summary tracks of
     /// [`HbmStack::declare_summary_tracks`]).
     trace_detail: bool,
+    /// Skip whole refresh periods of idle channels (see `set_idle_skip`).
+    idle_skip: bool,
     stalled_since: Vec<Option<u64>>,
     port_stall_cycles: u64,
     misrouted: u64,
@@ -205,6 +207,7 @@ impl HbmStack {
             sink: None,
             tracks: Vec::new(),
             trace_detail: true,
+            idle_skip: true,
             stalled_since: Vec::new(),
             port_stall_cycles: 0,
             misrouted: 0,
@@ -315,9 +318,7 @@ impl HbmStack {
             let port = self.ports[pi].0;
             while let Some((addr, write)) = cx.peek(port).map(|r| (r.addr, r.write)) {
                 let loc = self.map.decode(addr);
-                let ch = &mut self.channels[loc.channel as usize];
-                let pc = &mut ch.pcs[loc.pc as usize];
-                if !pc.can_accept(write, &self.sh.cfg) {
+                if !self.channels[loc.channel as usize].pcs[loc.pc as usize].can_accept(write, &self.sh.cfg) {
                     self.stalled_since[pi].get_or_insert(now);
                     blocked = true;
                     break;
@@ -339,9 +340,7 @@ impl HbmStack {
                 if self.stack_level && loc.stack != self.index {
                     self.misrouted += 1;
                 }
-                if ch.next < now {
-                    catch_up(ch, &self.sh, now, (self.index, loc.channel), &mut self.cmds, &mut self.fresh);
-                }
+                self.catch_up_channel(Some(&mut *cx), loc.channel as usize, now);
                 let ch = &mut self.channels[loc.channel as usize];
                 let pc = &mut ch.pcs[loc.pc as usize];
                 let b = pc.timing_state().bank_ref(loc.bank_index(&self.sh.org));
@@ -368,12 +367,94 @@ impl HbmStack {
     pub fn catch_up_to(&mut self, cycle: u64) {
         self.cmds.clear();
         self.fresh.clear();
-        for (ci, ch) in self.channels.iter_mut().enumerate() {
-            catch_up(ch, &self.sh, cycle + 1, (self.index, ci as u32), &mut self.cmds, &mut self.fresh);
+        for ci in 0..self.channels.len() {
+            self.catch_up_channel(None, ci, cycle + 1);
         }
+        self.flush_commands(None);
+    }
+
+    /// Steps channel `ci` through every cycle before `now` that it owes (refresh of an idle
+    /// channel), handing the commands on in chunks of [`CATCH_UP_CHUNK`]: a long idle gap
+    /// costs time per refresh owed but no memory.
+    fn catch_up_channel(&mut self, mut cx: Option<&mut Ctx<'_>>, ci: usize, now: u64) {
+        // Every command is wanted when a sink or the trace's command tracks take them.
+        let tracing = !self.tracks.is_empty() && self.trace_detail && cx.as_mut().is_some_and(|c| c.tracer().is_some());
+        let mut may_skip = self.idle_skip && self.sink.is_none() && !tracing;
+        while self.channels[ci].next < now {
+            let period = self.channels[ci].idle_period();
+            if may_skip && period > 0 && now - self.channels[ci].next > 4 * period {
+                // Step two periods; if the second repeated the first exactly, skip whole
+                // periods up to one before `now` in O(1).
+                let t0 = self.channels[ci].next;
+                self.step_until(cx.as_deref_mut(), ci, t0 + period);
+                let (a, counts_a) = (self.channels[ci].view(&self.sh, t0 + period), self.channels[ci].refresh_counts());
+                self.step_until(cx.as_deref_mut(), ci, t0 + 2 * period);
+                let ch = &self.channels[ci];
+                if ch.view(&self.sh, t0 + 2 * period) == a && ch.idle_period() == period {
+                    let counts_b = ch.refresh_counts();
+                    let per: Vec<PcStats> = counts_a
+                        .iter()
+                        .zip(&counts_b)
+                        .map(|(a, b)| {
+                            let mut d = PcStats::default();
+                            for (x, (p, q)) in d.commands.iter_mut().zip(a.commands.iter().zip(b.commands)) {
+                                *x = q - p;
+                            }
+                            d.refresh_bank_cycles = b.refresh_bank_cycles - a.refresh_bank_cycles;
+                            d
+                        })
+                        .collect();
+                    let periods = (now - (t0 + 2 * period)) / period;
+                    let periods = periods.saturating_sub(1);
+                    self.channels[ci].shift(periods * period, periods, &per);
+                } else {
+                    may_skip = false;
+                }
+                continue;
+            }
+            self.step_until(cx.as_deref_mut(), ci, self.channels[ci].next + 1);
+        }
+    }
+
+    /// Steps channel `ci` through every event before `until`, handing commands on in chunks.
+    fn step_until(&mut self, mut cx: Option<&mut Ctx<'_>>, ci: usize, until: u64) {
+        let ids = (self.index, ci as u32);
+        while self.channels[ci].next < until {
+            let ch = &mut self.channels[ci];
+            let at = ch.next;
+            ch.step(&self.sh, at, ids, &mut StepOut { commands: &mut self.cmds, completions: &mut self.fresh });
+            if self.cmds.len() >= CATCH_UP_CHUNK {
+                self.flush_commands(cx.as_deref_mut());
+            }
+        }
+    }
+
+    /// Skips whole refresh periods of idle channels in O(1) (on by default; exact: statistics
+    /// and later commands are those of stepping through). Off, an idle gap is stepped through
+    /// refresh by refresh (tests compare the two).
+    pub fn set_idle_skip(&mut self, on: bool) {
+        self.idle_skip = on;
+    }
+
+    /// Hands the issued commands gathered so far to the command sink and the trace, and
+    /// forgets them (column commands are counted in the bandwidth tracks first).
+    fn flush_commands(&mut self, cx: Option<&mut Ctx<'_>>) {
         if let Some(s) = self.sink.as_mut() {
             for r in &self.cmds {
                 s.command(r);
+            }
+        }
+        if let Some(cx) = cx {
+            self.trace_commands(cx);
+            let pcs_per = self.sh.org.pseudo_channels as usize;
+            if !self.tracks.is_empty() {
+                for i in 0..self.cmds.len() {
+                    let r = self.cmds[i];
+                    if r.cmd.is_column() {
+                        let k = r.channel as usize * pcs_per + r.pc as usize;
+                        self.account_bandwidth(cx, k, r.cycle);
+                    }
+                }
             }
         }
         self.cmds.clear();
@@ -473,20 +554,9 @@ impl HbmStack {
 }
 
 /// Steps `ch` at each of its event cycles before `now` (only idle channels lag behind).
-fn catch_up(
-    ch: &mut Channel,
-    sh: &Shared,
-    now: u64,
-    ids: (u32, u32),
-    cmds: &mut Vec<CommandRecord>,
-    fresh: &mut Vec<Completion>,
-) {
-    while ch.next < now {
-        let at = ch.next;
-        let mut out = StepOut { commands: cmds, completions: fresh };
-        ch.step(sh, at, ids, &mut out);
-    }
-}
+/// Commands gathered while catching up before they are handed on (bounds the memory an idle
+/// gap costs).
+const CATCH_UP_CHUNK: usize = 4096;
 
 impl Component for HbmStack {
     fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
@@ -495,11 +565,11 @@ impl Component for HbmStack {
         self.cmds.clear();
         self.fresh.clear();
         let blocked = self.intake(cx, now);
-        let idx = self.index;
         // Channels without requests do not wake the stack for refresh (see `catch_up_to`).
         let mut next = u64::MAX;
-        for (ci, ch) in self.channels.iter_mut().enumerate() {
-            catch_up(ch, &self.sh, now + 1, (idx, ci as u32), &mut self.cmds, &mut self.fresh);
+        for ci in 0..self.channels.len() {
+            self.catch_up_channel(Some(&mut *cx), ci, now + 1);
+            let ch = &self.channels[ci];
             if ch.queued > 0 {
                 next = next.min(ch.next);
             }

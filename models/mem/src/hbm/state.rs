@@ -188,6 +188,24 @@ impl TimingState {
         }
     }
 
+    /// The state as seen from cycle `now`: every ready time as cycles after `now` (0 when
+    /// already past), the activate window likewise, and the activate count modulo 4. Two
+    /// states with equal views behave the same from their `now`s on.
+    pub fn view(&self, t: &CompiledTable, now: u64) -> Vec<u64> {
+        let all = self.bank.iter().chain(&self.group).chain(&self.sid).chain(std::iter::once(&self.pc));
+        let mut v: Vec<u64> =
+            all.flat_map(|r| r.iter().map(|&x| (self.base + u64::from(x)).saturating_sub(now))).collect();
+        v.extend(self.acts.iter().map(|&a| (a + u64::from(t.faw)).saturating_sub(now)));
+        v.push(self.act_count % 4);
+        v
+    }
+
+    /// Moves every recorded time `d` cycles later.
+    pub fn shift(&mut self, d: u64) {
+        self.base += d;
+        self.acts.iter_mut().for_each(|a| *a += d);
+    }
+
     fn rebase(&mut self, now: u64) {
         let shift = (now - self.base) as u32;
         let all = self.bank.iter_mut().chain(self.group.iter_mut()).chain(self.sid.iter_mut());

@@ -31,12 +31,43 @@ pub fn trn2() -> Result<Chip, String> {
 }
 
 /// The name of a RON file's top-level struct (`ChipSpec`, `UltraServerSpec`, `TopologySpec`,
-/// `SystemConfig`, ...): the first identifier outside `//` comments, if an opening parenthesis
-/// follows it. None for anonymous structs and non-RON text.
+/// `SystemConfig`, ...): the first identifier outside comments (`//`, nested `/* */`), a UTF-8
+/// byte-order mark and `#![...]` attributes, if an opening parenthesis follows it. None for
+/// anonymous structs and non-RON text.
 pub fn top_level_name(text: &str) -> Option<String> {
-    let body: String = text.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
-    let t = body.trim_start();
-    let t = t.strip_prefix("#![").map_or(Some(t), |r| r.split_once(']').map(|x| x.1.trim_start()))?;
+    let mut t = text.strip_prefix('\u{feff}').unwrap_or(text);
+    loop {
+        t = t.trim_start();
+        if let Some(r) = t.strip_prefix("//") {
+            t = r.split_once('\n').map_or("", |x| x.1);
+        } else if t.starts_with("/*") {
+            let mut depth = 0usize;
+            let mut i = 0;
+            let b = t.as_bytes();
+            while i + 1 < b.len() {
+                if &b[i..i + 2] == b"/*" {
+                    depth += 1;
+                    i += 2;
+                } else if &b[i..i + 2] == b"*/" {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            if depth != 0 {
+                return None;
+            }
+            t = &t[i..];
+        } else if let Some(r) = t.strip_prefix("#![") {
+            t = r.split_once(']').map(|x| x.1)?;
+        } else {
+            break;
+        }
+    }
     let end = t.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(t.len());
     (end > 0 && t[end..].trim_start().starts_with('(')).then(|| t[..end].to_string())
 }

@@ -24,16 +24,16 @@ pub struct ChipSpec {
     pub estimated: Vec<String>,
     /// NeuronCore generation: "nc-v2", "nc-v3" or "nc-v4".
     pub core: String,
-    /// NeuronCores on the chip (>= 1).
+    /// NeuronCores on the chip (1..=64).
     pub cores: u32,
-    /// Compute dies (>= 1; divides `cores` and `hbm.stacks`). Only documents the layout: no
+    /// Compute dies (1..=64; divides `cores` and `hbm.stacks`). Only documents the layout: no
     /// die-to-die path is modelled.
     pub dies: u32,
     /// The HBM stacks.
     pub hbm: HbmPart,
     /// Each core's DMA block.
     pub dma: DmaPart,
-    /// Collective-communication cores on the chip (>= 2 per NeuronCore: spec §7, A10). Only
+    /// Collective-communication cores on the chip (>= 2 per NeuronCore, <= 1024: spec §7, A10). Only
     /// documented: collectives are modelled as fabric traffic, not by CC-core programs.
     pub cc_cores: u32,
     /// The chip's NeuronLink (scale-up) ports.
@@ -52,7 +52,7 @@ pub struct ChipSpec {
 pub struct HbmPart {
     /// A stack preset of `trnsim_mem::hbm::presets` ("hbm3e-9600").
     pub preset: String,
-    /// Stacks on the chip (>= 1).
+    /// Stacks on the chip (1..=64).
     pub stacks: u32,
     /// Cores sharing one stack: core `i`'s DMA engines reach stack `i / cores_per_stack`, so
     /// `cores = stacks x cores_per_stack`.
@@ -85,7 +85,7 @@ pub struct NeuronLinkPart {
     pub version: String,
     /// Lane encoding of a port, a `trnsim_fabric::link::encoding` name ("pcie-gen6").
     pub encoding: String,
-    /// Ports on the chip (>= 1).
+    /// Ports on the chip (1..=256).
     pub ports: u32,
     /// Lanes per port (one of the encoding's widths).
     pub lanes_per_port: u32,
@@ -222,6 +222,15 @@ pub fn check(file: &str, text: &str, spec: ChipSpec) -> Result<Chip, ChipError> 
     Validator { file, text }.check(spec)
 }
 
+/// The most NeuronCores (and dies, and HBM stacks) a chip may have: each is built as its own
+/// components.
+pub const MAX_CORES: u32 = 64;
+
+/// The most collective-communication cores and NeuronLink ports of a chip.
+pub const MAX_CC_CORES: u32 = 1024;
+/// See [`MAX_CC_CORES`].
+pub const MAX_PORTS: u32 = 256;
+
 struct Validator<'a> {
     file: &'a str,
     text: &'a str,
@@ -266,13 +275,9 @@ impl Validator<'_> {
             return Err(self.err_in("neuronlink", "version", "neuronlink.version", m));
         }
         let enc = self.encoding("neuronlink", &n.encoding, "lanes_per_port", n.lanes_per_port)?;
-        if n.ports == 0 {
-            return Err(self.err_in(
-                "neuronlink",
-                "ports",
-                "neuronlink.ports",
-                "0 is out of range (allowed: >= 1)".into(),
-            ));
+        if !(1..=MAX_PORTS).contains(&n.ports) {
+            let m = format!("{} is out of range (allowed: 1..={MAX_PORTS})", n.ports);
+            return Err(self.err_in("neuronlink", "ports", "neuronlink.ports", m));
         }
         if !(n.documented_GBps > 0.0 && n.documented_GBps < 1e9) {
             let m = format!("{} is out of range (allowed: > 0)", n.documented_GBps);
@@ -295,11 +300,11 @@ impl Validator<'_> {
 
     /// CC cores (>= 2 per NeuronCore, spec §7) and the EFA share (> 0).
     fn cc_and_efa(&self, spec: &ChipSpec) -> Result<(), ChipError> {
-        if spec.cc_cores < 2 * spec.cores {
+        let min = u64::from(spec.cores) * 2;
+        if u64::from(spec.cc_cores) < min || spec.cc_cores > MAX_CC_CORES {
             let m = format!(
-                "{} is out of range (allowed: >= 2 per NeuronCore = {}; spec §7: 2 CC cores per NC)",
-                spec.cc_cores,
-                2 * spec.cores
+                "{} is out of range (allowed: >= 2 per NeuronCore = {min}, <= {MAX_CC_CORES}; spec §7: 2 CC cores per NC)",
+                spec.cc_cores
             );
             return Err(self.err("cc_cores", "cc_cores", m));
         }
@@ -318,6 +323,14 @@ impl Validator<'_> {
         Ok(())
     }
 
+    fn between(&self, field: &str, v: u32, min: u32, max: u32) -> Result<(), ChipError> {
+        if !(min..=max).contains(&v) {
+            let key = field.rsplit('.').next().unwrap_or(field);
+            return Err(self.err(key, field, format!("{v} is out of range (allowed: {min}..={max})")));
+        }
+        Ok(())
+    }
+
     fn check(&self, spec: ChipSpec) -> Result<Chip, ChipError> {
         let version = match spec.core.as_str() {
             "nc-v2" => NcVersion::V2,
@@ -328,14 +341,14 @@ impl Validator<'_> {
                 return Err(self.err("core", "core", m));
             }
         };
-        self.at_least("cores", spec.cores, 1)?;
-        self.at_least("dies", spec.dies, 1)?;
+        self.between("cores", spec.cores, 1, MAX_CORES)?;
+        self.between("dies", spec.dies, 1, MAX_CORES)?;
         let h = &spec.hbm;
         let hbm = presets::find(&h.preset).ok_or_else(|| {
             let m = format!("unknown HBM preset {:?} (allowed: {})", h.preset, presets::names());
             self.err("preset", "hbm.preset", m)
         })?;
-        self.at_least("hbm.stacks", h.stacks, 1)?;
+        self.between("hbm.stacks", h.stacks, 1, MAX_CORES)?;
         self.at_least("hbm.cores_per_stack", h.cores_per_stack, 1)?;
         if h.stacks.checked_mul(h.cores_per_stack) != Some(spec.cores) {
             let m = format!(

@@ -30,4 +30,10 @@ impl RefreshPolicy for AllBank {
     fn issued(&mut self) {
         self.next += self.refi;
     }
+    fn period(&self) -> u64 {
+        self.refi
+    }
+    fn shift(&mut self, d: u64) {
+        self.next = self.next.saturating_add(d);
+    }
 }

@@ -32,6 +32,18 @@ pub trait RefreshPolicy: Send {
     fn next_due(&self) -> u64;
     /// The due refresh was issued.
     fn issued(&mut self);
+    /// Cycles after which the schedule repeats itself (same command, same bank), or 0 if it
+    /// does not: an idle pseudo-channel's refresh pattern repeats with this period, which lets
+    /// an idle gap be skipped in O(1) (see `HbmStack`).
+    fn period(&self) -> u64 {
+        0
+    }
+    /// (next due cycle, next bank) for comparing two points of the schedule.
+    fn position(&self) -> (u64, u32) {
+        (self.next_due(), 0)
+    }
+    /// Moves the schedule `d` cycles later (`d` a multiple of [`RefreshPolicy::period`]).
+    fn shift(&mut self, _d: u64) {}
 }
 
 /// Every refresh policy by name: the registry.

@@ -34,4 +34,13 @@ impl RefreshPolicy for PerBank {
         self.next += self.refi_pb;
         self.bank = (self.bank + 1) % self.banks;
     }
+    fn period(&self) -> u64 {
+        self.refi_pb * u64::from(self.banks)
+    }
+    fn position(&self) -> (u64, u32) {
+        (self.next, self.bank)
+    }
+    fn shift(&mut self, d: u64) {
+        self.next = self.next.saturating_add(d);
+    }
 }

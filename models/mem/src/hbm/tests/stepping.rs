@@ -2,7 +2,7 @@
 //! random mixes, every preset and every controller policy.
 
 use crate::hbm::command::CommandRecord;
-use crate::hbm::traffic::{attach, GenParams, Pattern, Synthetic};
+use crate::hbm::traffic::{attach, GenParams, Pattern, RequestSource, SourceReq, Synthetic};
 use crate::hbm::{presets, CommandSink, HbmStack, PagePolicy, StackConfig};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -75,5 +75,53 @@ fn event_driven_stepping_matches_planning_every_cycle() {
                 assert_eq!(fast.len(), slow.len(), "{} {pattern:?}", p.name);
             }
         }
+    }
+}
+
+/// Requests in bursts separated by long idle gaps (cycle stamps), as a trace gives them.
+struct Bursts(Vec<SourceReq>);
+impl RequestSource for Bursts {
+    fn next_request(&mut self) -> Option<SourceReq> {
+        if self.0.is_empty() {
+            None
+        } else {
+            Some(self.0.remove(0))
+        }
+    }
+}
+
+/// The run's statistics (as JSON) and end time, skipping idle refresh periods or not.
+fn gap_run(cfg: &StackConfig, skip: bool) -> (String, u64) {
+    let mut reqs = Vec::new();
+    for (k, start) in [0u64, 1_000_003, 1_600_017].into_iter().enumerate() {
+        for i in 0..40u64 {
+            let addr = (i * 0x1_2340 + k as u64 * 0x777_0000) % (1 << 30);
+            reqs.push(SourceReq { addr, write: i % 3 == 0, cycle: Some(start + i) });
+        }
+    }
+    let mut b = SimBuilder::new();
+    let clk = b.clock("hbm", cfg.timing.frequency()).unwrap();
+    let gp = GenParams { width: 4, in_flight: 32, rate: f64::INFINITY, bytes: cfg.org.access_bytes() };
+    let (sid, _) = attach(&mut b, "hbm", clk, cfg, Box::new(Bursts(reqs)), gp, false).unwrap();
+    let mut sim = b.build().unwrap();
+    sim.component_mut::<HbmStack>(sid).unwrap().set_idle_skip(skip);
+    sim.run_until_idle(Dur::from_us(100_000)).unwrap();
+    (serde_json::to_string(&sim.report()).unwrap(), sim.now().as_ps())
+}
+
+#[test]
+fn skipping_idle_refresh_periods_changes_nothing() {
+    for refresh in ["per-bank", "all-bank"] {
+        let mut cfg = StackConfig::from_preset(&presets::HBM3E_9600);
+        cfg.controller.refresh = refresh.into();
+        let t = std::time::Instant::now();
+        let fast = gap_run(&cfg, true);
+        let fast_s = t.elapsed();
+        let t = std::time::Instant::now();
+        let slow = gap_run(&cfg, false);
+        let slow_s = t.elapsed();
+        assert_eq!(fast.1, slow.1, "{refresh}: end times differ");
+        assert!(fast.0 == slow.0, "{refresh}: statistics differ");
+        assert!(fast_s < slow_s, "{refresh}: skipping took {fast_s:?}, stepping {slow_s:?}");
     }
 }

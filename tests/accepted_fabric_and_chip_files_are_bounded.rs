@@ -1,0 +1,69 @@
+//! Property: every topology, chip and UltraServer file the loaders accept builds within the
+//! documented caps (no memory blow-up, no wrapped count), and every one they refuse gets a
+//! one-line located error. Inputs are hostile mutations of the presets, from a fixed seed.
+
+use crate::common::{fuzz_bytes, is_located, mutate, root, FuzzBudget};
+use arbitrary::Unstructured;
+
+fn presets(dir: &str) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = std::fs::read_dir(root().join(dir))
+        .expect("preset dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
+        .map(|p| (p.display().to_string(), std::fs::read_to_string(&p).expect("preset")))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn fuzz_topologies_are_refused_located_or_built_within_caps() {
+    let files = presets("models/configs/fabric");
+    let budget = FuzzBudget::from_env(200);
+    for seed in budget.seeds() {
+        let bytes = fuzz_bytes(seed, 2048);
+        let mut u = Unstructured::new(&bytes);
+        let (_, base) = &files[seed as usize % files.len()];
+        let text = mutate(base, &mut u);
+        let r = std::panic::catch_unwind(|| trnsim_fabric::topo::parse("t.ron", &text));
+        match r {
+            Err(_) => panic!("topology loader panicked on\n{text}"),
+            Ok(Ok(t)) => assert!(t.chips <= 4096, "{} chips accepted", t.chips),
+            Ok(Err(e)) => assert!(is_located(&e), "unlocated: {e}\n{text}"),
+        }
+    }
+}
+
+#[test]
+fn fuzz_chips_and_ultraservers_are_refused_located_or_consistent() {
+    let files = presets("models/configs/system");
+    let budget = FuzzBudget::from_env(200);
+    for seed in budget.seeds() {
+        let bytes = fuzz_bytes(seed, 2048);
+        let mut u = Unstructured::new(&bytes);
+        let (name, base) = &files[seed as usize % files.len()];
+        let text = mutate(base, &mut u);
+        let r = std::panic::catch_unwind(|| {
+            if name.ends_with("-chip.ron") {
+                match trnsim_harness::chip::parse("c.ron", &text) {
+                    Ok(c) => {
+                        assert!((1..=64).contains(&c.spec.cores), "{} cores accepted", c.spec.cores);
+                        assert!(c.peak_dma_gbps().is_finite() && c.peak_dma_gbps() > 0.0);
+                        Ok(())
+                    }
+                    Err(e) => Err(e.to_string()),
+                }
+            } else {
+                trnsim_harness::chip::ultraserver::parse("u.ron", &text).map(|u| {
+                    assert!(u.spec.chips as usize == u.topology.chips && u.topology.chips <= 4096);
+                })
+            }
+        });
+        match r {
+            Err(_) => panic!("{name}: loader panicked on\n{text}"),
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => assert!(is_located(&e), "{name}: unlocated: {e}\n{text}"),
+        }
+    }
+}
