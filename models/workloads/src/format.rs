@@ -30,6 +30,9 @@ pub const MAX_RANKS: u32 = 1 << 20;
 pub const MAX_NODES: usize = 1 << 20;
 /// The most node instances (`nodes x repeat`) per rank.
 pub const MAX_INSTANCES: u64 = 1 << 22;
+/// The most node instances over all ranks (`ranks x nodes x repeat`; each is a scheduled span
+/// of about 40 bytes, so 2^24 is ~700 MB).
+pub const MAX_SPANS: u64 = 1 << 24;
 /// The largest byte count or dimension a node may name (2^50: a PiB).
 pub const MAX_SIZE: u64 = 1 << 50;
 
@@ -368,6 +371,16 @@ pub fn check(file: &str, text: &str, w: Workload) -> Result<Checked, ConfigError
     let instances = (w.nodes.len() as u64).checked_mul(u64::from(w.repeat));
     if w.repeat == 0 || instances.is_none_or(|n| n > MAX_INSTANCES) {
         let m = format!("{} is out of range (allowed: 1.., with nodes x repeat <= {MAX_INSTANCES})", w.repeat);
+        return Err(at.at_key("repeat", "repeat".into(), m));
+    }
+    let spans = instances.and_then(|n| n.checked_mul(u64::from(w.ranks)));
+    if spans.is_none_or(|n| n > MAX_SPANS) {
+        let m = format!(
+            "ranks ({}) x nodes ({}) x repeat ({}) is more than {MAX_SPANS} node instances (the schedule keeps each)",
+            w.ranks,
+            w.nodes.len(),
+            w.repeat
+        );
         return Err(at.at_key("repeat", "repeat".into(), m));
     }
     let groups = check_groups(&at, &w)?;

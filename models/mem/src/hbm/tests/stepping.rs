@@ -114,14 +114,10 @@ fn skipping_idle_refresh_periods_changes_nothing() {
     for refresh in ["per-bank", "all-bank"] {
         let mut cfg = StackConfig::from_preset(&presets::HBM3E_9600);
         cfg.controller.refresh = refresh.into();
-        let t = std::time::Instant::now();
+        // Equal results only: how much faster skipping is belongs in a benchmark, not a test.
         let fast = gap_run(&cfg, true);
-        let fast_s = t.elapsed();
-        let t = std::time::Instant::now();
         let slow = gap_run(&cfg, false);
-        let slow_s = t.elapsed();
         assert_eq!(fast.1, slow.1, "{refresh}: end times differ");
         assert!(fast.0 == slow.0, "{refresh}: statistics differ");
-        assert!(fast_s < slow_s, "{refresh}: skipping took {fast_s:?}, stepping {slow_s:?}");
     }
 }

@@ -1,0 +1,68 @@
+//! Property: every workload file the loader accepts (hostile mutations of generated ones, from
+//! a fixed seed) schedules within the documented caps without a panic, and every one it
+//! refuses gets a one-line located error.
+
+use crate::common::{fuzz_bytes, is_located, mutate, FuzzBudget};
+use arbitrary::Unstructured;
+use trnsim_workloads::exec::{self, Costs};
+use trnsim_workloads::format::{self, Op, MAX_SPANS};
+use trnsim_workloads::llm::Llm;
+
+/// Times from the operation's sizes, so hostile sizes reach the schedule's arithmetic.
+struct BySize;
+
+impl Costs for BySize {
+    fn compute_ns(&mut self, op: &Op) -> Result<f64, String> {
+        Ok(match op {
+            Op::Gemm { m, k, n, count, .. } => *m as f64 * *k as f64 * *n as f64 * f64::from(*count) / 1e6,
+            _ => 1.0,
+        })
+    }
+    fn memory_ns(&mut self, op: &Op) -> Result<f64, String> {
+        Ok(match op {
+            Op::Load { bytes } | Op::Store { bytes } => *bytes as f64 / 1e3,
+            _ => 1.0,
+        })
+    }
+    fn comm_ns(&mut self, op: &Op, groups: &[Vec<usize>]) -> Result<Vec<f64>, String> {
+        let b = op.comm().map_or(0, |c| c.bytes) as f64;
+        Ok(groups.iter().map(|g| b * g.len() as f64 / 1e3).collect())
+    }
+    fn send_recv_ns(&mut self, bytes: u64, pairs: &[(usize, usize)]) -> Result<Vec<f64>, String> {
+        Ok(vec![bytes as f64 / 1e3; pairs.len()])
+    }
+}
+
+#[test]
+fn fuzz_workloads_are_refused_located_or_scheduled_within_caps() {
+    let small = Llm { hidden: 256, ffn: 512, heads: 4, seq: 64, batch: 4, layers: 2, ..Llm::default() };
+    let bases: Vec<String> = [
+        Llm { tp: 2, ..small.clone() },
+        Llm { arch: "moe".into(), tp: 2, dp: 2, ep: 4, experts: 8, ..small.clone() },
+        Llm { tp: 2, dp: 2, pp: 2, train: true, ..small.clone() },
+    ]
+    .iter()
+    .map(|l| format::to_ron(&l.generate("fuzz").unwrap()).unwrap())
+    .collect();
+    let budget = FuzzBudget::from_env(150);
+    for seed in budget.seeds() {
+        let bytes = fuzz_bytes(seed, 2048);
+        let mut u = Unstructured::new(&bytes);
+        let text = mutate(&bases[seed as usize % bases.len()], &mut u);
+        let r = std::panic::catch_unwind(|| match format::parse("w.ron", &text) {
+            Ok(c) => {
+                let spans = u64::from(c.w.ranks) * c.w.nodes.len() as u64 * u64::from(c.w.repeat);
+                assert!(spans <= MAX_SPANS, "{spans} node instances accepted");
+                let r = exec::run(&c, c.w.ranks as usize, &mut BySize).map_err(|e| e.to_string())?;
+                assert!(r.step_ns.is_finite() && r.step_ns >= 0.0, "step {}", r.step_ns);
+                Ok(())
+            }
+            Err(e) => Err(e.to_string()),
+        });
+        match r {
+            Err(_) => panic!("workload loader or schedule panicked on\n{text}"),
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => assert!(is_located(&e) && !e.contains('\n'), "unlocated: {e}\n{text}"),
+        }
+    }
+}
