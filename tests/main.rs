@@ -20,5 +20,6 @@ mod nc_matmul_reaches_spec_tflops;
 mod nc_runs_are_deterministic;
 mod nc_trace_loads_in_perfetto;
 mod parallel_allreduce_nl72x2_matches_serial;
+mod skipped_tests_are_counted_not_passed;
 mod trace_loads_in_perfetto;
 mod vcd_reads_back;

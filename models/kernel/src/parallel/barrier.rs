@@ -1,7 +1,7 @@
 //! The window barrier and the reduction slots the partitions publish into before it.
 //!
 //! A sense-reversing spin barrier: std's `Barrier` sleeps on a futex and costs ~23 µs per
-//! window on a 2-core VM (../shared/research/mpi-rust.md); spinning costs well under 1 µs.
+//! window on a 2-core VM (measured); spinning costs well under 1 µs.
 //! When the machine is oversubscribed (more partitions than cores) spinning forever would
 //! starve the thread being waited for, so after a short spin a waiter yields its core.
 
