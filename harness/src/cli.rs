@@ -15,8 +15,11 @@ use trnsim_kernel::{LinkSelection, PartitionRule, TickOrder, TraceOptions, Trace
 /// time). `trnsim run --config models/configs/demo.ron` runs a system described in RON;
 /// `trnsim config check FILE.ron` validates one (or a chip, UltraServer or topology file)
 /// without running it.
+/// `trnsim --version`: the release and the git revision it was built from.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("TRNSIM_GIT_REV"), ")");
+
 #[derive(Parser, Debug)]
-#[command(name = "trnsim", version, about, long_about)]
+#[command(name = "trnsim", version = VERSION, about, long_about)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -340,6 +343,7 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
     } else {
         // A shared cursor hands out benchmarks in suite order; results keep that order.
         let next = std::sync::atomic::AtomicUsize::new(0);
+        let done = std::sync::atomic::AtomicUsize::new(0);
         let slots: Vec<std::sync::Mutex<Option<Result<BenchResult, Failure>>>> =
             jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
         std::thread::scope(|sc| {
@@ -348,6 +352,11 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
                     let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(name) = jobs.get(k) else { break };
                     let r = run_bench(name);
+                    // Progress on stderr as each finishes (results print together at the end).
+                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    if let Ok(b) = &r {
+                        eprintln!("[{n}/{}] {name}: {:.1} s", jobs.len(), b.speed.wall_s);
+                    }
                     let failed = r.is_err();
                     *slots[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
                     if failed {
@@ -400,7 +409,7 @@ fn partitioned_names(a: &RunArgs, names: &[String]) -> Result<Vec<String>, Failu
 #[cfg(not(feature = "mpi"))]
 fn run_mpi(_a: &RunArgs, _names: &[String]) -> Result<(), Failure> {
     Err(Failure::Usage(
-        "this trnsim was built without MPI: build it with `make mpi` (or `cargo build --release -p trnsim-harness --features mpi`, after `apt-get install -y libopenmpi-dev openmpi-bin libclang-dev`) and run `mpirun -np N target/release/trnsim run --mpi NAME`".into(),
+        "this trnsim was built without MPI: build it with `make mpi` (or `CARGO_TARGET_DIR=target/mpi cargo build --release -p trnsim-harness --features mpi`, after `apt-get install -y libopenmpi-dev openmpi-bin libclang-dev`) and run `scripts/mpirun.sh -np N target/mpi/release/trnsim run --mpi NAME`".into(),
     ))
 }
 
@@ -511,17 +520,15 @@ fn run_one(
 }
 
 fn print_results(results: &[BenchResult], full: bool) {
-    println!("{:<22} {:<38} {:>16}", "benchmark", "figure", "value");
+    println!("{:<22} {:<44} {:>16}", "benchmark", "figure", "value");
     for r in results {
         for (k, v) in &r.headline {
-            println!("{:<22} {:<38} {:>16}", r.name, k, fmt_num(*v));
+            println!("{:<22} {:<44} {:>16}", r.name, k, fmt_num(*v));
         }
-        println!(
-            "{:<22} {:<38} {:>16}",
-            r.name,
-            "host: wall_s / ticks_per_s",
-            format!("{:.3} / {:.3e}", r.speed.wall_s, r.speed.ticks_per_s)
-        );
+        // Host speed: kernel ticks per second only for benchmarks that ran the kernel.
+        let ticks = if r.speed.ticks_per_s > 0.0 { format!("{:.3e}", r.speed.ticks_per_s) } else { "n/a".into() };
+        let wall = if r.speed.wall_s >= 0.001 { format!("{:.3}", r.speed.wall_s) } else { "<0.001".into() };
+        println!("{:<22} {:<44} {:>16}", r.name, "host: wall_s / ticks_per_s", format!("{wall} / {ticks}"));
     }
     if full {
         for r in results {
