@@ -366,7 +366,7 @@ pub fn to_table(rows: &[SummaryRow]) -> String {
             continue;
         }
         s += &format!(
-            "\n{title}\n{:<62} {:>10} {:>10} {:>9} {:>11} {:>9}\n",
+            "\n{title}\n{:<66} {:>10} {:>10} {:>9} {:>11} {:>9}\n",
             "figure", "model", reference, dev, tolerance, verdict
         );
         for r in members {
@@ -378,7 +378,7 @@ pub fn to_table(rows: &[SummaryRow]) -> String {
             };
             let tol = if g == 0 { r.tolerance.as_str() } else { "" };
             s += &format!(
-                "{:<62} {:>10} {:>10} {:>9} {:>11} {:>9}\n",
+                "{:<66} {:>10} {:>10} {:>9} {:>11} {:>9}\n",
                 format!("{:>2}. {}", order.len(), r.figure),
                 num(r.model),
                 num(r.reference),
