@@ -349,8 +349,14 @@ fn num(v: f64) -> String {
 /// reference source and reason below the table.
 pub fn to_table(rows: &[SummaryRow]) -> String {
     let groups = [
-        ("Checks: model against a reference, within a tolerance", "reference", "dev %", "tolerance", "PASS/FAIL"),
-        ("Bounds: the model must stay at or below; they bound, they do not validate", "bound", "of bound", "", ""),
+        ("Checks: model against a reference, within a tolerance", "reference", "dev %", "tolerance", "verdict"),
+        (
+            "Bounds: the model must stay at or below; they bound, they do not validate",
+            "bound",
+            "of bound",
+            "",
+            "verdict",
+        ),
         ("For context: not like for like, no verdict", "reference", "dev %", "", ""),
     ];
     let group_of = |r: &SummaryRow| match r.tolerance.as_str() {
