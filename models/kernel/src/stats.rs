@@ -294,9 +294,14 @@ impl StatsWriter<'_> {
         self.put(name.to_string(), StatValue::Float(v));
     }
     /// A histogram as `{name}_{unit}_{count,mean,p50,p99,max}`; samples are multiplied by
-    /// `scale` first (e.g. 1e-3 to report picosecond samples in ns).
+    /// `scale` first (e.g. 1e-3 to report picosecond samples in ns). Without samples, only the
+    /// count (0) is written.
     pub fn histogram(&mut self, name: &str, unit: &str, h: &Histogram, scale: f64) {
         self.put(format!("{name}_{unit}_count"), StatValue::Int(h.count()));
+        if h.count() == 0 {
+            // No samples: no mean, quantile or maximum to report (a zero would read as one).
+            return;
+        }
         self.put(format!("{name}_{unit}_mean"), StatValue::Float(h.mean() * scale));
         self.put(format!("{name}_{unit}_p50"), StatValue::Float(h.quantile(0.5) * scale));
         self.put(format!("{name}_{unit}_p99"), StatValue::Float(h.quantile(0.99) * scale));
