@@ -16,8 +16,11 @@ use trnsim_kernel::{LinkSelection, PartitionRule, TickOrder, TraceOptions, Trace
 /// time). `trnsim run --config models/configs/demo.ron` runs a system described in RON;
 /// `trnsim config check FILE.ron` validates one (or a chip, UltraServer or topology file)
 /// without running it.
+/// `trnsim --version`: the release and the git revision it was built from.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("TRNSIM_GIT_REV"), ")");
+
 #[derive(Parser, Debug)]
-#[command(name = "trnsim", version, about, long_about)]
+#[command(name = "trnsim", version = VERSION, about, long_about)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -480,6 +483,7 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
         return run_partitioned(&a, &names, threads);
     }
     let workers = (a.jobs as usize).min(jobs.len()).max(1);
+    let done = std::sync::atomic::AtomicUsize::new(0);
     let run_bench = |name: &String| -> Result<BenchResult, Failure> {
         let _span = tracing::info_span!("bench", name = name.as_str()).entered();
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, total > 1));
@@ -499,6 +503,11 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
         let r = run_one(name, system.as_ref(), opts, a.plots.as_deref()).map_err(Failure::Run);
         commit_all(staged)?;
         let r = r?;
+        if workers > 1 {
+            // Progress on stderr as each finishes (results print together at the end).
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            eprintln!("[{n}/{}] {name}: {:.1} s", jobs.len(), r.speed.wall_s);
+        }
         if let Some(p) = &tp {
             eprintln!("trace: {}", p.display());
         }
@@ -785,7 +794,7 @@ fn partitioned_names(a: &RunArgs, names: &[String]) -> Result<Vec<String>, Failu
 #[cfg(not(feature = "mpi"))]
 fn run_mpi(_a: &RunArgs, _names: &[String]) -> Result<(), Failure> {
     Err(Failure::Usage(
-        "this trnsim was built without MPI: build it with `make mpi` (or `cargo build --release -p trnsim-harness --features mpi`, after `apt-get install -y libopenmpi-dev openmpi-bin libclang-dev`) and run `mpirun -np N target/release/trnsim run --mpi NAME`".into(),
+        "this trnsim was built without MPI: build it with `make mpi` (or `CARGO_TARGET_DIR=target/mpi cargo build --release -p trnsim-harness --features mpi`, after `apt-get install -y libopenmpi-dev openmpi-bin libclang-dev`) and run `scripts/mpirun.sh -np N target/mpi/release/trnsim run --mpi NAME`".into(),
     ))
 }
 
@@ -910,17 +919,15 @@ fn run_one(
 }
 
 fn print_results(results: &[BenchResult], full: bool) {
-    println!("{:<22} {:<38} {:>16}", "benchmark", "figure", "value");
+    println!("{:<22} {:<44} {:>16}", "benchmark", "figure", "value");
     for r in results {
         for (k, v) in &r.headline {
-            println!("{:<22} {:<38} {:>16}", r.name, k, fmt_num(*v));
+            println!("{:<22} {:<44} {:>16}", r.name, k, fmt_num(*v));
         }
-        println!(
-            "{:<22} {:<38} {:>16}",
-            r.name,
-            "host: wall_s / ticks_per_s",
-            format!("{:.3} / {:.3e}", r.speed.wall_s, r.speed.ticks_per_s)
-        );
+        // Host speed: kernel ticks per second only for benchmarks that ran the kernel.
+        let ticks = if r.speed.ticks_per_s > 0.0 { format!("{:.3e}", r.speed.ticks_per_s) } else { "n/a".into() };
+        let wall = if r.speed.wall_s >= 0.001 { format!("{:.3}", r.speed.wall_s) } else { "<0.001".into() };
+        println!("{:<22} {:<44} {:>16}", r.name, "host: wall_s / ticks_per_s", format!("{wall} / {ticks}"));
     }
     if full {
         for r in results {

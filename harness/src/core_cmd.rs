@@ -66,8 +66,8 @@ pub fn run(a: CoreArgs) -> Result<(), (String, i32)> {
     let (sim, ids) = run.map_err(|e| (e, 1))?;
     println!("{}: {} core(s), simulated {:.3} us", a.program.display(), a.cores, sim.now().as_ns_f64() / 1000.0);
     println!(
-        "{:<14} {:>12} {:>14} {:>12} {:>14} {:>10}",
-        "engine", "instructions", "busy cycles", "utilization", "GFLOP", "dmas"
+        "{:<14} {:>12} {:>12} {:>14} {:>12} {:>14} {:>10}",
+        "engine", "data instrs", "control", "busy cycles", "utilization", "GFLOP", "dmas"
     );
     for core in &ids {
         for (e, id) in &core.engines {
@@ -76,10 +76,16 @@ pub fn run(a: CoreArgs) -> Result<(), (String, i32)> {
             let span = s.last.saturating_sub(s.first.unwrap_or(0)).max(1);
             let name = format!("{}.{}", sim.component_names()[id.index()].split('.').next().unwrap_or(""), e);
             println!(
-                "{name:<14} {:>12} {:>14} {:>11.1}% {:>14.3} {:>10}",
+                "{name:<14} {:>12} {:>12} {:>14} {:>12} {:>14.3} {:>10}",
                 s.instrs,
+                s.control_instrs,
                 s.busy_cycles,
-                100.0 * s.busy_cycles as f64 / span as f64,
+                // An engine that ran no data instruction has no datapath utilization.
+                if s.instrs == 0 {
+                    "n/a".to_string()
+                } else {
+                    format!("{:.1}%", 100.0 * s.busy_cycles as f64 / span as f64)
+                },
                 s.flops as f64 / 1e9,
                 s.dmas
             );

@@ -120,7 +120,11 @@ fn switch_latency(plot_dir: Option<&std::path::Path>) -> Result<BenchResult, Str
             if !p.saturated {
                 points.push((p.accepted, p.latency_mean_cycles));
             }
-            headline.push((format!("{name}_load{:.2}_latency_cycles", p.offered), p.latency_mean_cycles));
+            // A saturated point (the switch accepts less than is offered) has no steady-state
+            // latency: its mean grows with the run's length and may fall below the point
+            // before. Its name says so, and the plot leaves it out.
+            let flag = if p.saturated { "_saturated" } else { "" };
+            headline.push((format!("{name}_load{:.2}_latency_cycles{flag}", p.offered), p.latency_mean_cycles));
         }
         series.push(Series { name: name.replace('_', " "), points });
     }

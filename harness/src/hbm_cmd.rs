@@ -158,7 +158,9 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     let r = &out.result;
     println!("trnsim hbm: {} ({}), {}", p.name, p.description, source_name(&a));
     for (k, v) in &r.headline {
-        println!("  {k:<24} {v:>14.3}");
+        // Counts as integers, measured quantities with three decimals.
+        let v = if v.fract() == 0.0 && v.abs() < 1e15 { format!("{v:.0}") } else { format!("{v:.3}") };
+        println!("  {k:<24} {v:>14}");
     }
     let reqs = r.headline.iter().find(|h| h.0 == "requests").map_or(0.0, |h| h.1);
     println!("  {:<24} {:>14.3}", "sim_time_us", out.sim.now().as_ps() as f64 * 1e-6);

@@ -141,17 +141,21 @@ fn headline(sim: &Simulation, stacks: &[ComponentId], gens: &[ComponentId], spec
         * stacks.len() as f64
         / 1e9;
     let col = (hits + misses + conflicts).max(1) as f64;
-    vec![
+    let mut h: Vec<(String, f64)> = vec![
         ("requests".into(), reqs as f64),
         ("bandwidth_GBps".into(), gbps),
         ("peak_GBps".into(), peak),
         ("efficiency_pct".into(), 100.0 * gbps / peak),
-        ("read_latency_ns_mean".into(), lat.mean() * ns_per),
-        ("read_latency_ns_p50".into(), lat.quantile(0.5) * ns_per),
-        ("read_latency_ns_p99".into(), lat.quantile(0.99) * ns_per),
-        ("row_hit_pct".into(), 100.0 * hits as f64 / col),
-        ("row_conflict_pct".into(), 100.0 * conflicts as f64 / col),
-    ]
+    ];
+    // Read latency only when there were reads (a write stream has none to report).
+    if lat.count() > 0 {
+        h.push(("read_latency_ns_mean".into(), lat.mean() * ns_per));
+        h.push(("read_latency_ns_p50".into(), lat.quantile(0.5) * ns_per));
+        h.push(("read_latency_ns_p99".into(), lat.quantile(0.99) * ns_per));
+    }
+    h.push(("row_hit_pct".into(), 100.0 * hits as f64 / col));
+    h.push(("row_conflict_pct".into(), 100.0 * conflicts as f64 / col));
+    h
 }
 
 /// Requests per stack in the suite's HBM benchmarks.

@@ -1,5 +1,5 @@
 //! Memory request traces for `trnsim hbm --trace FILE`, in the two text formats the reference
-//! DRAM simulators read, so one file runs here and there (research/anchors.md §2.3):
+//! DRAM simulators read, so one file runs here and there:
 //!
 //! - **DRAMsim3**: `0xADDR READ|WRITE CYCLE` per line. `CYCLE` is the decimal cycle at which the
 //!   request may enter (open loop); cycles must not decrease.

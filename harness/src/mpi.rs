@@ -5,7 +5,7 @@
 //! Per window two collectives: `MPI_Allgather` of every rank's summary words plus the byte
 //! counts it sends to each rank, then `MPI_Alltoallv` of the bytes (the kernel's
 //! [`Transport`] contract). A panic on any rank calls `MPI_Abort` so the job ends instead of
-//! hanging in `MPI_Finalize` (../shared/research/mpi-rust.md, pitfall 1).
+//! hanging in `MPI_Finalize` (where a job with a failed rank otherwise waits forever).
 
 use mpi::datatype::{Partition, PartitionMut};
 use mpi::topology::{Communicator, SimpleCommunicator};

@@ -448,7 +448,9 @@ fn headline(sim: &Simulation, ids: &[CoreIds], peak_tflops: f64) -> Vec<(String,
         ("tflops".into(), tflops),
         ("peak_tflops".into(), peak_tflops * ids.len() as f64),
         ("efficiency_pct".into(), 100.0 * tflops / (peak_tflops * ids.len() as f64)),
-        ("tensor_busy_cycles".into(), busy as f64),
+        // Busy cycles are a per-core figure (mean over the cores), comparable with the span
+        // from the first matmul on any core to the last completion on any core.
+        ("tensor_busy_cycles_per_core".into(), busy as f64 / ids.len().max(1) as f64),
         ("tensor_span_cycles".into(), te_last.saturating_sub(te_first.min(te_last)) as f64),
     ]
 }
@@ -487,10 +489,18 @@ pub fn run_named(
     let (sim, ids) = run_cores(&program, cores, order, trace)?;
     let (wall_s, cpu_s) = sw.elapsed();
     let mut headline = headline(&sim, &ids, peak);
-    for (e, id) in &ids[0].engines {
-        let u = sim.component::<EngineUnit>(*id).ok_or("engine")?;
-        let span = u.stats.last.saturating_sub(u.stats.first.unwrap_or(0)).max(1);
-        headline.push((format!("{e}_utilization_pct"), 100.0 * u.stats.busy_cycles as f64 / span as f64));
+    // Per engine kind, over every core: busy cycles over each engine's own span. Engines that
+    // did no datapath work (e.g. a sync engine that only starts DMAs) have no utilization.
+    for (k, (e, _)) in ids[0].engines.iter().enumerate() {
+        let (mut busy, mut span) = (0u64, 0u64);
+        for core in &ids {
+            let u = sim.component::<EngineUnit>(core.engines[k].1).ok_or("engine")?;
+            busy += u.stats.busy_cycles;
+            span += u.stats.last.saturating_sub(u.stats.first.unwrap_or(0)).max(1);
+        }
+        if busy > 0 {
+            headline.push((format!("{e}_utilization_pct"), 100.0 * busy as f64 / span as f64));
+        }
     }
     headline.push(("sim_time_ns".into(), sim.now().as_ns_f64()));
     if name == "nc-vector-scalar" {
@@ -503,7 +513,6 @@ pub fn run_named(
             headline.push((format!("{e}_Gelem_per_s"), u.stats.flops as f64 / secs.max(1e-12) / 1e9));
         }
     }
-    let sim_s = sim.now().as_ps() as f64 * 1e-12;
-    let speed = Speed { wall_s, cpu_s, slowdown: wall_s / sim_s.max(1e-12), ticks_per_s: 0.0 };
+    let speed = Speed::of(&sim, wall_s, cpu_s);
     Ok(BenchResult { name: name.into(), headline, stats: sim.report(), speed })
 }

@@ -1,5 +1,8 @@
 # Row softmax pieces over a 128 x 512 fp32 tile loaded from HBM: the vector engine takes row
-# maxima, the scalar engine exp(x - max) with row sums. Run: trnsim core models/programs/softmax_rows.asm
+# maxima, then the scalar engine exp(x) with row sums. A full softmax subtracts each row's
+# maximum before exp; `activation`'s bias is one immediate for all rows, so this program does
+# not (it shows the engines' timing and the semaphore hand-off, not numerically stable output).
+# Run: trnsim core models/programs/softmax_rows.asm
 .engine sync
     dma_start q0 hbm 0x0 stride 2048 -> sbuf[0:128] +0x0 [512:1] fp32, bytes=2048, sem=s0
     halt

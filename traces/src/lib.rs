@@ -34,7 +34,7 @@ pub use self::vcd::VcdWriter;
 pub use chrome_json::ChromeJsonWriter;
 pub use fanout::Fanout;
 pub use perfetto::{PerfettoStats, PerfettoWriter, TimeScale};
-pub use processor::TraceProcessor;
+pub use processor::{record_skip, skip_log, skip_test, TraceProcessor};
 
 use std::fs::File;
 use std::io::BufWriter;

@@ -1,5 +1,5 @@
 //! The trace writers' output loads in Perfetto's own trace processor (the WebAssembly engine of
-//! the Perfetto UI, run headless by `shared/tools/perfetto/tp_query.js`), and reads back with the
+//! the Perfetto UI, run headless by `scripts/perfetto/tp_query.js`), and reads back with the
 //! simulated times, tracks, lanes, counters, flows and args that were recorded; and the protobuf
 //! passes a strict decoder (`scripts/strict-proto-check.sh`).
 //!
@@ -8,8 +8,9 @@
 //! needs the lane "dma #1"), HBM reads, counters, three DMA flow chains of two hops each plus
 //! one flow from an instant, and a signal (ignored by these formats, written to the VCD).
 //!
-//! Needs `node` and the trace processor (`../shared/tools/perfetto/fetch-trace-processor.sh
-//! target/perfetto-ui`); without them the tests skip, unless `CI` is set, when they fail.
+//! Needs `node` and the trace processor (`scripts/install-test-deps.sh` installs both); without
+//! them the tests skip and are counted as skipped (see `TraceProcessor::for_tests`), unless `CI`
+//! is set, when they fail.
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -278,7 +279,7 @@ fn chrome_json_loads_with_the_same_times_as_the_ns_protobuf() {
 fn perfetto_protobuf_passes_the_strict_decoder() {
     let protoc = Command::new("protoc").arg("--version").output().is_ok_and(|o| o.status.success());
     if !protoc && std::env::var_os("CI").is_none() {
-        eprintln!("skipped: protoc is missing (scripts/strict-proto-check.sh installs it; CI runs it)");
+        trnsim_traces::skip_test(&workspace(), "protoc is missing (scripts/strict-proto-check.sh installs it)");
         return;
     }
     let (ns_trace, ps_trace, _) = write_traces(&out_dir("strict"));

@@ -75,8 +75,11 @@ struct InFlight {
 /// Engine statistics.
 #[derive(Clone, Debug, Default)]
 pub struct EngineStats {
-    /// Instructions retired.
+    /// Data instructions retired (those with a datapath cost: matmul, activation, ...).
     pub instrs: u64,
+    /// Control instructions executed: semaphore waits and signals, register operations,
+    /// branches (each time one runs), DMA starts and halt. They take one cycle each.
+    pub control_instrs: u64,
     /// Datapath cycles charged (sum of initiation intervals).
     pub busy_cycles: u64,
     /// Floating-point operations (2 per MAC on the tensor engine; 1 per element elsewhere).
@@ -265,6 +268,7 @@ impl EngineUnit {
                 }
                 self.waiting = Some(now);
                 self.pc += 1;
+                self.stats.control_instrs += 1;
                 false
             }
             Instr::SemInc { sem, delta } => {
@@ -284,6 +288,7 @@ impl EngineUnit {
                     RegOp::Mul => a.wrapping_mul(b),
                 };
                 self.pc += 1;
+                self.stats.control_instrs += 1;
                 self.next_issue = self.next_issue.max(now + 1);
                 false
             }
@@ -297,16 +302,19 @@ impl EngineUnit {
                     Cond::Ge => a >= b,
                 };
                 self.pc = if taken { target as usize } else { self.pc + 1 };
+                self.stats.control_instrs += 1;
                 self.next_issue = self.next_issue.max(now + 1);
                 false
             }
             Instr::Halt => {
                 self.halted = true;
+                self.stats.control_instrs += 1;
                 false
             }
             Instr::DmaStart { queue, src, dst, bytes_per_partition, sem } => {
                 let Some(port) = self.ports.dma else {
                     self.pc += 1;
+                    self.stats.control_instrs += 1;
                     return true;
                 };
                 self.dma_seq += 1;
@@ -322,6 +330,7 @@ impl EngineUnit {
                 }
                 self.stats.dmas += 1;
                 self.pc += 1;
+                self.stats.control_instrs += 1;
                 self.next_issue = self.next_issue.max(now + 1);
                 false
             }
@@ -356,6 +365,7 @@ impl EngineUnit {
             }
         }
         self.pc += 1;
+        self.stats.control_instrs += 1;
         self.next_issue = self.next_issue.max(now_plus_one(cx));
         false
     }
@@ -475,6 +485,7 @@ impl Component for EngineUnit {
     fn report(&self, out: &mut StatsWriter<'_>) {
         let s = &self.stats;
         out.count("instructions", s.instrs);
+        out.count("control_instructions", s.control_instrs);
         out.count("busy_cycles", s.busy_cycles);
         out.count("flops", s.flops);
         out.count("sem_wait_cycles", s.sem_wait_cycles);

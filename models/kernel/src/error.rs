@@ -119,11 +119,14 @@ pub struct DeadlockReport {
 
 impl fmt::Display for DeadlockReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "deadlock at {}: no progress for {}, {} messages stuck in links",
-            self.time, self.stalled_for, self.messages_in_links
-        )?;
+        write!(f, "deadlock at {}: ", self.time)?;
+        if self.stalled_for == Dur::ZERO {
+            // Nothing was scheduled at all: no component will ever tick again.
+            write!(f, "nothing left to run, yet work outstanding")?;
+        } else {
+            write!(f, "no progress for {}", self.stalled_for)?;
+        }
+        write!(f, ", {} messages stuck in links", self.messages_in_links)?;
         if !self.cycle.is_empty() {
             write!(f, "; cycle of full links: {} -> {}", self.cycle.join(" -> "), self.cycle[0])?;
         }

@@ -219,18 +219,54 @@ impl StatsReport {
             StatValue::Float(_) => None,
         }
     }
-    /// Renders the report as an aligned text table (one row per statistic).
+    /// Renders the report as an aligned text table (one row per statistic), owners and names
+    /// in natural order (`ch2` before `ch10`).
     pub fn to_table(&self) -> String {
         let w_owner = self.owners.keys().map(|k| k.len()).max().unwrap_or(5).max(5);
         let w_name = self.owners.values().flat_map(|m| m.keys()).map(|k| k.len()).max().unwrap_or(4).max(4);
         let mut s = String::new();
         let _ = writeln!(s, "{:<w_owner$}  {:<w_name$}  value", "owner", "stat");
-        for (owner, stats) in &self.owners {
+        let mut owners: Vec<_> = self.owners.iter().collect();
+        owners.sort_by(|a, b| natural_cmp(a.0, b.0));
+        for (owner, stats) in owners {
+            let mut stats: Vec<_> = stats.iter().collect();
+            stats.sort_by(|a, b| natural_cmp(a.0, b.0));
             for (name, v) in stats {
                 let _ = writeln!(s, "{owner:<w_owner$}  {name:<w_name$}  {v}");
             }
         }
         s
+    }
+}
+
+/// Natural order of names: runs of digits compare as numbers (`ch2` < `ch10`), the rest
+/// byte-wise; equal-valued numbers with more leading zeros sort later, so the order is total.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(p), Some(q)) if p.is_ascii_digit() && q.is_ascii_digit() => {
+                let run = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (n, m) = (run(x), run(y));
+                let trim = |s: &[u8]| -> usize { s.iter().take_while(|c| **c == b'0').count() };
+                let (dx, dy) = (&x[trim(&x[..n]).min(n)..n], &y[trim(&y[..m]).min(m)..m]);
+                let ord = dx.len().cmp(&dy.len()).then_with(|| dx.cmp(dy)).then_with(|| n.cmp(&m));
+                if ord != Ordering::Equal {
+                    return ord;
+                }
+                (x, y) = (&x[n..], &y[m..]);
+            }
+            (Some(p), Some(q)) => {
+                if p != q {
+                    return p.cmp(q);
+                }
+                (x, y) = (&x[1..], &y[1..]);
+            }
+        }
     }
 }
 
@@ -258,9 +294,14 @@ impl StatsWriter<'_> {
         self.put(name.to_string(), StatValue::Float(v));
     }
     /// A histogram as `{name}_{unit}_{count,mean,p50,p99,max}`; samples are multiplied by
-    /// `scale` first (e.g. 1e-3 to report picosecond samples in ns).
+    /// `scale` first (e.g. 1e-3 to report picosecond samples in ns). Without samples, only the
+    /// count (0) is written.
     pub fn histogram(&mut self, name: &str, unit: &str, h: &Histogram, scale: f64) {
         self.put(format!("{name}_{unit}_count"), StatValue::Int(h.count()));
+        if h.count() == 0 {
+            // No samples: no mean, quantile or maximum to report (a zero would read as one).
+            return;
+        }
         self.put(format!("{name}_{unit}_mean"), StatValue::Float(h.mean() * scale));
         self.put(format!("{name}_{unit}_p50"), StatValue::Float(h.quantile(0.5) * scale));
         self.put(format!("{name}_{unit}_p99"), StatValue::Float(h.quantile(0.99) * scale));
@@ -277,6 +318,13 @@ impl StatsWriter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn natural_order_puts_ch2_before_ch10() {
+        let mut v = vec!["ch10", "ch2", "ch1", "a", "ch02", "ch10x", "b9", "b10"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, ["a", "b9", "b10", "ch1", "ch2", "ch02", "ch10", "ch10x"]);
+    }
 
     #[test]
     fn buckets_are_monotonic_and_tight() {

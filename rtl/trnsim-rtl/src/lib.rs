@@ -1,6 +1,6 @@
 //! # trnsim-rtl
 //!
-//! RTL co-simulation (issue 6): cycle-exact Rust models of hardware blocks at the same port
+//! RTL co-simulation: cycle-exact Rust models of hardware blocks at the same port
 //! boundary as their SystemVerilog in `rtl/blocks`, and a lock-step diff harness that runs a
 //! model against the Verilated RTL (feature `rtl`, via `verilator-sys`).
 //!

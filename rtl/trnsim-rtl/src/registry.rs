@@ -68,8 +68,9 @@ pub fn no_rtl() -> VltError {
 }
 
 /// How to get the RTL (one line).
-pub const NO_RTL: &str = "built without RTL co-simulation: build with `make diff BLOCK=...` or `cargo run \
-                          --release -p trnsim-harness --features rtl -- diff ...` (needs Verilator 5: \
+pub const NO_RTL: &str = "built without RTL co-simulation: run `make diff BLOCK=...`, or build with \
+                          `CARGO_TARGET_DIR=target/rtl cargo build --release -p trnsim-harness --features rtl` \
+                          and run target/rtl/release/trnsim (needs Verilator 5: \
                           `apt-get install -y verilator`)";
 
 /// Whether this build has the Verilated RTL.

@@ -1,7 +1,7 @@
 //! Build-script helper: verilate each model, generate a flat `extern "C"` shim whose port
 //! accessors are pointers into the model, compile model + shim as one translation unit and the
 //! Verilator runtime once, cache everything by content hash, and emit the Rust wrappers and
-//! link lines. Recipe and pitfalls: shared/research/verilator-rust.md.
+//! link lines.
 
 use std::collections::hash_map::DefaultHasher;
 use std::fmt::Write as _;

@@ -43,7 +43,7 @@ fn header_nests_groups_with_signals_and_sanitizes_names() {
         header,
         vec![
             "$version",
-            "    trnsim-traces 0.1.0",
+            concat!("    trnsim-traces ", env!("CARGO_PKG_VERSION")),
             "$end",
             "$timescale 1 ps $end",
             "$scope module trnsim $end",

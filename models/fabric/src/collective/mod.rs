@@ -12,7 +12,7 @@
 //! halving_doubling, tree (binomial, broadcast), auto (all_reduce and broadcast: spec §7's
 //! by-size policy, see [`auto_algo`]).
 //!
-//! Metrics as nccl-tests doc/PERFORMANCE.md (anchors §3): `algbw = size / time` (GB/s, GB =
+//! Metrics as nccl-tests doc/PERFORMANCE.md: `algbw = size / time` (GB/s, GB =
 //! 1e9 B); `busbw = algbw x 2(n-1)/n` for all-reduce, `= algbw` for broadcast, and
 //! `x (n-1)/n` for all-gather, reduce-scatter and all-to-all. `size` is the per-chip buffer:
 //! the all-reduce input, the all-gather output, the reduce-scatter input, the all-to-all send

@@ -1,7 +1,7 @@
 //! Lane encodings as data: signalling rate, line code, link-layer framing and transaction
 //! overheads of PCIe Gen5, PCIe Gen6 (flit mode) and UALink 200G, plus lane bonding.
 //!
-//! Sources (keys of ../shared/spec/trainium.md §0 and §8): Gen5 rate and 128b/130b from spec §8
+//! Sources (keys of docs/sources.md §0 and §8): Gen5 rate and 128b/130b from spec §8
 //! (R); the Gen6 256-byte flit (236 B TLP + 6 B DLLP + 8 B CRC + 6 B FEC) from spec §8, R7;
 //! UALink 200G lanes, 640-byte DL flits carrying 64-byte TL flits, request sizes 64..256 B and
 //! the ~93 % efficiency claim from spec §8, R5/R6. Everything else is marked (E) and listed in

@@ -1,6 +1,6 @@
 //! Named switch configurations, each citing its source.
 //!
-//! Source keys are those of ../shared/spec/trainium.md §0: R1 = SemiAnalysis Trainium3 deep
+//! Source keys are those of docs/sources.md §0: R1 = SemiAnalysis Trainium3 deep
 //! dive (switch roadmap: a 160-lane 20-port PCIe switch, then 320-lane PCIe, then UALink);
 //! R5 = UALink Consortium 200G 1.0 webinar Q&A (switch port-to-port latency); R7 = PCIe 6.2
 //! flit mode (64 GT/s, 256 B flits, x8 = 64 GB/s raw per direction); R8 = Broadcom PEX88000

@@ -1,7 +1,7 @@
 //! The window barrier and the reduction slots the partitions publish into before it.
 //!
 //! A sense-reversing spin barrier: std's `Barrier` sleeps on a futex and costs ~23 µs per
-//! window on a 2-core VM (../shared/research/mpi-rust.md); spinning costs well under 1 µs.
+//! window on a 2-core VM (measured); spinning costs well under 1 µs.
 //! When the machine is oversubscribed (more partitions than cores) spinning would starve the
 //! thread being waited for, so there a waiter spins only briefly and then sleeps on a condition
 //! variable until the last arrival wakes it; otherwise after a short spin it yields its core.

@@ -1,6 +1,6 @@
 //! Named HBM speed grades: organization plus timing, each citing its source.
 //!
-//! Sources (keys of ../shared/spec/trainium.md §0): M1 = Ramulator 2 `python/ramulator/dram/
+//! Sources (keys of docs/sources.md §0): M1 = Ramulator 2 `python/ramulator/dram/
 //! {hbm2,hbm3}.py` @c5b1c3a; M2 = DRAMsim3 `configs/HBM2_8Gb_x128.ini` @2981759; JESD238 Table 4
 //! for HBM3 organizations. Values marked (E) are estimates, listed in [`Preset::estimated`].
 

@@ -1,6 +1,6 @@
 //! The shape and port budget of one on-chip SRAM (SBUF or PSUM), as data, with named presets.
 //!
-//! Sources are keys of ../shared/spec/trainium.md: §3 (on-chip memory, documented by AWS in A1-A3)
+//! Sources are keys of docs/sources.md: §3 (on-chip memory, documented by AWS in A1-A3)
 //! and §10 (estimates). Parameters marked (E) are estimates, listed in [`SramPreset::estimated`].
 
 use crate::sram::error::FieldError;

@@ -1,4 +1,4 @@
-//! Acceptance tests of the switch (issue 5): saturation throughput against the classic
+//! Acceptance tests of the switch: saturation throughput against the classic
 //! results, latency against first principles, conservation and determinism.
 
 mod assembly;
