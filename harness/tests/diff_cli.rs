@@ -96,7 +96,7 @@ mod rtl {
         let o = trnsim(&["diff", "islip_n4_i1", "--stimulus", &arg]);
         let (_, err) = text(&o);
         assert_eq!(o.status.code(), Some(2));
-        assert!(err.contains(":3: req: 64 bits in the trace, 16 on the block"), "{err}");
+        assert!(err.contains(":3:1: req: 64 bits in the trace, 16 on the block"), "{err}");
         let _ = std::fs::remove_file(trace);
     }
 }

@@ -367,7 +367,7 @@ mod tests {
         let req = DiffRequest { stimulus: StimulusKind::Trace(t), ..DiffRequest::new(10, 0) };
         let e = find("islip_n8_i1").unwrap();
         let err = e.diff_with(&req, || Ok((e.make_model)())).unwrap_err();
-        assert_eq!(err.to_string(), "port mismatch: x.trace:2: req: 16 bits in the trace, 64 on the block");
+        assert_eq!(err.to_string(), "port mismatch: x.trace:2:1: req: 16 bits in the trace, 64 on the block");
     }
 
     #[cfg(not(feature = "rtl"))]

@@ -14,7 +14,7 @@
 //!
 //! Every value line is one rising clock edge of the block, with the values its inputs held at
 //! that edge. Replay matches columns to the block's ports by name and width; every input but
-//! `clk` must have a column. Errors name `file:line: field`, never panic.
+//! `clk` must have a column. Errors name `file:line:col: field`, never panic.
 
 use crate::block::{Block, PortInfo, VltError};
 use crate::stimulus::Stimulus;
@@ -26,13 +26,16 @@ use std::rc::Rc;
 /// The first line of every trace.
 pub const MAGIC: &str = "trnsim-port-trace 1";
 
-/// A located problem in a trace file: `file:line: field: message` (line 0: the whole file).
+/// A located problem in a trace file: `file:line:col: field: message` (line 0: the whole
+/// file).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceError {
     /// File name as given.
     pub file: String,
     /// 1-based line (0 when not about one line).
     pub line: usize,
+    /// 1-based column of the token (0 when not about one line).
+    pub col: usize,
     /// What was wrong: `header`, `ports`, `columns`, or a port name.
     pub field: String,
     /// Why.
@@ -41,7 +44,7 @@ pub struct TraceError {
 
 impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}: {}", self.file, self.line, self.field, self.msg)
+        write!(f, "{}:{}:{}: {}: {}", self.file, self.line, self.col, self.field, self.msg)
     }
 }
 
@@ -73,6 +76,7 @@ impl PortTrace {
         let text = std::fs::read_to_string(path).map_err(|e| TraceError {
             file: file.clone(),
             line: 0,
+            col: 0,
             field: "file".into(),
             msg: format!("cannot read: {e}"),
         })?;
@@ -81,26 +85,30 @@ impl PortTrace {
 
     /// Parses `text` (named `file` in errors).
     pub fn parse(file: &str, text: &str) -> Result<PortTrace, TraceError> {
-        let err =
-            |line: usize, field: &str, msg: String| TraceError { file: file.into(), line, field: field.into(), msg };
         let mut t = PortTrace { file: file.into(), ..PortTrace::default() };
         let mut seen_magic = false;
         for (k, raw) in text.lines().enumerate() {
             let line = k + 1;
+            // Errors point at `token` (a slice of this line) or, for None, the line's start.
+            let err = |token: Option<&str>, field: &str, msg: String| {
+                let at =
+                    token.map_or(raw.len() - raw.trim_start().len(), |t| t.as_ptr() as usize - raw.as_ptr() as usize);
+                TraceError { file: file.into(), line, col: at + 1, field: field.into(), msg }
+            };
             let s = raw.trim();
             if s.is_empty() || s.starts_with('#') {
                 continue;
             }
             if !seen_magic {
                 if s != MAGIC {
-                    return Err(err(line, "header", format!("expected `{MAGIC}`, found `{s}`")));
+                    return Err(err(None, "header", format!("expected `{MAGIC}`, found `{s}`")));
                 }
                 seen_magic = true;
                 continue;
             }
             if let Some(rest) = s.strip_prefix("block ") {
                 if t.ports_line != 0 {
-                    return Err(err(line, "block", "must come before the `ports` line".into()));
+                    return Err(err(None, "block", "must come before the `ports` line".into()));
                 }
                 t.block = Some(rest.trim().to_string());
                 continue;
@@ -108,55 +116,58 @@ impl PortTrace {
             if let Some(rest) = s.strip_prefix("ports") {
                 if t.ports_line != 0 {
                     return Err(err(
-                        line,
+                        None,
                         "ports",
                         format!("a second `ports` line (the first is line {})", t.ports_line),
                     ));
                 }
                 for col in rest.split_whitespace() {
-                    let (name, w) =
-                        col.split_once(':').ok_or_else(|| err(line, "ports", format!("`{col}` is not name:width")))?;
+                    let (name, w) = col
+                        .split_once(':')
+                        .ok_or_else(|| err(Some(col), "ports", format!("`{col}` is not name:width")))?;
                     let width: u32 = w
                         .parse()
                         .ok()
                         .filter(|w| (1..=128).contains(w))
-                        .ok_or_else(|| err(line, name, format!("width `{w}` is not 1..=128")))?;
+                        .ok_or_else(|| err(Some(w), name, format!("width `{w}` is not 1..=128")))?;
                     if name.is_empty() || t.ports.iter().any(|(n, _)| n == name) {
-                        return Err(err(line, "ports", format!("empty or repeated port name `{name}`")));
+                        return Err(err(Some(col), "ports", format!("empty or repeated port name `{name}`")));
                     }
                     t.ports.push((name.to_string(), width));
                 }
                 if t.ports.is_empty() {
-                    return Err(err(line, "ports", "no columns".into()));
+                    return Err(err(None, "ports", "no columns".into()));
                 }
                 t.ports_line = line;
                 continue;
             }
             if t.ports_line == 0 {
-                return Err(err(line, "ports", "a value line before the `ports` line".into()));
+                return Err(err(None, "ports", "a value line before the `ports` line".into()));
             }
             let fields: Vec<&str> = s.split_whitespace().collect();
             if fields.len() != t.ports.len() {
                 let msg = format!("{} values, {} columns (line {})", fields.len(), t.ports.len(), t.ports_line);
-                return Err(err(line, "columns", msg));
+                return Err(err(None, "columns", msg));
             }
             let mut row = Vec::with_capacity(fields.len());
             for (f, (name, width)) in fields.iter().zip(&t.ports) {
                 let hex = f.strip_prefix("0x").unwrap_or(f);
                 let v = u128::from_str_radix(hex, 16)
-                    .map_err(|_| err(line, name, format!("`{f}` is not a hex number of at most 128 bits")))?;
+                    .map_err(|_| err(Some(f), name, format!("`{f}` is not a hex number of at most 128 bits")))?;
                 if !fits(v, *width) {
-                    return Err(err(line, name, format!("{f} does not fit in {width} bits")));
+                    return Err(err(Some(f), name, format!("{f} does not fit in {width} bits")));
                 }
                 row.push(v);
             }
             t.rows.push(row);
         }
+        let whole =
+            |field: &str, msg: String| TraceError { file: file.into(), line: 0, col: 0, field: field.into(), msg };
         if !seen_magic {
-            return Err(err(0, "header", format!("empty file (expected `{MAGIC}`)")));
+            return Err(whole("header", format!("empty file (expected `{MAGIC}`)")));
         }
         if t.ports_line == 0 {
-            return Err(err(0, "ports", "no `ports` line".into()));
+            return Err(whole("ports", "no `ports` line".into()));
         }
         Ok(t)
     }
@@ -167,6 +178,7 @@ impl PortTrace {
         let err = |field: &str, msg: String| TraceError {
             file: self.file.clone(),
             line: self.ports_line,
+            col: 1,
             field: field.into(),
             msg,
         };
@@ -350,25 +362,25 @@ mod tests {
 
     #[test]
     fn parse_errors_name_file_line_and_field() {
-        assert_eq!(e(""), "t.trace:0: header: empty file (expected `trnsim-port-trace 1`)");
+        assert_eq!(e(""), "t.trace:0:0: header: empty file (expected `trnsim-port-trace 1`)");
         assert_eq!(
             e("trnsim-port-trace 2\n"),
-            "t.trace:1: header: expected `trnsim-port-trace 1`, found `trnsim-port-trace 2`"
+            "t.trace:1:1: header: expected `trnsim-port-trace 1`, found `trnsim-port-trace 2`"
         );
-        assert_eq!(e("trnsim-port-trace 1\n1 0\n"), "t.trace:2: ports: a value line before the `ports` line");
-        assert_eq!(e("trnsim-port-trace 1\nports a:0\n"), "t.trace:2: a: width `0` is not 1..=128");
-        assert_eq!(e("trnsim-port-trace 1\nports a\n"), "t.trace:2: ports: `a` is not name:width");
+        assert_eq!(e("trnsim-port-trace 1\n1 0\n"), "t.trace:2:1: ports: a value line before the `ports` line");
+        assert_eq!(e("trnsim-port-trace 1\nports a:0\n"), "t.trace:2:9: a: width `0` is not 1..=128");
+        assert_eq!(e("trnsim-port-trace 1\nports a\n"), "t.trace:2:7: ports: `a` is not name:width");
         assert_eq!(
             e("trnsim-port-trace 1\nports a:1 b:4\n1 2\n1\n"),
-            "t.trace:4: columns: 1 values, 2 columns (line 2)"
+            "t.trace:4:1: columns: 1 values, 2 columns (line 2)"
         );
-        assert_eq!(e("trnsim-port-trace 1\nports a:1 b:4\n1 10\n"), "t.trace:3: b: 10 does not fit in 4 bits");
+        assert_eq!(e("trnsim-port-trace 1\nports a:1 b:4\n1 10\n"), "t.trace:3:3: b: 10 does not fit in 4 bits");
         assert_eq!(
             e("trnsim-port-trace 1\nports a:1 b:4\n1 g\n"),
-            "t.trace:3: b: `g` is not a hex number of at most 128 bits"
+            "t.trace:3:3: b: `g` is not a hex number of at most 128 bits"
         );
-        assert_eq!(e("trnsim-port-trace 1\n"), "t.trace:0: ports: no `ports` line");
-        assert_eq!(e("trnsim-port-trace 1\nports a:1 a:1\n"), "t.trace:2: ports: empty or repeated port name `a`");
+        assert_eq!(e("trnsim-port-trace 1\n"), "t.trace:0:0: ports: no `ports` line");
+        assert_eq!(e("trnsim-port-trace 1\nports a:1 a:1\n"), "t.trace:2:11: ports: empty or repeated port name `a`");
     }
 
     #[test]
@@ -377,10 +389,10 @@ mod tests {
         let t = |p: &str| PortTrace::parse("t", &format!("trnsim-port-trace 1\nports {p}\n")).unwrap();
         let msg = |p: &str| t(p).stimulus_for(a.ports()).err().unwrap().to_string();
         assert!(t("rst:1 req:16").stimulus_for(a.ports()).is_ok());
-        assert_eq!(msg("rst:1 req:8"), "t:2: req: 8 bits in the trace, 16 on the block");
-        assert_eq!(msg("rst:1 req:16 foo:1"), "t:2: foo: not an input port of the block");
-        assert_eq!(msg("rst:1 match_valid:4"), "t:2: match_valid: not an input port of the block");
-        assert_eq!(msg("rst:1"), "t:2: ports: no column for input `req` (16 bits)");
+        assert_eq!(msg("rst:1 req:8"), "t:2:1: req: 8 bits in the trace, 16 on the block");
+        assert_eq!(msg("rst:1 req:16 foo:1"), "t:2:1: foo: not an input port of the block");
+        assert_eq!(msg("rst:1 match_valid:4"), "t:2:1: match_valid: not an input port of the block");
+        assert_eq!(msg("rst:1"), "t:2:1: ports: no column for input `req` (16 bits)");
     }
 
     #[test]
@@ -406,5 +418,62 @@ mod tests {
             assert_eq!((v[1], v[2]), (rst, req));
         }
         let _ = std::fs::remove_file(path);
+    }
+
+    /// Property: hostile edits of a valid trace (from a fixed seed; `TRNSIM_FUZZ_CASES` raises
+    /// the count) parse or give a one-line `file:line:col:` error; none panics.
+    #[test]
+    fn fuzz_hostile_port_traces_parse_or_are_located() {
+        let base = "trnsim-port-trace 1\nblock link_fifo\nports rst:1 push:1 data:64\n1 0 0\n0 1 dead\n0 1 0xffffffffffffffff\n";
+        let pieces = [
+            "ports",
+            "x:0",
+            "x:129",
+            ":",
+            "0x",
+            "ffffffffffffffffffffffffffffffffff",
+            "\u{feff}",
+            "\n",
+            " ",
+            "#",
+            "g",
+            "-1",
+            "999999999999999999999999999999999999999",
+        ];
+        let cases: u64 = std::env::var("TRNSIM_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n.max(1) as u64) as usize
+        };
+        for _ in 0..cases {
+            let mut t = base.to_string();
+            for _ in 0..1 + next(4) {
+                let at = t.char_indices().map(|c| c.0).nth(next(t.chars().count())).unwrap_or(0);
+                match next(3) {
+                    0 => t.insert_str(at, pieces[next(pieces.len())]),
+                    1 => t.truncate(at),
+                    _ => {
+                        let end = t[at..].char_indices().nth(1 + next(6)).map_or(t.len(), |c| at + c.0);
+                        t.replace_range(at..end, "");
+                    }
+                }
+            }
+            match std::panic::catch_unwind(|| PortTrace::parse("f.trace", &t)) {
+                Err(_) => panic!("the trace reader panicked on {t:?}"),
+                Ok(Ok(p)) => assert!(p.rows.iter().all(|r| r.len() == p.ports.len())),
+                Ok(Err(e)) => {
+                    let m = e.to_string();
+                    let mut parts = m.splitn(4, ':');
+                    let (f, l, c) = (parts.next(), parts.next(), parts.next());
+                    let located = f == Some("f.trace")
+                        && l.is_some_and(|l| l.parse::<usize>().is_ok())
+                        && c.is_some_and(|c| c.parse::<usize>().is_ok());
+                    assert!(located && !m.contains('\n'), "unlocated: {m} for {t:?}");
+                }
+            }
+        }
     }
 }
