@@ -30,7 +30,7 @@ apt_install() {
     local sudo=()
     if [ "$(id -u)" != 0 ]; then
         if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo=(sudo); else
-            missing+=("$why: $*")
+            missing+=("$why: $* (Debian/Ubuntu: sudo apt-get install $*)")
             return
         fi
     fi
