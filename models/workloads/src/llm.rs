@@ -241,15 +241,8 @@ impl Llm {
             }
             fwd_last[s as usize] = prev;
             if s + 1 < pp {
-                let both: Vec<u32> = stage_ranks(s).into_iter().chain(stage_ranks(s + 1)).collect();
-                let op =
-                    Op::SendRecv { bytes: tokens * self.hidden * e / u64::from(tp), offset: i64::from(stage_size) };
-                prev = Some(g.add(
-                    format!("stage{s}->stage{}", s + 1),
-                    op,
-                    &prev.into_iter().collect::<Vec<_>>(),
-                    Some(&both),
-                ));
+                let name = format!("stage{s}->stage{}", s + 1);
+                prev = Some(self.hop(&mut g, name, stage_ranks(s), i64::from(stage_size), tokens * e, prev));
             }
         }
         if self.train {
@@ -262,17 +255,8 @@ impl Llm {
                     grads.extend(grad);
                 }
                 if s > 0 {
-                    let both: Vec<u32> = stage_ranks(s - 1).into_iter().chain(stage_ranks(s)).collect();
-                    let op = Op::SendRecv {
-                        bytes: tokens * self.hidden * e / u64::from(tp),
-                        offset: -i64::from(stage_size),
-                    };
-                    prev = Some(g.add(
-                        format!("stage{s}->stage{} grad", s - 1),
-                        op,
-                        &prev.into_iter().collect::<Vec<_>>(),
-                        Some(&both),
-                    ));
+                    let name = format!("stage{s}->stage{} grad", s - 1);
+                    prev = Some(self.hop(&mut g, name, stage_ranks(s), -i64::from(stage_size), tokens * e, prev));
                 }
             }
             let params = self.layer_params_per_rank() * u64::from(per_stage);
@@ -301,6 +285,21 @@ impl Llm {
             hbm_bytes_per_rank: Some(self.hbm_bytes_per_rank()),
             nodes: g.nodes,
         })
+    }
+
+    /// A pipeline hop: every rank of `senders` sends its TP shard of the activations (or
+    /// their gradients) of `token_bytes` per model-width element to the rank `offset` away.
+    fn hop(
+        &self,
+        g: &mut Graph,
+        name: String,
+        senders: Vec<u32>,
+        offset: i64,
+        token_bytes: u64,
+        prev: Option<u32>,
+    ) -> u32 {
+        let bytes = token_bytes * self.hidden / u64::from(self.tp);
+        g.add(name, Op::SendRecv { bytes, offset }, &prev.into_iter().collect::<Vec<_>>(), Some(&senders))
     }
 
     fn gemm(&self, m: u64, k: u64, n: u64, count: u32) -> Op {

@@ -106,6 +106,11 @@ fn pipeline_stages_pass_activations_forward_and_gradients_back() {
     let r = exec::run(&c, 4, &mut Fixed).unwrap();
     let hops: Vec<&str> = r.collectives.iter().filter(|s| s.op == "send_recv").map(|s| s.name.as_str()).collect();
     assert_eq!(hops, ["stage0->stage1", "stage1->stage0 grad"]);
+    // Each hop is sent by one stage only; the other takes part as its receiver.
+    let hop = |name: &str| c.w.nodes.iter().position(|n| n.name == name).unwrap();
+    assert_eq!(c.w.nodes[hop("stage0->stage1")].ranks, Some(vec![0, 1]));
+    assert_eq!(c.w.nodes[hop("stage1->stage0 grad")].ranks, Some(vec![2, 3]));
+    assert_eq!(c.node_ranks[hop("stage0->stage1")], vec![0, 1, 2, 3]);
     // Stage 1's first node waits for stage 0's forward pass: its ranks are idle meanwhile.
     assert!(r.ranks[2].idle_ns > 0.0 && r.ranks[0].idle_ns > 0.0);
 }

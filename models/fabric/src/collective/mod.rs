@@ -265,16 +265,26 @@ pub fn run_concurrent(topo: &Topology, progs: Vec<schedule::Program>, p: &Params
     if progs.len() != topo.chips {
         return Err(format!("{} programs for {} chips", progs.len(), topo.chips));
     }
+    let (sim, id) = simulate(topo, progs, p)?;
+    let f = sim.component::<FabricRun>(id).ok_or("the fabric component is missing")?;
+    (0..topo.chips)
+        .map(|c| f.done_ps(c).ok_or_else(|| format!("chip {c} did not finish within {:?}", p.limit)))
+        .collect()
+}
+
+/// The fabric running `progs` as one kernel component, run until idle (at most `p.limit`).
+fn simulate(
+    topo: &Topology,
+    progs: Vec<schedule::Program>,
+    p: &Params,
+) -> Result<(trnsim_kernel::Simulation, trnsim_kernel::ComponentId), String> {
     let fabric = FabricRun::new(Network::new(topo.clone()), progs, p.step_overhead.as_ps());
     let mut b = SimBuilder::new();
     let clk = b.clock("fabric", Frequency::from_mhz(1000)).map_err(|e| e.to_string())?;
     let id = b.add("fabric", clk, fabric).map_err(|e| e.to_string())?;
     let mut sim = b.build().map_err(|e| e.to_string())?;
     sim.run_until_idle(p.limit).map_err(|e| e.to_string())?;
-    let f = sim.component::<FabricRun>(id).ok_or("the fabric component is missing")?;
-    (0..topo.chips)
-        .map(|c| f.done_ps(c).ok_or_else(|| format!("chip {c} did not finish within {:?}", p.limit)))
-        .collect()
+    Ok((sim, id))
 }
 
 /// Runs the per-chip `progs` of `coll` among `n` ranks.
@@ -286,12 +296,7 @@ fn run_programs(
     progs: Vec<schedule::Program>,
     p: &Params,
 ) -> Result<RunResult, String> {
-    let fabric = FabricRun::new(Network::new(topo.clone()), progs, p.step_overhead.as_ps());
-    let mut b = SimBuilder::new();
-    let clk = b.clock("fabric", Frequency::from_mhz(1000)).map_err(|e| e.to_string())?;
-    let id = b.add("fabric", clk, fabric).map_err(|e| e.to_string())?;
-    let mut sim = b.build().map_err(|e| e.to_string())?;
-    sim.run_until_idle(p.limit).map_err(|e| e.to_string())?;
+    let (mut sim, id) = simulate(topo, progs, p)?;
     let report = sim.report();
     let f = sim.component_mut::<FabricRun>(id).ok_or("the fabric component is missing")?;
     let ps = f.finish_ps().ok_or_else(|| format!("{} did not finish within {:?}", coll.op.name(), p.limit))?;
