@@ -345,12 +345,13 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
                 outs.extend(a.vcd.as_deref().map(|p| ("--vcd", per_bench_path(p, n, many))));
             }
             outs.extend(a.json.clone().map(|p| ("--json", p)));
-            ins.extend(
-                a.workload
-                    .iter()
-                    .filter(|w| w.ends_with(".ron") || w.ends_with(".json"))
-                    .map(|w| ("--workload", PathBuf::from(w))),
-            );
+            let files: Vec<&String> =
+                a.workload.iter().filter(|w| w.ends_with(".ron") || w.ends_with(".json")).collect();
+            if !files.is_empty() {
+                // A workload run writes its trace under the name given.
+                outs.extend(a.trace.clone().map(|p| ("--trace", p)));
+            }
+            ins.extend(files.into_iter().map(|w| ("--workload", PathBuf::from(w))));
             ins.extend(a.system.iter().filter(|s| Path::new(s).is_file()).map(|s| ("--system", PathBuf::from(s))));
         }
         Cmd::Compare(a) => {
