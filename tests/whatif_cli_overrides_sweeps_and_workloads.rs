@@ -145,7 +145,10 @@ fn bad_workloads_are_located_one_line_errors() {
     usage_error(&["workload", "llm", "--heads", "30", "--tp", "4"], &["--heads 30 must divide by --tp 4"]);
     // Outputs never overwrite the workload they read.
     usage_error(&["run", "--workload", p, "--trace", p], &["same file as input --workload"]);
-    usage_error(&["compare", "--workload", p, "--system", "trn3-chip", "--json", p], &["same file as input --workload"]);
+    usage_error(
+        &["compare", "--workload", p, "--system", "trn3-chip", "--json", p],
+        &["same file as input --workload"],
+    );
     usage_error(&["run", "--workload", "/nonexistent.ron"], &["/nonexistent.ron", "cannot read"]);
 }
 
