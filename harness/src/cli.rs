@@ -529,17 +529,17 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
 
 /// Runs `jobs` on `workers` threads (one: in order, on this thread); results keep the jobs'
 /// order. After a failure no more jobs start, and the first failure in job order is returned.
-fn run_pool<J: Sync>(
+fn run_pool<J: Sync, R: Send>(
     jobs: &[J],
     workers: usize,
-    run: impl Fn(&J) -> Result<BenchResult, Failure> + Sync,
-) -> Result<Vec<BenchResult>, Failure> {
+    run: impl Fn(&J) -> Result<R, Failure> + Sync,
+) -> Result<Vec<R>, Failure> {
     if workers <= 1 {
         return jobs.iter().map(&run).collect();
     }
     // A shared cursor hands out jobs in order.
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let slots: Vec<std::sync::Mutex<Option<Result<BenchResult, Failure>>>> =
+    let slots: Vec<std::sync::Mutex<Option<Result<R, Failure>>>> =
         jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
     std::thread::scope(|sc| {
         for _ in 0..workers {
@@ -646,18 +646,22 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
         docs.push(doc);
         loads.push(w.with("--sweep", &ws).map_err(Failure::Usage)?);
     }
-    let mut runs = Vec::new();
-    for (k, ((doc, p), w)) in docs.iter().zip(&points).zip(&loads).enumerate() {
-        if points.len() > 1 {
-            let vals: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            eprintln!("[{}/{}] {} on {} [{}]", k + 1, points.len(), w.w.name, doc.name(), vals.join(","));
-        }
+    // Points run in parallel with --jobs; each prints a line as it completes.
+    let jobs: Vec<(usize, &trnsim_system::doc::SystemDoc, &trnsim_workloads::format::Checked)> =
+        docs.iter().zip(&loads).enumerate().map(|(k, (d, w))| (k, d, w)).collect();
+    let workers = (a.jobs as usize).min(jobs.len()).max(1);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let mut runs = run_pool(&jobs, workers, |&(k, doc, w)| {
         let r = crate::workload_cmd::run_file(w, doc, a.gemm_efficiency).map_err(code)?;
-        if points.len() == 1 {
+        if points.len() > 1 {
+            let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            let vals: Vec<String> = points[k].iter().map(|(k, v)| format!("{k}={v}")).collect();
+            eprintln!("[{n}/{}] {} on {} [{}]", points.len(), w.w.name, doc.name(), vals.join(","));
+        } else {
             print!("{}", trnsim_harness::workload::to_text(&r, &doc.name()));
         }
-        runs.push(r);
-    }
+        Ok(r)
+    })?;
     let label = |p: &Vec<(String, String)>| p.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
     if points.len() > 1 {
         let named: Vec<(String, trnsim_harness::workload::WorkloadRun)> =
