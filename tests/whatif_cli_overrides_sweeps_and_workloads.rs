@@ -136,7 +136,10 @@ fn bad_workloads_are_located_one_line_errors() {
         .unwrap();
     usage_error(&["run", "--workload", p], &["unknown group set \"tp\""]);
     std::fs::write(&bad, "Workload(name: \"x\", ranks: 200, nodes: [(id: 0, op: Load(bytes: 8))])").unwrap();
-    usage_error(&["run", "--workload", p, "--system", "trn3-gen2-ultraserver"], &["200 ranks", "144 chips"]);
+    usage_error(
+        &["run", "--workload", p, "--system", "trn3-gen2-ultraserver"],
+        &[&format!("{p}:1:"), "ranks: ", "200 ranks", "144 chips"],
+    );
     std::fs::write(&bad, "Workload(name: \"x\", ranks: 1, hbm_bytes_per_rank: Some(1000000000000), nodes: [(id: 0, op: Load(bytes: 8))])").unwrap();
     usage_error(
         &["run", "--workload", p, "--system", "trn3-chip"],

@@ -177,7 +177,8 @@ pub fn run_file(w: &Checked, doc: &SystemDoc, efficiency: Option<f64>) -> Result
     if w.w.ranks as usize > sys.fabric().map_or(1, |t| t.chips) {
         return Err((
             format!(
-                "workload {:?} has {} ranks but {} has {} chips",
+                "{}: ranks: workload {:?} has {} ranks but {} has {} chips",
+                w.at("ranks"),
                 w.w.name,
                 w.w.ranks,
                 doc.name(),

@@ -266,6 +266,14 @@ pub struct Checked {
 }
 
 impl Checked {
+    /// Where the first `key:` of the file is, as `file:line:col` (for errors found later,
+    /// against a system).
+    pub fn at(&self, key: &str) -> String {
+        let (file, text) = &self.source;
+        let e = Locator { file, text }.at_key(key, String::new(), String::new());
+        format!("{}:{}:{}", e.file, e.line, e.col)
+    }
+
     /// The workload with `PATH=VALUE` overrides (paths in the workload, with or without a
     /// leading `workload.`: `repeat`, `nodes[3].op.Gemm.m` or `nodes[3].m`), checked again as a
     /// file is; `flag` names the
