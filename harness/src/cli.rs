@@ -9,16 +9,17 @@ use trnsim_harness::ring::RingParams;
 use trnsim_harness::suite::{self, BenchResult, RunOpts, BENCHES};
 use trnsim_kernel::{LinkSelection, PartitionRule, TickOrder, TraceOptions, TraceSink};
 
+/// `trnsim --version`: the release and the git revision it was built from.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("TRNSIM_GIT_REV"), ")");
+
 /// trnsim: a cycle-approximate simulator of a Trainium3-class AI system.
 ///
 /// Start with `trnsim run` (the default microbenchmark suite, a table on stdout). Add
 /// `--trace out.pftrace` and open the file at <https://ui.perfetto.dev> (timestamps are simulated
 /// time). `trnsim run --config models/configs/demo.ron` runs a system described in RON;
 /// `trnsim config check FILE.ron` validates one (or a chip, UltraServer or topology file)
-/// without running it.
-/// `trnsim --version`: the release and the git revision it was built from.
-const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("TRNSIM_GIT_REV"), ")");
-
+/// without running it. What-if runs: `--system`, `--set` and `--sweep` on `trnsim run`,
+/// `trnsim workload`, `trnsim compare` and `trnsim collective` (docs/whatif.md).
 #[derive(Parser, Debug)]
 #[command(name = "trnsim", version = VERSION, about, long_about)]
 struct Cli {
@@ -61,7 +62,7 @@ enum Cmd {
     /// nccom-test prints it (`--format nccl-tests` for nccl-tests' columns), e.g.
     /// `trnsim collective all-reduce -b 1M -e 1G -f 4`.
     Collective(crate::collective_cmd::CollectiveArgs),
-    /// Write workload files (per-rank operation graphs, docs/workloads.md).
+    /// Write workload files (per-rank operation graphs, docs/whatif.md).
     Workload {
         #[command(subcommand)]
         which: crate::workload_cmd::WorkloadCmd,

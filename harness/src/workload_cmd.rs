@@ -12,7 +12,7 @@ use trnsim_workloads::llm::Llm;
 #[derive(Subcommand, Debug)]
 pub enum WorkloadCmd {
     /// Write one training or inference step of a dense or MoE transformer as a workload file
-    /// (docs/workloads.md), e.g. `trnsim workload llm --arch moe --experts 64 --ep 16 -o moe.ron`.
+    /// (docs/whatif.md), e.g. `trnsim workload llm --arch moe --experts 64 --ep 16 -o moe.ron`.
     Llm(LlmArgs),
 }
 
