@@ -131,10 +131,6 @@ fn to_tree<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
-fn part_error(e: impl std::fmt::Display) -> String {
-    e.to_string()
-}
-
 impl SystemDoc {
     /// `--system ARG`: a preset name (see [`preset_names`]) or a RON file.
     pub fn open(arg: &str) -> Result<SystemDoc, String> {
@@ -155,7 +151,7 @@ impl SystemDoc {
     /// Reads a chip, UltraServer or fabric file; names in it resolve beside it, then among the
     /// presets on disk.
     pub fn load(path: &Path) -> Result<SystemDoc, String> {
-        let (file, text) = crate::located::read_ron_file(path).map_err(part_error)?;
+        let (file, text) = crate::located::read_ron_file(path).map_err(|e| e.to_string())?;
         SystemDoc::parse(&file, &text, &Presets::beside(path))
     }
 
@@ -164,12 +160,12 @@ impl SystemDoc {
         let top = Source { file: file.into(), text: text.into() };
         match crate::chip::top_level_name(text).as_deref() {
             Some("ChipSpec") => {
-                let spec: ChipSpec = crate::located::from_ron(file, text).map_err(part_error)?;
+                let spec: ChipSpec = crate::located::from_ron(file, text).map_err(|e| e.to_string())?;
                 let tree = Value::Object(Map::from_iter([("chip".to_string(), to_tree(&spec))]));
                 Ok(SystemDoc { kind: DocKind::Chip, tree, chip: Some(top.clone()), top, fabric: None, applied: vec![] })
             }
             Some("TopologySpec") => {
-                let spec: TopologySpec = crate::located::from_ron(file, text).map_err(part_error)?;
+                let spec: TopologySpec = crate::located::from_ron(file, text).map_err(|e| e.to_string())?;
                 let tree = Value::Object(Map::from_iter([("fabric".to_string(), to_tree(&spec))]));
                 let fabric = Some(top.clone());
                 Ok(SystemDoc { kind: DocKind::Fabric, tree, chip: None, top, fabric, applied: vec![] })
@@ -183,14 +179,14 @@ impl SystemDoc {
     }
 
     fn ultraserver(top: Source, presets: &Presets) -> Result<SystemDoc, String> {
-        let spec: UltraServerSpec = crate::located::from_ron(&top.file, &top.text).map_err(part_error)?;
+        let spec: UltraServerSpec = crate::located::from_ron(&top.file, &top.text).map_err(|e| e.to_string())?;
         // Resolve through the UltraServer's own checks first: a bad name is located in its file.
-        ultraserver::check_file_names(&top.file, &top.text, &spec, presets).map_err(part_error)?;
+        ultraserver::check_file_names(&top.file, &top.text, &spec, presets).map_err(|e| e.to_string())?;
         let found = |f: ultraserver::Found| f.map_err(|_| format!("{}: preset vanished", top.file));
         let (cf, ct) = found(presets.chip(&spec.chip))?;
         let (ff, ft) = found(presets.fabric(&spec.fabric))?;
-        let chip: ChipSpec = crate::located::from_ron(&cf, &ct).map_err(part_error)?;
-        let fabric: TopologySpec = crate::located::from_ron(&ff, &ft).map_err(part_error)?;
+        let chip: ChipSpec = crate::located::from_ron(&cf, &ct).map_err(|e| e.to_string())?;
+        let fabric: TopologySpec = crate::located::from_ron(&ff, &ft).map_err(|e| e.to_string())?;
         let mut tree = to_tree(&spec);
         if let Value::Object(m) = &mut tree {
             m.insert("chip".into(), to_tree(&chip));

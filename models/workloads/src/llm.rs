@@ -232,14 +232,12 @@ impl Llm {
         );
         let mut g = Graph { nodes: Vec::new() };
         let per_stage = self.layers / pp;
-        let mut fwd_last: Vec<Option<u32>> = vec![None; pp as usize];
         let mut prev: Option<u32> = None;
         for s in 0..pp {
             let ranks = (pp > 1).then(|| stage_ranks(s));
             for l in s * per_stage..(s + 1) * per_stage {
                 prev = Some(self.layer_forward(&mut g, l, tokens, e, prev, ranks.as_ref()));
             }
-            fwd_last[s as usize] = prev;
             if s + 1 < pp {
                 let name = format!("stage{s}->stage{}", s + 1);
                 prev = Some(self.hop(&mut g, name, stage_ranks(s), i64::from(stage_size), tokens * e, prev));
@@ -264,7 +262,6 @@ impl Llm {
             deps.extend(prev);
             g.add("adam".into(), Op::Elementwise { elements: params, ops: 12, dtype: "fp32".into() }, &deps, None);
         }
-        let _ = fwd_last;
         let what = if self.train { "training step" } else { "inference forward pass" };
         Ok(Workload {
             name: format!(
@@ -416,7 +413,6 @@ impl Llm {
         let mut d: Vec<u32> = prev.into_iter().collect();
         let mut grads = Vec::new();
         let mut wgrads = Vec::new();
-        let dt = self.dtype.clone();
         if self.arch == "moe" {
             let local = (self.experts / u64::from(self.ep)) as u32;
             let (per_expert, a2a) = self.moe_sizes(tokens, e);
@@ -461,7 +457,6 @@ impl Llm {
         if tp > 1 {
             last = g.add(format!("L{l}.qkv.dgrad.all_reduce"), Op::AllReduce(comm(tokens * h * e, "tp")), &[q], r);
         }
-        let _ = &dt;
         if self.dp > 1 {
             let dense = 4 * h * h / tp + if self.arch == "moe" { 0 } else { 2 * h * f / tp };
             grads.push(g.add(format!("L{l}.grad.all_reduce"), Op::AllReduce(comm(dense * e, "dp")), &wgrads, r));

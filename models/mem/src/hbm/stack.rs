@@ -436,6 +436,22 @@ impl HbmStack {
         self.idle_skip = on;
     }
 
+    /// Counts every buffered column command in its pseudo-channel's bandwidth track, at `at`
+    /// (None: at the command's own cycle).
+    fn account_columns(&mut self, cx: &mut Ctx<'_>, at: Option<u64>) {
+        let pcs_per = self.sh.org.pseudo_channels as usize;
+        if self.tracks.is_empty() {
+            return;
+        }
+        for i in 0..self.cmds.len() {
+            let r = self.cmds[i];
+            if r.cmd.is_column() {
+                let k = r.channel as usize * pcs_per + r.pc as usize;
+                self.account_bandwidth(cx, k, at.unwrap_or(r.cycle));
+            }
+        }
+    }
+
     /// Hands the issued commands gathered so far to the command sink and the trace, and
     /// forgets them (column commands are counted in the bandwidth tracks first).
     fn flush_commands(&mut self, cx: Option<&mut Ctx<'_>>) {
@@ -446,16 +462,7 @@ impl HbmStack {
         }
         if let Some(cx) = cx {
             self.trace_commands(cx);
-            let pcs_per = self.sh.org.pseudo_channels as usize;
-            if !self.tracks.is_empty() {
-                for i in 0..self.cmds.len() {
-                    let r = self.cmds[i];
-                    if r.cmd.is_column() {
-                        let k = r.channel as usize * pcs_per + r.pc as usize;
-                        self.account_bandwidth(cx, k, r.cycle);
-                    }
-                }
-            }
+            self.account_columns(cx, None);
         }
         self.cmds.clear();
     }
@@ -588,16 +595,7 @@ impl Component for HbmStack {
                 self.done_reads.push_back(c);
             }
         }
-        let pcs_per = self.sh.org.pseudo_channels as usize;
-        if !self.tracks.is_empty() {
-            for i in 0..self.cmds.len() {
-                let r = self.cmds[i];
-                if r.cmd.is_column() {
-                    let k = r.channel as usize * pcs_per + r.pc as usize;
-                    self.account_bandwidth(cx, k, now);
-                }
-            }
-        }
+        self.account_columns(cx, Some(now));
         self.trace_levels(cx);
         self.send_completions(cx, now);
         if blocked && !self.fresh.is_empty() {
