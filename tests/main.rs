@@ -4,6 +4,7 @@ mod accepted_configs_run_bounded;
 mod accepted_fabric_and_chip_files_are_bounded;
 mod accepted_workloads_run_bounded;
 mod assembled_programs_run_bounded;
+mod benchmarks_run_as_workloads;
 mod cli_errors_are_one_line;
 mod common;
 mod config_errors_are_located;

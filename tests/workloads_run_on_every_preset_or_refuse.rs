@@ -24,7 +24,11 @@ fn every_preset_runs_or_refuses_every_generated_workload() {
         for l in workloads() {
             let w = l.generate("test").unwrap();
             let c = format::parse("w.ron", &format::to_ron(&w).unwrap()).unwrap();
-            match trnsim_harness::workload::run(&c, &sys, Some(0.6)) {
+            match trnsim_harness::workload::run(
+                &c,
+                &sys,
+                &trnsim_harness::workload::Options { efficiency: Some(0.6), ..Default::default() },
+            ) {
                 Ok(r) => {
                     assert!(r.report.step_ns > 0.0, "{preset} {}", w.name);
                     ran += 1;

@@ -107,6 +107,11 @@ struct RunArgs {
     /// instead of measuring it on the cycle-level chip.
     #[arg(long, value_name = "F", value_parser = crate::workload_cmd::parse_efficiency)]
     gemm_efficiency: Option<f64>,
+    /// With --workload FILE: how compute nodes are timed: `roofline` (at the GEMM
+    /// efficiency), or `cycle` (each distinct GEMM as NeuronCore programs on the cycle-level
+    /// chip; docs/whatif.md).
+    #[arg(long, value_name = "MODEL", default_value = "roofline", value_parser = trnsim_harness::workload::Compute::parse)]
+    compute: trnsim_harness::workload::Compute,
     /// Write a trace of the runs: .pftrace (Perfetto protobuf) or .json (Chrome JSON). With
     /// several benchmarks, each gets its own file: NAME inserted before the extension.
     #[arg(long, value_name = "FILE")]
@@ -653,7 +658,8 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
     let workers = (a.jobs as usize).min(jobs.len()).max(1);
     let done = std::sync::atomic::AtomicUsize::new(0);
     let mut runs = run_pool(&jobs, workers, |&(k, doc, w)| {
-        let r = crate::workload_cmd::run_file(w, doc, a.gemm_efficiency).map_err(code)?;
+        let opts = trnsim_harness::workload::Options { efficiency: a.gemm_efficiency, compute: a.compute };
+        let r = crate::workload_cmd::run_file(w, doc, &opts).map_err(code)?;
         if points.len() > 1 {
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             let vals: Vec<String> = points[k].iter().map(|(k, v)| format!("{k}={v}")).collect();

@@ -27,7 +27,7 @@ use trnsim_core::isa::Engine;
 use trnsim_kernel::{Dur, SimBuilder, SimOptions, Simulation, TickOrder, TraceOptions, TraceSink};
 
 /// The layer's shape, per core.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Shape {
     /// Tokens (the moving free size N of every matmul; <= 512, one PSUM bank of FP32).
     pub tokens: u32,
@@ -74,7 +74,8 @@ impl Shape {
     pub fn chunks(&self) -> u32 {
         self.d_ff_per_core / 128
     }
-    fn slabs(&self) -> u32 {
+    /// Weight slabs per core.
+    pub fn slabs(&self) -> u32 {
         self.chunks() / self.chunks_per_slab
     }
     /// Bytes per partition of one weight slab.
@@ -145,11 +146,16 @@ pub struct Variant {
     /// Collective completions the core waits for before it loads `X` (the weights are fetched
     /// before; 0: none): `X` arrives by a collective (an MoE dispatch).
     pub x_after: u32,
+    /// `X` is already in SBUF (an earlier program loaded it): not loaded.
+    pub x_resident: bool,
+    /// All of `W` is already in SBUF, one slab per buffer (`slab_buffers >= slabs`): not
+    /// loaded.
+    pub w_resident: bool,
 }
 
 impl Default for Variant {
     fn default() -> Self {
-        Variant { act_fn: "gelu", collectives: 0, x_after: 0 }
+        Variant { act_fn: "gelu", collectives: 0, x_after: 0, x_resident: false, w_resident: false }
     }
 }
 
@@ -187,11 +193,14 @@ pub fn program_with(s: &Shape, core: u32, v: &Variant) -> String {
     };
     // Slab 0 first, then X block by block (the first chunk's matmuls consume X as it lands),
     // then the other slabs; a slab waits for the group that used its buffer to be multiplied.
-    load_slab(&mut sync, 0);
+    // What is resident in SBUF already is not loaded (nor waited for).
+    if !v.w_resident {
+        load_slab(&mut sync, 0);
+    }
     if v.x_after > 0 {
         let _ = writeln!(sync, "    sem_wait s{CC_DONE_SEM} >= {}", v.x_after);
     }
-    for k in 0..kb {
+    for k in (0..kb).filter(|_| !v.x_resident) {
         let hbm = base + X_HBM + u64::from(k) * 128 * tok_stride;
         let _ = writeln!(
             sync,
@@ -200,7 +209,7 @@ pub fn program_with(s: &Shape, core: u32, v: &Variant) -> String {
             s.tokens
         );
     }
-    for sl in 1..slabs {
+    for sl in (1..slabs).filter(|_| !v.w_resident) {
         if sl >= s.slab_buffers {
             let _ = writeln!(sync, "    sem_wait s2 >= {}", (sl - s.slab_buffers + 1) * cps);
         }
@@ -209,14 +218,14 @@ pub fn program_with(s: &Shape, core: u32, v: &Variant) -> String {
     let mut signalled = 0;
     for c in 0..chunks {
         let (g, sl, j) = (c / cpg, c / cps, c % cps);
-        if j == 0 {
+        if j == 0 && !v.w_resident {
             let _ = writeln!(te, "    sem_wait s0 >= {}", 16 * (sl + 1));
         }
         if c % cpg == 0 && g >= 2 {
             let _ = writeln!(te, "    sem_wait s3 >= {}", (g - 1) * cpg); // group g - 2's banks drained by GELU
         }
         for k in 0..kb {
-            if c == 0 {
+            if c == 0 && !v.x_resident {
                 let _ = writeln!(te, "    sem_wait s1 >= {}", 16 * (k + 1));
             }
             let w = w_buf(sl) + (j * kb + k) * 256;
@@ -351,14 +360,24 @@ pub fn run_program(
     order: TickOrder,
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<(Simulation, ChipIds), String> {
+    run_variant(chip, s, &Variant { act_fn, ..Variant::default() }, order, trace)
+}
+
+/// The layer of shape `s` as [`program_with`] writes it with `v`, on every core of `chip`
+/// (no collective).
+pub fn run_variant(
+    chip: &Chip,
+    s: &Shape,
+    v: &Variant,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+) -> Result<(Simulation, ChipIds), String> {
     s.check()?;
+    if v.w_resident && s.slab_buffers < s.slabs() {
+        return Err(format!("e2e shape {s:?}: a resident W needs a slab buffer per slab"));
+    }
     let programs = (0..chip.spec.cores)
-        .map(|i| {
-            assemble_text(
-                &format!("e2e-llm-layer nc{i}.asm (generated)"),
-                &program_with(s, i, &Variant { act_fn, ..Variant::default() }),
-            )
-        })
+        .map(|i| assemble_text(&format!("e2e-llm-layer nc{i}.asm (generated)"), &program_with(s, i, v)))
         .collect::<Result<Vec<_>, _>>()?;
     let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
     let ids = chip::build(&mut b, chip, &programs, trace.is_some())?;

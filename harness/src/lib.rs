@@ -2,12 +2,14 @@
 //! generic traffic blocks that config-described systems are made of.
 #![warn(missing_docs)]
 
+pub mod bench_workloads;
 pub mod blocks;
 pub use trnsim_system::chip;
 pub mod config;
 pub mod cpu;
 pub mod e2e;
 pub mod fabric;
+pub mod gemm_cycle;
 pub mod limits;
 pub mod memory;
 pub mod memtrace;

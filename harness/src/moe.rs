@@ -174,7 +174,7 @@ pub fn run(
     let n = topo.chips;
     let cs = s.core_shape(chip.spec.cores)?;
     let routing = s.route(n);
-    let v = Variant { act_fn: "gelu", collectives: 2, x_after: 1 };
+    let v = Variant { act_fn: "gelu", collectives: 2, x_after: 1, ..Variant::default() };
     let programs = (0..chip.spec.cores)
         .map(|i| assemble_text(&format!("moe expert nc{i}.asm (generated)"), &e2e::program_with(&cs, i, &v)))
         .collect::<Result<Vec<_>, _>>()?;

@@ -129,7 +129,7 @@ pub fn run(
     let members: Vec<usize> = (0..n as usize).collect();
     let programs = (0..chip.spec.cores)
         .map(|i| {
-            let v = e2e::Variant { act_fn: "identity", collectives: s.phases, x_after: 0 };
+            let v = e2e::Variant { act_fn: "identity", collectives: s.phases, ..e2e::Variant::default() };
             let src = e2e::program_with(&cs, i, &v);
             assemble_text(&format!("tp-matmul nc{i}.asm (generated)"), &src)
         })

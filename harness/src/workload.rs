@@ -46,6 +46,37 @@ pub fn gemm_efficiency(chip: &Chip) -> Result<f64, String> {
     Ok(e)
 }
 
+/// How a run times compute nodes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Compute {
+    /// A roofline per node at the GEMM efficiency measured (or given) for the chip.
+    #[default]
+    Roofline,
+    /// GEMMs as NeuronCore programs on the cycle-level chip, one simulation per distinct
+    /// program ([`crate::gemm_cycle`]); attention and element-wise nodes by the roofline.
+    Cycle,
+}
+
+impl Compute {
+    /// Parses `roofline` or `cycle`.
+    pub fn parse(s: &str) -> Result<Compute, String> {
+        match s {
+            "roofline" => Ok(Compute::Roofline),
+            "cycle" => Ok(Compute::Cycle),
+            _ => Err(format!("{s:?} is not a compute model (allowed: roofline, cycle)")),
+        }
+    }
+}
+
+/// How to run a workload.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Options {
+    /// The GEMM efficiency of the roofline (None: measured on the cycle-level chip).
+    pub efficiency: Option<f64>,
+    /// How compute nodes are timed.
+    pub compute: Compute,
+}
+
 /// What a workload run gives back: the report and the figures the tables print.
 pub struct WorkloadRun {
     /// The schedule's report.
@@ -56,11 +87,16 @@ pub struct WorkloadRun {
     pub measured: bool,
     /// Chips in the system.
     pub chips: usize,
+    /// How compute nodes were timed.
+    pub compute: Compute,
+    /// Distinct GEMM programs simulated on the cycle-level chip (with [`Compute::Cycle`]).
+    pub programs: usize,
 }
 
 /// Runs workload `w` on `sys`. The workload's ranks must fit the system's chips and its HBM
 /// need (if it states one) the chip's HBM.
-pub fn run(w: &Checked, sys: &Resolved, efficiency: Option<f64>) -> Result<WorkloadRun, String> {
+pub fn run(w: &Checked, sys: &Resolved, opts: &Options) -> Result<WorkloadRun, String> {
+    let efficiency = opts.efficiency;
     let chip = sys.chip().ok_or("a workload runs on a chip or an UltraServer (its chips); a fabric alone has none")?;
     let chips = sys.fabric().map_or(1, |t| t.chips);
     if let Some(need) = w.w.hbm_bytes_per_rank {
@@ -77,13 +113,32 @@ pub fn run(w: &Checked, sys: &Resolved, efficiency: Option<f64>) -> Result<Workl
             ));
         }
     }
+    // The roofline's GEMM efficiency is measured unless given, or unused (cycle-level GEMMs
+    // and no attention node).
+    let uses_roofline_tensor = opts.compute == Compute::Roofline
+        || w.w.nodes.iter().any(|n| matches!(n.op, trnsim_workloads::format::Op::Attention { .. }));
     let eff = match efficiency {
         Some(e) => e,
-        None => gemm_efficiency(chip)?,
+        None if uses_roofline_tensor => gemm_efficiency(chip)?,
+        None => 1.0,
     };
-    let mut costs = SystemCosts::new(chip, sys.fabric(), eff);
-    let report = exec::run(w, chips, &mut costs)?;
-    Ok(WorkloadRun { report, gemm_efficiency: eff, measured: efficiency.is_none(), chips })
+    let costs = SystemCosts::new(chip, sys.fabric(), eff);
+    let (report, programs) = match opts.compute {
+        Compute::Roofline => (exec::run(w, chips, &mut { costs })?, 0),
+        Compute::Cycle => {
+            let mut cycle = crate::gemm_cycle::CycleCosts::new(chip, costs);
+            let report = exec::run(w, chips, &mut cycle)?;
+            (report, cycle.programs_run())
+        }
+    };
+    Ok(WorkloadRun {
+        report,
+        gemm_efficiency: eff,
+        measured: efficiency.is_none(),
+        chips,
+        compute: opts.compute,
+        programs,
+    })
 }
 
 /// Headline figures of a run (units in the names), as benchmark results carry them.
@@ -99,8 +154,11 @@ pub fn headline(r: &WorkloadRun) -> Vec<(String, f64)> {
         ("memory_bound_us".into(), us(b.memory_bound_ns)),
         ("idle_us".into(), us(b.idle_ns)),
         ("critical_rank".into(), f64::from(b.rank)),
-        ("gemm_efficiency_pct".into(), 100.0 * r.gemm_efficiency),
     ];
+    h.push(match r.compute {
+        Compute::Roofline => ("gemm_efficiency_pct".into(), 100.0 * r.gemm_efficiency),
+        Compute::Cycle => ("gemm_programs_simulated".into(), r.programs as f64),
+    });
     for c in &r.report.collectives {
         h.push((format!("{}_busbw_GBps", c.name), c.busbw_gbps));
     }
@@ -112,14 +170,16 @@ pub fn to_text(r: &WorkloadRun, system: &str) -> String {
     let rep = &r.report;
     let b = &rep.critical;
     let pct = |ns: f64| if rep.step_ns > 0.0 { 100.0 * ns / rep.step_ns } else { 0.0 };
-    let mut s = format!(
-        "workload {} on {system}: {} ranks on {} chips; GEMMs at {:.1} % of peak ({})\n",
-        rep.workload,
-        rep.ranks.len(),
-        r.chips,
-        100.0 * r.gemm_efficiency,
-        if r.measured { "measured on the cycle-level chip" } else { "given by --gemm-efficiency" }
-    );
+    let gemms = match r.compute {
+        Compute::Roofline => format!(
+            "GEMMs at {:.1} % of peak ({})",
+            100.0 * r.gemm_efficiency,
+            if r.measured { "measured on the cycle-level chip" } else { "given by --gemm-efficiency" }
+        ),
+        Compute::Cycle => format!("GEMMs as NeuronCore programs on the cycle-level chip ({} simulated)", r.programs),
+    };
+    let mut s =
+        format!("workload {} on {system}: {} ranks on {} chips; {gemms}\n", rep.workload, rep.ranks.len(), r.chips);
     s += &format!("  {:<28} {:>12.3} us\n", "step time", rep.step_ns / 1e3);
     s += &format!("  {:<28} {:>12}\n", "critical rank", b.rank);
     for (name, ns) in [

@@ -14,6 +14,20 @@ pub enum WorkloadCmd {
     /// Write one training or inference step of a dense or MoE transformer as a workload file
     /// (docs/whatif.md), e.g. `trnsim workload llm --arch moe --experts 64 --ep 16 -o moe.ron`.
     Llm(LlmArgs),
+    /// Write a benchmark as a workload file: e2e-llm-layer, tp-matmul-N or moe-alltoall-144,
+    /// with the benchmark's shapes, routing and collectives; run it with `trnsim run
+    /// --workload FILE --system SYSTEM --compute cycle` (docs/whatif.md compares the two).
+    Bench(BenchArgs),
+}
+
+/// `trnsim workload bench` flags.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// The benchmark: e2e-llm-layer, tp-matmul-N (N chips) or moe-alltoall-144.
+    name: String,
+    /// Write here (RON; .json for JSON) instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    out: Option<PathBuf>,
 }
 
 /// `trnsim workload llm` flags.
@@ -94,6 +108,10 @@ pub struct CompareArgs {
     /// measuring it on each system's cycle-level chip.
     #[arg(long, value_name = "F", value_parser = parse_efficiency)]
     gemm_efficiency: Option<f64>,
+    /// How compute nodes are timed: `roofline` (at the GEMM efficiency), or `cycle` (GEMMs
+    /// as NeuronCore programs on each system's cycle-level chip).
+    #[arg(long, value_name = "MODEL", default_value = "roofline", value_parser = workload::Compute::parse)]
+    compute: workload::Compute,
 }
 
 /// A GEMM efficiency: a number in (0, 1].
@@ -106,7 +124,15 @@ pub fn parse_efficiency(s: &str) -> Result<f64, String> {
 
 /// Runs `trnsim workload`.
 pub fn run(cmd: WorkloadCmd) -> Result<(), (String, i32)> {
-    let WorkloadCmd::Llm(a) = cmd;
+    let a = match cmd {
+        WorkloadCmd::Llm(a) => a,
+        WorkloadCmd::Bench(b) => {
+            let chip = trnsim_system::chip::trn3().map_err(|e| (e, 1))?;
+            let w = trnsim_harness::bench_workloads::workload(&b.name, chip.spec.cores).map_err(|e| (e, 2))?;
+            let system = trnsim_harness::bench_workloads::system_of(&b.name);
+            return write_workload(&w, b.out.as_deref(), &format!("run it on --system {system}"));
+        }
+    };
     let llm = Llm {
         arch: a.arch,
         layers: a.layers,
@@ -127,16 +153,22 @@ pub fn run(cmd: WorkloadCmd) -> Result<(), (String, i32)> {
     };
     let cmdline = format!("trnsim workload llm {}", std::env::args().skip(3).collect::<Vec<_>>().join(" "));
     let w = llm.generate(cmdline.trim()).map_err(|e| (e, 2))?;
-    let json = a.out.as_ref().is_some_and(|p| p.extension().is_some_and(|e| e == "json"));
+    write_workload(&w, a.out.as_deref(), "")
+}
+
+/// Writes `w` to `out` (RON, or JSON for a .json name) or standard output.
+fn write_workload(w: &format::Workload, out: Option<&Path>, hint: &str) -> Result<(), (String, i32)> {
+    let json = out.is_some_and(|p| p.extension().is_some_and(|e| e == "json"));
     let text = if json {
-        serde_json::to_string_pretty(&w).map_err(|e| (e.to_string(), 1))? + "\n"
+        serde_json::to_string_pretty(w).map_err(|e| (e.to_string(), 1))? + "\n"
     } else {
-        format::to_ron(&w).map_err(|e| (e, 1))? + "\n"
+        format::to_ron(w).map_err(|e| (e, 1))? + "\n"
     };
-    match &a.out {
+    match out {
         Some(p) => {
             write_new(p, &text)?;
-            eprintln!("{}: {} ranks, {} nodes ({})", p.display(), w.ranks, w.nodes.len(), w.name);
+            let hint = if hint.is_empty() { String::new() } else { format!("; {hint}") };
+            eprintln!("{}: {} ranks, {} nodes ({}){hint}", p.display(), w.ranks, w.nodes.len(), w.name);
         }
         None => print!("{text}"),
     }
@@ -151,8 +183,11 @@ fn write_new(p: &Path, text: &str) -> Result<(), (String, i32)> {
 impl WorkloadCmd {
     /// The output files it names (checked against each other and the inputs).
     pub fn io_paths(&self) -> Vec<(&'static str, PathBuf)> {
-        let WorkloadCmd::Llm(a) = self;
-        a.out.clone().map(|p| ("-o", p)).into_iter().collect()
+        let out = match self {
+            WorkloadCmd::Llm(a) => &a.out,
+            WorkloadCmd::Bench(b) => &b.out,
+        };
+        out.clone().map(|p| ("-o", p)).into_iter().collect()
     }
 }
 
@@ -172,7 +207,7 @@ pub fn load(path: &Path) -> Result<Checked, (String, i32)> {
 }
 
 /// Runs workload `w` on `doc` (overrides applied); usage errors are exit 2.
-pub fn run_file(w: &Checked, doc: &SystemDoc, efficiency: Option<f64>) -> Result<WorkloadRun, (String, i32)> {
+pub fn run_file(w: &Checked, doc: &SystemDoc, opts: &workload::Options) -> Result<WorkloadRun, (String, i32)> {
     let sys = doc.resolve().map_err(|e| (e, 2))?;
     if w.w.ranks as usize > sys.fabric().map_or(1, |t| t.chips) {
         return Err((
@@ -187,7 +222,7 @@ pub fn run_file(w: &Checked, doc: &SystemDoc, efficiency: Option<f64>) -> Result
             2,
         ));
     }
-    workload::run(w, &sys, efficiency).map_err(|e| {
+    workload::run(w, &sys, opts).map_err(|e| {
         let code = if e.contains("hbm_bytes_per_rank") || e.contains("needs a system") { 2 } else { 1 };
         (e, code)
     })
@@ -208,7 +243,8 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
     let mut done = Vec::new();
     for (k, (name, doc)) in runs.iter().enumerate() {
         eprintln!("[{}/{}] {} on {name}", k + 1, runs.len(), w.w.name);
-        done.push((name.clone(), run_file(&w, doc, a.gemm_efficiency)?));
+        let opts = workload::Options { efficiency: a.gemm_efficiency, compute: a.compute };
+        done.push((name.clone(), run_file(&w, doc, &opts)?));
     }
     print!("{}", side_by_side(&w.w.name, &done));
     if let Some(dir) = &a.plots {

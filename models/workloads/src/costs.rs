@@ -103,11 +103,12 @@ impl crate::exec::Costs for SystemCosts<'_> {
     fn compute_ns(&mut self, op: &Op) -> Result<f64, String> {
         let bw = self.hbm_bytes_per_ns()?;
         Ok(match op {
-            Op::Gemm { m, k, n, dtype, count } => {
+            Op::Gemm { m, k, n, dtype, count, a_resident, b_resident } => {
                 let e = dtype_bytes(dtype).unwrap_or(2) as f64;
                 let (m, k, n, c) = (*m as f64, *k as f64, *n as f64, f64::from(*count));
                 let flops = 2.0 * m * k * n * c;
-                let bytes = (m * k + k * n + m * n) * e * c;
+                let (a, b) = (if *a_resident { 0.0 } else { m * k }, if *b_resident { 0.0 } else { k * n });
+                let bytes = (a + b + m * n) * e * c;
                 self.tensor_ns(flops, dtype).max(bytes / bw)
             }
             Op::Attention { batch, heads, seq, kv_seq, head_dim, causal, dtype } => {
@@ -140,6 +141,9 @@ impl crate::exec::Costs for SystemCosts<'_> {
     }
 
     fn comm_ns(&mut self, op: &Op, groups: &[Vec<usize>]) -> Result<Vec<f64>, String> {
+        if let Op::AllToAllV(v) = op {
+            return self.alltoallv_ns(&v.sizes, groups);
+        }
         let c = op.comm().ok_or_else(|| format!("{} is not a collective", op.kind()))?;
         let key = format!("{}:{:?}:{}:{groups:?}", op.kind(), c.algo, c.bytes);
         if let Some(t) = self.comms.get(&key) {
@@ -192,6 +196,28 @@ impl crate::exec::Costs for SystemCosts<'_> {
         }
         let done = collective::run_concurrent(topo, progs, &self.comm)?;
         Ok(pairs.iter().map(|&(s, d)| done[s].max(done[d]) as f64 / 1e3).collect())
+    }
+}
+
+impl SystemCosts<'_> {
+    /// An all-to-allv run by every group of `groups` at once: member i sends `sizes[i][j]`
+    /// bytes to member j, every pair a message (empty ones too: the counts travel anyway), in
+    /// one step. Each group's time in ns.
+    fn alltoallv_ns(&mut self, sizes: &[Vec<u64>], groups: &[Vec<usize>]) -> Result<Vec<f64>, String> {
+        let topo = self.fabric.ok_or("a collective needs a system with a fabric (an UltraServer or a fabric)")?;
+        let mut progs = vec![Vec::new(); topo.chips];
+        for g in groups {
+            if g.len() != sizes.len() {
+                return Err(format!("an all-to-allv of {} rows run on a group of {}", sizes.len(), g.len()));
+            }
+            let recvs = u32::try_from(g.len() - 1).map_err(|_| "an all-to-allv group is too large".to_string())?;
+            for (i, &m) in g.iter().enumerate() {
+                let sends = g.iter().enumerate().filter(|(j, _)| *j != i).map(|(j, &d)| (d, sizes[i][j])).collect();
+                progs[m] = vec![schedule::Step { sends, recvs }];
+            }
+        }
+        let done = collective::run_concurrent(topo, progs, &self.comm)?;
+        Ok(groups.iter().map(|g| g.iter().map(|&m| done[m]).max().unwrap_or(0) as f64 / 1e3).collect())
     }
 }
 

@@ -215,8 +215,8 @@ fn sync_groups(c: &Checked, i: usize) -> Vec<Vec<u32>> {
         }
         return groups.into_values().collect();
     }
-    match nd.op.comm() {
-        Some(comm) => c.groups[&comm.group]
+    match nd.op.group() {
+        Some(group) => c.groups[group]
             .iter()
             .filter(|g| g.iter().any(|r| c.node_ranks[i].binary_search(r).is_ok()))
             .cloned()
@@ -256,7 +256,7 @@ fn comm_durations(
     for (g, &t) in groups.iter().zip(&t) {
         g.iter().for_each(|&r| d[r] = t);
     }
-    let bytes = nd.op.comm().map_or(0, |c| c.bytes);
+    let bytes = nd.op.comm_bytes();
     let (first, size) = (t.first().copied().unwrap_or(0.0), groups.first().map_or(0, Vec::len));
     stats.push(CommStat {
         name: nd.name.clone(),

@@ -42,6 +42,9 @@ fn one() -> u32 {
 fn bf16() -> String {
     "bf16".into()
 }
+fn is_false(b: &bool) -> bool {
+    !*b
+}
 
 /// A workload: ranks, named groups of ranks, and the graph every rank runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -111,6 +114,14 @@ pub enum Op {
         /// Independent GEMMs of this shape (experts, heads): 1 by default.
         #[serde(default = "one")]
         count: u32,
+        /// A is already in SBUF (an earlier node of the rank loaded or produced it): not read
+        /// from HBM.
+        #[serde(default, skip_serializing_if = "is_false")]
+        a_resident: bool,
+        /// B (the weights) is already in SBUF (prefetched by an earlier node): not read from
+        /// HBM.
+        #[serde(default, skip_serializing_if = "is_false")]
+        b_resident: bool,
     },
     /// Scaled dot-product attention: QKᵀ, softmax, PV for `batch x heads` heads.
     Attention {
@@ -162,6 +173,9 @@ pub enum Op {
     ReduceScatter(Comm),
     /// All-to-all: `bytes` is each rank's send buffer.
     AllToAll(Comm),
+    /// All-to-allv: uneven sizes, `sizes[i][j]` bytes from the group's i-th rank to its j-th
+    /// (an MoE dispatch or combine).
+    AllToAllV(CommV),
     /// Broadcast from the group's first rank.
     Broadcast(Comm),
     /// Every rank `r` sends `bytes` to rank `r + offset` (mod ranks) and receives from
@@ -186,6 +200,29 @@ pub struct Comm {
     /// ring, rhd, direct, tree, hierarchical or auto (default).
     #[serde(default)]
     pub algo: Option<String>,
+}
+
+/// An all-to-allv's sizes and group set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommV {
+    /// `sizes[i][j]`: bytes the group's i-th rank sends to its j-th; a square matrix of the
+    /// group's size (every group of the set uses it). The diagonal stays on the chip.
+    pub sizes: Vec<Vec<u64>>,
+    /// The group set ("world" = all ranks).
+    #[serde(default = "world")]
+    pub group: String,
+}
+
+impl CommV {
+    /// The largest number of bytes one rank sends to the others (its send buffer, less what
+    /// stays on the chip).
+    pub fn max_send_bytes(&self) -> u64 {
+        let row = |(i, r): (usize, &Vec<u64>)| -> u64 {
+            r.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, b)| *b).fold(0u64, u64::saturating_add)
+        };
+        self.sizes.iter().enumerate().map(row).max().unwrap_or(0)
+    }
 }
 
 fn world() -> String {
@@ -213,7 +250,23 @@ impl Op {
         }
     }
 
-    /// The collective of a communication node.
+    /// The group set a collective runs on.
+    pub fn group(&self) -> Option<&str> {
+        match self {
+            Op::AllToAllV(v) => Some(&v.group),
+            _ => self.comm().map(|c| c.group.as_str()),
+        }
+    }
+
+    /// Bytes per rank of a collective (an all-to-allv: its largest send buffer).
+    pub fn comm_bytes(&self) -> u64 {
+        match self {
+            Op::AllToAllV(v) => v.max_send_bytes(),
+            _ => self.comm().map_or(0, |c| c.bytes),
+        }
+    }
+
+    /// The collective of a communication node (an all-to-allv has none: see [`Op::group`]).
     pub fn comm(&self) -> Option<&Comm> {
         match self {
             Op::AllReduce(c) | Op::AllGather(c) | Op::ReduceScatter(c) | Op::AllToAll(c) | Op::Broadcast(c) => Some(c),
@@ -233,6 +286,7 @@ impl Op {
             Op::AllGather(_) => "all_gather",
             Op::ReduceScatter(_) => "reduce_scatter",
             Op::AllToAll(_) => "all_to_all",
+            Op::AllToAllV(_) => "all_to_allv",
             Op::Broadcast(_) => "broadcast",
             Op::SendRecv { .. } => "send_recv",
         }
@@ -498,7 +552,7 @@ fn check_op(
         })
     };
     match &n.op {
-        Op::Gemm { m, k, n: cols, dtype: d, count } => {
+        Op::Gemm { m, k, n: cols, dtype: d, count, .. } => {
             size("m", *m, 1)?;
             size("k", *k, 1)?;
             size("n", *cols, 1)?;
@@ -528,21 +582,23 @@ fn check_op(
             }
         }
         other => {
-            let c = other.comm().ok_or_else(|| at.at_node(n.id, "op", f("op"), "not a collective".into()))?;
-            size("bytes", c.bytes, 1)?;
-            if let Some(a) = &c.algo {
-                if !["ring", "rhd", "direct", "tree", "hierarchical", "auto"].contains(&a.as_str()) {
-                    let m = format!("unknown algorithm {a:?} (allowed: ring, rhd, direct, tree, hierarchical, auto)");
-                    return Err(at.at_node(n.id, "algo", f("algo"), m));
+            let group = other.group().ok_or_else(|| at.at_node(n.id, "op", f("op"), "not a collective".into()))?;
+            if let Some(c) = other.comm() {
+                size("bytes", c.bytes, 1)?;
+                if let Some(a) = &c.algo {
+                    if !ALGOS.contains(&a.as_str()) {
+                        let m = format!("unknown algorithm {a:?} (allowed: {})", ALGOS.join(", "));
+                        return Err(at.at_node(n.id, "algo", f("algo"), m));
+                    }
                 }
             }
-            let set = groups.get(&c.group).ok_or_else(|| {
+            let set = groups.get(group).ok_or_else(|| {
                 let known: Vec<&str> = groups.keys().map(String::as_str).collect();
                 at.at_node(
                     n.id,
                     "group",
                     f("group"),
-                    format!("unknown group set {:?} (known: {})", c.group, known.join(", ")),
+                    format!("unknown group set {group:?} (known: {})", known.join(", ")),
                 )
             })?;
             // The node's ranks must be exactly the union of some groups of the set.
@@ -551,8 +607,7 @@ fn check_op(
             covered.sort_unstable();
             if covered != ranks {
                 let m = format!(
-                    "group set {:?} does not split the node's ranks into whole groups (a collective runs on every rank of each group it touches)",
-                    c.group
+                    "group set {group:?} does not split the node's ranks into whole groups (a collective runs on every rank of each group it touches)"
                 );
                 return Err(at.at_node(n.id, "group", f("group"), m));
             }
@@ -564,7 +619,47 @@ fn check_op(
                     "a collective needs groups of at least 2 ranks".into(),
                 ));
             }
+            if let Op::AllToAllV(v) = other {
+                check_sizes(at, n, i, v, set, ranks)?;
+            }
         }
+    }
+    Ok(())
+}
+
+/// Collective algorithms a node may name.
+pub const ALGOS: [&str; 6] = ["ring", "rhd", "direct", "tree", "hierarchical", "auto"];
+
+/// An all-to-allv's matrix: square, of every touched group's size, each row's sum in range.
+fn check_sizes(
+    at: &Locator<'_>,
+    n: &Node,
+    i: usize,
+    v: &CommV,
+    set: &[Vec<u32>],
+    ranks: &[u32],
+) -> Result<(), ConfigError> {
+    let f = format!("nodes[{i}].op.sizes");
+    let k = v.sizes.len();
+    for g in set.iter().filter(|g| g.iter().any(|r| ranks.binary_search(r).is_ok())) {
+        if g.len() != k {
+            let m = format!("{k} rows for a group of {} ranks (one row per rank of the group)", g.len());
+            return Err(at.at_node(n.id, "sizes", f, m));
+        }
+    }
+    for (r, row) in v.sizes.iter().enumerate() {
+        if row.len() != k {
+            let m = format!("row {r} has {} entries, not {k} (a square matrix of the group's size)", row.len());
+            return Err(at.at_node(n.id, "sizes", format!("{f}[{r}]"), m));
+        }
+        let sum = row.iter().try_fold(0u64, |a, &b| a.checked_add(b).filter(|s| *s <= MAX_SIZE));
+        if sum.is_none() {
+            let m = format!("row {r} sends more than {MAX_SIZE} bytes (allowed: 0..={MAX_SIZE} per rank)");
+            return Err(at.at_node(n.id, "sizes", format!("{f}[{r}]"), m));
+        }
+    }
+    if v.max_send_bytes() == 0 {
+        return Err(at.at_node(n.id, "sizes", f, "every rank sends 0 bytes to the others".into()));
     }
     Ok(())
 }

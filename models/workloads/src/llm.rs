@@ -300,7 +300,7 @@ impl Llm {
     }
 
     fn gemm(&self, m: u64, k: u64, n: u64, count: u32) -> Op {
-        Op::Gemm { m, k, n, dtype: self.dtype.clone(), count }
+        Op::Gemm { m, k, n, dtype: self.dtype.clone(), count, a_resident: false, b_resident: false }
     }
 
     fn attention(&self, tokens: u64) -> Op {

@@ -114,3 +114,31 @@ fn pipeline_stages_pass_activations_forward_and_gradients_back() {
     // Stage 1's first node waits for stage 0's forward pass: its ranks are idle meanwhile.
     assert!(r.ranks[2].idle_ns > 0.0 && r.ranks[0].idle_ns > 0.0);
 }
+
+#[test]
+fn an_all_to_allv_runs_on_its_groups_and_bad_matrices_are_located() {
+    let good = r#"Workload(
+    name: "v",
+    ranks: 4,
+    groups: { "pairs": [[0, 1], [2, 3]] },
+    nodes: [
+        (id: 0, name: "dispatch", op: AllToAllV((sizes: [[0, 4096], [1024, 0]], group: "pairs"))),
+    ],
+)"#;
+    let c = format::parse("v.ron", good).unwrap();
+    let r = exec::run(&c, 4, &mut Fixed).unwrap();
+    assert_eq!(r.step_ns, 10.0, "two groups of two at once");
+    assert_eq!(r.collectives[0].bytes, 4096, "the largest send buffer");
+    let bad = |sizes: &str| {
+        let t = good.replace("[[0, 4096], [1024, 0]]", sizes);
+        format::parse("v.ron", &t).unwrap_err().to_string()
+    };
+    let e = bad("[[0, 1, 2], [1, 0, 2], [1, 2, 0]]");
+    assert!(e.starts_with("v.ron:6:") && e.contains("3 rows for a group of 2"), "{e}");
+    let e = bad("[[0, 1], [1]]");
+    assert!(e.contains("sizes[1]") && e.contains("square"), "{e}");
+    let e = bad("[[1, 1125899906842624], [1, 1]]");
+    assert!(e.contains("more than"), "{e}");
+    let e = bad("[[5, 0], [0, 5]]");
+    assert!(e.contains("0 bytes"), "{e}");
+}
