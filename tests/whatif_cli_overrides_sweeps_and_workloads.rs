@@ -50,6 +50,10 @@ fn bad_overrides_stop_before_anything_runs() {
         &["is a chip", "--workload", "e2e-llm-layer"],
     );
     usage_error(&["run", "fabric-allreduce-trn2-16", "--sweep", "fabric.phy=40ns,,2"], &["--sweep"]);
+    usage_error(&["run", "e2e-llm-layer", "--compute", "cycle"], &["give --workload FILE"]);
+    usage_error(&["run", "e2e-llm-layer", "--compute", "rtl"], &["allowed: roofline, cycle"]);
+    usage_error(&["workload", "bench", "tp-matmul-5"], &["tp-matmul-5", "multiple of 128"]);
+    usage_error(&["workload", "bench", "ring"], &["known: e2e-llm-layer"]);
 }
 
 #[test]

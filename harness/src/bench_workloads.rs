@@ -54,10 +54,10 @@ pub fn workload(name: &str, cores: u32) -> Result<Workload, String> {
     }
     if let Some(n) = name.strip_prefix("tp-matmul-") {
         let chips: u32 = n.parse().map_err(|_| format!("{name}: N must be a number of chips"))?;
-        return tp_matmul(name, source, &tp::SHAPE, chips, cores);
+        return tp_matmul(name, source, &tp::SHAPE, chips, cores).map_err(|e| format!("{name}: {e}"));
     }
     if name == "moe-alltoall-144" {
-        return moe_step(name, source, &moe::SHAPE, 144, cores);
+        return moe_step(name, source, &moe::SHAPE, 144, cores).map_err(|e| format!("{name}: {e}"));
     }
     Err(format!("no workload form of benchmark {name:?} (known: {NAMES})"))
 }

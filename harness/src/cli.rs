@@ -109,9 +109,9 @@ struct RunArgs {
     gemm_efficiency: Option<f64>,
     /// With --workload FILE: how compute nodes are timed: `roofline` (at the GEMM
     /// efficiency), or `cycle` (each distinct GEMM as NeuronCore programs on the cycle-level
-    /// chip; docs/whatif.md).
-    #[arg(long, value_name = "MODEL", default_value = "roofline", value_parser = trnsim_harness::workload::Compute::parse)]
-    compute: trnsim_harness::workload::Compute,
+    /// chip; docs/whatif.md). Default: roofline.
+    #[arg(long, value_name = "MODEL", value_parser = trnsim_harness::workload::Compute::parse)]
+    compute: Option<trnsim_harness::workload::Compute>,
     /// Write a trace of the runs: .pftrace (Perfetto protobuf) or .json (Chrome JSON). With
     /// several benchmarks, each gets its own file: NAME inserted before the extension.
     #[arg(long, value_name = "FILE")]
@@ -450,6 +450,11 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
     if let Some(w) = a.workload.iter().find(|w| w.ends_with(".ron") || w.ends_with(".json")) {
         return cmd_run_workload(&a, Path::new(w));
     }
+    if a.compute.is_some() || a.gemm_efficiency.is_some() {
+        return Err(Failure::Usage(
+            "--compute and --gemm-efficiency time a workload's nodes: give --workload FILE".into(),
+        ));
+    }
     if let Some(kind) = system_file_kind(a.config.as_deref()) {
         return cmd_run_system_file(&a, kind);
     }
@@ -658,7 +663,8 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
     let workers = (a.jobs as usize).min(jobs.len()).max(1);
     let done = std::sync::atomic::AtomicUsize::new(0);
     let mut runs = run_pool(&jobs, workers, |&(k, doc, w)| {
-        let opts = trnsim_harness::workload::Options { efficiency: a.gemm_efficiency, compute: a.compute };
+        let opts =
+            trnsim_harness::workload::Options { efficiency: a.gemm_efficiency, compute: a.compute.unwrap_or_default() };
         let r = crate::workload_cmd::run_file(w, doc, &opts).map_err(code)?;
         if points.len() > 1 {
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
