@@ -172,8 +172,26 @@ fn collectives_print_nccom_test_and_nccl_tests_tables() {
     let row: Vec<&str> = lines[1].split_whitespace().collect();
     assert_eq!((row[0], row[1], row[2]), ("65536", "16384", "fp32"));
     assert!(lines[4].starts_with("Avg bus bandwidth:\t") && lines[4].ends_with("GB/s"), "{}", lines[4]);
-    let (code, out, err) = run(&[&args[..], &["--format", "nccl-tests"]].concat());
+    let dir = scratch("collective_nccl_tests");
+    let json = dir.join("allr.json");
+    let json_arg = json.to_str().unwrap();
+    let (code, out, err) = run(&[&args[..], &["--format", "nccl-tests", "-J", json_arg]].concat());
     assert_eq!(code, 0, "{err}");
+    assert!(out.lines().any(|l| l == "# Collective test starting: all_reduce_perf"), "{out}");
+    assert!(out.lines().any(|l| l == "# Collective test concluded: all_reduce_perf"), "{out}");
+    // nccl-tests' JSON results file (version 3), the rows the text prints.
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["version"], 3);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    assert_eq!((results[0]["size"].as_u64(), results[0]["type"].as_str()), (Some(65536), Some("float")));
+    for r in results {
+        let oop = &r["out_of_place"];
+        assert!(oop["bus_bw"].as_f64().unwrap() > 0.0 && oop["nwrong"].is_null(), "{r}");
+        assert_eq!(r["out_of_place_per_iter"]["times_us"][0], oop["time"]);
+    }
+    assert_eq!(v["config"]["devices"].as_array().unwrap().len(), 16);
+    assert!(v["average_bus_bandwidth"]["bandwidth"].as_f64().unwrap() > 0.0);
     let data: Vec<Vec<&str>> =
         out.lines().filter(|l| !l.starts_with('#')).map(|l| l.split_whitespace().collect()).collect();
     assert_eq!(data.len(), 3);
@@ -181,6 +199,7 @@ fn collectives_print_nccom_test_and_nccl_tests_tables() {
         assert_eq!(d.len(), 13, "{d:?}");
         assert_eq!((d[2], d[3], d[4]), ("float", "sum", "-1"));
         assert_eq!(d[5..8], d[9..12], "in-place repeats out-of-place");
+        assert_eq!((d[8], d[12]), ("N/A", "N/A"), "no validation: #wrong is N/A");
     }
     assert!(out.lines().any(|l| l.starts_with("# Avg bus bandwidth    : ")), "{out}");
     assert!(out.contains("#       size         count      type   redop    root     time   algbw   busbw #wrong"));

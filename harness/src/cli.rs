@@ -369,6 +369,7 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
         Cmd::Collective(a) => {
             ins.extend(Path::new(&a.system).is_file().then(|| ("--system", PathBuf::from(&a.system))));
             outs.extend(a.json.clone().map(|p| ("--json", p)));
+            outs.extend(a.output_file.clone().map(|p| ("--output-file", p)));
         }
         Cmd::Bench { which: BenchCmd::NcGemm { trace, .. } } => outs.extend(trace.clone().map(|p| ("--trace", p))),
         Cmd::Bench { which: BenchCmd::KernelRing { json, .. } } => outs.extend(json.clone().map(|p| ("--json", p))),

@@ -7,7 +7,9 @@
 //! buffer. `algbw = size / time`, `busbw = algbw x` the operation's bus factor
 //! (`trnsim_fabric::collective::Op::busbw_factor`). Each size is one simulated run of the
 //! packet-level fabric; there is no warm-up and no run-to-run noise, so nccl-tests' in-place
-//! columns repeat the out-of-place ones and `#wrong` is 0 (data is not modelled).
+//! columns repeat the out-of-place ones, and `#wrong` is `N/A` as nccl-tests prints it
+//! without validation (data is not modelled). `-J FILE.json` writes nccl-tests' own JSON
+//! results file.
 
 use clap::Args;
 use std::fmt::Write as _;
@@ -58,6 +60,10 @@ pub struct CollectiveArgs {
     /// Write every row as JSON.
     #[arg(long, value_name = "FILE.json")]
     pub json: Option<PathBuf>,
+    /// Write nccl-tests' own JSON results file (its `-J` output, file version 3), which its
+    /// tools/analyze_perf_json.py reads.
+    #[arg(short = 'J', long = "output-file", value_name = "FILE.json")]
+    pub output_file: Option<PathBuf>,
 }
 
 fn parse_dur(s: &str) -> Result<trnsim_kernel::Dur, String> {
@@ -209,7 +215,7 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
     let coll = Collective { op, algo };
     let all = sizes(a.minbytes, a.maxbytes, a.stepfactor);
     if a.format == "nccl-tests" {
-        print!("{}", nccl_header(&a, &members, topo.name.as_str()));
+        print!("{}", nccl_header(&a, op, &members, topo.name.as_str()));
     } else {
         println!(
             "{:>12}{:>16}{:>9}{:>12}{:>15}{:>15}",
@@ -253,6 +259,7 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
         println!("# Out of bounds values : 0 OK");
         println!("# Avg bus bandwidth    : {} ", g6(avg));
         println!("#");
+        println!("# Collective test concluded: {}", perf_name(op));
     } else {
         println!("Avg bus bandwidth:\t{avg:.4}GB/s");
     }
@@ -273,15 +280,109 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
         trnsim_harness::outputs::write_atomic(p, (body + "\n").as_bytes())
             .map_err(|e| (format!("--json {}: {e}", p.display()), 2))?;
     }
+    if let Some(p) = &a.output_file {
+        let body = nccl_json(&a, op, &members, &doc.name(), &rows, avg);
+        let body = serde_json::to_string_pretty(&body).map_err(|e| (e.to_string(), 1))?;
+        trnsim_harness::outputs::write_atomic(p, (body + "\n").as_bytes())
+            .map_err(|e| (format!("--output-file {}: {e}", p.display()), 2))?;
+    }
     Ok(())
 }
 
+/// The nccl-tests program that runs `op`.
+fn perf_name(op: Op) -> &'static str {
+    match op {
+        Op::AllReduce => "all_reduce_perf",
+        Op::AllGather => "all_gather_perf",
+        Op::ReduceScatter => "reduce_scatter_perf",
+        Op::AllToAll => "alltoall_perf",
+        Op::Broadcast => "broadcast_perf",
+        _ => "sendrecv_perf",
+    }
+}
+
+/// nccl-tests' type name of a datatype.
+fn nccl_type(datatype: &str) -> &str {
+    match datatype {
+        "fp32" => "float",
+        "fp16" => "half",
+        "bf16" => "bfloat16",
+        "fp64" => "double",
+        other => other,
+    }
+}
+
+/// nccl-tests' reduction and root columns of `op`.
+fn redop_root(op: Op) -> (&'static str, i32) {
+    match op {
+        Op::AllReduce | Op::ReduceScatter => ("sum", -1),
+        Op::Broadcast => ("none", 0),
+        _ => ("none", -1),
+    }
+}
+
+/// nccl-tests' JSON results (file version 3): the run's configuration, the devices (chips),
+/// a result per size with its out-of-place and in-place figures and their one-iteration
+/// statistics, and the average bus bandwidth. Times are simulated: the start is the epoch of
+/// simulated time and the end the sum of the rows' times, so the file is deterministic.
+fn nccl_json(a: &CollectiveArgs, op: Op, members: &[usize], system: &str, rows: &[Row], avg: f64) -> serde_json::Value {
+    use serde_json::json;
+    let (redop, root) = redop_root(op);
+    let devices: Vec<serde_json::Value> = members
+        .iter()
+        .enumerate()
+        .map(|(r, c)| {
+            json!({ "rank": r, "group": 0, "pid": 0, "hostname": system, "device": c,
+                    "device_hex": "sim", "device_info": format!("trnsim chip{c}") })
+        })
+        .collect();
+    let stats = |t: f64| {
+        json!({ "skipped_iterations": 0, "min_us": t, "max_us": t, "avg_us": t, "p50_us": t, "p95_us": t,
+                "p99_us": t, "stdev_us": 0.0, "cv_pct": 0.0, "times_us": [t] })
+    };
+    let results: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            let body = json!({ "time": r.time_us, "alg_bw": r.algbw, "bus_bw": r.busbw, "nwrong": null });
+            json!({
+                "size": r.size, "count": r.count, "type": nccl_type(&a.datatype), "redop": redop,
+                "root": format!("{root:6}"), "out_of_place": body, "out_of_place_per_iter": stats(r.time_us),
+                "in_place": body, "in_place_per_iter": stats(r.time_us), "actual_iterations": 1,
+                "experiment_name": "",
+            })
+        })
+        .collect();
+    let total_s = rows.iter().map(|r| 2.0 * r.time_us).sum::<f64>() / 1e6;
+    let end = format!("1970-01-01 00:00:{:02}", (total_s.floor() as u64).min(59));
+    let args: Vec<String> = std::env::args().collect();
+    json!({
+        "version": 3,
+        "start_time": "1970-01-01 00:00:00",
+        "args": args,
+        "env": [],
+        "nccl_version": 0,
+        "config": {
+            "nthreads": 1, "ngpus": 1, "minimum_bytes": a.minbytes, "maximum_bytes": a.maxbytes,
+            "step_factor": a.stepfactor, "warmup_iters": 0, "iterations": 1, "aggregated_iterations": 1,
+            "validation": 0, "graph": 0, "blocking_collectives": false, "per_iter_timing": true,
+            "per_iter_skip": 0, "parallel_init": false, "devices": devices,
+        },
+        "results": results,
+        "out_of_bounds": { "count": 0, "okay": true },
+        "average_bus_bandwidth": { "bandwidth": avg, "okay": "unchecked" },
+        "errors": [],
+        "end_time": end,
+    })
+}
+
 /// nccl-tests' preamble, filled with what the simulation knows.
-fn nccl_header(a: &CollectiveArgs, members: &[usize], system: &str) -> String {
+fn nccl_header(a: &CollectiveArgs, op: Op, members: &[usize], system: &str) -> String {
     let mut s = String::new();
+    let _ = writeln!(s, "# trnsim {} (simulated on {system}), in nccl-tests' output format", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(s, "# Collective test starting: {}", perf_name(op));
     let _ = writeln!(
         s,
-        "# nThread 1 nGpus 1 minBytes {} maxBytes {} step: {}(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0",
+        "# nThread 1 nGpus 1 minBytes {} maxBytes {} step: {}(factor) warmup iters: 0 iters: 1 agg iters: 1 validation: 0 graph: 0 unalign: 0",
         a.minbytes, a.maxbytes, a.stepfactor
     );
     let _ = writeln!(s, "#");
@@ -298,31 +399,29 @@ fn nccl_header(a: &CollectiveArgs, members: &[usize], system: &str) -> String {
 
 /// One nccl-tests row: out-of-place then in-place (the same, see the module docs).
 fn nccl_row(r: &Row, datatype: &str, op: Op) -> String {
-    let ty = match datatype {
-        "fp32" => "float",
-        "fp16" => "half",
-        "bf16" => "bfloat16",
-        "fp64" => "double",
-        other => other,
-    };
-    let (redop, root) = match op {
-        Op::AllReduce | Op::ReduceScatter => ("sum", -1),
-        Op::Broadcast => ("none", 0),
-        _ => ("none", -1),
-    };
-    let half = format!("  {:>7}  {:6.2}  {:6.2}  {:>5}", time_str(r.time_us), r.algbw, r.busbw, 0);
+    let ty = nccl_type(datatype);
+    let (redop, root) = redop_root(op);
+    // Validation 0 (data is not modelled): nccl-tests then prints N/A for #wrong.
+    let half =
+        format!("  {:>7}  {:>6}  {:>6}    N/A", float_str(r.time_us, 7), float_str(r.algbw, 6), float_str(r.busbw, 6));
     format!("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}{half}{half}", r.size, r.count, ty, redop, root)
 }
 
-/// A time as nccl-tests prints it: 7 characters, fewer decimals as it grows.
-fn time_str(us: f64) -> String {
-    if us >= 10_000.0 {
-        format!("{us:.0}")
-    } else if us >= 100.0 {
-        format!("{us:.1}")
-    } else {
-        format!("{us:.2}")
+/// A figure in `width` characters as nccl-tests prints it: two decimals, then one, then
+/// none as it grows, then an exponent.
+fn float_str(v: f64, width: usize) -> String {
+    for d in [2, 1, 0] {
+        let s = format!("{v:>width$.d$}");
+        if s.len() <= width {
+            return s;
+        }
     }
+    let p = if width >= 7 { 1 } else { 0 };
+    // C's %e: mantissa, 'e', sign, at least two exponent digits.
+    let s = format!("{v:.p$e}");
+    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+    let (sign, digits) = e.strip_prefix('-').map_or(("+", e), |d| ("-", d));
+    format!("{:>width$}", format!("{m}e{sign}{digits:0>2}"))
 }
 
 /// `%g` with 6 significant digits, as nccl-tests prints the average bus bandwidth.
@@ -341,7 +440,7 @@ fn g6(v: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{g6, nccl_row, parse_group, parse_size, sizes, time_str, Row};
+    use super::{float_str, g6, nccl_row, parse_group, parse_size, sizes, Row};
     use trnsim_fabric::collective::Op;
 
     #[test]
@@ -365,9 +464,20 @@ mod tests {
     fn nccl_tests_rows_have_their_thirteen_columns() {
         let r = Row { size: 1048576, count: 262144, time_us: 105.93, algbw: 9.9, busbw: 17.33, algo: "ring" };
         let line = nccl_row(&r, "fp32", Op::AllReduce);
-        assert_eq!(line, "     1048576        262144     float     sum      -1    105.9    9.90   17.33      0    105.9    9.90   17.33      0");
+        assert_eq!(line, "     1048576        262144     float     sum      -1   105.93    9.90   17.33    N/A   105.93    9.90   17.33    N/A");
         assert_eq!(line.split_whitespace().count(), 13);
-        assert_eq!((time_str(90330.2), time_str(18.054)), ("90330".to_string(), "18.05".to_string()));
+        // nccl-tests' getFloatStr: as many decimals (2, 1, 0) as fit the width, then %e.
+        let cases = [
+            (90330.2, 7, "90330.2"),
+            (18.054, 7, "  18.05"),
+            (1234.567, 6, "1234.6"),
+            (123456.7, 6, "123457"),
+            (12345678.0, 6, " 1e+07"),
+            (123456789.0, 7, "1.2e+08"),
+        ];
+        for (v, w, want) in cases {
+            assert_eq!(float_str(v, w), want, "{v} in {w}");
+        }
         assert_eq!(g6(220.92123), "220.921");
     }
 }
