@@ -55,6 +55,20 @@ fn e2e_llm_layer_is_deterministic_and_within_tolerance_of_the_estimate() {
     // The flops are all there: every core did its share.
     let flops = f("tflops") * f("sim_time_ns") * 1e3;
     assert!((flops / (8.0 * shape.flops() as f64) - 1.0).abs() < 1e-9, "{flops}");
+    // Written as a workload (`trnsim workload bench`) and run with its GEMM as NeuronCore
+    // programs, the layer takes the benchmark's own time.
+    let file = dir.join("e2e.ron");
+    let out = trnsim().args(["workload", "bench", "e2e-llm-layer", "-o"]).arg(&file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let wl = dir.join("workload.json");
+    let out = trnsim().args(["run", "--compute", "cycle", "--workload"]).arg(&file).arg("--json").arg(&wl).output();
+    let out = out.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&std::fs::read(&wl).unwrap()).unwrap();
+    let figures = v["points"][0]["figures"].as_array().unwrap();
+    let step_us = figures.iter().find(|p| p[0] == "step_us").and_then(|p| p[1].as_f64()).unwrap();
+    let bench = f("sim_time_ns");
+    assert!((step_us * 1e3 - bench).abs() < 1e-6 * bench, "workload {step_us} us, benchmark {bench} ns");
 }
 
 #[test]
