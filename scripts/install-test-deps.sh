@@ -10,12 +10,14 @@
 #   rtl       Verilator 5 and g++: the RTL co-simulation (feature `rtl`: trnsim diff, its tests)
 #   mpi       Open MPI and libclang: the MPI transport (feature `mpi`; rsmpi's bindgen needs
 #             libclang and the clang builtin headers)
+#   tty       script (util-linux): the test that progress shows on a terminal, run in a
+#             pseudo-terminal
 #
 # System packages come from apt-get when it runs as root (or with password-less sudo). Elsewhere
 # (another distribution, no root) nothing is installed: the script names what to install and
 # exits 1, so a test never runs half-equipped.
 #
-# Usage: scripts/install-test-deps.sh [all|lint|perfetto|rtl|mpi]...   (default: all)
+# Usage: scripts/install-test-deps.sh [all|lint|perfetto|rtl|mpi|tty]...   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 groups=("$@")
@@ -50,6 +52,10 @@ if want lint && { ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --vers
     else
         missing+=("the format and lint checks: rustfmt and clippy (your Rust toolchain's components)")
     fi
+fi
+
+if want tty && ! command -v script >/dev/null 2>&1; then
+    apt_install "the progress test: runs trnsim in a pseudo-terminal" bsdutils
 fi
 
 if want perfetto; then

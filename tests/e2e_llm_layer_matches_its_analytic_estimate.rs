@@ -17,8 +17,30 @@ const UTIL_POINTS: f64 = 4.0;
 fn run(args: &[&str], json: &Path) -> Vec<u8> {
     let out = trnsim().args(["run", "e2e-llm-layer"]).args(args).arg("--json").arg(json).current_dir(root()).output();
     let out = out.unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Progress is for terminals: never in piped output.
+    let both = format!("{err}{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        !both.contains("real time") && !both.contains('\r') && !both.contains('\x1b'),
+        "progress in a pipe: {both}"
+    );
     std::fs::read(json).unwrap()
+}
+
+/// The run in a pseudo-terminal (`script`): progress shows on its stderr, and its results
+/// JSON is the piped run's, byte for byte. None when `script` is missing (then the test is
+/// counted as skipped).
+fn run_in_terminal(json: &Path, stdout: &Path) -> Option<(String, Vec<u8>)> {
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        return None;
+    }
+    let exe = trnsim().get_program().to_string_lossy().into_owned();
+    let cmd = format!("'{exe}' run e2e-llm-layer --json '{}' > '{}'", json.display(), stdout.display());
+    let out = std::process::Command::new("script").args(["-qec", &cmd, "/dev/null"]).current_dir(root()).output();
+    let out = out.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    Some((String::from_utf8_lossy(&out.stdout).into_owned(), std::fs::read(json).unwrap()))
 }
 
 fn headline(json: &[u8]) -> Vec<(String, f64)> {
@@ -33,6 +55,15 @@ fn e2e_llm_layer_is_deterministic_and_within_tolerance_of_the_estimate() {
     let a = run(&[], &dir.join("structural.json"));
     let b = run(&["--order", "shuffled:7"], &dir.join("shuffled.json"));
     assert!(a == b, "results JSON differs between structural and shuffled:7 tick orders");
+    match run_in_terminal(&dir.join("terminal.json"), &dir.join("terminal.out")) {
+        Some((tty, json)) => {
+            assert!(tty.contains("simulated ") && tty.contains("x real time"), "no progress on a terminal: {tty:?}");
+            assert!(json == a, "results JSON differs when progress is shown");
+            let stdout = std::fs::read_to_string(dir.join("terminal.out")).unwrap();
+            assert!(!stdout.contains("real time"), "progress on stdout: {stdout}");
+        }
+        None => trnsim_traces::skip_test(&root(), "`script` (util-linux) is missing: cannot run in a pseudo-terminal"),
+    }
     let h = headline(&a);
     let f = |name: &str| h.iter().find(|x| x.0 == name).unwrap_or_else(|| panic!("no figure {name}")).1;
     let chip = trnsim_harness::chip::trn3().unwrap();

@@ -496,6 +496,8 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
         return run_partitioned(&a, &names, threads);
     }
     let workers = (a.jobs as usize).min(jobs.len()).max(1);
+    // One benchmark at a time: progress on a terminal (never with parallel jobs).
+    trnsim_harness::progress::set_enabled(workers == 1);
     let done = std::sync::atomic::AtomicUsize::new(0);
     let run_bench = |name: &String| -> Result<BenchResult, Failure> {
         let _span = tracing::info_span!("bench", name = name.as_str()).entered();
@@ -517,7 +519,7 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
         commit_all(staged)?;
         let r = r?;
         if workers > 1 {
-            // Progress on stderr as each finishes (results print together at the end).
+            // Progress on stderr as each finishes (its rows print once those before it have).
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             eprintln!("[{n}/{}] {name}: {:.1} s", jobs.len(), r.speed.wall_s);
         }
@@ -526,8 +528,10 @@ fn cmd_run(a: RunArgs) -> Result<(), Failure> {
         }
         Ok(r)
     };
-    results.extend(run_pool(&jobs, workers, run_bench)?);
-    print_results(&results, a.full);
+    // Each benchmark's rows print as soon as it and those before it are done.
+    print_header();
+    results.extend(run_pool_emitting(&jobs, workers, run_bench, |_, r| print_result(r))?);
+    print_full(&results, a.full);
     // The default suite ends with the Trn3 summary table (harness/src/summary.rs).
     let summary = if default_suite { trnsim_harness::summary::summary(&results) } else { Vec::new() };
     if !summary.is_empty() {
@@ -546,9 +550,29 @@ fn run_pool<J: Sync, R: Send>(
     workers: usize,
     run: impl Fn(&J) -> Result<R, Failure> + Sync,
 ) -> Result<Vec<R>, Failure> {
+    run_pool_emitting(jobs, workers, run, |_, _| {})
+}
+
+/// [`run_pool`], calling `emit` on each result in job order as soon as it and every result
+/// before it are done (so output streams while the order, and the output, stay the same).
+fn run_pool_emitting<J: Sync, R: Send>(
+    jobs: &[J],
+    workers: usize,
+    run: impl Fn(&J) -> Result<R, Failure> + Sync,
+    emit: impl Fn(usize, &R) + Sync,
+) -> Result<Vec<R>, Failure> {
     if workers <= 1 {
-        return jobs.iter().map(&run).collect();
+        let mut out = Vec::with_capacity(jobs.len());
+        for (k, j) in jobs.iter().enumerate() {
+            let r = run(j)?;
+            emit(k, &r);
+            out.push(r);
+        }
+        return Ok(out);
     }
+    // The next result to emit: a worker that completes the head of the line emits every
+    // consecutive finished result after it.
+    let emitted = std::sync::Mutex::new(0usize);
     // A shared cursor hands out jobs in order.
     let next = std::sync::atomic::AtomicUsize::new(0);
     let slots: Vec<std::sync::Mutex<Option<Result<R, Failure>>>> =
@@ -563,6 +587,14 @@ fn run_pool<J: Sync, R: Send>(
                 *slots[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
                 if failed {
                     next.store(jobs.len(), std::sync::atomic::Ordering::Relaxed);
+                }
+                let mut head = emitted.lock().unwrap_or_else(|e| e.into_inner());
+                while let Some(slot) = slots.get(*head) {
+                    match &*slot.lock().unwrap_or_else(|e| e.into_inner()) {
+                        Some(Ok(r)) => emit(*head, r),
+                        _ => break,
+                    }
+                    *head += 1;
                 }
             });
         }
@@ -662,6 +694,7 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
     let jobs: Vec<(usize, &trnsim_system::doc::SystemDoc, &trnsim_workloads::format::Checked)> =
         docs.iter().zip(&loads).enumerate().map(|(k, (d, w))| (k, d, w)).collect();
     let workers = (a.jobs as usize).min(jobs.len()).max(1);
+    trnsim_harness::progress::set_enabled(workers == 1);
     let done = std::sync::atomic::AtomicUsize::new(0);
     let mut runs = run_pool(&jobs, workers, |&(k, doc, w)| {
         let opts =
@@ -734,6 +767,7 @@ fn cmd_whatif(a: &RunArgs, names: Vec<String>, system: Option<String>) -> Result
     let jobs = whatif::jobs(&names, system.as_deref(), &a.sets, &a.sweeps).map_err(Failure::Usage)?;
     let workers = (a.jobs as usize).min(jobs.len()).max(1);
     let many = jobs.len() > 1;
+    trnsim_harness::progress::set_enabled(workers == 1 && !many);
     let done = std::sync::atomic::AtomicUsize::new(0);
     let results = run_pool(&jobs, workers, |job| {
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, &job.label, many));
@@ -938,16 +972,31 @@ fn run_one(
 }
 
 fn print_results(results: &[BenchResult], full: bool) {
+    print_header();
+    results.iter().for_each(print_result);
+    print_full(results, full);
+}
+
+fn print_header() {
     println!("{:<22} {:<44} {:>16}", "benchmark", "figure", "value");
-    for r in results {
-        for (k, v) in &r.headline {
-            println!("{:<22} {:<44} {:>16}", r.name, k, fmt_num(*v));
-        }
-        // Host speed: kernel ticks per second only for benchmarks that ran the kernel.
-        let ticks = if r.speed.ticks_per_s > 0.0 { format!("{:.3e}", r.speed.ticks_per_s) } else { "n/a".into() };
-        let wall = if r.speed.wall_s >= 0.001 { format!("{:.3}", r.speed.wall_s) } else { "<0.001".into() };
-        println!("{:<22} {:<44} {:>16}", r.name, "host: wall_s / ticks_per_s", format!("{wall} / {ticks}"));
+}
+
+/// One benchmark's rows, flushed (stdout may be a pipe, which Rust buffers by line anyway).
+fn print_result(r: &BenchResult) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    for (k, v) in &r.headline {
+        let _ = writeln!(out, "{:<22} {:<44} {:>16}", r.name, k, fmt_num(*v));
     }
+    // Host speed: kernel ticks per second only for benchmarks that ran the kernel.
+    let ticks = if r.speed.ticks_per_s > 0.0 { format!("{:.3e}", r.speed.ticks_per_s) } else { "n/a".into() };
+    let wall = if r.speed.wall_s >= 0.001 { format!("{:.3}", r.speed.wall_s) } else { "<0.001".into() };
+    let _ = writeln!(out, "{:<22} {:<44} {:>16}", r.name, "host: wall_s / ticks_per_s", format!("{wall} / {ticks}"));
+    let _ = out.flush();
+}
+
+/// With --full, every benchmark's statistics tables.
+fn print_full(results: &[BenchResult], full: bool) {
     if full {
         for r in results {
             println!("\n== {} ==\n{}", r.name, r.stats.to_table());

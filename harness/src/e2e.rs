@@ -381,7 +381,7 @@ pub fn run_variant(
         .collect::<Result<Vec<_>, _>>()?;
     let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
     let ids = chip::build(&mut b, chip, &programs, trace.is_some())?;
-    let sim = chip::run_to_end(b, std::slice::from_ref(&ids), trace, Dur::from_us(100_000))?;
+    let sim = crate::progress::run_to_end(b, std::slice::from_ref(&ids), trace, Dur::from_us(100_000))?;
     Ok((sim, ids))
 }
 

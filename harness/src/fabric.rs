@@ -26,7 +26,7 @@ fn one_link(params: &LinkParams, spec: SourceSpec, limit: Dur) -> Result<(Simula
     b.install(src, PacketSource::new(h.input, spec, 7, 1)).map_err(|e| e.to_string())?;
     b.install(sink, OrderedSink::new(h.output, None)).map_err(|e| e.to_string())?;
     let mut sim = b.build().map_err(|e| e.to_string())?;
-    sim.run_until_idle(limit).map_err(|e| e.to_string())?;
+    crate::progress::run_until_idle(&mut sim, limit).map_err(|e| e.to_string())?;
     let stats = sim.component::<LinkRx>(h.rx).ok_or("link receiver")?.stats().clone();
     Ok((sim, link, stats))
 }

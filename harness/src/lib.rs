@@ -20,6 +20,7 @@ pub mod neuroncore;
 pub mod outputs;
 pub mod parallel;
 pub mod plot;
+pub mod progress;
 pub mod random_graph;
 pub mod ring;
 pub mod suite;

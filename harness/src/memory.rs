@@ -85,7 +85,7 @@ pub fn run(
         sim.attach_trace(sink, &opts);
     }
     let sw = Stopwatch::start();
-    sim.run_until_idle(spec.limit).map_err(|e| format!("{}: {e}", spec.name))?;
+    crate::progress::run_until_idle(&mut sim, spec.limit).map_err(|e| format!("{}: {e}", spec.name))?;
     let (wall_s, cpu_s) = sw.elapsed();
     sim.finish_trace().map_err(|e| e.to_string())?;
     let end = sim.now();

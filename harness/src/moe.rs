@@ -189,7 +189,7 @@ pub fn run(
     let dispatch = alltoallv("dispatch", n, 0, |c, d| u64::from(sent[c][d]) * tok);
     let combine = alltoallv("combine", n, u64::from(16 * cs.chunks()), |c, d| u64::from(sent[d][c]) * tok);
     fsys::build_jobs(&mut b, topo, &nodes, &[dispatch, combine], &Params::default(), hooks, tracing)?;
-    let sim = chip::run_to_end(b, &chips, trace, Dur::from_us(100_000))?;
+    let sim = crate::progress::run_to_end(b, &chips, trace, Dur::from_us(100_000))?;
     Ok(MoeRun { sim, chips, engines: nodes.ids[..n].to_vec(), routing })
 }
 

@@ -105,7 +105,7 @@ pub fn run_cores_for(
     if let Some((sink, opts)) = trace {
         sim.attach_trace(sink, &opts);
     }
-    let stop = match sim.run_until_idle(max_sim_time) {
+    let stop = match crate::progress::run_until_idle(&mut sim, max_sim_time) {
         Ok(stop) => stop,
         Err(e) => {
             // Locate a deadlock at the first engine that did not finish (e.g. a sem_wait that

@@ -137,7 +137,9 @@ pub struct RunOpts {
     pub progress: bool,
 }
 
-/// Runs `sim` to `end` (or idle) in chunks, with a progress bar after the first second.
+/// Runs `sim` to `end` (or idle) in chunks, with a progress bar after the first second: on
+/// stderr, only when it is a terminal (indicatif hides it otherwise), showing the simulated
+/// time reached of the goal, the slowdown against real time and the ETA.
 pub fn drive(sim: &mut Simulation, limit: Dur, progress: bool) -> Result<(Stop, Speed), RunError> {
     let sw = Stopwatch::start();
     let start = sim.now();
@@ -154,7 +156,7 @@ pub fn drive(sim: &mut Simulation, limit: Dur, progress: bool) -> Result<(Stop, 
         if progress && bar.is_none() && sw.elapsed().0 > 1.0 {
             let b = ProgressBar::new(100);
             b.set_style(
-                ProgressStyle::with_template("{spinner} simulated {msg} [{bar:40}] {percent}% ({elapsed})")
+                ProgressStyle::with_template("{spinner} simulated {msg} [{bar:30}] {percent}% ({elapsed}, ETA {eta})")
                     .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
             b.enable_steady_tick(Duration::from_millis(200));
@@ -162,7 +164,9 @@ pub fn drive(sim: &mut Simulation, limit: Dur, progress: bool) -> Result<(Stop, 
         }
         if let Some(b) = &bar {
             b.set_position(done.as_ps() * 100 / limit.as_ps().max(1));
-            b.set_message(done.to_string());
+            // Simulated time reached of the goal, and how much slower than real time it runs.
+            let slow = sw.elapsed().0 / done.as_secs_f64().max(1e-18);
+            b.set_message(format!("{done} of {limit}, {slow:.3e}x real time"));
         }
     };
     if let Some(b) = bar {

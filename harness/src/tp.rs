@@ -142,7 +142,7 @@ pub fn run(
     let jobs = jobs(s, topo, &members, cs.chunks(), true)?;
     let algo = Collective { op: Op::AllReduce, algo: Algo::Auto }.resolve(n as usize, s.phase_bytes()).algo;
     fsys::build_jobs(&mut b, topo, &nodes, &jobs, &Params::default(), hooks, tracing)?;
-    let sim = chip::run_to_end(b, &chips, trace, Dur::from_us(100_000))?;
+    let sim = crate::progress::run_to_end(b, &chips, trace, Dur::from_us(100_000))?;
     let engines = members.iter().map(|&c| nodes.ids[c]).collect();
     Ok(TpRun { sim, chips, engines, algo })
 }
@@ -157,7 +157,7 @@ pub fn allreduce_alone_ns(topo: &Topology, s: &TpShape, n: u32, chunks: u32) -> 
     let nodes = fsys::reserve_nodes(&mut b, topo)?;
     fsys::build_jobs(&mut b, topo, &nodes, &jobs, &Params::default(), Vec::new(), false)?;
     let mut sim = b.build().map_err(|e| e.to_string())?;
-    sim.run_until_idle(Dur::from_us(100_000)).map_err(|e| e.to_string())?;
+    crate::progress::run_until_idle(&mut sim, Dur::from_us(100_000)).map_err(|e| e.to_string())?;
     let mut done = vec![0u64; s.phases as usize];
     for &c in &members {
         let node = sim.component::<ChipNode>(nodes.ids[c]).ok_or("chip node")?;

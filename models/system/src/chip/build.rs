@@ -144,11 +144,23 @@ pub fn run_to_end(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
     limit: Dur,
 ) -> Result<Simulation, String> {
+    run_to_end_by(b, chips, trace, limit, &|sim, limit| sim.run_until_idle(limit))
+}
+
+/// [`run_to_end`], the simulation run by `run` (a caller that shows progress runs it its own
+/// way; it must run to idle or `limit`, as `Simulation::run_until_idle` does).
+pub fn run_to_end_by(
+    b: SimBuilder,
+    chips: &[ChipIds],
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+    limit: Dur,
+    run: &dyn Fn(&mut Simulation, Dur) -> Result<trnsim_kernel::Stop, trnsim_kernel::RunError>,
+) -> Result<Simulation, String> {
     let mut sim = b.build().map_err(|e| e.to_string())?;
     if let Some((sink, opts)) = trace {
         sim.attach_trace(sink, &opts);
     }
-    sim.run_until_idle(limit).map_err(|e| e.to_string())?;
+    run(&mut sim, limit).map_err(|e| e.to_string())?;
     sim.finish_trace().map_err(|e| e.to_string())?;
     for ids in chips {
         for (i, core) in ids.cores.iter().enumerate() {

@@ -10,7 +10,7 @@ pub mod ultraserver;
 #[cfg(test)]
 mod tests;
 
-pub use build::{build, build_on_fabric, build_with, run_to_end, whole_chip_trace, BuildOpts, ChipIds};
+pub use build::{build, build_on_fabric, build_with, run_to_end, run_to_end_by, whole_chip_trace, BuildOpts, ChipIds};
 pub use spec::{load, parse, Chip, ChipError, ChipSpec};
 pub use ultraserver::{trn2_ultraserver, trn3_gen1, trn3_gen2, UltraServer, UltraServerSpec};
 

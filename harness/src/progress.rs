@@ -1,0 +1,84 @@
+//! Progress of long simulations on stderr, for a person at a terminal: after the first second
+//! of a run, a line with the simulated time reached (of its goal, when it has one), how many
+//! times slower than real time it runs, and the elapsed time (and ETA, when there is a goal).
+//!
+//! The line is drawn by indicatif, which draws nothing when stderr is not a terminal, so
+//! progress never reaches a file or a pipe; it never enters results. The CLI turns it on for
+//! runs of one benchmark at a time ([`set_enabled`]); library callers and tests get none.
+//! Runs with progress step the same simulation the same way (the kernel's `run_until` with a
+//! condition that is never true), so their results are byte-identical to runs without.
+
+use crate::cpu::Stopwatch;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use trnsim_kernel::{Dur, RunError, Simulation, Stop};
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// Time steps between two looks at the clock.
+const STEPS_PER_LOOK: u32 = 4096;
+/// Wall time before the line appears, in seconds.
+const SHOW_AFTER_S: f64 = 1.0;
+
+/// Turns progress on or off for the runs that follow (process-wide).
+pub fn set_enabled(on: bool) {
+    ENABLED.store(on, Ordering::Relaxed);
+}
+
+/// Whether progress is on.
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// The slowdown of `simulated` in `wall_s` seconds against real time.
+fn slowdown(wall_s: f64, simulated: Dur) -> f64 {
+    wall_s / simulated.as_secs_f64().max(1e-18)
+}
+
+/// Runs `sim` until idle or `limit`, as `Simulation::run_until_idle` does, showing progress
+/// when it is on.
+pub fn run_until_idle(sim: &mut Simulation, limit: Dur) -> Result<Stop, RunError> {
+    if !enabled() {
+        return sim.run_until_idle(limit);
+    }
+    let sw = Stopwatch::start();
+    let start = sim.now();
+    let mut steps = 0u32;
+    let mut bar: Option<ProgressBar> = None;
+    let stop = sim.run_until(limit, |s| {
+        steps = steps.wrapping_add(1);
+        if steps % STEPS_PER_LOOK != 0 {
+            return false;
+        }
+        let wall = sw.elapsed().0;
+        if bar.is_none() && wall > SHOW_AFTER_S {
+            let b = ProgressBar::new_spinner();
+            b.set_style(
+                ProgressStyle::with_template("{spinner} simulated {msg} ({elapsed})")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            b.enable_steady_tick(Duration::from_millis(200));
+            bar = Some(b);
+        }
+        if let Some(b) = &bar {
+            let done = s.now().since(start);
+            b.set_message(format!("{done}, {:.3e}x real time", slowdown(wall, done)));
+        }
+        false
+    });
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    stop
+}
+
+/// `trnsim_system::chip::run_to_end` with progress when it is on.
+pub fn run_to_end(
+    b: trnsim_kernel::SimBuilder,
+    chips: &[trnsim_system::chip::ChipIds],
+    trace: Option<(Box<dyn trnsim_kernel::TraceSink>, trnsim_kernel::TraceOptions)>,
+    limit: Dur,
+) -> Result<Simulation, String> {
+    trnsim_system::chip::run_to_end_by(b, chips, trace, limit, &run_until_idle)
+}
