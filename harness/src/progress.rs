@@ -48,7 +48,7 @@ pub fn run_until_idle(sim: &mut Simulation, limit: Dur) -> Result<Stop, RunError
     let mut bar: Option<ProgressBar> = None;
     let stop = sim.run_until(limit, |s| {
         steps = steps.wrapping_add(1);
-        if steps % STEPS_PER_LOOK != 0 {
+        if !steps.is_multiple_of(STEPS_PER_LOOK) {
             return false;
         }
         let wall = sw.elapsed().0;
