@@ -209,3 +209,41 @@ fn collectives_print_nccom_test_and_nccl_tests_tables() {
     );
     usage_error(&["collective", "frobnicate"], &["unknown operation"]);
 }
+
+#[test]
+fn chakra_traces_become_workloads_that_run() {
+    let dir = scratch("chakra_cli");
+    let rank = |r: u32| {
+        format!(
+            r#"{{"version": "0.0.4"}}
+{{"id": "1", "name": "mm", "type": "COMP_NODE", "attr": [{{"name": "num_ops", "int64Val": "4000000000"}}]}}
+{{"id": "2", "name": "ar", "type": "COMM_COLL_NODE", "dataDeps": ["1"],
+  "attr": [{{"name": "comm_type", "int64Val": "0"}}, {{"name": "comm_size", "int64Val": "1048576"}}]}}
+{{"id": "3", "name": "tail{r}", "type": "COMP_NODE", "dataDeps": ["2"], "durationMicros": "2"}}
+"#
+        )
+    };
+    let files: Vec<String> = (0..4)
+        .map(|r| {
+            let p = dir.join(format!("et.{r}.json"));
+            std::fs::write(&p, rank(r)).unwrap();
+            p.to_str().unwrap().to_string()
+        })
+        .collect();
+    let out = dir.join("et.ron");
+    let mut args = vec!["workload", "chakra"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["-o", out.to_str().unwrap()]);
+    let (code, _, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+    let json = dir.join("et-run.json");
+    let v = workload_json(&["run", "--workload", out.to_str().unwrap(), "--system", "trn3-gen1-ultraserver"], &json);
+    assert!(v["points"][0]["report"]["step_ns"].as_f64().unwrap() > 2000.0, "{v}");
+    // The output may not be one of the inputs; a bad trace is a located one-line error.
+    usage_error(&["workload", "chakra", &files[0], "-o", &files[0]], &["-o"]);
+    std::fs::write(dir.join("bad.json"), "{\"id\": \"1\", \"type\": \"COMM_SEND_NODE\"}").unwrap();
+    usage_error(
+        &["workload", "chakra", dir.join("bad.json").to_str().unwrap()],
+        &["bad.json:1:1: nodes[0].type:", "COMM_SEND_NODE is not read"],
+    );
+}

@@ -72,7 +72,7 @@ fn tp_matmul(name: &str, source: String, s: &TpShape, chips: u32, cores: u32) ->
     for p in 0..s.phases {
         let g = 2 * p;
         nodes.push(node(g, &format!("matmul.{p}"), gemm(s.tokens, s.d_in / chips, cols, 1, p > 0, false), &[]));
-        let comm = Comm { bytes: s.phase_bytes(), group: "world".into(), algo: None };
+        let comm = Comm { bytes: s.phase_bytes(), group: "world".into(), algo: None, duration_ns: 0 };
         nodes.push(node(g + 1, &format!("all-reduce.{p}"), Op::AllReduce(comm), &[g]));
     }
     Ok(Workload {

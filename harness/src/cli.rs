@@ -365,7 +365,10 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
             ins.extend(i);
             outs.extend(o);
         }
-        Cmd::Workload { which } => outs.extend(which.io_paths()),
+        Cmd::Workload { which } => {
+            outs.extend(which.io_paths());
+            ins.extend(which.inputs());
+        }
         Cmd::Collective(a) => {
             ins.extend(Path::new(&a.system).is_file().then(|| ("--system", PathBuf::from(&a.system))));
             outs.extend(a.json.clone().map(|p| ("--json", p)));

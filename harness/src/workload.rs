@@ -230,8 +230,9 @@ fn flops(op: &trnsim_workloads::format::Op) -> f64 {
         Op::Attention { batch, heads, seq, kv_seq, head_dim, causal, .. } => {
             let kv = kv_seq.unwrap_or(*seq) as f64;
             let frac = if *causal { 0.5 } else { 1.0 };
-            4.0 * (*batch * *heads * *seq) as f64 * kv * *head_dim as f64 * frac
+            4.0 * *batch as f64 * *heads as f64 * *seq as f64 * kv * *head_dim as f64 * frac
         }
+        Op::Kernel { flops, .. } => *flops as f64,
         _ => 0.0,
     }
 }

@@ -18,6 +18,27 @@ pub enum WorkloadCmd {
     /// with the benchmark's shapes, routing and collectives; run it with `trnsim run
     /// --workload FILE --system SYSTEM --compute cycle` (docs/whatif.md compares the two).
     Bench(BenchArgs),
+    /// Read MLCommons Chakra execution traces dumped to JSON (chakra_jsonizer's output, or
+    /// the JSON feeder's `workload_graph` form), one file per rank in rank order, and write
+    /// them as one workload file (docs/whatif.md).
+    Chakra(ChakraArgs),
+}
+
+/// `trnsim workload chakra` flags.
+#[derive(Args, Debug)]
+pub struct ChakraArgs {
+    /// The ranks' JSON files, rank 0 first.
+    #[arg(required = true, value_name = "RANK.json")]
+    files: Vec<PathBuf>,
+    /// One file run by this many ranks (a symmetric trace), 1..=1048576.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
+    replicate: Option<u32>,
+    /// The workload's name (default: the first file's name without its extension).
+    #[arg(long)]
+    name: Option<String>,
+    /// Write here (RON; .json for JSON) instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    out: Option<PathBuf>,
 }
 
 /// `trnsim workload bench` flags.
@@ -126,6 +147,7 @@ pub fn parse_efficiency(s: &str) -> Result<f64, String> {
 pub fn run(cmd: WorkloadCmd) -> Result<(), (String, i32)> {
     let a = match cmd {
         WorkloadCmd::Llm(a) => a,
+        WorkloadCmd::Chakra(c) => return chakra(c),
         WorkloadCmd::Bench(b) => {
             let chip = trnsim_system::chip::trn3().map_err(|e| (e, 1))?;
             let w = trnsim_harness::bench_workloads::workload(&b.name, chip.spec.cores).map_err(|e| (e, 2))?;
@@ -156,6 +178,30 @@ pub fn run(cmd: WorkloadCmd) -> Result<(), (String, i32)> {
     write_workload(&w, a.out.as_deref(), "")
 }
 
+/// `trnsim workload chakra`.
+fn chakra(c: ChakraArgs) -> Result<(), (String, i32)> {
+    if c.replicate.is_some() && c.files.len() != 1 {
+        return Err(("--replicate N takes one file (the trace every rank runs)".into(), 2));
+    }
+    let mut files = Vec::new();
+    for p in &c.files {
+        files.push(trnsim_system::located::read_ron_file(p).map_err(|e| (e.to_string(), 2))?);
+    }
+    if let Some(n) = c.replicate {
+        let one = files[0].clone();
+        files = (0..n).map(|_| one.clone()).collect();
+    }
+    let name = c
+        .name
+        .clone()
+        .unwrap_or_else(|| c.files[0].file_stem().map_or("chakra".into(), |s| s.to_string_lossy().into_owned()));
+    let imported = trnsim_workloads::chakra::read(&name, &files).map_err(|e| (e.to_string(), 2))?;
+    for n in &imported.notes {
+        eprintln!("note: {n}");
+    }
+    write_workload(&imported.workload.w, c.out.as_deref(), "")
+}
+
 /// Writes `w` to `out` (RON, or JSON for a .json name) or standard output.
 fn write_workload(w: &format::Workload, out: Option<&Path>, hint: &str) -> Result<(), (String, i32)> {
     let json = out.is_some_and(|p| p.extension().is_some_and(|e| e == "json"));
@@ -181,11 +227,20 @@ fn write_new(p: &Path, text: &str) -> Result<(), (String, i32)> {
 }
 
 impl WorkloadCmd {
+    /// The input files it names.
+    pub fn inputs(&self) -> Vec<(&'static str, PathBuf)> {
+        match self {
+            WorkloadCmd::Chakra(c) => c.files.iter().map(|p| ("RANK.json", p.clone())).collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// The output files it names (checked against each other and the inputs).
     pub fn io_paths(&self) -> Vec<(&'static str, PathBuf)> {
         let out = match self {
             WorkloadCmd::Llm(a) => &a.out,
             WorkloadCmd::Bench(b) => &b.out,
+            WorkloadCmd::Chakra(c) => &c.out,
         };
         out.clone().map(|p| ("-o", p)).into_iter().collect()
     }

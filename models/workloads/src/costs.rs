@@ -123,6 +123,10 @@ impl crate::exec::Costs for SystemCosts<'_> {
                 let io = b * h * (2.0 * s + 2.0 * kv) * d * e;
                 tensor.max(softmax).max(io / bw)
             }
+            Op::Kernel { flops, bytes, duration_ns, dtype } => {
+                let roofline = self.tensor_ns(*flops as f64, dtype).max(*bytes as f64 / bw);
+                roofline.max(*duration_ns as f64)
+            }
             Op::Elementwise { elements, ops, dtype } => {
                 let e = dtype_bytes(dtype).unwrap_or(2) as f64;
                 let n = *elements as f64;
@@ -145,6 +149,10 @@ impl crate::exec::Costs for SystemCosts<'_> {
             return self.alltoallv_ns(&v.sizes, groups);
         }
         let c = op.comm().ok_or_else(|| format!("{} is not a collective", op.kind()))?;
+        if c.bytes == 0 {
+            // A measured collective (a trace's runtime without a size): its time as recorded.
+            return Ok(vec![c.duration_ns as f64; groups.len()]);
+        }
         let key = format!("{}:{:?}:{}:{groups:?}", op.kind(), c.algo, c.bytes);
         if let Some(t) = self.comms.get(&key) {
             return Ok(t.clone());

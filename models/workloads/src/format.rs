@@ -155,6 +155,23 @@ pub enum Op {
         #[serde(default = "bf16")]
         dtype: String,
     },
+    /// An opaque compute kernel (an MLCommons Chakra COMP node): `flops` on the tensor
+    /// engines and `bytes` of HBM traffic, timed by the roofline, and at least `duration_ns`
+    /// (a measured runtime; 0: none). All three 0: a join that takes no time.
+    Kernel {
+        /// Floating-point operations.
+        #[serde(default)]
+        flops: u64,
+        /// HBM bytes read and written.
+        #[serde(default)]
+        bytes: u64,
+        /// Measured runtime, in ns.
+        #[serde(default)]
+        duration_ns: u64,
+        /// Element type of the flops.
+        #[serde(default = "bf16")]
+        dtype: String,
+    },
     /// DMA from HBM into SBUF.
     Load {
         /// Bytes over the whole chip.
@@ -200,6 +217,14 @@ pub struct Comm {
     /// ring, rhd, direct, tree, hierarchical or auto (default).
     #[serde(default)]
     pub algo: Option<String>,
+    /// A measured time instead of a simulated one, in ns (only with `bytes: 0`: a trace
+    /// that records a collective's runtime but not its size).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub duration_ns: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// An all-to-allv's sizes and group set.
@@ -244,7 +269,7 @@ impl Op {
     /// The queue that runs it.
     pub fn queue(&self) -> Queue {
         match self {
-            Op::Gemm { .. } | Op::Attention { .. } | Op::Elementwise { .. } => Queue::Compute,
+            Op::Gemm { .. } | Op::Attention { .. } | Op::Elementwise { .. } | Op::Kernel { .. } => Queue::Compute,
             Op::Load { .. } | Op::Store { .. } => Queue::Memory,
             _ => Queue::Comm,
         }
@@ -280,6 +305,7 @@ impl Op {
             Op::Gemm { .. } => "gemm",
             Op::Attention { .. } => "attention",
             Op::Elementwise { .. } => "elementwise",
+            Op::Kernel { .. } => "kernel",
             Op::Load { .. } => "load",
             Op::Store { .. } => "store",
             Op::AllReduce(_) => "all_reduce",
@@ -573,6 +599,12 @@ fn check_op(
             }
             dtype(d)?;
         }
+        Op::Kernel { flops, bytes, duration_ns, dtype: d } => {
+            for (k, v) in [("flops", *flops), ("bytes", *bytes), ("duration_ns", *duration_ns)] {
+                size(k, v, 0)?;
+            }
+            dtype(d)?;
+        }
         Op::Load { bytes } | Op::Store { bytes } => size("bytes", *bytes, 1)?,
         Op::SendRecv { bytes, offset } => {
             size("bytes", *bytes, 1)?;
@@ -584,7 +616,12 @@ fn check_op(
         other => {
             let group = other.group().ok_or_else(|| at.at_node(n.id, "op", f("op"), "not a collective".into()))?;
             if let Some(c) = other.comm() {
-                size("bytes", c.bytes, 1)?;
+                size("duration_ns", c.duration_ns, 0)?;
+                if c.duration_ns > 0 && c.bytes > 0 {
+                    let m = "a collective has bytes (simulated) or duration_ns (measured), not both".to_string();
+                    return Err(at.at_node(n.id, "duration_ns", f("duration_ns"), m));
+                }
+                size("bytes", c.bytes, if c.duration_ns > 0 { 0 } else { 1 })?;
                 if let Some(a) = &c.algo {
                     if !ALGOS.contains(&a.as_str()) {
                         let m = format!("unknown algorithm {a:?} (allowed: {})", ALGOS.join(", "));

@@ -21,6 +21,7 @@
 //! anything that depends on data values.
 #![warn(missing_docs)]
 
+pub mod chakra;
 pub mod costs;
 pub mod exec;
 pub mod format;

@@ -93,7 +93,7 @@ impl Graph {
 }
 
 fn comm(bytes: u64, group: &str) -> Comm {
-    Comm { bytes, group: group.into(), algo: None }
+    Comm { bytes, group: group.into(), algo: None, duration_ns: 0 }
 }
 
 impl Llm {

@@ -142,3 +142,85 @@ fn an_all_to_allv_runs_on_its_groups_and_bad_matrices_are_located() {
     let e = bad("[[5, 0], [0, 5]]");
     assert!(e.contains("0 bytes"), "{e}");
 }
+
+/// Rank `r`'s trace as chakra_jsonizer writes it: the metadata, then one object per node.
+fn chakra_rank(r: u32, ar_bytes: u64) -> String {
+    format!(
+        r#"{{
+  "version": "0.0.4"
+}}{{
+  "id": "1",
+  "name": "gemm",
+  "type": "COMP_NODE",
+  "attr": [{{"name": "num_ops", "int64Val": "2000000"}}, {{"name": "tensor_size", "uint64Val": "4096"}}]
+}}{{
+  "id": "2",
+  "name": "load",
+  "type": "MEM_LOAD_NODE",
+  "dataDeps": ["1"],
+  "attr": [{{"name": "tensor_size", "int64Val": "65536"}}]
+}}{{
+  "id": "3",
+  "name": "grad.ar",
+  "type": "COMM_COLL_NODE",
+  "dataDeps": ["1"],
+  "attr": [{{"name": "comm_type", "int64Val": "0"}}, {{"name": "comm_size", "int64Val": "{ar_bytes}"}}]
+}}{{
+  "id": "4",
+  "name": "rank{r}.tail",
+  "type": "COMP_NODE",
+  "ctrlDeps": ["3"],
+  "durationMicros": "{}"
+}}"#,
+        r + 1
+    )
+}
+
+#[test]
+fn chakra_traces_merge_into_one_graph_and_run() {
+    let files: Vec<(String, String)> = (0..2).map(|r| (format!("et.{r}.json"), chakra_rank(r, 1024))).collect();
+    let imported = crate::chakra::read("et", &files).unwrap();
+    let c = imported.workload;
+    assert_eq!(c.w.ranks, 2);
+    let kinds: Vec<&str> = c.w.nodes.iter().map(|n| n.op.kind()).collect();
+    assert_eq!(kinds, ["kernel", "load", "all_reduce", "kernel", "kernel"], "the tails differ: one node per rank");
+    assert_eq!(c.w.nodes[1].data_deps, [0]);
+    assert_eq!((c.w.nodes[3].ranks.clone(), c.w.nodes[4].ranks.clone()), (Some(vec![0]), Some(vec![1])));
+    assert_eq!(c.w.nodes[3].ctrl_deps, [2]);
+    let Op::Kernel { flops, bytes, .. } = c.w.nodes[0].op else { panic!() };
+    assert_eq!((flops, bytes), (2_000_000, 4096));
+    let r = exec::run(&c, 2, &mut Fixed).unwrap();
+    assert_eq!(r.step_ns, 10.0 + 10.0 + 10.0, "gemm, all-reduce (5 ns x 2 ranks), tail");
+    // The JSON feeder's form reads too.
+    let feeder = r#"{"workload_graph": [
+      {"Id": 7, "Name": "a", "NodeType": 4, "data_deps": [], "runtime": 3},
+      {"Id": 8, "Name": "b", "NodeType": 7, "data_deps": [7], "comm_type": 2, "comm_size": 4096}
+    ]}"#;
+    let w = crate::chakra::read("f", &[("f.0.json".into(), feeder.into()), ("f.1.json".into(), feeder.into())]);
+    let w = w.unwrap().workload.w;
+    assert!(matches!(w.nodes[0].op, Op::Kernel { duration_ns: 3000, .. }));
+    assert!(matches!(&w.nodes[1].op, Op::AllGather(c) if c.bytes == 4096));
+}
+
+#[test]
+fn bad_chakra_traces_are_located_errors() {
+    let read = |texts: &[String]| {
+        let files: Vec<(String, String)> =
+            texts.iter().enumerate().map(|(r, t)| (format!("et.{r}.json"), t.clone())).collect();
+        crate::chakra::read("et", &files).err().map(|e| e.to_string()).unwrap_or_default()
+    };
+    let e = read(&[chakra_rank(0, 1024), chakra_rank(1, 2048)]);
+    assert!(e.starts_with("et.1.json:") && e.contains("differs on rank 1"), "{e}");
+    let send = chakra_rank(0, 8).replace("MEM_LOAD_NODE", "COMM_SEND_NODE");
+    let e = read(&[send.clone(), send]);
+    assert!(e.starts_with("et.0.json:8:") && e.contains("COMM_SEND_NODE is not read"), "{e}");
+    let cyc = chakra_rank(0, 8).replace(r#""name": "gemm","#, r#""name": "gemm", "dataDeps": ["4"],"#);
+    let e = read(&[cyc.clone(), cyc]);
+    assert!(e.contains("dependency cycle"), "{e}");
+    let e = read(&[chakra_rank(0, 8)]);
+    assert!(e.contains("on rank 0 only"), "{e}");
+    let e = read(&["{\"id\": \"x\", \"type\": \"COMP_NODE\"}".to_string()]);
+    assert!(e.starts_with("et.0.json:1:1: nodes[0].id:"), "{e}");
+    let e = read(&["{\"id\": 1, \"type\": \"COMP_NODE\"".to_string()]);
+    assert!(e.starts_with("et.0.json:1:") && e.contains("(json)"), "{e}");
+}
