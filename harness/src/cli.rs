@@ -369,6 +369,11 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
             outs.extend(which.io_paths());
             ins.extend(which.inputs());
         }
+        Cmd::Diff(a) => {
+            let (i, o) = a.io_paths();
+            ins.extend(i);
+            outs.extend(o);
+        }
         Cmd::Collective(a) => {
             ins.extend(Path::new(&a.system).is_file().then(|| ("--system", PathBuf::from(&a.system))));
             outs.extend(a.json.clone().map(|p| ("--json", p)));

@@ -61,6 +61,36 @@ pub struct DiffArgs {
     /// `trnsim diff BLOCK --stimulus trace:FILE`).
     #[arg(long, value_name = "FILE", requires = "swap")]
     record: Option<PathBuf>,
+    /// Stop once both sides have hit this percentage of the block's coverage bins (0-100),
+    /// or at --cycles.
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent, conflicts_with = "swap")]
+    until_coverage: Option<f64>,
+    /// Write the coverage report (every cover point and bin, both sides) as JSON.
+    #[arg(long, value_name = "FILE.json", conflicts_with = "swap")]
+    coverage_json: Option<PathBuf>,
+}
+
+impl DiffArgs {
+    /// The input and output files it names (checked against each other before anything runs).
+    #[allow(clippy::type_complexity)]
+    pub fn io_paths(&self) -> (Vec<(&'static str, PathBuf)>, Vec<(&'static str, PathBuf)>) {
+        let ins = match self.stimulus.split_once(':') {
+            Some(("fuzz" | "trace", f)) => vec![("--stimulus", PathBuf::from(f))],
+            _ => Vec::new(),
+        };
+        let mut outs: Vec<(&'static str, PathBuf)> = Vec::new();
+        outs.extend(self.coverage_json.clone().map(|p| ("--coverage-json", p)));
+        outs.extend(self.record.clone().map(|p| ("--record", p)));
+        (ins, outs)
+    }
+}
+
+/// A percentage in 0..=100.
+fn parse_percent(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=100.0).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is out of range (allowed: 0..=100)")),
+    }
 }
 
 /// Runs `trnsim diff`; Err((message, exit code)): 2 for user errors, 1 for a divergence.
@@ -89,7 +119,7 @@ pub fn run(a: DiffArgs) -> Result<(), (String, i32)> {
     let t = Instant::now();
     let r = entry.diff(&req);
     let secs = t.elapsed().as_secs_f64();
-    report(entry, &req, &a.stimulus, r, secs)
+    report(entry, &req, &a.stimulus, r, secs, a.coverage_json.as_deref())
 }
 
 fn request(a: &DiffArgs, entry: &BlockEntry) -> Result<DiffRequest, (String, i32)> {
@@ -127,7 +157,15 @@ fn request(a: &DiffArgs, entry: &BlockEntry) -> Result<DiffRequest, (String, i32
     if let Some(dir) = &a.vcd {
         std::fs::create_dir_all(dir).map_err(|e| usage(format!("cannot create {}: {e}", dir.display())))?;
     }
-    Ok(DiffRequest { cycles: a.cycles, seed: a.seed, stimulus, scoreboard, vcd_dir: a.vcd.clone(), history: a.last })
+    Ok(DiffRequest {
+        cycles: a.cycles,
+        seed: a.seed,
+        stimulus,
+        scoreboard,
+        vcd_dir: a.vcd.clone(),
+        history: a.last,
+        until_coverage: a.until_coverage,
+    })
 }
 
 fn report(
@@ -136,6 +174,7 @@ fn report(
     stimulus: &str,
     r: Result<DiffReport, DiffError>,
     secs: f64,
+    coverage_json: Option<&std::path::Path>,
 ) -> Result<(), (String, i32)> {
     let name = entry.name;
     let what = match &req.stimulus {
@@ -152,6 +191,23 @@ fn report(
                     t.matched, t.jittered, t.max_skew, t.in_flight
                 ),
                 None => println!(),
+            }
+            if let Some((model, rtl)) = &r.coverage {
+                // The two sides sample their own ports; they agree unless a don't-care port
+                // differs, so the RTL's table is printed only then.
+                println!("coverage (model), {} cycles:\n{}", r.cycles, model.table(12));
+                if rtl != model {
+                    println!("coverage (RTL):\n{}", rtl.table(12));
+                }
+                if let Some(p) = coverage_json {
+                    let doc = serde_json::json!({
+                        "block": name, "cycles": r.cycles, "stimulus": what,
+                        "model": model, "rtl": rtl, "model_percent": model.percent(), "rtl_percent": rtl.percent(),
+                    });
+                    let body = serde_json::to_string_pretty(&doc).map_err(|e| (e.to_string(), 1))?;
+                    trnsim_harness::outputs::write_atomic(p, (body + "\n").as_bytes())
+                        .map_err(|e| (format!("--coverage-json {}: {e}", p.display()), 2))?;
+                }
             }
             Ok(())
         }

@@ -46,6 +46,17 @@ mod rtl {
         let (out, err) = text(&o);
         assert_eq!(o.status.code(), Some(0), "{out}{err}");
         assert!(out.starts_with("islip_n4_i3: 20000 cycles (random, seed 3), no divergence"), "{out}");
+        assert!(out.contains("coverage (model), 20000 cycles:") && out.contains("all bins"), "{out}");
+        // Coverage as JSON, and a run that stops once every bin is hit.
+        let json = tmp("coverage.json");
+        let o = trnsim(&["diff", "hbm_bank", "--until-coverage", "100", "--coverage-json", json.to_str().unwrap()]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{out}{err}");
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!((v["model_percent"].as_f64(), v["rtl_percent"].as_f64()), (Some(100.0), Some(100.0)), "{v}");
+        assert!(v["cycles"].as_u64().unwrap() < 1_000_000, "stopped at full coverage: {v}");
+        assert_eq!(v["model"]["points"][0]["name"], "state");
+        let _ = std::fs::remove_file(json);
         let fuzz = tmp("fuzz.bin");
         std::fs::write(&fuzz, (0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect::<Vec<_>>())
             .unwrap();
@@ -61,6 +72,7 @@ mod rtl {
             &["diff", "link_fifo", "--stimulus", "trace:/nonexistent/x.trace"],
             &["diff", "link_fifo", "--stimulus", "sometimes"],
             &["diff", "link_fifo", "--cycles", "many"],
+            &["diff", "link_fifo", "--until-coverage", "101"],
             &["diff"],
         ] {
             let o = trnsim(bad);

@@ -11,6 +11,7 @@
 //! A stimulus with a length (a recorded trace) ends the run early.
 
 use crate::block::{Block, PortInfo, VltError};
+use crate::coverage::{Coverage, CoverageReport};
 use crate::scoreboard::{Extractor, ScoreError, ScoreStats, Scoreboard, ScoreboardConfig};
 use crate::stimulus::Stimulus;
 use std::fmt;
@@ -34,6 +35,10 @@ pub struct DiffConfig {
     pub name: String,
     /// Cycles before the divergence that the VCDs cover.
     pub vcd_window: u64,
+    /// The block's cover points, sampled every cycle on both sides (none: no coverage).
+    pub coverage: Vec<crate::coverage::Cover>,
+    /// Stop once both sides have this percentage of the bins (or at `cycles`).
+    pub until_coverage: Option<f64>,
 }
 
 impl DiffConfig {
@@ -46,6 +51,8 @@ impl DiffConfig {
             vcd_dir: None,
             name: "link_fifo".into(),
             vcd_window: 2000,
+            coverage: Vec::new(),
+            until_coverage: None,
         }
     }
 }
@@ -183,6 +190,8 @@ pub struct DiffReport {
     pub high_cycles: Vec<(&'static str, u64)>,
     /// Scoreboard mode: transactions matched, and how far apart.
     pub transactions: Option<ScoreStats>,
+    /// Functional coverage of the model's and the RTL's ports, when cover points were given.
+    pub coverage: Option<(CoverageReport, CoverageReport)>,
 }
 
 impl DiffReport {
@@ -394,7 +403,15 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
     let one_bit: Vec<usize> = pairing.outputs.iter().map(|&(i, _, _)| i).filter(|&i| r.ports()[i].width == 1).collect();
     let mut high = vec![0u64; one_bit.len()];
     let cycles = cfg.cycles.min(stim.cycles().unwrap_or(u64::MAX));
+    // Cycles run: fewer than `cycles` when the coverage goal is met first.
+    let mut ran = cycles;
     let mut board = extract.map(|(_, _, sb)| Scoreboard::new(sb, cfg.history));
+    let mut cover = if cfg.coverage.is_empty() {
+        None
+    } else {
+        let m = Coverage::new(&cfg.coverage, r.ports()).map_err(DiffError::Ports)?;
+        Some((m, Coverage::new(&cfg.coverage, d.ports()).map_err(DiffError::Ports)?))
+    };
     for cycle in 0..cycles {
         if let Some((from, (mp, rp))) = vcd {
             if cycle == from {
@@ -464,18 +481,32 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
         for (h, &i) in high.iter_mut().zip(&one_bit) {
             *h += now[i] as u64;
         }
+        if let Some((m, t)) = cover.as_mut() {
+            m.sample(now);
+            t.sample(&dut_values);
+            // Every 256 cycles: stop once both sides reached the asked coverage.
+            if let Some(p) = cfg.until_coverage {
+                if (cycle + 1).is_multiple_of(256) && m.percent() >= p && t.percent() >= p {
+                    ran = cycle + 1;
+                    r.posedge().map_err(|e| DiffError::Sim(cycle, e))?;
+                    d.posedge().map_err(|e| DiffError::Sim(cycle, e))?;
+                    break;
+                }
+            }
+        }
         r.posedge().map_err(|e| DiffError::Sim(cycle, e))?;
         d.posedge().map_err(|e| DiffError::Sim(cycle, e))?;
     }
     let transactions = match board.as_mut() {
-        Some(b) => Some(b.finish(cycles.saturating_sub(1)).map_err(|error| {
+        Some(b) => Some(b.finish(ran.saturating_sub(1)).map_err(|error| {
             let (ports, history) = (r.ports().to_vec(), history.records());
             DiffError::Transactions(Box::new(TxnDivergence { error: *error, ports, history, vcds: None }))
         })?),
         None => None,
     };
     let high_cycles = one_bit.iter().zip(high).map(|(&i, h)| (r.ports()[i].name, h)).collect();
-    Ok(DiffReport { cycles, high_cycles, transactions })
+    let coverage = cover.map(|(m, t)| (m.report(), t.report()));
+    Ok(DiffReport { cycles: ran, high_cycles, transactions, coverage })
 }
 
 /// Whether a difference `x` (expected XOR actual) on a port matters: always without a

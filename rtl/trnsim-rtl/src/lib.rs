@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod block;
+pub mod coverage;
 pub mod diff;
 pub mod model;
 pub mod registry;

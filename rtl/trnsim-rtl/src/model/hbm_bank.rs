@@ -288,7 +288,16 @@ impl Block for HbmBank {
 impl DiffConfig {
     /// The HBM bank: every output every cycle.
     pub fn hbm_bank(cycles: u64) -> DiffConfig {
-        DiffConfig { cycles, history: 8, dont_care: vec![], vcd_dir: None, name: "hbm_bank".into(), vcd_window: 2000 }
+        DiffConfig {
+            cycles,
+            history: 8,
+            dont_care: vec![],
+            vcd_dir: None,
+            name: "hbm_bank".into(),
+            vcd_window: 2000,
+            coverage: Vec::new(),
+            until_coverage: None,
+        }
     }
 }
 

@@ -253,6 +253,8 @@ impl DiffConfig {
             vcd_dir: None,
             name: "islip_arbiter".into(),
             vcd_window: 2000,
+            coverage: Vec::new(),
+            until_coverage: None,
         }
     }
 }

@@ -250,7 +250,16 @@ impl DiffConfig {
     /// `rvalid` bit is low, but the harness qualifies a port by one 1-bit output, which a
     /// per-lane valid is not; so the block drives those lanes to 0 and they are compared.
     pub fn sram_bank(cycles: u64) -> DiffConfig {
-        DiffConfig { cycles, history: 8, dont_care: vec![], vcd_dir: None, name: "sram_bank".into(), vcd_window: 2000 }
+        DiffConfig {
+            cycles,
+            history: 8,
+            dont_care: vec![],
+            vcd_dir: None,
+            name: "sram_bank".into(),
+            vcd_window: 2000,
+            coverage: Vec::new(),
+            until_coverage: None,
+        }
     }
 }
 

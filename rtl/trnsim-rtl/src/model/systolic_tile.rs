@@ -270,6 +270,8 @@ impl DiffConfig {
             vcd_dir: None,
             name: "systolic_tile".into(),
             vcd_window: 2000,
+            coverage: Vec::new(),
+            until_coverage: None,
         }
     }
 }
