@@ -77,12 +77,18 @@ pub struct Divergence {
     pub expected: u128,
     /// The DUT's value.
     pub actual: u128,
+    /// Every output port that differed in that cycle: (port, expected, actual), in port order.
+    pub differing: Vec<(&'static str, u128, u128)>,
     /// The reference's ports, naming the columns of `history`.
     pub ports: Vec<PortInfo>,
-    /// The last cycles up to and including the divergence, oldest first.
+    /// The last cycles up to and including the divergence, oldest first (reference side).
     pub history: Vec<CycleRecord>,
+    /// The same cycles on the DUT side, in the reference's port order.
+    pub dut_history: Vec<CycleRecord>,
     /// `(model, rtl)` VCD paths, when written.
     pub vcds: Option<(PathBuf, PathBuf)>,
+    /// One VCD of both sides' ports and a mismatch signal per output port, when written.
+    pub merged_vcd: Option<PathBuf>,
 }
 
 impl fmt::Display for Divergence {
@@ -92,9 +98,18 @@ impl fmt::Display for Divergence {
             "divergence at cycle {} on port {}: expected {:#x}, actual {:#x}",
             self.cycle, self.port, self.expected, self.actual
         )?;
+        if self.differing.len() > 1 {
+            let all: Vec<String> =
+                self.differing.iter().map(|(p, e, a)| format!("{p} (expected {e:#x}, actual {a:#x})")).collect();
+            writeln!(f, "  every port differing in that cycle: {}", all.join(", "))?;
+        }
         write_history(f, &self.ports, &self.history)?;
+        write_dut_differences(f, &self.ports, &self.history, &self.dut_history)?;
         if let Some((m, r)) = &self.vcds {
             writeln!(f, "  vcds: model {} rtl {}", m.display(), r.display())?;
+        }
+        if let Some(m) = &self.merged_vcd {
+            writeln!(f, "  both sides and a mismatch signal per port: {}", m.display())?;
         }
         Ok(())
     }
@@ -135,6 +150,32 @@ fn write_history(f: &mut fmt::Formatter<'_>, ports: &[PortInfo], history: &[Cycl
     Ok(())
 }
 
+/// The DUT's side of `history`: for each cycle, the output ports whose DUT value differs from
+/// the reference's (don't-care differences included, marked as such by the reader's eye: the
+/// divergence line says which one counted).
+fn write_dut_differences(
+    f: &mut fmt::Formatter<'_>,
+    ports: &[PortInfo],
+    history: &[CycleRecord],
+    dut: &[CycleRecord],
+) -> fmt::Result {
+    if dut.is_empty() {
+        return Ok(());
+    }
+    writeln!(f, "  the same cycles on the DUT side (outputs that differ from the reference):")?;
+    for (r, d) in history.iter().zip(dut) {
+        let diffs: Vec<String> = ports
+            .iter()
+            .zip(r.values.iter().zip(&d.values))
+            .filter(|(p, (a, b))| !p.input && a != b)
+            .map(|(p, (_, b))| format!("{}={b:x}", p.name))
+            .collect();
+        let text = if diffs.is_empty() { "same".to_string() } else { diffs.join(" ") };
+        writeln!(f, "    {:>10} {text}", d.cycle)?;
+    }
+    Ok(())
+}
+
 /// Why a diff stopped.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -158,9 +199,12 @@ impl DiffError {
             _ => None,
         }
     }
-    fn set_vcds(&mut self, paths: (PathBuf, PathBuf)) {
+    fn set_vcds(&mut self, paths: (PathBuf, PathBuf), merged: PathBuf) {
         match self {
-            DiffError::Diverged(d) => d.vcds = Some(paths),
+            DiffError::Diverged(d) => {
+                d.vcds = Some(paths);
+                d.merged_vcd = Some(merged);
+            }
             DiffError::Transactions(t) => t.vcds = Some(paths),
             _ => {}
         }
@@ -312,13 +356,15 @@ where
     drop((r, d));
     if let (Some(dir), Some(cycle)) = (&cfg.vcd_dir, first.divergence_cycle()) {
         let paths = (dir.join(format!("{}.model.vcd", cfg.name)), dir.join(format!("{}.rtl.vcd", cfg.name)));
+        let merged = dir.join(format!("{}.diff.vcd", cfg.name));
         let (mut r, mut d) = (reference(), dut().map_err(|e| DiffError::Sim(0, e))?);
         let from = cycle.saturating_sub(cfg.vcd_window);
-        let replay = lockstep(&mut r, &mut d, &mut stimulus(), &pairing, cfg, extract, Some((from, &paths)));
+        let replay =
+            lockstep(&mut r, &mut d, &mut stimulus(), &pairing, cfg, extract, Some((from, &paths, merged.as_path())));
         r.close_vcd();
         d.close_vcd();
         match replay {
-            Err(again) if again.divergence_cycle() == Some(cycle) => first.set_vcds(paths),
+            Err(again) if again.divergence_cycle() == Some(cycle) => first.set_vcds(paths, merged),
             Err(DiffError::Sim(c, e)) => return Err(DiffError::Sim(c, e)),
             _ => {} // not reproducible: report without VCDs rather than misleading ones
         }
@@ -391,15 +437,17 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
     pairing: &Pairing,
     cfg: &DiffConfig,
     extract: Option<Extract<'_>>,
-    vcd: Option<(u64, &(PathBuf, PathBuf))>,
+    vcd: Option<(u64, &(PathBuf, PathBuf), &std::path::Path)>,
 ) -> Result<DiffReport, DiffError> {
     let n = r.ports().len();
     let mut inputs = vec![0u128; n];
     // The DUT's inputs in its own port order, when that differs from the reference's.
     let mut dut_inputs = vec![0u128; if pairing.same_order { 0 } else { d.ports().len() }];
-    // The DUT's port values this cycle.
-    let mut dut_values = vec![0u128; d.ports().len()];
     let mut history = History::new(n, cfg.history);
+    // The DUT's port values, cycle by cycle (in its own port order).
+    let mut dut_history = History::new(d.ports().len(), cfg.history);
+    // One waveform of both sides and a mismatch bit per output port (replay with VCDs only).
+    let mut merged: Option<crate::vcd_out::MergedVcd> = None;
     let one_bit: Vec<usize> = pairing.outputs.iter().map(|&(i, _, _)| i).filter(|&i| r.ports()[i].width == 1).collect();
     let mut high = vec![0u64; one_bit.len()];
     let cycles = cfg.cycles.min(stim.cycles().unwrap_or(u64::MAX));
@@ -413,10 +461,14 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
         Some((m, Coverage::new(&cfg.coverage, d.ports()).map_err(DiffError::Ports)?))
     };
     for cycle in 0..cycles {
-        if let Some((from, (mp, rp))) = vcd {
+        if let Some((from, (mp, rp), mv)) = vcd {
             if cycle == from {
                 r.open_vcd(mp).map_err(|e| DiffError::Sim(cycle, e))?;
                 d.open_vcd(rp).map_err(|e| DiffError::Sim(cycle, e))?;
+                let outs: Vec<&'static str> = pairing.outputs.iter().map(|&(i, _, _)| r.ports()[i].name).collect();
+                let m = crate::vcd_out::MergedVcd::create(mv, cfg.name.as_str(), r.ports(), &outs)
+                    .map_err(|e| DiffError::Sim(cycle, VltError::TraceOpen(format!("{}: {e}", mv.display()))))?;
+                merged = Some(m);
             }
         }
         stim.drive(cycle, &mut inputs);
@@ -432,8 +484,16 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
         r.settle().map_err(|e| DiffError::Sim(cycle, e))?;
         d.settle().map_err(|e| DiffError::Sim(cycle, e))?;
         r.read_all(history.start(cycle));
-        d.read_all(&mut dut_values);
+        d.read_all(dut_history.start(cycle));
         let now = history.current();
+        let dut_values = dut_history.current();
+        if let Some(m) = merged.as_mut() {
+            let mismatch = pairing.outputs.iter().map(|&(i, q, lw)| {
+                let (e, a) = (now[i], dut_values[pairing.to_dut[i]]);
+                e != a && cares(e ^ a, q, lw, |q| now[q])
+            });
+            m.dump(cycle, now, |i| dut_values[pairing.to_dut[i]], mismatch);
+        }
         if let (Some((xr, xd, _)), Some(b)) = (extract, board.as_mut()) {
             let mut res: Result<(), Box<ScoreError>> = Ok(());
             xr.extract(
@@ -463,18 +523,44 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
                 return Err(DiffError::Transactions(Box::new(div)));
             }
         } else {
-            for &(i, q, lw) in &pairing.outputs {
+            let differs = |&&(i, q, lw): &&(usize, usize, u32)| {
                 let (e, a) = (now[i], dut_values[pairing.to_dut[i]]);
-                if e == a || !cares(e ^ a, q, lw, |q| now[q]) {
-                    continue;
-                }
+                e != a && cares(e ^ a, q, lw, |q| now[q])
+            };
+            if let Some(&(i, _, _)) = pairing.outputs.iter().find(differs) {
+                let ports = r.ports().to_vec();
+                let differing: Vec<(&'static str, u128, u128)> = pairing
+                    .outputs
+                    .iter()
+                    .filter(differs)
+                    .map(|&(j, _, _)| (ports[j].name, now[j], dut_values[pairing.to_dut[j]]))
+                    .collect();
+                let (expected, actual) = (now[i], dut_values[pairing.to_dut[i]]);
                 if vcd.is_some() {
                     // Let both VCDs show the diverging cycle's clock edge too.
                     let _ = (r.posedge(), d.posedge());
                 }
-                let ports = r.ports().to_vec();
-                let history = history.records();
-                let div = Divergence { cycle, port: ports[i].name, expected: e, actual: a, ports, history, vcds: None };
+                let (history, dut) = (history.records(), dut_history.records());
+                // The DUT's records in the reference's port order.
+                let dut_history = dut
+                    .into_iter()
+                    .map(|c| CycleRecord {
+                        cycle: c.cycle,
+                        values: pairing.to_dut.iter().map(|&j| c.values[j]).collect(),
+                    })
+                    .collect();
+                let div = Divergence {
+                    cycle,
+                    port: ports[i].name,
+                    expected,
+                    actual,
+                    differing,
+                    ports,
+                    history,
+                    dut_history,
+                    vcds: None,
+                    merged_vcd: None,
+                };
                 return Err(DiffError::Diverged(Box::new(div)));
             }
         }
@@ -483,7 +569,7 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
         }
         if let Some((m, t)) = cover.as_mut() {
             m.sample(now);
-            t.sample(&dut_values);
+            t.sample(dut_values);
             // Every 256 cycles: stop once both sides reached the asked coverage.
             if let Some(p) = cfg.until_coverage {
                 if (cycle + 1).is_multiple_of(256) && m.percent() >= p && t.percent() >= p {

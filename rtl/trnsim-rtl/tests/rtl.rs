@@ -81,8 +81,21 @@ fn divergence_reports_cycle_port_values_history_and_writes_both_vcds() {
     assert_eq!(d.history.last().unwrap().cycle, 5000);
     assert!(d.history.windows(2).all(|w| w[1].cycle == w[0].cycle + 1), "history oldest first, consecutive");
     assert_eq!(d.history.last().unwrap().values[count], d.expected, "history is the reference side");
+    assert_eq!(d.differing.len(), 1, "only count lies: {:?}", d.differing);
+    assert_eq!(d.dut_history.last().unwrap().values[count], d.actual, "the DUT's side is kept too");
     let text = d.to_string();
     assert!(text.contains("divergence at cycle 5000 on port count"), "{text}");
+    assert!(
+        text.contains("the same cycles on the DUT side") && text.contains(&format!("count={:x}", d.actual)),
+        "{text}"
+    );
+    // One waveform of both sides, with a mismatch signal per compared output.
+    let merged = d.merged_vcd.clone().expect("merged vcd written");
+    let s = std::fs::read_to_string(&merged).unwrap();
+    for want in ["$scope module model", "$scope module rtl", "$scope module mismatch", "#50000"] {
+        assert!(s.contains(want), "{}: no {want:?}", merged.display());
+    }
+    assert!(text.contains("both sides and a mismatch signal per port"), "{text}");
     let (m, r) = d.vcds.clone().expect("vcds written");
     for p in [&m, &r] {
         let s = std::fs::read_to_string(p).unwrap();
