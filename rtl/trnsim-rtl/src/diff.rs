@@ -39,6 +39,8 @@ pub struct DiffConfig {
     pub coverage: Vec<crate::coverage::Cover>,
     /// Stop once both sides have this percentage of the bins (or at `cycles`).
     pub until_coverage: Option<f64>,
+    /// Protocol monitors checked every cycle on both sides.
+    pub monitors: Vec<crate::monitor::Protocol>,
 }
 
 impl DiffConfig {
@@ -53,6 +55,7 @@ impl DiffConfig {
             vcd_window: 2000,
             coverage: Vec::new(),
             until_coverage: None,
+            monitors: Vec::new(),
         }
     }
 }
@@ -176,6 +179,34 @@ fn write_dut_differences(
     Ok(())
 }
 
+/// A protocol monitor's rule broken by one side.
+#[derive(Clone, Debug)]
+pub struct ProtocolViolation {
+    /// Cycle number (0-based).
+    pub cycle: u64,
+    /// "model" or "rtl".
+    pub side: &'static str,
+    /// The monitor and the rule.
+    pub violation: crate::monitor::Violation,
+    /// That side's ports, naming the columns of `history`.
+    pub ports: Vec<PortInfo>,
+    /// That side's last cycles up to and including the violation, oldest first.
+    pub history: Vec<CycleRecord>,
+    /// `(model, rtl)` VCD paths, when written.
+    pub vcds: Option<(PathBuf, PathBuf)>,
+}
+
+impl fmt::Display for ProtocolViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "protocol violation at cycle {} by the {}: {}", self.cycle, self.side, self.violation)?;
+        write_history(f, &self.ports, &self.history)?;
+        if let Some((m, r)) = &self.vcds {
+            writeln!(f, "  vcds: model {} rtl {}", m.display(), r.display())?;
+        }
+        Ok(())
+    }
+}
+
 /// Why a diff stopped.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -188,6 +219,8 @@ pub enum DiffError {
     Diverged(Box<Divergence>),
     /// Scoreboard mode: the transactions disagreed.
     Transactions(Box<TxnDivergence>),
+    /// A side broke an interface rule.
+    Protocol(Box<ProtocolViolation>),
 }
 
 impl DiffError {
@@ -196,6 +229,7 @@ impl DiffError {
         match self {
             DiffError::Diverged(d) => Some(d.cycle),
             DiffError::Transactions(t) => Some(t.error.cycle),
+            DiffError::Protocol(p) => Some(p.cycle),
             _ => None,
         }
     }
@@ -206,6 +240,7 @@ impl DiffError {
                 d.merged_vcd = Some(merged);
             }
             DiffError::Transactions(t) => t.vcds = Some(paths),
+            DiffError::Protocol(p) => p.vcds = Some(paths),
             _ => {}
         }
     }
@@ -218,6 +253,7 @@ impl fmt::Display for DiffError {
             DiffError::Sim(c, e) => write!(f, "simulation failed at cycle {c}: {e}"),
             DiffError::Diverged(d) => write!(f, "{d}"),
             DiffError::Transactions(t) => write!(f, "{t}"),
+            DiffError::Protocol(p) => write!(f, "{p}"),
         }
     }
 }
@@ -454,6 +490,12 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
     // Cycles run: fewer than `cycles` when the coverage goal is met first.
     let mut ran = cycles;
     let mut board = extract.map(|(_, _, sb)| Scoreboard::new(sb, cfg.history));
+    let mut monitors = if cfg.monitors.is_empty() {
+        None
+    } else {
+        let m = crate::monitor::Monitors::new(&cfg.monitors, r.ports()).map_err(DiffError::Ports)?;
+        Some((m, crate::monitor::Monitors::new(&cfg.monitors, d.ports()).map_err(DiffError::Ports)?))
+    };
     let mut cover = if cfg.coverage.is_empty() {
         None
     } else {
@@ -487,6 +529,19 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
         d.read_all(dut_history.start(cycle));
         let now = history.current();
         let dut_values = dut_history.current();
+        if let Some((mr, md)) = monitors.as_mut() {
+            let broken = match mr.check(now) {
+                Err(v) => Some(("model", v, r.ports().to_vec(), history.records())),
+                Ok(()) => md.check(dut_values).err().map(|v| ("rtl", v, d.ports().to_vec(), dut_history.records())),
+            };
+            if let Some((side, violation, ports, history)) = broken {
+                if vcd.is_some() {
+                    let _ = (r.posedge(), d.posedge());
+                }
+                let p = ProtocolViolation { cycle, side, violation, ports, history, vcds: None };
+                return Err(DiffError::Protocol(Box::new(p)));
+            }
+        }
         if let Some(m) = merged.as_mut() {
             let mismatch = pairing.outputs.iter().map(|&(i, q, lw)| {
                 let (e, a) = (now[i], dut_values[pairing.to_dut[i]]);

@@ -31,6 +31,7 @@ pub mod block;
 pub mod coverage;
 pub mod diff;
 pub mod model;
+pub mod monitor;
 pub mod registry;
 #[cfg(feature = "rtl")]
 pub mod rtl;

@@ -14,6 +14,7 @@ use crate::block::{Block, VltError};
 use crate::coverage::{Cover, Expr};
 use crate::diff::{diff, diff_transactions, DiffConfig, DiffError, DiffReport};
 use crate::model::{ArbMode, IslipArbiter, IslipStimulus, LinkFifo, SramBank, SramBankStimulus};
+use crate::monitor::Protocol;
 use crate::scoreboard::{Order, ScoreboardConfig, TxnId, TxnStream};
 use crate::stimulus::{FuzzStimulus, LinkFifoStimulus, Stimulus};
 use crate::trace::{PortTrace, TraceError};
@@ -40,6 +41,8 @@ pub struct BlockEntry {
     pub scoreboard: Option<fn() -> ScoreboardConfig>,
     /// The block's cover points (functional coverage, sampled on both sides of every diff).
     pub coverage: fn() -> Vec<Cover>,
+    /// Interface rules checked on both sides every cycle (protocol monitors).
+    pub monitors: fn() -> Vec<Protocol>,
 }
 
 impl std::fmt::Debug for BlockEntry {
@@ -126,6 +129,20 @@ fn fifo_cover(depth: u128) -> Vec<Cover> {
     ]
 }
 
+/// The link FIFO's interfaces: its output is a valid/ready stream (a stalled message holds),
+/// its input a credit link (`depth` credits).
+fn fifo_monitors(depth: u64) -> Vec<Protocol> {
+    vec![
+        Protocol::ValidReady { name: "output stream", valid: "out_valid", ready: "out_ready", data: vec!["out_data"] },
+        Protocol::Credit {
+            name: "input credits",
+            take: vec!["in_valid", "in_ready"],
+            credit: "credit_ret",
+            credits: depth,
+        },
+    ]
+}
+
 /// A crossbar arbiter of `n` ports: every output matched, every number of matches in a
 /// cycle, request loads from none to all, and every grant and accept pointer value.
 fn arbiter_cover(n: u32) -> Vec<Cover> {
@@ -202,6 +219,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         diff_config: DiffConfig::link_fifo,
         scoreboard: Some(fifo_sb),
         coverage: || fifo_cover(4),
+        monitors: || fifo_monitors(4),
     },
     BlockEntry {
         name: "link_fifo_w100_d5",
@@ -212,6 +230,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         diff_config: DiffConfig::link_fifo,
         scoreboard: Some(fifo_sb),
         coverage: || fifo_cover(5),
+        monitors: || fifo_monitors(5),
     },
     BlockEntry {
         name: "islip_n4_i1",
@@ -222,6 +241,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         diff_config: islip_cfg,
         scoreboard: Some(islip_sb),
         coverage: || arbiter_cover(4),
+        monitors: Vec::new,
     },
     BlockEntry {
         name: "islip_n4_i3",
@@ -232,6 +252,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         diff_config: islip_cfg,
         scoreboard: Some(islip_sb),
         coverage: || arbiter_cover(4),
+        monitors: Vec::new,
     },
     BlockEntry {
         name: "islip_n8_i1",
@@ -242,6 +263,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         diff_config: islip_cfg,
         scoreboard: Some(islip_sb),
         coverage: || arbiter_cover(8),
+        monitors: Vec::new,
     },
     BlockEntry {
         name: "islip_n8_i3",
@@ -252,6 +274,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         diff_config: islip_cfg,
         scoreboard: Some(islip_sb),
         coverage: || arbiter_cover(8),
+        monitors: Vec::new,
     },
     BlockEntry {
         name: "rrm_n5_i2",
@@ -262,6 +285,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         diff_config: islip_cfg,
         scoreboard: Some(islip_sb),
         coverage: || arbiter_cover(5),
+        monitors: Vec::new,
     },
     BlockEntry {
         name: "rrm_n8_i3",
@@ -272,6 +296,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         diff_config: islip_cfg,
         scoreboard: Some(islip_sb),
         coverage: || arbiter_cover(8),
+        monitors: Vec::new,
     },
     BlockEntry {
         name: "sram_bank",
@@ -283,6 +308,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         diff_config: DiffConfig::sram_bank,
         scoreboard: Some(sram_sb),
         coverage: || sram_cover(4),
+        monitors: Vec::new,
     },
     BlockEntry {
         name: "sram_bank_d16_w8_r1w1_q3",
@@ -293,6 +319,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         diff_config: DiffConfig::sram_bank,
         scoreboard: Some(sram_sb),
         coverage: || sram_cover(3),
+        monitors: Vec::new,
     },
     BlockEntry {
         name: "systolic_tile",
@@ -304,6 +331,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         diff_config: DiffConfig::systolic_tile,
         scoreboard: None,
         coverage: || tile_cover(8, 8),
+        monitors: Vec::new,
     },
     BlockEntry {
         name: "systolic_tile_r3_c4",
@@ -314,6 +342,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         diff_config: DiffConfig::systolic_tile,
         scoreboard: None,
         coverage: || tile_cover(3, 4),
+        monitors: Vec::new,
     },
     BlockEntry {
         name: "hbm_bank",
@@ -324,6 +353,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         diff_config: DiffConfig::hbm_bank,
         scoreboard: None,
         coverage: hbm_bank_cover,
+        monitors: Vec::new,
     },
     BlockEntry {
         name: "hbm_bank_hbm2_2000",
@@ -334,6 +364,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         diff_config: DiffConfig::hbm_bank,
         scoreboard: None,
         coverage: hbm_bank_cover,
+        monitors: Vec::new,
     },
 ];
 
@@ -421,6 +452,7 @@ impl BlockEntry {
         cfg.vcd_dir = req.vcd_dir.clone();
         cfg.name = self.name.into();
         cfg.coverage = (self.coverage)();
+        cfg.monitors = (self.monitors)();
         cfg.until_coverage = req.until_coverage;
         cfg
     }
@@ -515,5 +547,73 @@ mod coverage_tests {
                 m.holes()
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod monitor_tests {
+    use super::*;
+    use crate::block::PortInfo;
+    use crate::diff::DiffError;
+
+    /// The link FIFO model, but in the cycle after a stall (`out_valid` without `out_ready`)
+    /// its `out_data` is flipped: a planted protocol bug.
+    struct Fickle {
+        inner: Box<dyn Block>,
+        ready: u128,
+        stalled: bool,
+    }
+
+    impl Fickle {
+        fn port(&self, name: &str) -> usize {
+            self.inner.ports().iter().position(|p| p.name == name).unwrap()
+        }
+    }
+
+    impl Block for Fickle {
+        fn ports(&self) -> &[PortInfo] {
+            self.inner.ports()
+        }
+        fn set_input(&mut self, port: usize, v: u128) {
+            if port == self.port("out_ready") {
+                self.ready = v;
+            }
+            self.inner.set_input(port, v)
+        }
+        fn settle(&mut self) -> Result<(), VltError> {
+            self.inner.settle()
+        }
+        fn output(&self, port: usize) -> u128 {
+            let v = self.inner.output(port);
+            if self.stalled && port == self.port("out_data") {
+                !v
+            } else {
+                v
+            }
+        }
+        fn posedge(&mut self) -> Result<(), VltError> {
+            self.stalled = self.inner.output(self.port("out_valid")) == 1 && self.ready == 0;
+            self.inner.posedge()
+        }
+        fn open_vcd(&mut self, p: &std::path::Path) -> Result<(), VltError> {
+            self.inner.open_vcd(p)
+        }
+        fn close_vcd(&mut self) {
+            self.inner.close_vcd()
+        }
+    }
+
+    #[test]
+    fn a_stream_that_changes_its_stalled_data_breaks_the_output_monitor() {
+        let e = find("link_fifo").unwrap();
+        let err = e
+            .diff_with(&DiffRequest::new(100_000, 1), || {
+                Ok(Box::new(Fickle { inner: (e.make_model)(), ready: 0, stalled: false }))
+            })
+            .unwrap_err();
+        let DiffError::Protocol(p) = err else { panic!("expected a protocol violation, got {err}") };
+        assert_eq!((p.side, p.violation.monitor), ("rtl", "output stream"));
+        assert!(p.violation.rule.contains("data changed while stalled"), "{}", p.violation);
+        assert!(p.to_string().contains("protocol violation at cycle"), "{p}");
     }
 }

@@ -255,6 +255,7 @@ impl DiffConfig {
             vcd_window: 2000,
             coverage: Vec::new(),
             until_coverage: None,
+            monitors: Vec::new(),
         }
     }
 }
