@@ -169,7 +169,7 @@ mod tests {
     #[test]
     fn each_rule_catches_what_it_says_and_reset_clears_it() {
         let vr = Protocol::ValidReady { name: "out", valid: "v", ready: "r", data: vec!["d"] };
-        let mut m = Monitors::new(&[vr.clone()], &ports()).unwrap();
+        let mut m = Monitors::new(std::slice::from_ref(&vr), &ports()).unwrap();
         m.check(&[0, 1, 0, 7, 0, 0]).unwrap(); // stalled with 7
         m.check(&[0, 1, 1, 7, 0, 0]).unwrap(); // transfer
         m.check(&[0, 1, 0, 8, 0, 0]).unwrap(); // stalled with 8
@@ -179,11 +179,11 @@ mod tests {
         m.check(&[0, 1, 0, 7, 0, 0]).unwrap();
         assert!(m.check(&[0, 0, 0, 7, 0, 0]).unwrap_err().rule.contains("valid dropped"));
         let cr = Protocol::Credit { name: "in", take: vec!["take"], credit: "cr", credits: 2 };
-        let mut m = Monitors::new(&[cr.clone()], &ports()).unwrap();
+        let mut m = Monitors::new(std::slice::from_ref(&cr), &ports()).unwrap();
         m.check(&[0, 0, 0, 0, 1, 0]).unwrap();
         m.check(&[0, 0, 0, 0, 1, 0]).unwrap();
         assert!(m.check(&[0, 0, 0, 0, 1, 0]).unwrap_err().rule.contains("more than the sender's 2"));
-        let mut m = Monitors::new(&[cr.clone()], &ports()).unwrap();
+        let mut m = Monitors::new(std::slice::from_ref(&cr), &ports()).unwrap();
         m.check(&[0, 0, 0, 0, 1, 0]).unwrap();
         m.check(&[1, 0, 0, 0, 0, 0]).unwrap(); // reset drops what was held
         assert!(m.check(&[0, 0, 0, 0, 0, 1]).unwrap_err().rule.contains("no message held"));
