@@ -216,6 +216,10 @@ fn report(
             println!("{name}: DIVERGED ({what})\n{e}");
             Err((format!("{name}: model and RTL diverge at cycle {cycle}"), 1))
         }
+        Err(DiffError::Assertion(a)) => {
+            println!("{name}: ASSERTION FAILED ({what})\n{a}");
+            Err((format!("{name}: assertion {} failed at cycle {}", a.label, a.cycle), 1))
+        }
         Err(DiffError::Protocol(p)) => {
             println!("{name}: PROTOCOL VIOLATION ({what})\n{p}");
             Err((format!("{name}: the {} breaks {} at cycle {}", p.side, p.violation.monitor, p.cycle), 1))

@@ -61,4 +61,9 @@ module link_fifo #(
       credit_ret <= pop;  // MUT:credit
     end
   end
+
+  // Invariants, kept on by the build (--assert): a failure stops the run and `trnsim diff`
+  // reports it by its label, with the cycle and the last cycles of port values.
+  a_count_bounded: assert property (@(posedge clk) disable iff (rst) cnt <= CW'(DEPTH));
+  a_credit_follows_pop: assert property (@(posedge clk) disable iff (rst) credit_ret == $past(pop && !rst));
 endmodule

@@ -179,6 +179,34 @@ fn write_dut_differences(
     Ok(())
 }
 
+/// A SystemVerilog assertion of the RTL failed.
+#[derive(Clone, Debug)]
+pub struct AssertionFailure {
+    /// Cycle number (0-based).
+    pub cycle: u64,
+    /// The assertion's label.
+    pub label: &'static str,
+    /// Where it is written (`file.sv:line`).
+    pub location: String,
+    /// The RTL's ports, naming the columns of `history`.
+    pub ports: Vec<PortInfo>,
+    /// The RTL's last cycles up to and including the failure, oldest first.
+    pub history: Vec<CycleRecord>,
+    /// `(model, rtl)` VCD paths, when written.
+    pub vcds: Option<(PathBuf, PathBuf)>,
+}
+
+impl fmt::Display for AssertionFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "assertion {} ({}) failed at cycle {}", self.label, self.location, self.cycle)?;
+        write_history(f, &self.ports, &self.history)?;
+        if let Some((m, r)) = &self.vcds {
+            writeln!(f, "  vcds: model {} rtl {}", m.display(), r.display())?;
+        }
+        Ok(())
+    }
+}
+
 /// A protocol monitor's rule broken by one side.
 #[derive(Clone, Debug)]
 pub struct ProtocolViolation {
@@ -221,6 +249,8 @@ pub enum DiffError {
     Transactions(Box<TxnDivergence>),
     /// A side broke an interface rule.
     Protocol(Box<ProtocolViolation>),
+    /// An assertion of the RTL failed.
+    Assertion(Box<AssertionFailure>),
 }
 
 impl DiffError {
@@ -230,6 +260,7 @@ impl DiffError {
             DiffError::Diverged(d) => Some(d.cycle),
             DiffError::Transactions(t) => Some(t.error.cycle),
             DiffError::Protocol(p) => Some(p.cycle),
+            DiffError::Assertion(a) => Some(a.cycle),
             _ => None,
         }
     }
@@ -241,6 +272,7 @@ impl DiffError {
             }
             DiffError::Transactions(t) => t.vcds = Some(paths),
             DiffError::Protocol(p) => p.vcds = Some(paths),
+            DiffError::Assertion(a) => a.vcds = Some(paths),
             _ => {}
         }
     }
@@ -254,6 +286,7 @@ impl fmt::Display for DiffError {
             DiffError::Diverged(d) => write!(f, "{d}"),
             DiffError::Transactions(t) => write!(f, "{t}"),
             DiffError::Protocol(p) => write!(f, "{p}"),
+            DiffError::Assertion(a) => write!(f, "{a}"),
         }
     }
 }
@@ -636,7 +669,22 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
             }
         }
         r.posedge().map_err(|e| DiffError::Sim(cycle, e))?;
-        d.posedge().map_err(|e| DiffError::Sim(cycle, e))?;
+        if let Err(e) = d.posedge() {
+            return Err(match verilator_sys::failed_assertion(&e) {
+                Some((label, location)) => {
+                    let (ports, history) = (d.ports().to_vec(), dut_history.records());
+                    DiffError::Assertion(Box::new(AssertionFailure {
+                        cycle,
+                        label,
+                        location,
+                        ports,
+                        history,
+                        vcds: None,
+                    }))
+                }
+                None => DiffError::Sim(cycle, e),
+            });
+        }
     }
     let transactions = match board.as_mut() {
         Some(b) => Some(b.finish(ran.saturating_sub(1)).map_err(|error| {

@@ -158,6 +158,27 @@ fn finish_stop_and_fatal_become_errors_and_never_exit_or_abort() {
 }
 
 #[test]
+fn a_failing_assertion_stops_the_model_and_is_named_by_its_label() {
+    let mut m = FinishDemo::new().unwrap();
+    m.set_cmd(0);
+    let mut err = None;
+    for cycle in 0..300u32 {
+        m.settle().unwrap();
+        if let Err(e) = m.posedge() {
+            err = Some((cycle, e));
+            break;
+        }
+    }
+    let (cycle, e) = err.expect("the assertion fails once ticks reaches 100");
+    assert!(cycle >= 100 && cycle < 300, "cycle {cycle}");
+    let (label, at) =
+        trnsim_rtl::verilator_sys::failed_assertion(&e).unwrap_or_else(|| panic!("not an assertion: {e}"));
+    assert_eq!(label, "a_ticks_not_100");
+    assert!(at.starts_with("finish_demo.sv:"), "{at}");
+    assert!(trnsim_rtl::verilator_sys::failed_assertion(&VltError::Rtl("x.sv:3: Verilog $stop".into())).is_none());
+}
+
+#[test]
 fn models_on_several_threads_each_build_their_own() {
     let hs: Vec<_> = (0..3)
         .map(|s| {

@@ -113,6 +113,7 @@ pub fn build(vlt: &Verilator, models: &[Model]) -> Result<(), String> {
             dirs.push(dir);
         }
         let rt_dir = rt.join().map_err(|_| "runtime build thread panicked".to_string())??;
+        rust.push_str(&assertion_table(models)?);
         fs::write(out_dir.join("vlt_models.rs"), rust).map_err(|e| e.to_string())?;
         for (m, d) in models.iter().zip(&dirs) {
             println!("cargo:rustc-link-search=native={}", d.display());
@@ -124,6 +125,30 @@ pub fn build(vlt: &Verilator, models: &[Model]) -> Result<(), String> {
     println!("cargo:rustc-link-lib=static=vlt_runtime");
     println!("cargo:rustc-link-lib=stdc++");
     Ok(())
+}
+
+/// `ASSERTIONS`: every labelled assertion (`label: assert ...`) of the models' sources, as
+/// (file name, line, label), so a failure's `file:line` names its assertion.
+fn assertion_table(models: &[Model]) -> Result<String, String> {
+    let mut files: Vec<&PathBuf> = models.iter().flat_map(|m| &m.sources).collect();
+    files.sort();
+    files.dedup();
+    let mut rows = String::new();
+    for f in files {
+        let text = fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let name = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        for (i, line) in text.lines().enumerate() {
+            let t = line.trim_start();
+            let Some((label, rest)) = t.split_once(':') else { continue };
+            let is_label = !label.is_empty() && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if is_label && rest.trim_start().starts_with("assert") {
+                rows.push_str(&format!("    ({name:?}, {}, {label:?}),\n", i + 1));
+            }
+        }
+    }
+    Ok(format!(
+        "/// Labelled assertions of the Verilated sources: (file name, line, label).\npub static ASSERTIONS: &[(&str, u32, &str)] = &[\n{rows}];\n"
+    ))
 }
 
 /// `target/vlt-cache`, shared by all profiles: the ancestor of OUT_DIR holding CACHEDIR.TAG.
@@ -192,7 +217,9 @@ fn build_model(vlt: &Verilator, m: &Model, cache: &Path) -> Result<(PathBuf, Str
     let prefix = format!("V{}", m.name);
     let mut args: Vec<String> =
         ["--cc", "-O3", "--x-assign", "fast", "--x-initial", "fast"].iter().map(|s| s.to_string()).collect();
-    args.extend(["--noassert", "-Wno-fatal", "--timescale-override", "1ns/1ns", "--trace"].map(String::from));
+    // Assertions stay on: a failing SystemVerilog assertion stops the model (`$stop`), and the
+    // diff reports it by its label (ASSERTIONS, below).
+    args.extend(["--assert", "-Wno-fatal", "--timescale-override", "1ns/1ns", "--trace"].map(String::from));
     args.extend(["--prefix".into(), prefix.clone(), "--top-module".into(), m.top.clone()]);
     args.extend(m.params.iter().map(|(k, v)| format!("-G{k}={v}")));
     let mut key: Vec<Vec<u8>> = vec![

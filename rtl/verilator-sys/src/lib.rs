@@ -175,4 +175,21 @@ pub mod models {
     use super::*;
     #[cfg(feature = "rtl")]
     include!(concat!(env!("OUT_DIR"), "/vlt_models.rs"));
+    /// Labelled assertions of the Verilated sources (none without feature `rtl`).
+    #[cfg(not(feature = "rtl"))]
+    pub static ASSERTIONS: &[(&str, u32, &str)] = &[];
+}
+
+/// The assertion a Verilator `$stop` comes from: `Some((label, "file:line"))` when the error is
+/// `FILE:LINE: Verilog $stop` at a labelled assertion of a Verilated source.
+pub fn failed_assertion(e: &VltError) -> Option<(&'static str, String)> {
+    let VltError::Rtl(msg) = e else { return None };
+    let head = msg.strip_suffix(": Verilog $stop")?;
+    let (file, line) = head.rsplit_once(':')?;
+    let line: u32 = line.parse().ok()?;
+    let name = Path::new(file).file_name()?.to_string_lossy();
+    models::ASSERTIONS
+        .iter()
+        .find(|(f, l, _)| *f == name && *l == line)
+        .map(|&(_, _, label)| (label, format!("{name}:{line}")))
 }
