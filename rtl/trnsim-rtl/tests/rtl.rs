@@ -170,7 +170,7 @@ fn a_failing_assertion_stops_the_model_and_is_named_by_its_label() {
         }
     }
     let (cycle, e) = err.expect("the assertion fails once ticks reaches 100");
-    assert!(cycle >= 100 && cycle < 300, "cycle {cycle}");
+    assert!((100..300).contains(&cycle), "cycle {cycle}");
     let (label, at) =
         trnsim_rtl::verilator_sys::failed_assertion(&e).unwrap_or_else(|| panic!("not an assertion: {e}"));
     assert_eq!(label, "a_ticks_not_100");
