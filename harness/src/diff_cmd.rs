@@ -30,9 +30,10 @@ pub struct DiffArgs {
     /// On a divergence, write <block>.model.vcd and <block>.rtl.vcd of the cycles before it here.
     #[arg(long, value_name = "DIR")]
     vcd: Option<PathBuf>,
-    /// Inputs: `random` (seeded), `fuzz:FILE` (arbitrary bytes, e.g. a fuzzer corpus entry) or
+    /// Inputs: `random` (seeded), `reactive` (seeded drivers that see the block's outputs:
+    /// credits, handshakes), `fuzz:FILE` (arbitrary bytes, e.g. a fuzzer corpus entry) or
     /// `trace:FILE` (a recorded port trace, docs/rtl.md).
-    #[arg(long, default_value = "random", value_name = "random|fuzz:FILE|trace:FILE")]
+    #[arg(long, default_value = "random", value_name = "random|reactive|fuzz:FILE|trace:FILE")]
     stimulus: String,
     /// Cycles (and matched transactions) shown before a divergence.
     #[arg(long, default_value_t = 8, value_name = "N")]
@@ -127,15 +128,19 @@ fn request(a: &DiffArgs, entry: &BlockEntry) -> Result<DiffRequest, (String, i32
     let read = |f: &str| std::fs::read(f).map_err(|e| usage(format!("cannot read {f}: {e}")));
     let stimulus = match a.stimulus.split_once(':') {
         None if a.stimulus == "random" => StimulusKind::Random,
+        None if a.stimulus == "reactive" => StimulusKind::Reactive,
         Some(("fuzz", f)) => StimulusKind::Fuzz(read(f)?),
         Some(("trace", f)) => StimulusKind::Trace(PortTrace::read(f.as_ref()).map_err(|e| usage(e.to_string()))?),
         _ => {
-            return Err(usage(format!("invalid --stimulus {:?} (allowed: random, fuzz:FILE, trace:FILE)", a.stimulus)))
+            return Err(usage(format!(
+                "invalid --stimulus {:?} (allowed: random, reactive, fuzz:FILE, trace:FILE)",
+                a.stimulus
+            )))
         }
     };
     // A trace for other ports is the user's mistake: say so before running anything.
     if let Err(e) = entry.stimulus(&stimulus, a.seed) {
-        return Err(usage(e.to_string()));
+        return Err(usage(e));
     }
     let scoreboard = match (a.scoreboard, entry.scoreboard) {
         (false, _) => None,
@@ -179,6 +184,7 @@ fn report(
     let name = entry.name;
     let what = match &req.stimulus {
         StimulusKind::Random => format!("random, seed {}", req.seed),
+        StimulusKind::Reactive => format!("reactive, seed {}", req.seed),
         _ => stimulus.to_string(),
     };
     match r {

@@ -668,6 +668,7 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
                 }
             }
         }
+        stim.observe(cycle, history.current());
         r.posedge().map_err(|e| DiffError::Sim(cycle, e))?;
         if let Err(e) = d.posedge() {
             return Err(match verilator_sys::failed_assertion(&e) {

@@ -32,6 +32,7 @@ pub mod coverage;
 pub mod diff;
 pub mod model;
 pub mod monitor;
+pub mod reactive;
 pub mod registry;
 #[cfg(feature = "rtl")]
 pub mod rtl;

@@ -22,6 +22,10 @@ pub trait Stimulus {
     fn cycles(&self) -> Option<u64> {
         None
     }
+    /// Sees the reference's port values of `cycle` (its inputs and, after `settle`, its
+    /// outputs) before the clock edge, so a reactive driver chooses the next cycle's inputs
+    /// from them (a handshake, a credit returned). Open-loop stimulus ignores it.
+    fn observe(&mut self, _cycle: u64, _ports: &[u128]) {}
 }
 
 impl<S: Stimulus + ?Sized> Stimulus for Box<S> {
@@ -30,6 +34,9 @@ impl<S: Stimulus + ?Sized> Stimulus for Box<S> {
     }
     fn cycles(&self) -> Option<u64> {
         (**self).cycles()
+    }
+    fn observe(&mut self, cycle: u64, ports: &[u128]) {
+        (**self).observe(cycle, ports)
     }
 }
 

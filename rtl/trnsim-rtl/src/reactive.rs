@@ -1,0 +1,239 @@
+//! Reactive constrained-random stimulus: drivers that see the block's outputs of the previous
+//! cycle ([`Stimulus::observe`]) and keep the interface's rules as a real neighbour would,
+//! choosing what to do next from weighted sequences. Seeded and deterministic: the same seed
+//! is the same run (`trnsim diff BLOCK --stimulus reactive --seed S` replays it).
+//!
+//! - [`CreditSender`]: the sender and receiver around a credit-based link buffer (the link
+//!   FIFO): it sends only with a credit (starting with the buffer's depth, one back per
+//!   `credit_ret`), in sequences of bursts, idles and sparse traffic, while the receiver stalls,
+//!   streams or takes at random.
+//! - [`HoldingRequesters`]: requesters of a shared bank that hold a request (valid, write,
+//!   address, data) until it is granted, as a valid/ready master must, with sequences of hot
+//!   addresses, read or write mixes and idles.
+
+use crate::block::PortInfo;
+use crate::stimulus::Stimulus;
+use trnsim_kernel::SimRng;
+
+/// One of `options`, chosen with probability proportional to its weight.
+pub fn weighted<T: Copy>(rng: &mut SimRng, options: &[(u32, T)]) -> T {
+    let total: u64 = options.iter().map(|&(w, _)| u64::from(w)).sum();
+    let mut x = rng.below(total.max(1));
+    for &(w, t) in options {
+        if x < u64::from(w) {
+            return t;
+        }
+        x -= u64::from(w);
+    }
+    options[options.len() - 1].1
+}
+
+fn index(ports: &[PortInfo], name: &str) -> usize {
+    ports.iter().position(|p| p.name == name).unwrap_or_else(|| panic!("the block has no port {name}"))
+}
+
+/// What the sender does for a while.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Send {
+    /// Send whenever a credit is there.
+    Burst,
+    /// Send nothing.
+    Idle,
+    /// Send with this probability when a credit is there.
+    Sparse(f64),
+}
+
+/// What the receiver does for a while.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Take {
+    /// Always ready.
+    Stream,
+    /// Never ready (the buffer fills).
+    Stall,
+    /// Ready with this probability.
+    Random(f64),
+}
+
+/// Sender and receiver of a credit-based link buffer with ports `rst`, `in_valid`,
+/// `in_data`, `out_ready` (driven) and `credit_ret` (observed).
+pub struct CreditSender {
+    rng: SimRng,
+    depth: u64,
+    credits: u64,
+    send: Send,
+    take: Take,
+    send_left: u64,
+    take_left: u64,
+    /// Messages sent and credits spent (never more than the credits held).
+    pub sent: u64,
+    p: [usize; 5],
+}
+
+impl CreditSender {
+    /// For a buffer of `depth` entries with `ports`, from `seed`.
+    pub fn new(ports: &[PortInfo], depth: u64, seed: u64) -> CreditSender {
+        let p = ["rst", "in_valid", "in_data", "out_ready", "credit_ret"].map(|n| index(ports, n));
+        CreditSender {
+            rng: SimRng::new(seed, 21),
+            depth,
+            credits: depth,
+            send: Send::Burst,
+            take: Take::Stream,
+            send_left: 0,
+            take_left: 0,
+            sent: 0,
+            p,
+        }
+    }
+}
+
+impl Stimulus for CreditSender {
+    fn drive(&mut self, cycle: u64, inputs: &mut [u128]) {
+        let [rst, in_valid, in_data, out_ready, _] = self.p;
+        if self.send_left == 0 {
+            self.send = weighted(&mut self.rng, &[(4, Send::Burst), (2, Send::Idle), (3, Send::Sparse(0.3))]);
+            self.send_left = 1 + self.rng.below(64);
+        }
+        if self.take_left == 0 {
+            self.take = weighted(&mut self.rng, &[(3, Take::Stream), (2, Take::Stall), (3, Take::Random(0.5))]);
+            self.take_left = 1 + self.rng.below(64);
+        }
+        self.send_left -= 1;
+        self.take_left -= 1;
+        let reset = cycle < 2 || self.rng.below(8192) == 0;
+        inputs[rst] = u128::from(reset);
+        let want = match self.send {
+            Send::Burst => true,
+            Send::Idle => false,
+            Send::Sparse(p) => self.rng.chance(p),
+        };
+        let send = !reset && want && self.credits > 0;
+        inputs[in_valid] = u128::from(send);
+        inputs[in_data] = (self.rng.next_u64() as u128) << 64 | self.rng.next_u64() as u128;
+        inputs[out_ready] = u128::from(match self.take {
+            Take::Stream => true,
+            Take::Stall => false,
+            Take::Random(p) => self.rng.chance(p),
+        });
+        if send {
+            self.credits -= 1;
+            self.sent += 1;
+        }
+    }
+
+    fn observe(&mut self, _cycle: u64, ports: &[u128]) {
+        let [rst, _, _, _, credit_ret] = self.p;
+        if ports[rst] & 1 == 1 {
+            // Reset empties the buffer and drops a pending credit: the sender starts over.
+            self.credits = self.depth;
+        } else if ports[credit_ret] & 1 == 1 {
+            self.credits = (self.credits + 1).min(self.depth);
+        }
+    }
+}
+
+/// What the requesters do for a while.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Pattern {
+    /// New requests to a few hot addresses (conflicts, read-after-write).
+    Hot,
+    /// New requests anywhere.
+    Spread,
+    /// No new requests (held ones stay until granted).
+    Quiet,
+}
+
+/// Requesters of a shared bank (ports `rst`, `req_valid`, `req_write`, `req_addr`,
+/// `req_wdata` driven; `grant` observed), each holding its request until granted.
+pub struct HoldingRequesters {
+    rng: SimRng,
+    req: usize,
+    aw: u32,
+    width: u32,
+    words: u64,
+    /// Each requester's request: (write, address, data), held until granted.
+    held: Vec<Option<(bool, u64, u128)>>,
+    pattern: Pattern,
+    p_write: f64,
+    left: u64,
+    hot: [u64; 2],
+    p: [usize; 6],
+}
+
+impl HoldingRequesters {
+    /// For `req` requesters of a bank of `words` words of `width` bits with `ports`.
+    pub fn new(ports: &[PortInfo], words: u64, width: u32, req: usize, seed: u64) -> HoldingRequesters {
+        let p = ["rst", "req_valid", "req_write", "req_addr", "req_wdata", "grant"].map(|n| index(ports, n));
+        HoldingRequesters {
+            rng: SimRng::new(seed, 22),
+            req,
+            aw: words.trailing_zeros(),
+            width,
+            words,
+            held: vec![None; req],
+            pattern: Pattern::Spread,
+            p_write: 0.5,
+            left: 0,
+            hot: [0, 1],
+            p,
+        }
+    }
+}
+
+impl Stimulus for HoldingRequesters {
+    fn drive(&mut self, cycle: u64, inputs: &mut [u128]) {
+        let [rst, valid, write, addr, wdata, _] = self.p;
+        if self.left == 0 {
+            self.pattern = weighted(&mut self.rng, &[(3, Pattern::Hot), (3, Pattern::Spread), (1, Pattern::Quiet)]);
+            self.p_write = weighted(&mut self.rng, &[(1, 0.1), (2, 0.5), (1, 0.9)]);
+            self.hot = [self.rng.below(self.words), self.rng.below(self.words)];
+            self.left = 1 + self.rng.below(128);
+        }
+        self.left -= 1;
+        let reset = cycle < 2 || self.rng.below(8192) == 0;
+        inputs[rst] = u128::from(reset);
+        if reset {
+            self.held.iter_mut().for_each(|h| *h = None);
+        }
+        let (mut v, mut w, mut a, mut d) = (0u128, 0u128, 0u128, 0u128);
+        let mask = if self.width >= 128 { u128::MAX } else { (1u128 << self.width) - 1 };
+        for k in 0..self.req {
+            if self.held[k].is_none() && !reset {
+                let new = match self.pattern {
+                    Pattern::Quiet => false,
+                    _ => self.rng.chance(0.7),
+                };
+                if new {
+                    let at = match self.pattern {
+                        Pattern::Hot => self.hot[self.rng.below(2) as usize],
+                        _ => self.rng.below(self.words),
+                    };
+                    let data = ((self.rng.next_u64() as u128) << 64 | self.rng.next_u64() as u128) & mask;
+                    self.held[k] = Some((self.rng.chance(self.p_write), at, data));
+                }
+            }
+            if let Some((wr, at, data)) = self.held[k] {
+                v |= 1 << k;
+                w |= u128::from(wr) << k;
+                a |= u128::from(at) << (k as u32 * self.aw);
+                d |= data << (k as u32 * self.width);
+            }
+        }
+        inputs[valid] = v;
+        inputs[write] = w;
+        inputs[addr] = a;
+        inputs[wdata] = d;
+    }
+
+    fn observe(&mut self, _cycle: u64, ports: &[u128]) {
+        let [rst, valid, _, _, _, grant] = self.p;
+        if ports[rst] & 1 == 1 {
+            return;
+        }
+        for k in 0..self.req {
+            if (ports[grant] >> k) & 1 == 1 && (ports[valid] >> k) & 1 == 1 {
+                self.held[k] = None;
+            }
+        }
+    }
+}
