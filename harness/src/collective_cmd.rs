@@ -106,8 +106,13 @@ fn parse_algo(s: &str) -> Result<Algo, String> {
         "direct" | "mesh" => Algo::Direct,
         "tree" => Algo::Tree,
         "hierarchical" => Algo::Hierarchical,
+        "pipelined" => Algo::Pipelined,
         "auto" => Algo::Auto,
-        _ => return Err(format!("unknown algorithm {s:?} (allowed: ring, rhd, direct, tree, hierarchical, auto)")),
+        _ => {
+            return Err(format!(
+                "unknown algorithm {s:?} (allowed: ring, rhd, direct, tree, hierarchical, pipelined, auto)"
+            ))
+        }
     })
 }
 

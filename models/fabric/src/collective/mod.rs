@@ -22,6 +22,7 @@
 //! engine contention with compute, chunking/pipelining within a step (except the broadcast
 //! chain, which pipelines by steps), multiple streams, and KangaRing's two Hamiltonian cycles.
 
+pub mod pipelined;
 pub mod runner;
 pub mod schedule;
 
@@ -93,13 +94,19 @@ pub enum Algo {
     /// across servers among the chips that hold the same piece, ring all-gather inside each
     /// server: `2(k - 1) + 2(m - 1)` steps for `m` servers of `k` chips instead of `2(km - 1)`.
     Hierarchical,
+    /// All-reduce over up to three levels (server mates; paired servers `s` and `s + m / 2`,
+    /// which the switched presets' direct links join; the other servers), cut into chunks
+    /// that flow through the levels as a pipeline, in two lanes that visit the levels in
+    /// different orders: every group of a chip's links carries traffic at once
+    /// ([`pipelined`]).
+    Pipelined,
     /// Chosen by size: [`auto_algo`] (spec §7's sweet spots). Resolved before a run.
     Auto,
 }
 
 /// All algorithms, in the order error messages list them.
-pub const ALGOS: [Algo; 6] =
-    [Algo::Ring, Algo::Direct, Algo::HalvingDoubling, Algo::Tree, Algo::Hierarchical, Algo::Auto];
+pub const ALGOS: [Algo; 7] =
+    [Algo::Ring, Algo::Direct, Algo::HalvingDoubling, Algo::Tree, Algo::Hierarchical, Algo::Pipelined, Algo::Auto];
 
 impl Algo {
     /// Name as in configurations ("ring").
@@ -110,6 +117,7 @@ impl Algo {
             Algo::HalvingDoubling => "halving_doubling",
             Algo::Tree => "tree",
             Algo::Hierarchical => "hierarchical",
+            Algo::Pipelined => "pipelined",
             Algo::Auto => "auto",
         }
     }
