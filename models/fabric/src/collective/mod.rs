@@ -179,6 +179,21 @@ pub fn auto_algo(op: Op, n: usize, size: u64) -> Algo {
     }
 }
 
+/// The algorithm `auto` stands for in [`run`] and [`run_group`], which know the ranks'
+/// servers: `per_server` ranks to a server when the ranks come server by server, the same
+/// number on each (None otherwise). An all-reduce of at least [`MESH_BELOW_BYTES`] over two
+/// or more servers runs [`Algo::Pipelined`], faster there than ring and halving-doubling at
+/// every size measured on the Trn2 and Trn3 UltraServers (docs/whatif.md); anything else is
+/// [`auto_algo`]'s spec policy. (Direct stays faster than pipelined up to ~3 MB on the Trn3
+/// presets, ~0.7 MB on the Trn2 torus; the 1 MB threshold is the spec's.)
+pub fn auto_algo_in(op: Op, n: usize, size: u64, per_server: Option<usize>) -> Algo {
+    let servers = per_server.filter(|&k| k > 0 && n.is_multiple_of(k)).map_or(1, |k| n / k);
+    if op == Op::AllReduce && size >= MESH_BELOW_BYTES && servers >= 2 {
+        return Algo::Pipelined;
+    }
+    auto_algo(op, n, size)
+}
+
 fn broadcast_tree_is_faster(n: usize, size: u64) -> bool {
     let y = size as f64 / schedule::PIPELINE_STEP_BYTES as f64;
     let tree = f64::from(n.next_power_of_two().trailing_zeros()) * (1.0 + y);
@@ -191,6 +206,16 @@ impl Collective {
     pub fn resolve(self, n: usize, size: u64) -> Collective {
         match self.algo {
             Algo::Auto => Collective { op: self.op, algo: auto_algo(self.op, n, size) },
+            _ => self,
+        }
+    }
+}
+
+impl Collective {
+    /// The collective with `auto` replaced by the algorithm [`auto_algo_in`] picks.
+    pub fn resolve_in(self, n: usize, size: u64, per_server: Option<usize>) -> Collective {
+        match self.algo {
+            Algo::Auto => Collective { op: self.op, algo: auto_algo_in(self.op, n, size, per_server) },
             _ => self,
         }
     }
@@ -244,15 +269,16 @@ pub struct RunResult {
 }
 
 /// Runs `coll` once on `topo` with a per-chip buffer of `size` bytes (`auto` resolved by
-/// [`Collective::resolve`]).
+/// [`Collective::resolve_in`] with the topology's servers).
 pub fn run(topo: &Topology, coll: Collective, size: u64, p: &Params) -> Result<RunResult, String> {
-    let coll = coll.resolve(topo.chips, size);
+    let coll = coll.resolve_in(topo.chips, size, Some(topo.chips_per_server));
     let progs = schedule::build_in(coll.op, coll.algo, topo.chips, size, &topo.ring, topo.chips_per_server)?;
     run_programs(topo, coll, size, topo.chips, progs, p)
 }
 
 /// Runs `coll` once among the chips `members` of `topo` (in ring order; the others take no
-/// part) with a per-chip buffer of `size` bytes. Bus bandwidth uses the group's size.
+/// part) with a per-chip buffer of `size` bytes (`auto` resolved by [`Collective::resolve_in`]
+/// with the members' servers). Bus bandwidth uses the group's size.
 pub fn run_group(
     topo: &Topology,
     coll: Collective,
@@ -261,7 +287,8 @@ pub fn run_group(
     p: &Params,
 ) -> Result<RunResult, String> {
     let n = members.len();
-    let coll = coll.resolve(n, size);
+    let per_server = schedule::members_per_server(members, topo.chips_per_server.max(1));
+    let coll = coll.resolve_in(n, size, per_server);
     let progs = schedule::for_members(coll.op, coll.algo, topo.chips, members, size, topo.chips_per_server)?;
     run_programs(topo, coll, size, n, progs, p)
 }

@@ -54,12 +54,11 @@ pub const ACROSS: usize = 2;
 /// The order in which a rank issues a step's messages, by level.
 const ISSUE_ORDER: [usize; 3] = [ACROSS, PAIR, SERVER];
 
-/// The pipeline's chunk count is about `sqrt(size / CHUNK_BYTES)`: the count that minimises
-/// `(C + 2L - 1) x overhead + D x (1 + F / C)` (`D` the data time, `F` ~ 2.5 the steps'
-/// worth of data the pipeline's fill and drain add) when `D / size` is that of a Gen2 chip
-/// (~3.3 ps per byte) and a step costs ~2 us of overhead and latency (an estimate, tuned on
-/// trn3-gen2-nl72x2 at 64 MiB .. 1 GiB).
-pub const CHUNK_BYTES: u64 = 256 << 10;
+/// The pipeline's chunk count is about `sqrt(size / CHUNK_BYTES)`: more chunks overlap the
+/// levels better and shorten the pipeline's fill and drain, fewer pay fewer steps of software
+/// overhead. Tuned by simulation on trn3-gen2-nl72x2 (an estimate; 64 KiB .. 8 MiB tried, see
+/// docs/fabric.md): 1 GiB runs in 32 chunks, 16 MiB in 4, 1 MiB in 1.
+pub const CHUNK_BYTES: u64 = 1 << 20;
 
 /// At most this many chunks (keeps programs small for any size).
 pub const MAX_CHUNKS: u64 = 1024;

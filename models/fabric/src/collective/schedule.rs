@@ -115,7 +115,7 @@ pub fn for_members(
 }
 
 /// Members per server when the members come server by server, the same number from each.
-fn members_per_server(members: &[usize], chips_per_server: usize) -> Option<usize> {
+pub fn members_per_server(members: &[usize], chips_per_server: usize) -> Option<usize> {
     let server = |c: usize| c / chips_per_server;
     let mut runs: Vec<(usize, usize)> = Vec::new();
     for &c in members {

@@ -219,12 +219,37 @@ fn auto_all_reduce_on_nl32x2_picks_the_faster_algorithm_small_and_large() {
     assert_eq!(algo, Algo::Direct);
     assert!(auto < time_us(&t, "all_reduce:halving_doubling", 64 * 1024).0 / 3.0);
     assert!(auto < time_us(&t, "all_reduce:ring", 64 * 1024).0 / 10.0);
-    // 64 MiB (> 56 MB): ring beats RDH, whose first exchange (with chip c + 32) has only the
-    // 2 direct links. Direct is faster still on this switched fabric (431 vs 501 us): the
-    // spec's thresholds are the Trn2 torus's.
+    // 64 MiB over 4 servers: pipelined. Of the others, ring beats RDH, whose first exchange
+    // (with chip c + 32) has only the 2 direct links, and direct is faster still on this
+    // switched fabric (431 vs 501 us): the spec's thresholds are the Trn2 torus's.
     let (auto, algo) = time_us(&t, "all_reduce:auto", 64 * MIB);
-    assert_eq!(algo, Algo::Ring);
-    assert!(auto < 0.8 * time_us(&t, "all_reduce:halving_doubling", 64 * MIB).0);
+    assert_eq!(algo, Algo::Pipelined);
+    let ring = time_us(&t, "all_reduce:ring", 64 * MIB).0;
+    assert!(ring < 0.8 * time_us(&t, "all_reduce:halving_doubling", 64 * MIB).0);
+    assert!(auto < 0.6 * ring, "{auto} vs ring {ring}");
+    assert!(auto < 0.6 * time_us(&t, "all_reduce:direct", 64 * MIB).0);
+}
+
+#[test]
+fn auto_all_reduce_across_servers_is_pipelined_from_one_megabyte() {
+    use crate::collective::auto_algo_in;
+    // 144 chips, 36 servers of 4: direct below 1 MB, pipelined from there.
+    assert_eq!(auto_algo_in(Op::AllReduce, 144, 999_999, Some(4)), Algo::Direct);
+    assert_eq!(auto_algo_in(Op::AllReduce, 144, 1_000_000, Some(4)), Algo::Pipelined);
+    assert_eq!(auto_algo_in(Op::AllReduce, 144, 1 << 30, Some(4)), Algo::Pipelined);
+    // One server, or members not server by server: the spec's policy.
+    assert_eq!(auto_algo_in(Op::AllReduce, 16, 4_000_000, Some(16)), Algo::HalvingDoubling);
+    assert_eq!(auto_algo_in(Op::AllReduce, 144, 1 << 30, None), Algo::Ring);
+    assert_eq!(auto_algo_in(Op::AllReduce, 6, 1 << 30, Some(4)), Algo::Ring, "6 chips do not fill servers of 4");
+    assert_eq!(auto_algo_in(Op::AllGather, 144, 1 << 30, Some(4)), Algo::Ring);
+    assert_eq!(auto_algo_in(Op::Broadcast, 64, MIB, Some(16)), Algo::Tree);
+    // run and run_group pass the servers; a group inside one server keeps the spec's policy.
+    let t = small_gen2(16);
+    assert_eq!(run(&t, coll("all_reduce:auto"), MIB, &Params::default()).unwrap().algo, Algo::Pipelined);
+    let one_server = crate::collective::run_group(&t, coll("all_reduce:auto"), MIB, &[0, 1, 2, 3], &Params::default());
+    assert_eq!(one_server.unwrap().algo, Algo::HalvingDoubling);
+    let scattered = crate::collective::run_group(&t, coll("all_reduce:auto"), MIB, &[0, 4, 1, 5], &Params::default());
+    assert_eq!(scattered.unwrap().algo, Algo::HalvingDoubling);
 }
 
 #[test]
