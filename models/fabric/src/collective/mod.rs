@@ -1,16 +1,19 @@
 //! Collectives as real traffic: per-chip collective engines issue the messages of ring,
-//! direct (mesh), recursive halving-doubling, pipelined-chain and binomial-tree algorithms
-//! over the packet-level network of [`crate::topo`], and report nccl-tests-style tables.
+//! direct (mesh), recursive halving-doubling, pipelined-chain, binomial-tree, hierarchical and
+//! pipelined multi-level algorithms over the packet-level network of [`crate::topo`], and
+//! report nccl-tests-style tables.
 //!
 //! - [`schedule`]: each algorithm as per-chip step programs, and the registry table.
+//! - [`pipelined`]: the pipelined multi-level all-reduce's plan.
 //! - [`runner`]: the engines and the network as one kernel component ([`runner::FabricRun`]).
-//! - Here: the operations, parameters, the by-size policy ([`auto_algo`]), [`run`] for one
-//!   size and [`run_table`] for a sweep.
+//! - Here: the operations, parameters, the by-size policies ([`auto_algo`], [`auto_algo_in`]),
+//!   [`run`] for one size and [`run_table`] for a sweep.
 //!
 //! Names: `op[:algo]`, op one of all_reduce, all_gather, reduce_scatter, all_to_all,
 //! broadcast (root chip 0); algo one of ring (broadcast: pipelined chain), direct,
-//! halving_doubling, tree (binomial, broadcast), auto (all_reduce and broadcast: spec §7's
-//! by-size policy, see [`auto_algo`]).
+//! halving_doubling, tree (binomial, broadcast), hierarchical and pipelined (all_reduce), auto
+//! (all_reduce and broadcast: spec §7's by-size policy, see [`auto_algo`]; [`run`] and
+//! [`run_group`] also weigh the servers spanned, see [`auto_algo_in`]).
 //!
 //! Metrics as nccl-tests doc/PERFORMANCE.md: `algbw = size / time` (GB/s, GB =
 //! 1e9 B); `busbw = algbw x 2(n-1)/n` for all-reduce, `= algbw` for broadcast, and
@@ -19,8 +22,9 @@
 //! buffer, the broadcast buffer.
 //!
 //! Leaves out: the reduction arithmetic and its HBM/DMA cost (spec §7: DMA compute), DMA
-//! engine contention with compute, chunking/pipelining within a step (except the broadcast
-//! chain, which pipelines by steps), multiple streams, and KangaRing's two Hamiltonian cycles.
+//! engine contention with compute, chunking/pipelining within a step (the broadcast chain and
+//! the pipelined all-reduce pipeline by steps), independent streams per chip, and
+//! KangaRing's two Hamiltonian cycles.
 
 pub mod pipelined;
 pub mod runner;
