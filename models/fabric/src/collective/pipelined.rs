@@ -29,8 +29,8 @@
 //! **Lanes.** Lane A takes `SERVER, PAIR, ACROSS`, lane B `PAIR, SERVER, ACROSS`, and lane B
 //! carries [`LANE_B_SHARE`] of the data. Lane A puts `2 x 1/8` of its data on the pair level
 //! (when `k = 4`), lane B `2 x 1/2`: the mix sets how much goes over the direct links against
-//! the switched ones (see the constant). With one level of `PAIR` and `SERVER` only lane A
-//! runs.
+//! the switched ones (see the constant). When the pair or the server level is absent, only
+//! lane A runs.
 //!
 //! **Issue order.** Within a step a rank sends to its `ACROSS` peers first, then its `PAIR`
 //! peer, then its `SERVER` mates: the network places every packet of a message on the link
