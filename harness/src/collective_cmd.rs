@@ -29,17 +29,21 @@ pub struct CollectiveArgs {
     /// Override a field of the system, e.g. `fabric.switch.latency=200ns` (repeatable).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub sets: Vec<String>,
-    /// Smallest size per rank, in bytes (K, M, G = 2^10, 2^20, 2^30).
+    /// Smallest size per rank, in bytes (K, M, G = 2^10, 2^20, 2^30); 1 B ..= 16G.
     #[arg(short = 'b', long = "minbytes", default_value = "32M", value_parser = parse_size)]
     pub minbytes: u64,
-    /// Largest size per rank.
+    /// Largest size per rank; 1 B ..= 16G (a 1G all-reduce on 144 chips simulates in ~25
+    /// CPU-s, and the time grows with the size).
     #[arg(short = 'e', long = "maxbytes", default_value = "32M", value_parser = parse_size)]
     pub maxbytes: u64,
     /// Multiply the size by this factor between rows (>= 2).
     #[arg(short = 'f', long = "stepfactor", default_value_t = 2, value_parser = clap::value_parser!(u64).range(2..=1024))]
     pub stepfactor: u64,
     /// The algorithm: ring, rhd (recursive halving-doubling), direct, tree (broadcast),
-    /// hierarchical (all-reduce: inside servers, then across), auto (by size).
+    /// hierarchical (all-reduce: inside servers, then across), pipelined (all-reduce: server
+    /// mates, direct-link pairs and the other servers at once, over chunks; the fastest from
+    /// ~3 MB on the Trn3 UltraServers), auto (by size; an all-reduce of 1 MB or more over two
+    /// or more servers runs pipelined). See docs/whatif.md.
     #[arg(long, default_value = "auto")]
     pub algo: String,
     /// Ranks taking part: the first N chips in ring order (default: every chip).
@@ -88,6 +92,24 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     n.checked_mul(1u64 << shift).filter(|&v| v > 0).ok_or_else(|| format!("{s:?} is out of range (1 B .. 16 EiB)"))
 }
 
+/// The largest size per rank `-b` and `-e` accept: 16 GiB. Simulation time grows with the
+/// bytes moved (~25 CPU-s for a 1 GiB all-reduce on 144 chips), so this bounds one row to
+/// minutes and keeps every message's packet count far inside the network's 32-bit counts.
+pub const MAX_BYTES: u64 = 16 << 30;
+
+/// Checks `-b` and `-e`: each at most [`MAX_BYTES`], `-b` at most `-e`.
+fn check_sizes(min: u64, max: u64) -> Result<(), String> {
+    for (flag, v) in [("-b", min), ("-e", max)] {
+        if v > MAX_BYTES {
+            return Err(format!("{flag} {v} is out of range (allowed: 1 ..= {MAX_BYTES} bytes, 16G)"));
+        }
+    }
+    if min > max {
+        return Err(format!("-b {min} is larger than -e {max}"));
+    }
+    Ok(())
+}
+
 /// The operation an nccom-test or trnsim name stands for.
 pub fn parse_op(s: &str) -> Result<Op, String> {
     Ok(match s {
@@ -112,8 +134,13 @@ fn parse_algo(s: &str) -> Result<Algo, String> {
         "direct" | "mesh" => Algo::Direct,
         "tree" => Algo::Tree,
         "hierarchical" => Algo::Hierarchical,
+        "pipelined" => Algo::Pipelined,
         "auto" => Algo::Auto,
-        _ => return Err(format!("unknown algorithm {s:?} (allowed: ring, rhd, direct, tree, hierarchical, auto)")),
+        _ => {
+            return Err(format!(
+                "unknown algorithm {s:?} (allowed: ring, rhd, direct, tree, hierarchical, pipelined, auto)"
+            ))
+        }
     })
 }
 
@@ -193,9 +220,7 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
     let op = parse_op(&a.op).map_err(usage)?;
     let algo = parse_algo(&a.algo).map_err(usage)?;
     let esize = elem_bytes(&a.datatype).map_err(usage)?;
-    if a.minbytes > a.maxbytes {
-        return Err(usage(format!("-b {} is larger than -e {}", a.minbytes, a.maxbytes)));
-    }
+    check_sizes(a.minbytes, a.maxbytes).map_err(usage)?;
     if !matches!(a.format.as_str(), "nccom" | "nccl-tests") {
         return Err(usage(format!("--format {}: unknown format (allowed: nccom, nccl-tests)", a.format)));
     }
@@ -440,7 +465,8 @@ fn g6(v: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{float_str, g6, nccl_row, parse_group, parse_size, sizes, Row};
+    use super::{check_sizes, float_str, g6, nccl_row, parse_algo, parse_group, parse_size, sizes, Row};
+    use trnsim_fabric::collective::Algo;
     use trnsim_fabric::collective::Op;
 
     #[test]
@@ -450,6 +476,17 @@ mod tests {
         assert_eq!(parse_size("64KiB").unwrap(), 65536);
         assert!(parse_size("1Q").is_err() && parse_size("0").is_err() && parse_size("99999999999T").is_err());
         assert_eq!(sizes(1 << 20, 1 << 30, 4).len(), 6);
+        assert!(check_sizes(1, 16 << 30).is_ok());
+        assert!(check_sizes(1, (16 << 30) + 1).unwrap_err().contains("-e 17179869185 is out of range"));
+        assert!(check_sizes(1 << 40, 1 << 40).unwrap_err().contains("-b 1099511627776 is out of range"));
+        assert!(check_sizes(2, 1).unwrap_err().contains("larger than"));
+    }
+
+    #[test]
+    fn algorithms_parse_by_their_command_line_names() {
+        assert_eq!(parse_algo("pipelined"), Ok(Algo::Pipelined));
+        assert_eq!(parse_algo("hierarchical"), Ok(Algo::Hierarchical));
+        assert!(parse_algo("pipeline").unwrap_err().contains("hierarchical, pipelined, auto"));
     }
 
     #[test]

@@ -171,6 +171,7 @@ impl crate::exec::Costs for SystemCosts<'_> {
             "direct" => Algo::Direct,
             "tree" => Algo::Tree,
             "hierarchical" => Algo::Hierarchical,
+            "pipelined" => Algo::Pipelined,
             _ => Algo::Auto,
         };
         let mut progs = vec![Vec::new(); topo.chips];

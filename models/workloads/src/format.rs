@@ -214,7 +214,8 @@ pub struct Comm {
     /// The group set ("world" = all ranks).
     #[serde(default = "world")]
     pub group: String,
-    /// ring, rhd, direct, tree, hierarchical or auto (default).
+    /// ring, rhd, direct, tree, hierarchical, pipelined or auto (default: the Neuron
+    /// runtime's size policy, as the benchmarks' collectives use it).
     #[serde(default)]
     pub algo: Option<String>,
     /// A measured time instead of a simulated one, in ns (only with `bytes: 0`: a trace
@@ -665,7 +666,7 @@ fn check_op(
 }
 
 /// Collective algorithms a node may name.
-pub const ALGOS: [&str; 6] = ["ring", "rhd", "direct", "tree", "hierarchical", "auto"];
+pub const ALGOS: [&str; 7] = ["ring", "rhd", "direct", "tree", "hierarchical", "pipelined", "auto"];
 
 /// An all-to-allv's matrix: square, of every touched group's size, each row's sum in range.
 fn check_sizes(

@@ -1,16 +1,19 @@
 //! Collectives as real traffic: per-chip collective engines issue the messages of ring,
-//! direct (mesh), recursive halving-doubling, pipelined-chain and binomial-tree algorithms
-//! over the packet-level network of [`crate::topo`], and report nccl-tests-style tables.
+//! direct (mesh), recursive halving-doubling, pipelined-chain, binomial-tree, hierarchical and
+//! pipelined multi-level algorithms over the packet-level network of [`crate::topo`], and
+//! report nccl-tests-style tables.
 //!
 //! - [`schedule`]: each algorithm as per-chip step programs, and the registry table.
+//! - [`pipelined`]: the pipelined multi-level all-reduce's plan.
 //! - [`runner`]: the engines and the network as one kernel component ([`runner::FabricRun`]).
-//! - Here: the operations, parameters, the by-size policy ([`auto_algo`]), [`run`] for one
-//!   size and [`run_table`] for a sweep.
+//! - Here: the operations, parameters, the by-size policies ([`auto_algo`], [`auto_algo_in`]),
+//!   [`run`] for one size and [`run_table`] for a sweep.
 //!
 //! Names: `op[:algo]`, op one of all_reduce, all_gather, reduce_scatter, all_to_all,
 //! broadcast (root chip 0); algo one of ring (broadcast: pipelined chain), direct,
-//! halving_doubling, tree (binomial, broadcast), auto (all_reduce and broadcast: spec §7's
-//! by-size policy, see [`auto_algo`]).
+//! halving_doubling, tree (binomial, broadcast), hierarchical and pipelined (all_reduce), auto
+//! (all_reduce and broadcast: spec §7's by-size policy, see [`auto_algo`]; [`run`] and
+//! [`run_group`] also weigh the servers spanned, see [`auto_algo_in`]).
 //!
 //! Metrics as nccl-tests doc/PERFORMANCE.md: `algbw = size / time` (GB/s, GB =
 //! 1e9 B); `busbw = algbw x 2(n-1)/n` for all-reduce, `= algbw` for broadcast, and
@@ -19,9 +22,11 @@
 //! buffer, the broadcast buffer.
 //!
 //! Leaves out: the reduction arithmetic and its HBM/DMA cost (spec §7: DMA compute), DMA
-//! engine contention with compute, chunking/pipelining within a step (except the broadcast
-//! chain, which pipelines by steps), multiple streams, and KangaRing's two Hamiltonian cycles.
+//! engine contention with compute, chunking/pipelining within a step (the broadcast chain and
+//! the pipelined all-reduce pipeline by steps), independent streams per chip, and
+//! KangaRing's two Hamiltonian cycles.
 
+pub mod pipelined;
 pub mod runner;
 pub mod schedule;
 
@@ -93,13 +98,19 @@ pub enum Algo {
     /// across servers among the chips that hold the same piece, ring all-gather inside each
     /// server: `2(k - 1) + 2(m - 1)` steps for `m` servers of `k` chips instead of `2(km - 1)`.
     Hierarchical,
+    /// All-reduce over up to three levels (server mates; paired servers `s` and `s + m / 2`,
+    /// which the switched presets' direct links join; the other servers), cut into chunks
+    /// that flow through the levels as a pipeline, in two lanes that visit the levels in
+    /// different orders: every group of a chip's links carries traffic at once
+    /// ([`pipelined`]).
+    Pipelined,
     /// Chosen by size: [`auto_algo`] (spec §7's sweet spots). Resolved before a run.
     Auto,
 }
 
 /// All algorithms, in the order error messages list them.
-pub const ALGOS: [Algo; 6] =
-    [Algo::Ring, Algo::Direct, Algo::HalvingDoubling, Algo::Tree, Algo::Hierarchical, Algo::Auto];
+pub const ALGOS: [Algo; 7] =
+    [Algo::Ring, Algo::Direct, Algo::HalvingDoubling, Algo::Tree, Algo::Hierarchical, Algo::Pipelined, Algo::Auto];
 
 impl Algo {
     /// Name as in configurations ("ring").
@@ -110,6 +121,7 @@ impl Algo {
             Algo::HalvingDoubling => "halving_doubling",
             Algo::Tree => "tree",
             Algo::Hierarchical => "hierarchical",
+            Algo::Pipelined => "pipelined",
             Algo::Auto => "auto",
         }
     }
@@ -171,6 +183,21 @@ pub fn auto_algo(op: Op, n: usize, size: u64) -> Algo {
     }
 }
 
+/// The algorithm `auto` stands for in [`run`] and [`run_group`], which know the ranks'
+/// servers: `per_server` ranks to a server when the ranks come server by server, the same
+/// number on each (None otherwise). An all-reduce of at least [`MESH_BELOW_BYTES`] over two
+/// or more servers runs [`Algo::Pipelined`], faster there than ring and halving-doubling at
+/// every size measured on the Trn2 and Trn3 UltraServers (docs/whatif.md); anything else is
+/// [`auto_algo`]'s spec policy. (Direct stays faster than pipelined up to ~3 MB on the Trn3
+/// presets, ~0.7 MB on the Trn2 torus; the 1 MB threshold is the spec's.)
+pub fn auto_algo_in(op: Op, n: usize, size: u64, per_server: Option<usize>) -> Algo {
+    let servers = per_server.filter(|&k| k > 0 && n.is_multiple_of(k)).map_or(1, |k| n / k);
+    if op == Op::AllReduce && size >= MESH_BELOW_BYTES && servers >= 2 {
+        return Algo::Pipelined;
+    }
+    auto_algo(op, n, size)
+}
+
 fn broadcast_tree_is_faster(n: usize, size: u64) -> bool {
     let y = size as f64 / schedule::PIPELINE_STEP_BYTES as f64;
     let tree = f64::from(n.next_power_of_two().trailing_zeros()) * (1.0 + y);
@@ -183,6 +210,16 @@ impl Collective {
     pub fn resolve(self, n: usize, size: u64) -> Collective {
         match self.algo {
             Algo::Auto => Collective { op: self.op, algo: auto_algo(self.op, n, size) },
+            _ => self,
+        }
+    }
+}
+
+impl Collective {
+    /// The collective with `auto` replaced by the algorithm [`auto_algo_in`] picks.
+    pub fn resolve_in(self, n: usize, size: u64, per_server: Option<usize>) -> Collective {
+        match self.algo {
+            Algo::Auto => Collective { op: self.op, algo: auto_algo_in(self.op, n, size, per_server) },
             _ => self,
         }
     }
@@ -236,15 +273,16 @@ pub struct RunResult {
 }
 
 /// Runs `coll` once on `topo` with a per-chip buffer of `size` bytes (`auto` resolved by
-/// [`Collective::resolve`]).
+/// [`Collective::resolve_in`] with the topology's servers).
 pub fn run(topo: &Topology, coll: Collective, size: u64, p: &Params) -> Result<RunResult, String> {
-    let coll = coll.resolve(topo.chips, size);
+    let coll = coll.resolve_in(topo.chips, size, Some(topo.chips_per_server));
     let progs = schedule::build_in(coll.op, coll.algo, topo.chips, size, &topo.ring, topo.chips_per_server)?;
     run_programs(topo, coll, size, topo.chips, progs, p)
 }
 
 /// Runs `coll` once among the chips `members` of `topo` (in ring order; the others take no
-/// part) with a per-chip buffer of `size` bytes. Bus bandwidth uses the group's size.
+/// part) with a per-chip buffer of `size` bytes (`auto` resolved by [`Collective::resolve_in`]
+/// with the members' servers). Bus bandwidth uses the group's size.
 pub fn run_group(
     topo: &Topology,
     coll: Collective,
@@ -253,7 +291,8 @@ pub fn run_group(
     p: &Params,
 ) -> Result<RunResult, String> {
     let n = members.len();
-    let coll = coll.resolve(n, size);
+    let per_server = schedule::members_per_server(members, topo.chips_per_server.max(1));
+    let coll = coll.resolve_in(n, size, per_server);
     let progs = schedule::for_members(coll.op, coll.algo, topo.chips, members, size, topo.chips_per_server)?;
     run_programs(topo, coll, size, n, progs, p)
 }

@@ -33,6 +33,7 @@ pub const REGISTRY: &[(Algo, &[Op], ScheduleFn)] = &[
     (Algo::HalvingDoubling, &[Op::AllReduce], halving_doubling),
     (Algo::Tree, &[Op::Broadcast], binomial_tree),
     (Algo::Hierarchical, &[Op::AllReduce], hierarchical),
+    (Algo::Pipelined, &[Op::AllReduce], pipelined),
 ];
 
 /// Pipelined-chain broadcast: the buffer is cut into about `sqrt((n - 2) x size /
@@ -95,9 +96,10 @@ pub fn for_members(
         return Err(format!("member chip {c}, but the topology has {chips} chips (0..{})", chips.saturating_sub(1)));
     }
     let per_server = members_per_server(members, chips_per_server.max(1));
-    if algo == Algo::Hierarchical && per_server.is_none() {
+    if matches!(algo, Algo::Hierarchical | Algo::Pipelined) && per_server.is_none() {
         return Err(format!(
-            "hierarchical needs the members listed server by server with the same number on each server of {chips_per_server} chips"
+            "{} needs the members listed server by server with the same number on each server of {chips_per_server} chips",
+            algo.name()
         ));
     }
     let ring: Vec<usize> = (0..n).collect();
@@ -113,7 +115,7 @@ pub fn for_members(
 }
 
 /// Members per server when the members come server by server, the same number from each.
-fn members_per_server(members: &[usize], chips_per_server: usize) -> Option<usize> {
+pub fn members_per_server(members: &[usize], chips_per_server: usize) -> Option<usize> {
     let server = |c: usize| c / chips_per_server;
     let mut runs: Vec<(usize, usize)> = Vec::new();
     for &c in members {
@@ -269,4 +271,9 @@ fn hierarchical(_op: Op, n: usize, size: u64, _ring: &[usize], per_server: usize
             p
         })
         .collect())
+}
+
+/// The pipelined multi-level all-reduce: see [`crate::collective::pipelined`].
+fn pipelined(_op: Op, n: usize, size: u64, _ring: &[usize], per_server: usize) -> Result<Vec<Program>, String> {
+    crate::collective::pipelined::programs(n, size, per_server)
 }

@@ -1,7 +1,7 @@
 //! Collectives against first principles: the ring all-reduce's analytic time and bus bandwidth,
 //! injection-bound all-to-all, conservation, and determinism.
 
-use crate::collective::{auto_algo, format_table, run, run_table, Algo, Collective, Op, Params};
+use crate::collective::{auto_algo, format_table, pipelined, run, run_table, Algo, Collective, Op, Params};
 use crate::topo::{self, Topology};
 
 fn preset(name: &str) -> Topology {
@@ -219,12 +219,37 @@ fn auto_all_reduce_on_nl32x2_picks_the_faster_algorithm_small_and_large() {
     assert_eq!(algo, Algo::Direct);
     assert!(auto < time_us(&t, "all_reduce:halving_doubling", 64 * 1024).0 / 3.0);
     assert!(auto < time_us(&t, "all_reduce:ring", 64 * 1024).0 / 10.0);
-    // 64 MiB (> 56 MB): ring beats RDH, whose first exchange (with chip c + 32) has only the
-    // 2 direct links. Direct is faster still on this switched fabric (431 vs 501 us): the
-    // spec's thresholds are the Trn2 torus's.
+    // 64 MiB over 4 servers: pipelined. Of the others, ring beats RDH, whose first exchange
+    // (with chip c + 32) has only the 2 direct links, and direct is faster still on this
+    // switched fabric (431 vs 501 us): the spec's thresholds are the Trn2 torus's.
     let (auto, algo) = time_us(&t, "all_reduce:auto", 64 * MIB);
-    assert_eq!(algo, Algo::Ring);
-    assert!(auto < 0.8 * time_us(&t, "all_reduce:halving_doubling", 64 * MIB).0);
+    assert_eq!(algo, Algo::Pipelined);
+    let ring = time_us(&t, "all_reduce:ring", 64 * MIB).0;
+    assert!(ring < 0.8 * time_us(&t, "all_reduce:halving_doubling", 64 * MIB).0);
+    assert!(auto < 0.6 * ring, "{auto} vs ring {ring}");
+    assert!(auto < 0.6 * time_us(&t, "all_reduce:direct", 64 * MIB).0);
+}
+
+#[test]
+fn auto_all_reduce_across_servers_is_pipelined_from_one_megabyte() {
+    use crate::collective::auto_algo_in;
+    // 144 chips, 36 servers of 4: direct below 1 MB, pipelined from there.
+    assert_eq!(auto_algo_in(Op::AllReduce, 144, 999_999, Some(4)), Algo::Direct);
+    assert_eq!(auto_algo_in(Op::AllReduce, 144, 1_000_000, Some(4)), Algo::Pipelined);
+    assert_eq!(auto_algo_in(Op::AllReduce, 144, 1 << 30, Some(4)), Algo::Pipelined);
+    // One server, or members not server by server: the spec's policy.
+    assert_eq!(auto_algo_in(Op::AllReduce, 16, 4_000_000, Some(16)), Algo::HalvingDoubling);
+    assert_eq!(auto_algo_in(Op::AllReduce, 144, 1 << 30, None), Algo::Ring);
+    assert_eq!(auto_algo_in(Op::AllReduce, 6, 1 << 30, Some(4)), Algo::Ring, "6 chips do not fill servers of 4");
+    assert_eq!(auto_algo_in(Op::AllGather, 144, 1 << 30, Some(4)), Algo::Ring);
+    assert_eq!(auto_algo_in(Op::Broadcast, 64, MIB, Some(16)), Algo::Tree);
+    // run and run_group pass the servers; a group inside one server keeps the spec's policy.
+    let t = small_gen2(16);
+    assert_eq!(run(&t, coll("all_reduce:auto"), MIB, &Params::default()).unwrap().algo, Algo::Pipelined);
+    let one_server = crate::collective::run_group(&t, coll("all_reduce:auto"), MIB, &[0, 1, 2, 3], &Params::default());
+    assert_eq!(one_server.unwrap().algo, Algo::HalvingDoubling);
+    let scattered = crate::collective::run_group(&t, coll("all_reduce:auto"), MIB, &[0, 4, 1, 5], &Params::default());
+    assert_eq!(scattered.unwrap().algo, Algo::HalvingDoubling);
 }
 
 #[test]
@@ -236,4 +261,151 @@ fn auto_broadcast_on_nl32x2_picks_the_faster_algorithm_small_and_large() {
         let other = if want == Algo::Tree { "broadcast:ring" } else { "broadcast:tree" };
         assert!(auto < time_us(&t, other, size).0, "{size}");
     }
+}
+
+/// A small Gen2-like switched fabric: `chips` chips, 4 to a server, 4 x8 to the server switch,
+/// 5 planes, 2 direct x8 between chip c and c + chips / 2.
+fn small_gen2(chips: u32) -> Topology {
+    let text = format!(
+        "TopologySpec(name: \"g\", kind: switched(chips: {chips}, chips_per_server: 4, \
+         link: (encoding: \"pcie-gen6\", lanes: 8), tiers: [\
+         (name: \"intra\", scope: server, switches: 1, links_per_chip_per_switch: 4, switch_latency: \"120ns\"), \
+         (name: \"inter\", scope: all, switches: 5, links_per_chip_per_switch: 1, switch_latency: \"240ns\")], \
+         direct_links: 2))"
+    );
+    topo::parse("g.ron", &text).unwrap()
+}
+
+/// Executes `plan` on symbolic data: per lane, chunk, rank and piece, the set of ranks whose
+/// input it holds the sum of. A step's messages carry the sender's data as the previous step
+/// left it; a reduce must not add a rank twice, a copy must carry a complete sum. Returns the
+/// bytes each (step, source, destination) carries, for comparison with the programs.
+fn execute_symbolically(plan: &pipelined::Plan) -> std::collections::BTreeMap<(usize, usize, usize), u64> {
+    let n = plan.shape.n();
+    let words = n.div_ceil(64);
+    let idx = |lane: usize, chunk: usize, r: usize, p: usize| ((lane * plan.chunks + chunk) * n + r) * n + p;
+    let mut data = vec![0u64; plan.lanes.len() * plan.chunks * n * n * words];
+    for lane in 0..plan.lanes.len() {
+        for chunk in 0..plan.chunks {
+            for r in 0..n {
+                for p in 0..n {
+                    data[idx(lane, chunk, r, p) * words + r / 64] |= 1 << (r % 64);
+                }
+            }
+        }
+    }
+    let full: Vec<u64> = (0..words).map(|w| if (w + 1) * 64 <= n { u64::MAX } else { (1 << (n % 64)) - 1 }).collect();
+    let mut bytes = std::collections::BTreeMap::new();
+    for t in 0..plan.steps() {
+        let before = data.clone();
+        for (lane, s, chunk) in plan.active(t) {
+            let st = plan.stage(lane, s);
+            for src in 0..n {
+                let me = plan.shape.coords(src)[st.level];
+                for x in (0..plan.shape.sizes[st.level]).filter(|&x| x != me) {
+                    let dst = plan.shape.peer(src, st.level, x);
+                    let pieces = plan.pieces(lane, s, src, dst);
+                    assert_eq!(pieces.len(), st.pieces, "step {t} lane {lane} stage {s}");
+                    *bytes.entry((t, src, dst)).or_insert(0) += st.pieces as u64 * plan.lanes[lane].piece_bytes;
+                    for p in pieces {
+                        let (from, to) = (idx(lane, chunk, src, p) * words, idx(lane, chunk, dst, p) * words);
+                        for w in 0..words {
+                            let v = before[from + w];
+                            if st.reduce {
+                                assert_eq!(
+                                    data[to + w] & v,
+                                    0,
+                                    "step {t}: rank {src} adds a contribution twice to {dst}"
+                                );
+                                data[to + w] |= v;
+                            } else {
+                                assert_eq!(v, full[w], "step {t}: rank {src} copies an incomplete sum to {dst}");
+                                data[to + w] = v;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (i, chunk) in data.chunks(words).enumerate() {
+        assert_eq!(chunk, &full[..], "lane/chunk/rank/piece {i} is not the sum of every rank");
+    }
+    bytes
+}
+
+#[test]
+fn pipelined_plan_leaves_every_rank_with_every_piece_summed_once() {
+    // (ranks, per server): Gen2's 144 = 36 x 4 (both lanes, three levels), an odd number of
+    // servers (no pair level), one server, one chip per server (no server level), two ranks.
+    for (n, k) in [(144, 4), (16, 4), (12, 4), (8, 8), (6, 1), (2, 1)] {
+        // 9 x CHUNK_BYTES: 3 chunks, so stages of different chunks share steps.
+        let size = 9 * pipelined::CHUNK_BYTES + 5;
+        let plan = pipelined::Plan::new(n, size, k).unwrap();
+        assert_eq!(plan.chunks, 3);
+        let want = execute_symbolically(&plan);
+        let progs = plan.programs();
+        let mut got = std::collections::BTreeMap::new();
+        for (src, prog) in progs.iter().enumerate() {
+            assert_eq!(prog.len(), plan.steps());
+            for (t, step) in prog.iter().enumerate() {
+                for &(dst, b) in &step.sends {
+                    assert!(got.insert((t, src, dst), b).is_none(), "one message per peer and step");
+                }
+                let senders = want.keys().filter(|&&(t2, _, d)| t2 == t && d == src).count();
+                assert_eq!(step.recvs as usize, senders, "{n}/{k} step {t} rank {src}");
+            }
+        }
+        assert_eq!(got, want, "{n} ranks, {k} per server: the programs carry the plan's pieces");
+        // Each rank sends 2 (n - 1) / n of the buffer (pieces rounded up).
+        let sent: u64 = want.values().sum();
+        let per_rank = sent as f64 / n as f64 / size as f64;
+        assert!((per_rank / Op::AllReduce.busbw_factor(n) - 1.0).abs() < 1e-3, "{n}/{k}: {per_rank}");
+    }
+    let p = pipelined::Plan::new(144, 9 * pipelined::CHUNK_BYTES, 4).unwrap();
+    assert_eq!(p.shape.sizes, [4, 2, 18]);
+    assert_eq!(p.lanes.iter().map(|l| l.route.clone()).collect::<Vec<_>>(), [[0, 1, 2], [1, 0, 2]]);
+    assert!(pipelined::Plan::new(10, MIB, 4).unwrap_err().contains("do not fill servers of 4"));
+    assert_eq!(pipelined::chunks(1), 1);
+    assert_eq!(pipelined::chunks(u64::MAX), pipelined::MAX_CHUNKS);
+}
+
+#[test]
+fn pipelined_all_reduce_delivers_every_byte_once_and_uses_the_direct_links() {
+    let t = small_gen2(16);
+    let size = 3 * MIB + 1234;
+    let r = run(&t, coll("all_reduce:pipelined"), size, &Params::default()).unwrap();
+    assert_eq!(r.algo, Algo::Pipelined);
+    assert!(r.msgs.iter().all(|m| m.left == 0 && m.delivered_bytes == m.bytes && m.done_ps.is_some()));
+    let sent: u64 = r.msgs.iter().map(|m| m.bytes).sum();
+    assert!((sent as f64 / 16.0 / size as f64 / Op::AllReduce.busbw_factor(16) - 1.0).abs() < 1e-3);
+    let hop_bytes: u64 = r.msgs.iter().map(|m| m.bytes * t.hops(m.src, m.dst) as u64).sum();
+    assert_eq!(r.edge_stats.iter().map(|s| s.bytes).sum::<u64>(), hop_bytes);
+    // Every chip-to-chip (direct) edge carries traffic; hierarchical leaves them idle.
+    let direct: Vec<usize> = (0..t.edges.len()).filter(|&e| t.edges[e].from < 16 && t.edges[e].to < 16).collect();
+    assert_eq!(direct.len(), 16);
+    assert!(direct.iter().all(|&e| r.edge_stats[e].bytes > 0));
+    let h = run(&t, coll("all_reduce:hierarchical"), size, &Params::default()).unwrap();
+    assert!(direct.iter().all(|&e| h.edge_stats[e].bytes == 0));
+    // Deterministic.
+    let again = run(&t, coll("all_reduce:pipelined"), size, &Params::default()).unwrap();
+    assert_eq!((r.finish_ps, &r.edge_stats), (again.finish_ps, &again.edge_stats));
+}
+
+#[test]
+fn pipelined_all_reduce_on_gen2_beats_hierarchical_and_runs_among_members() {
+    let t = preset("trn3-gen2-nl72x2");
+    let p = Params::default();
+    let size = 16 * MIB;
+    let pipe = run(&t, coll("all_reduce:pipelined"), size, &p).unwrap();
+    let hier = run(&t, coll("all_reduce:hierarchical"), size, &p).unwrap();
+    eprintln!("16 MiB on 144 chips: pipelined {:?}, hierarchical {:?}", pipe.row, hier.row);
+    assert!(pipe.row.busbw_gbps > 2.0 * hier.row.busbw_gbps, "{:?} vs {:?}", pipe.row, hier.row);
+    // A group of two paired servers (the direct links join chip c and c + 72).
+    let members: Vec<usize> = (0..4).chain(72..76).collect();
+    let g = crate::collective::run_group(&t, coll("all_reduce:pipelined"), size, &members, &p).unwrap();
+    assert!(g.msgs.iter().any(|m| m.src == 0 && m.dst == 72));
+    assert!(g.msgs.iter().all(|m| members.contains(&m.src) && members.contains(&m.dst)));
+    let e = crate::collective::run_group(&t, coll("all_reduce:pipelined"), size, &[0, 1, 4], &p).err().unwrap();
+    assert!(e.contains("pipelined needs the members listed server by server"), "{e}");
 }

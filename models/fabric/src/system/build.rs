@@ -94,7 +94,8 @@ impl Job {
 }
 
 /// Adds the components (clock "fabric") and links of `coll` on `topo` with a per-chip buffer
-/// of `size` bytes (`auto` resolved by [`Collective::resolve`]) to `b`.
+/// of `size` bytes to `b`: the same programs as [`crate::collective::run`] (`auto` resolved by
+/// [`Collective::resolve_in`], the hierarchical algorithms grouped by the topology's servers).
 pub fn build_collective(
     b: &mut SimBuilder,
     topo: &Topology,
@@ -103,8 +104,9 @@ pub fn build_collective(
     p: &Params,
 ) -> Result<CollectiveHandles, String> {
     let n = topo.chips;
-    let coll = coll.resolve(n, size);
-    let job = Job::collective(coll.op.name(), coll, n, size, &topo.ring, 0)?;
+    let coll = coll.resolve_in(n, size, Some(topo.chips_per_server));
+    let progs = schedule::build_in(coll.op, coll.algo, n, size, &topo.ring, topo.chips_per_server)?;
+    let job = Job { name: coll.op.name().into(), progs, doorbells: 0 };
     let nodes = reserve_nodes(b, topo)?;
     let h = build_jobs(b, topo, &nodes, &[job], p, Vec::new(), false)?;
     Ok(CollectiveHandles {

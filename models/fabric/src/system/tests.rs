@@ -34,8 +34,8 @@ fn agreement_table() {
     let cases: &[(&str, &[&str])] = &[
         ("trn2-server-4x4", &["ring", "direct", "halving_doubling"]),
         ("trn2-ultraserver-4x4x4", &["ring", "direct", "halving_doubling"]),
-        ("trn3-gen1-nl32x2", &["ring", "direct", "halving_doubling"]),
-        ("trn3-gen2-nl72x2", &["ring", "direct"]),
+        ("trn3-gen1-nl32x2", &["ring", "direct", "halving_doubling", "pipelined"]),
+        ("trn3-gen2-nl72x2", &["ring", "direct", "pipelined"]),
     ];
     for &(name, algos) in cases {
         let t = preset(name);
@@ -72,7 +72,8 @@ fn completion_times_agree_with_the_single_component_reference() {
         ("trn2-server-4x4", &["ring", "direct", "halving_doubling"], &[64 * KIB, MIB, 16 * MIB]),
         ("trn2-ultraserver-4x4x4", &["ring", "direct", "halving_doubling"], &[64 * KIB, MIB, 16 * MIB]),
         ("trn3-gen1-nl32x2", &["ring", "direct", "halving_doubling"], &[64 * KIB, MIB, 16 * MIB]),
-        ("trn3-gen2-nl72x2", &["ring", "direct"], &[64 * KIB, MIB]),
+        ("trn3-gen2-nl72x2", &["ring", "direct", "pipelined"], &[64 * KIB, MIB]),
+        ("trn3-gen1-nl32x2", &["hierarchical", "pipelined"], &[MIB, 16 * MIB]),
     ];
     for &(name, algos, sizes) in cases {
         let t = preset(name);

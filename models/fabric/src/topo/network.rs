@@ -145,6 +145,10 @@ impl Network {
             if let Some(mut next) = self.pending[msg].pop() {
                 next.4 |= FROM_SOURCE;
                 self.events.push(Reverse(next));
+            } else {
+                // The message's last packet has left its source: free its list (a 1 GiB
+                // all-reduce on 144 chips would otherwise keep ~2 GB of spent lists).
+                self.pending[msg] = Vec::new();
             }
         }
         if node != self.msgs[msg].dst {
