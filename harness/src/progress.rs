@@ -31,8 +31,21 @@ pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
+/// A progress line on stderr (drawn only on a terminal): with a goal, a bar of percent and
+/// ETA; without one, a spinner. The message is the caller's.
+pub fn line(with_goal: bool) -> ProgressBar {
+    let (b, template) = if with_goal {
+        (ProgressBar::new(100), "{spinner} simulated {msg} [{bar:30}] {percent}% ({elapsed}, ETA {eta})")
+    } else {
+        (ProgressBar::new_spinner(), "{spinner} simulated {msg} ({elapsed})")
+    };
+    b.set_style(ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()));
+    b.enable_steady_tick(Duration::from_millis(200));
+    b
+}
+
 /// The slowdown of `simulated` in `wall_s` seconds against real time.
-fn slowdown(wall_s: f64, simulated: Dur) -> f64 {
+pub fn slowdown(wall_s: f64, simulated: Dur) -> f64 {
     wall_s / simulated.as_secs_f64().max(1e-18)
 }
 
@@ -53,13 +66,7 @@ pub fn run_until_idle(sim: &mut Simulation, limit: Dur) -> Result<Stop, RunError
         }
         let wall = sw.elapsed().0;
         if bar.is_none() && wall > SHOW_AFTER_S {
-            let b = ProgressBar::new_spinner();
-            b.set_style(
-                ProgressStyle::with_template("{spinner} simulated {msg} ({elapsed})")
-                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-            );
-            b.enable_steady_tick(Duration::from_millis(200));
-            bar = Some(b);
+            bar = Some(line(false));
         }
         if let Some(b) = &bar {
             let done = s.now().since(start);

@@ -6,9 +6,8 @@ use crate::config::System;
 use crate::cpu::Stopwatch;
 use crate::ring::{self, RingParams};
 use crate::system;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde::Serialize;
-use std::time::Duration;
 use trnsim_kernel::{
     ClockId, ComponentId, Dur, RunError, SimOptions, Simulation, StatsReport, Stop, TickOrder, TraceOptions, TraceSink,
 };
@@ -154,18 +153,12 @@ pub fn drive(sim: &mut Simulation, limit: Dur, progress: bool) -> Result<(Stop, 
             break stop;
         }
         if progress && bar.is_none() && sw.elapsed().0 > 1.0 {
-            let b = ProgressBar::new(100);
-            b.set_style(
-                ProgressStyle::with_template("{spinner} simulated {msg} [{bar:30}] {percent}% ({elapsed}, ETA {eta})")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            b.enable_steady_tick(Duration::from_millis(200));
-            bar = Some(b);
+            bar = Some(crate::progress::line(true));
         }
         if let Some(b) = &bar {
             b.set_position(done.as_ps() * 100 / limit.as_ps().max(1));
             // Simulated time reached of the goal, and how much slower than real time it runs.
-            let slow = sw.elapsed().0 / done.as_secs_f64().max(1e-18);
+            let slow = crate::progress::slowdown(sw.elapsed().0, done);
             b.set_message(format!("{done} of {limit}, {slow:.3e}x real time"));
         }
     };

@@ -134,12 +134,22 @@ pub struct TxnDivergence {
 impl fmt::Display for TxnDivergence {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{}", self.error)?;
-        write_history(f, &self.ports, &self.history)?;
-        if let Some((m, r)) = &self.vcds {
-            writeln!(f, "  vcds: model {} rtl {}", m.display(), r.display())?;
-        }
-        Ok(())
+        write_tail(f, &self.ports, &self.history, &self.vcds)
     }
+}
+
+/// The end of a report that stopped a diff: the last cycles of port values and the VCDs.
+fn write_tail(
+    f: &mut fmt::Formatter<'_>,
+    ports: &[PortInfo],
+    history: &[CycleRecord],
+    vcds: &Option<(PathBuf, PathBuf)>,
+) -> fmt::Result {
+    write_history(f, ports, history)?;
+    if let Some((m, r)) = vcds {
+        writeln!(f, "  vcds: model {} rtl {}", m.display(), r.display())?;
+    }
+    Ok(())
 }
 
 fn write_history(f: &mut fmt::Formatter<'_>, ports: &[PortInfo], history: &[CycleRecord]) -> fmt::Result {
@@ -199,11 +209,7 @@ pub struct AssertionFailure {
 impl fmt::Display for AssertionFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "assertion {} ({}) failed at cycle {}", self.label, self.location, self.cycle)?;
-        write_history(f, &self.ports, &self.history)?;
-        if let Some((m, r)) = &self.vcds {
-            writeln!(f, "  vcds: model {} rtl {}", m.display(), r.display())?;
-        }
-        Ok(())
+        write_tail(f, &self.ports, &self.history, &self.vcds)
     }
 }
 
@@ -227,11 +233,7 @@ pub struct ProtocolViolation {
 impl fmt::Display for ProtocolViolation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "protocol violation at cycle {} by the {}: {}", self.cycle, self.side, self.violation)?;
-        write_history(f, &self.ports, &self.history)?;
-        if let Some((m, r)) = &self.vcds {
-            writeln!(f, "  vcds: model {} rtl {}", m.display(), r.display())?;
-        }
-        Ok(())
+        write_tail(f, &self.ports, &self.history, &self.vcds)
     }
 }
 
