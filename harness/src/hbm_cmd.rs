@@ -56,6 +56,11 @@ pub struct HbmArgs {
     /// Address map, MSB first (see docs/memory.md), e.g. ro-ba-bg-sid-pc-ch-co or ...+xor.
     #[arg(long)]
     address_map: Option<String>,
+    /// Requests per pseudo-channel that may wait in its intake buffer when its queue is full
+    /// (0..=4096; 0 = a full queue blocks the whole request stream, as DRAMsim3's and
+    /// Ramulator 2's trace front ends do). Default: the controller default (128).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=4096))]
+    intake_buffer: Option<u32>,
     /// Write every issued command (ACT/RD/WR/PRE/REF...) with its cycle to this file.
     #[arg(long, value_name = "FILE")]
     cmd_trace: Option<PathBuf>,
@@ -114,6 +119,9 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     cfg.controller.scheduler = a.scheduler.clone();
     if let Some(m) = &a.address_map {
         cfg.controller.address_map = m.clone();
+    }
+    if let Some(n) = a.intake_buffer {
+        cfg.controller.intake_buffer = n;
     }
     cfg.validate().map_err(|e| usage(format!("--{}", e.replace("controller.", "").replace('_', "-"))))?;
     if a.describe {
