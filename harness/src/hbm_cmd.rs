@@ -29,6 +29,11 @@ pub struct HbmArgs {
     /// Trace format: auto (detect from the first line), dramsim3 or ramulator.
     #[arg(long, default_value = "auto")]
     format: TraceFormat,
+    /// Bytes of one trace line (a power of two from the preset's burst, 32 B, to 4096): a line
+    /// is the aligned block of this size holding its address, moved as consecutive bursts;
+    /// bandwidth counts these bytes. 64 = one cache line.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    request_bytes: u32,
     /// Synthetic pattern when no --trace: stream-read, stream-write, random, mix, same-bank.
     #[arg(long, default_value = "random")]
     pattern: String,
@@ -90,17 +95,33 @@ impl HbmArgs {
 struct FileSource {
     reader: TraceReader<BufReader<File>>,
     error: Rc<RefCell<Option<TraceError>>>,
+    /// Bytes of one line (`--request-bytes`) and of one burst.
+    line: u64,
+    burst: u64,
+    /// The current line's next burst, and the bursts it has left.
+    next: SourceReq,
+    left: u64,
 }
 
 impl RequestSource for FileSource {
     fn next_request(&mut self) -> Option<SourceReq> {
-        match self.reader.next()? {
-            Ok(r) => Some(SourceReq { addr: r.addr, write: r.write, cycle: r.cycle }),
-            Err(e) => {
-                *self.error.borrow_mut() = Some(e);
-                None
+        if self.left == 0 {
+            match self.reader.next()? {
+                Ok(r) => {
+                    let addr = r.addr - r.addr % self.line;
+                    self.next = SourceReq { addr, write: r.write, cycle: r.cycle };
+                    self.left = self.line / self.burst;
+                }
+                Err(e) => {
+                    *self.error.borrow_mut() = Some(e);
+                    return None;
+                }
             }
         }
+        let out = self.next;
+        self.next.addr += self.burst;
+        self.left -= 1;
+        Some(out)
     }
 }
 
@@ -140,10 +161,18 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     let error = Rc::new(RefCell::new(None));
     let src: Box<dyn RequestSource> = match &a.trace {
         Some(path) => {
+            let burst = u64::from(spec.cfg.org.access_bytes());
+            let line = u64::from(a.request_bytes);
+            if !line.is_power_of_two() || line < burst {
+                return Err(usage(format!(
+                    "--request-bytes: {line} is not allowed (allowed: a power of two from the burst, {burst}, to 4096)"
+                )));
+            }
             let reader = TraceReader::open(path, a.format)
                 .map_err(|e| usage(e.to_string()))?
                 .with_capacity(spec.cfg.org.stack_bytes());
-            Box::new(FileSource { reader, error: error.clone() })
+            let next = SourceReq { addr: 0, write: false, cycle: None };
+            Box::new(FileSource { reader, error: error.clone(), line, burst, next, left: 0 })
         }
         None => {
             let pattern = Pattern::ALL.iter().find(|(_, n)| *n == a.pattern).map(|x| x.0).ok_or_else(|| {
