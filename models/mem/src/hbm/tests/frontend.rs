@@ -60,3 +60,13 @@ fn a_full_queue_blocks_its_port_only_without_an_intake_buffer() {
     let mean = |r: &trnsim_kernel::StatsReport| r.get("hbm.gen", "latency_cycles_mean").unwrap().as_f64();
     assert!(mean(&buffered) < 0.5 * mean(&blocked), "{} vs {}", mean(&buffered), mean(&blocked));
 }
+
+#[test]
+fn an_intake_buffer_out_of_range_is_refused_by_name() {
+    let mut cfg = StackConfig::from_preset(presets::find("hbm3-6400").unwrap());
+    cfg.controller.intake_buffer = 4097;
+    let e = HbmStack::new(&cfg).err().unwrap();
+    assert_eq!(e, "controller.intake_buffer: 4097 is outside 0..=4096");
+    cfg.controller.intake_buffer = 4096;
+    assert!(HbmStack::new(&cfg).is_ok());
+}
