@@ -26,11 +26,32 @@ fn both_trace_formats_run_and_are_checked() {
         let mut f = std::fs::File::create(&path).unwrap();
         write_trace(&mut f, fmt, synth(SynthKind::Mix, 20_000, 3, 1 << 30, 32)).unwrap();
         let p = path.to_str().unwrap();
-        let (code, out, err) = run(&["hbm", "--preset", "hbm3-6400", "--trace", p, "--check"]);
+        let (code, out, err) = run(&["hbm", "--preset", "hbm3-6400", "--trace", p, "--check", "--request-bytes", "32"]);
         assert_eq!(code, 0, "{err}");
         assert_eq!(figure(&out, "requests"), 20_000.0);
         assert!(out.contains("checker: 0 violations"), "{out}");
         assert!(figure(&out, "bandwidth_GBps") > 0.0);
+    }
+}
+
+#[test]
+fn a_trace_line_is_a_cache_line_of_bursts_by_default() {
+    let dir = scratch("hbm_cli_lines");
+    let path = dir.join("t.ramulator");
+    // Three reads inside one 64 B line and one in the next: 4 lines of 2 bursts each.
+    std::fs::write(&path, "LD 0x40\nLD 0x48\nLD 0x60\nLD 0x80\n").unwrap();
+    let p = path.to_str().unwrap();
+    let (code, out, err) = run(&["hbm", "--trace", p, "--check"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(figure(&out, "requests"), 8.0);
+    assert!(out.contains("checker: 0 violations"), "{out}");
+    let (code, out, err) = run(&["hbm", "--trace", p, "--request-bytes", "256"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(figure(&out, "requests"), 32.0);
+    for bad in ["48", "16", "8192", "0"] {
+        let (code, _, err) = run(&["hbm", "--trace", p, "--request-bytes", bad]);
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert!(err.contains("--request-bytes"), "{bad}: {err}");
     }
 }
 

@@ -11,6 +11,7 @@ mod config_errors_are_located;
 mod e2e_llm_layer_matches_its_analytic_estimate;
 mod hbm_checker_finds_no_violations_in_random_traffic;
 mod hbm_cli_runs_traces_and_rejects_bad_ones;
+mod hbm_matched_to_reference_tools_keeps_its_figures;
 mod hbm_runs_are_deterministic;
 mod hbm_trace_loads_in_perfetto;
 mod hbm_trn3_streams_near_spec_bandwidth;

@@ -29,6 +29,11 @@ pub struct HbmArgs {
     /// Trace format: auto (detect from the first line), dramsim3 or ramulator.
     #[arg(long, default_value = "auto")]
     format: TraceFormat,
+    /// Bytes of one trace line (a power of two from the preset's burst, 32 B, to 4096): a line
+    /// is the aligned block of this size holding its address, moved as consecutive bursts;
+    /// bandwidth counts these bytes. 64 = one cache line.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    request_bytes: u32,
     /// Synthetic pattern when no --trace: stream-read, stream-write, random, mix, same-bank.
     #[arg(long, default_value = "random")]
     pattern: String,
@@ -56,6 +61,11 @@ pub struct HbmArgs {
     /// Address map, MSB first (see docs/memory.md), e.g. ro-ba-bg-sid-pc-ch-co or ...+xor.
     #[arg(long)]
     address_map: Option<String>,
+    /// Requests per pseudo-channel that may wait in its intake buffer when its queue is full
+    /// (0..=4096; 0 = a full queue blocks the whole request stream, as DRAMsim3's and
+    /// Ramulator 2's trace front ends do). Default: the controller default (128).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=4096))]
+    intake_buffer: Option<u32>,
     /// Write every issued command (ACT/RD/WR/PRE/REF...) with its cycle to this file.
     #[arg(long, value_name = "FILE")]
     cmd_trace: Option<PathBuf>,
@@ -85,17 +95,33 @@ impl HbmArgs {
 struct FileSource {
     reader: TraceReader<BufReader<File>>,
     error: Rc<RefCell<Option<TraceError>>>,
+    /// Bytes of one line (`--request-bytes`) and of one burst.
+    line: u64,
+    burst: u64,
+    /// The current line's next burst, and the bursts it has left.
+    next: SourceReq,
+    left: u64,
 }
 
 impl RequestSource for FileSource {
     fn next_request(&mut self) -> Option<SourceReq> {
-        match self.reader.next()? {
-            Ok(r) => Some(SourceReq { addr: r.addr, write: r.write, cycle: r.cycle }),
-            Err(e) => {
-                *self.error.borrow_mut() = Some(e);
-                None
+        if self.left == 0 {
+            match self.reader.next()? {
+                Ok(r) => {
+                    let addr = r.addr - r.addr % self.line;
+                    self.next = SourceReq { addr, write: r.write, cycle: r.cycle };
+                    self.left = self.line / self.burst;
+                }
+                Err(e) => {
+                    *self.error.borrow_mut() = Some(e);
+                    return None;
+                }
             }
         }
+        let out = self.next;
+        self.next.addr += self.burst;
+        self.left -= 1;
+        Some(out)
     }
 }
 
@@ -115,6 +141,9 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     if let Some(m) = &a.address_map {
         cfg.controller.address_map = m.clone();
     }
+    if let Some(n) = a.intake_buffer {
+        cfg.controller.intake_buffer = n;
+    }
     cfg.validate().map_err(|e| usage(format!("--{}", e.replace("controller.", "").replace('_', "-"))))?;
     if a.describe {
         describe(p, &cfg);
@@ -132,10 +161,18 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     let error = Rc::new(RefCell::new(None));
     let src: Box<dyn RequestSource> = match &a.trace {
         Some(path) => {
+            let burst = u64::from(spec.cfg.org.access_bytes());
+            let line = u64::from(a.request_bytes);
+            if !line.is_power_of_two() || line < burst {
+                return Err(usage(format!(
+                    "--request-bytes: {line} is not allowed (allowed: a power of two from the burst, {burst}, to 4096)"
+                )));
+            }
             let reader = TraceReader::open(path, a.format)
                 .map_err(|e| usage(e.to_string()))?
                 .with_capacity(spec.cfg.org.stack_bytes());
-            Box::new(FileSource { reader, error: error.clone() })
+            let next = SourceReq { addr: 0, write: false, cycle: None };
+            Box::new(FileSource { reader, error: error.clone(), line, burst, next, left: 0 })
         }
         None => {
             let pattern = Pattern::ALL.iter().find(|(_, n)| *n == a.pattern).map(|x| x.0).ok_or_else(|| {

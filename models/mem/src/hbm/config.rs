@@ -1,4 +1,5 @@
-//! Controller parameters: queue sizes, write-drain watermarks, page policy, scheduler, refresh.
+//! Controller parameters: queue sizes, intake buffers, write-drain watermarks, page policy,
+//! scheduler, refresh.
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +36,12 @@ pub struct ControllerConfig {
     pub refresh: String,
     /// Address map (see [`crate::hbm::AddressMap`]).
     pub address_map: String,
+    /// Requests per pseudo-channel that wait, in arrival order, for a slot in its queue
+    /// (0..=4096): the stack's intake buffer in front of each controller (the scheduler does
+    /// not see it). A request whose queue is full goes to its buffer, so a port blocks only
+    /// when its head request finds both full. 0: a full queue blocks the port for every
+    /// channel (head-of-line, as a trace front end that retries its head request does).
+    pub intake_buffer: u32,
 }
 
 impl Default for ControllerConfig {
@@ -48,6 +55,7 @@ impl Default for ControllerConfig {
             scheduler: "frfcfs".into(),
             refresh: "per-bank".into(),
             address_map: crate::hbm::AddressMap::DEFAULT.into(),
+            intake_buffer: 128,
         }
     }
 }
@@ -66,6 +74,9 @@ impl ControllerConfig {
         }
         if self.write_low >= self.write_high {
             return Err(format!("write_low: {} must be below write_high ({})", self.write_low, self.write_high));
+        }
+        if self.intake_buffer > 4096 {
+            return Err(format!("intake_buffer: {} is outside 0..=4096", self.intake_buffer));
         }
         if crate::hbm::sched::by_name(&self.scheduler).is_none() {
             let names: Vec<_> = crate::hbm::sched::SCHEDULERS.iter().map(|s| s.0).collect();

@@ -1,12 +1,13 @@
 //! Address mapping as data: which bits of a byte address select each level.
 //!
 //! A map is written MSB-first as level names joined by `-`, e.g. `ro-ba-bg-sid-pc-ch-co`
-//! (DRAMsim3 calls this order "rorabgbachco"): the burst offset is always lowest, then the
+//! (a row's bursts together, rows rotating over channels): the burst offset is always lowest, then the
 //! rightmost level, and so on. Levels: `st` (stack), `ch` (channel), `pc`, `sid`, `bg` (bank
 //! group), `ba` (bank), `ro` (row), `co` (burst within the row). Counts need not be powers of two
 //! (mixed radix), though powers of two decode with shifts. An optional XOR hash folds the low
 //! bits of the row into the channel, pseudo-channel or bank-group index (`+xor` suffix: e.g.
-//! `ro-ba-bg-sid-pc-ch-co+xor`), spreading strided streams across channels.
+//! `ro-ba-bg-sid-pc-ch-co+xor`), spreading strided streams across channels. The reference tools'
+//! maps are accepted by name (`RoBaRaCoCh`, `rorabgbachco`: [`AddressMap::TOOL_MAPS`]).
 
 use crate::hbm::org::{Location, Organization};
 use serde::Serialize;
@@ -86,12 +87,30 @@ impl AddressMap {
     /// alternate bank groups and are spaced tCCDS, not tCCDL), then walk a row's columns, then
     /// move to the next bank and SID (SID switches cost tCCDR, so they come last).
     pub const DEFAULT: &'static str = "ro-sid-ba-co-bg-pc-ch";
-    /// Row-contiguous map `ro-ba-bg-sid-pc-ch-co` (DRAMsim3's "rorabgbachco"): a row's bursts
-    /// are contiguous; consecutive rows rotate over channels, then pseudo-channels.
+    /// Row-contiguous map `ro-ba-bg-sid-pc-ch-co` (like DRAMsim3's "rorabgbachco", which is
+    /// `ro-sid-bg-ba-pc-ch-co`): a row's bursts are contiguous; consecutive rows rotate over
+    /// channels, then pseudo-channels.
     pub const ROW_CONTIGUOUS: &'static str = "ro-ba-bg-sid-pc-ch-co";
 
-    /// Parses `text` for `stacks` stacks of organization `org`.
+    /// Reference tools' address maps by name: (name, the same map in this language, whose
+    /// and how). Either spelling is accepted wherever a map is.
+    pub const TOOL_MAPS: &'static [(&'static str, &'static str, &'static str)] = &[
+        (
+            "RoBaRaCoCh",
+            "ro-ba-bg-sid-pc-co-ch",
+            "Ramulator 2.1: its CacheLineInterleave channel mapper takes the channel from the bits just above the 32 B burst, then RoBaRaCoCh maps column, pseudo-channel, SID, bank group, bank, row from the LSB",
+        ),
+        (
+            "rorabgbachco",
+            "ro-sid-bg-ba-pc-ch-co",
+            "DRAMsim3 with each pseudo-channel as one of its channels (channel index = pc x channels + ch) and SIDs as ranks: row, rank, bank group, bank, channel, column from the MSB",
+        ),
+    ];
+
+    /// Parses `text` (a level string, or a name of [`AddressMap::TOOL_MAPS`]) for `stacks`
+    /// stacks of organization `org`.
     pub fn new(text: &str, org: &Organization, stacks: u32) -> Result<AddressMap, MapError> {
+        let text = Self::TOOL_MAPS.iter().find(|m| m.0 == text).map_or(text, |m| m.1);
         let (order, xor) = match text.strip_suffix("+xor") {
             Some(o) => (o, true),
             None => (text, false),
@@ -235,6 +254,20 @@ mod tests {
     use crate::hbm::presets;
 
     #[test]
+    fn tool_maps_are_their_level_strings() {
+        let org = (presets::ALL[1].org)();
+        for (name, levels, _) in AddressMap::TOOL_MAPS {
+            let (a, b) = (AddressMap::new(name, &org, 1).unwrap(), AddressMap::new(levels, &org, 1).unwrap());
+            for addr in (0..1u64 << 20).step_by(32) {
+                assert_eq!(a.decode(addr), b.decode(addr), "{name} at {addr:#x}");
+            }
+        }
+        // Ramulator's channel bits sit just above the 32 B burst.
+        let m = AddressMap::new("RoBaRaCoCh", &org, 1).unwrap();
+        assert_eq!((m.decode(32).channel, m.decode(32 * 16).column), (1, 1));
+    }
+
+    #[test]
     fn decode_inverts_encode_on_every_preset_and_map() {
         for p in presets::ALL {
             let org = (p.org)();
@@ -243,6 +276,8 @@ mod tests {
                 AddressMap::ROW_CONTIGUOUS,
                 "ro-ba-bg-sid-pc-ch-co+xor",
                 "st-ro-co-ba-bg-sid-pc-ch",
+                "RoBaRaCoCh",
+                "rorabgbachco",
             ] {
                 let stacks = if text.starts_with("st") { 4 } else { 1 };
                 let m = AddressMap::new(text, &org, stacks).unwrap();

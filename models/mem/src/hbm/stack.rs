@@ -1,20 +1,33 @@
 //! The HBM stack as a kernel component: request ports in, response ports out, clocked by CK.
 //!
 //! ```text
-//!  port k: InPort<MemReq> ──► decode ──► channel c / pc p queues ──► commands
+//!  port k: InPort<MemReq> ──► decode ─┬──────────────────────► channel c / pc p queues ──► commands
+//!                                     └► pc p intake buffer ──┘ (oldest first, as slots free)
 //!  port k: OutPort<MemResp> ◄── completion at RD + CL + BL (WR + CWL + BL)
 //! ```
 //!
 //! The component sleeps between controller events: it is ticked only when a request arrives,
-//! a command may become legal, or a completion is due. A request whose pseudo-channel queue is
-//! full stays at the head of its link (back-pressuring that port) until the queue drains.
+//! a command may become legal, or a completion is due.
+//!
+//! **Front end.** Each tick the intake buffers move their oldest requests into the queues as
+//! far as the queues have room; then the ports, in round-robin order, hand over their link
+//! heads: a request goes straight into its pseudo-channel's queue when that pseudo-channel's
+//! buffer is empty and its queue has room, else to the end of the buffer. Only a request whose
+//! queue and buffer are both full stays at the head of its link, back-pressuring that port.
+//! So one busy pseudo-channel stops a port only after `intake_buffer` of its requests wait
+//! (per pseudo-channel, shared by the ports, in arrival order, as a memory controller's
+//! transaction queue in front of its scheduler's command queues); with `intake_buffer = 0` a
+//! full queue blocks its port for every channel (head-of-line), as a trace front end that
+//! retries its head request does. Requests to one pseudo-channel keep their arrival order
+//! through the buffer, so functional data (taken when a request enters its queue) stays in
+//! order per address.
 
 use crate::hbm::channel::{Channel, StepOut};
 use crate::hbm::command::{CommandRecord, CommandSink};
 use crate::hbm::config::ControllerConfig;
 use crate::hbm::controller::{Completion, Entry, PcController, Shared};
 use crate::hbm::mapping::AddressMap;
-use crate::hbm::org::Organization;
+use crate::hbm::org::{Location, Organization};
 use crate::hbm::presets::Preset;
 use crate::hbm::stats::PcStats;
 use crate::hbm::timing::{constraints, TimingParams};
@@ -124,6 +137,15 @@ impl StackConfig {
     }
 }
 
+/// A request held aside at its port while its pseudo-channel queue is full.
+struct Held {
+    req: MemReq,
+    loc: Location,
+    port: u16,
+    /// The cycle it left its port.
+    intake: u64,
+}
+
 struct PcTracks {
     cmds: TrackId,
     queue: TrackId,
@@ -151,6 +173,18 @@ pub struct HbmStack {
     trace_detail: bool,
     /// Skip whole refresh periods of idle channels (see `set_idle_skip`).
     idle_skip: bool,
+    /// Per pseudo-channel: the intake buffer, requests that found its queue full, in arrival
+    /// order (at most `intake_buffer`; grown on demand, never shrunk, so a run allocates only
+    /// while its high-water mark rises).
+    held: Vec<VecDeque<Held>>,
+    /// Requests in intake buffers.
+    buffered: usize,
+    /// Requests that went through an intake buffer.
+    intake_buffered: u64,
+    /// The most requests one intake buffer held.
+    intake_max: usize,
+    /// Cycles requests spent in intake buffers, summed.
+    intake_wait_cycles: u64,
     stalled_since: Vec<Option<u64>>,
     port_stall_cycles: u64,
     misrouted: u64,
@@ -208,6 +242,11 @@ impl HbmStack {
             tracks: Vec::new(),
             trace_detail: true,
             idle_skip: true,
+            held: (0..cfg.org.pcs()).map(|_| VecDeque::new()).collect(),
+            buffered: 0,
+            intake_buffered: 0,
+            intake_max: 0,
+            intake_wait_cycles: 0,
             stalled_since: Vec::new(),
             port_stall_cycles: 0,
             misrouted: 0,
@@ -309,56 +348,91 @@ impl HbmStack {
 
     /// Moves arrived requests into their controllers' queues, ports in round-robin order
     /// starting at `now % ports` (so the order never depends on how often the stack ticks).
-    /// Returns true if some port's head request found its queue full.
+    /// First each pseudo-channel's intake buffer moves its oldest requests into the queue as
+    /// far as it has room; then each port's link head goes to its queue (if its buffer is
+    /// empty and the queue has room) or to the end of its buffer (if the buffer has room), and
+    /// otherwise waits at the head of its link. Returns true if some request waits.
     fn intake(&mut self, cx: &mut Ctx<'_>, now: u64) -> bool {
+        let cap = self.sh.cfg.intake_buffer as usize;
+        let pcs_per = self.sh.org.pseudo_channels as usize;
+        let mut waiting = false;
+        if self.buffered > 0 {
+            for flat in 0..self.held.len() {
+                while let Some(h) = self.held[flat].front() {
+                    let (c, p) = (flat / pcs_per, flat % pcs_per);
+                    if !self.channels[c].pcs[p].can_accept(h.req.write, &self.sh.cfg) {
+                        break;
+                    }
+                    let h = self.held[flat].pop_front().expect("front");
+                    self.buffered -= 1;
+                    self.admit(cx, h.port as usize, h.req, h.loc, h.intake, now);
+                }
+            }
+        }
         let n = self.ports.len();
-        let mut blocked = false;
         for k in 0..n {
             let pi = (now as usize + k) % n;
             let port = self.ports[pi].0;
             while let Some((addr, write)) = cx.peek(port).map(|r| (r.addr, r.write)) {
                 let loc = self.map.decode(addr);
-                if !self.channels[loc.channel as usize].pcs[loc.pc as usize].can_accept(write, &self.sh.cfg) {
+                let flat = loc.channel as usize * pcs_per + loc.pc as usize;
+                let fits = self.held[flat].is_empty()
+                    && self.channels[loc.channel as usize].pcs[loc.pc as usize].can_accept(write, &self.sh.cfg);
+                if !fits && self.held[flat].len() >= cap {
                     self.stalled_since[pi].get_or_insert(now);
-                    blocked = true;
+                    waiting = true;
                     break;
                 }
                 let req = cx.recv(port).expect("peeked");
-                if let Some(d) = self.data.as_mut() {
-                    let a = addr % self.map.capacity();
-                    if let Some(bytes) = &req.data {
-                        d.write(a, bytes);
-                    } else if !write {
-                        let mut buf = vec![0u8; req.bytes as usize].into_boxed_slice();
-                        d.read(a, &mut buf);
-                        self.read_data.insert((pi as u16, req.tag), buf);
-                    }
-                }
                 if let Some(since) = self.stalled_since[pi].take() {
                     self.port_stall_cycles += now - since;
                 }
-                if self.stack_level && loc.stack != self.index {
-                    self.misrouted += 1;
+                if fits {
+                    self.admit(cx, pi, req, loc, now, now);
+                } else {
+                    self.held[flat].push_back(Held { req, loc, port: pi as u16, intake: now });
+                    self.buffered += 1;
+                    self.intake_buffered += 1;
+                    self.intake_max = self.intake_max.max(self.held[flat].len());
                 }
-                self.catch_up_channel(Some(&mut *cx), loc.channel as usize, now);
-                let ch = &mut self.channels[loc.channel as usize];
-                let pc = &mut ch.pcs[loc.pc as usize];
-                let b = pc.timing_state().bank_ref(loc.bank_index(&self.sh.org));
-                let e = Entry {
-                    tag: req.tag,
-                    port: pi as u16,
-                    seq: 0,
-                    arrive: now,
-                    b,
-                    row: loc.row,
-                    col: loc.column,
-                    write: req.write,
-                };
-                pc.enqueue(e, now);
-                ch.poke(&self.sh, loc.pc, b.bank, now);
             }
         }
-        blocked
+        waiting || self.buffered > 0
+    }
+
+    /// Puts `req` (from port `pi` at cycle `intake`, decoded to `loc`) into its controller's
+    /// queue.
+    fn admit(&mut self, cx: &mut Ctx<'_>, pi: usize, req: MemReq, loc: Location, intake: u64, now: u64) {
+        self.intake_wait_cycles += now - intake;
+        if let Some(d) = self.data.as_mut() {
+            let a = req.addr % self.map.capacity();
+            if let Some(bytes) = &req.data {
+                d.write(a, bytes);
+            } else if !req.write {
+                let mut buf = vec![0u8; req.bytes as usize].into_boxed_slice();
+                d.read(a, &mut buf);
+                self.read_data.insert((pi as u16, req.tag), buf);
+            }
+        }
+        if self.stack_level && loc.stack != self.index {
+            self.misrouted += 1;
+        }
+        self.catch_up_channel(Some(&mut *cx), loc.channel as usize, now);
+        let ch = &mut self.channels[loc.channel as usize];
+        let pc = &mut ch.pcs[loc.pc as usize];
+        let b = pc.timing_state().bank_ref(loc.bank_index(&self.sh.org));
+        let e = Entry {
+            tag: req.tag,
+            port: pi as u16,
+            seq: 0,
+            arrive: now,
+            b,
+            row: loc.row,
+            col: loc.column,
+            write: req.write,
+        };
+        pc.enqueue(e, now);
+        ch.poke(&self.sh, loc.pc, b.bank, now);
     }
 
     /// Brings idle channels' background work (refresh) up to `cycle`, feeding the command sink.
@@ -635,12 +709,21 @@ impl Component for HbmStack {
             }
         }
         out.count("port_stall_cycles", self.port_stall_cycles);
+        out.count("intake_buffered", self.intake_buffered);
+        out.count("intake_buffer_max", self.intake_max as u64);
+        if self.intake_buffered > 0 {
+            let mean = self.intake_wait_cycles as f64 / self.intake_buffered as f64 * ns;
+            out.value("intake_wait_ns_mean", mean);
+        }
         if self.misrouted > 0 {
             out.count("misrouted_requests", self.misrouted);
         }
     }
 
     fn has_outstanding_work(&self) -> bool {
-        !self.done_reads.is_empty() || !self.done_writes.is_empty() || self.channels.iter().any(|c| c.queued > 0)
+        !self.done_reads.is_empty()
+            || !self.done_writes.is_empty()
+            || self.channels.iter().any(|c| c.queued > 0)
+            || self.buffered > 0
     }
 }
