@@ -31,18 +31,19 @@ run:
 	./target/release/trnsim run tp-matmul-4 --trace $(OUT)/tp-matmul-4.pftrace > /dev/null
 	@echo "results: $(OUT)/results.json; plots: $(OUT)/*.svg; trace of the end-to-end run (4 chips: engines, DMA queues, HBM pseudo-channels, NeuronLinks): $(OUT)/tp-matmul-4.pftrace (open in https://ui.perfetto.dev)"
 
-## test: format and lint checks, every test of the workspace (also with features rtl and mpi),
-##       the suite's determinism; ends with `tests: P passed, F failed, S skipped`
+## test: format and lint checks, every test of the workspace with features rtl and mpi (one
+##       build for all: the RTL co-simulation and the MPI transport are tested in the same pass),
+##       the default build's messages, the suite's determinism; ends with `tests: P passed, F
+##       failed, S skipped`
+FEATURES_ALL := trnsim-rtl/rtl,trnsim-harness/rtl,trnsim-harness/mpi
 test: test-deps
 	@mkdir -p target && rm -f $(TRNSIM_SKIP_LOG) $(TEST_LOG)
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(CARGO) clippy -p trnsim-rtl -p trnsim-harness --all-targets --features trnsim-rtl/rtl,trnsim-harness/rtl,trnsim-harness/mpi -- -D warnings
-	$(CARGO) build -p trnsim-harness --bin trnsim
-	$(CARGO) test --workspace 2>&1 | tee -a $(TEST_LOG)
-	$(CARGO) test -p trnsim-rtl --features rtl 2>&1 | tee -a $(TEST_LOG)
-	$(CARGO) test -p trnsim-harness --features rtl,mpi --test diff_cli --test mpi_cli 2>&1 | tee -a $(TEST_LOG)
+	$(CARGO) clippy --workspace --all-targets --features $(FEATURES_ALL) -- -D warnings
+	$(CARGO) build -p trnsim-harness --bin trnsim --features $(FEATURES_ALL)
+	$(CARGO) test --workspace --features $(FEATURES_ALL) 2>&1 | tee -a $(TEST_LOG)
 	$(CARGO) build --release -p trnsim-harness
+	scripts/default-build-check.sh ./target/release/trnsim 2>&1 | tee -a $(TEST_LOG)
 	TRNSIM=./target/release/trnsim scripts/suite-determinism.sh $$(./target/release/trnsim list | awk '{ print $$1 }' | grep -vxE '$(DETERMINISM_LEAVE_OUT)')
 	@scripts/test-summary.sh $(TEST_LOG) $(TRNSIM_SKIP_LOG)
 
