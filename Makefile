@@ -40,7 +40,6 @@ test: test-deps
 	@mkdir -p target && rm -f $(TRNSIM_SKIP_LOG) $(TEST_LOG)
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --features $(FEATURES_ALL) -- -D warnings
-	$(CARGO) build -p trnsim-harness --bin trnsim --features $(FEATURES_ALL)
 	$(CARGO) test --workspace --features $(FEATURES_ALL) 2>&1 | tee -a $(TEST_LOG)
 	$(CARGO) build --release -p trnsim-harness
 	scripts/default-build-check.sh ./target/release/trnsim 2>&1 | tee -a $(TEST_LOG)
