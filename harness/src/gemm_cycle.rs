@@ -27,7 +27,6 @@
 
 use crate::e2e::{self, Shape, Variant};
 use std::collections::HashMap;
-use trnsim_system::chip::Chip;
 use trnsim_workloads::costs::SystemCosts;
 use trnsim_workloads::exec::Costs;
 use trnsim_workloads::format::Op;
@@ -111,17 +110,15 @@ pub fn plan(
 /// Node times with GEMMs run as NeuronCore programs on the cycle-level chip; every other
 /// node as `inner` gives it.
 pub struct CycleCosts<'a> {
-    /// The chip the programs run on.
-    pub chip: &'a Chip,
-    /// Everything but GEMMs.
+    /// Everything but GEMMs (its chip is the one the programs run on).
     pub inner: SystemCosts<'a>,
     programs: HashMap<Plan, f64>,
 }
 
 impl<'a> CycleCosts<'a> {
-    /// GEMMs on `chip`, the rest from `inner`.
-    pub fn new(chip: &'a Chip, inner: SystemCosts<'a>) -> CycleCosts<'a> {
-        CycleCosts { chip, inner, programs: HashMap::new() }
+    /// GEMMs on `inner`'s chip, the rest from `inner`.
+    pub fn new(inner: SystemCosts<'a>) -> CycleCosts<'a> {
+        CycleCosts { inner, programs: HashMap::new() }
     }
 
     /// Distinct programs simulated so far.
@@ -137,7 +134,7 @@ impl<'a> CycleCosts<'a> {
         }
         let v =
             Variant { act_fn: "identity", x_resident: p.a_resident, w_resident: p.b_resident, ..Variant::default() };
-        let (sim, _) = e2e::run_variant(self.chip, &p.shape, &v, trnsim_kernel::TickOrder::Structural, None)?;
+        let (sim, _) = e2e::run_variant(self.inner.chip, &p.shape, &v, trnsim_kernel::TickOrder::Structural, None)?;
         let t = sim.now().as_ns_f64();
         self.programs.insert(key, t);
         Ok(t)
@@ -153,7 +150,7 @@ impl Costs for CycleCosts<'_> {
                         "gemm {m} x {k} x {n} {dtype}: --compute cycle runs BF16 programs only (use --compute roofline)"
                     ));
                 }
-                let p = plan(self.chip.spec.cores, *m, *k, *n, *count, *a_resident, *b_resident)?;
+                let p = plan(self.inner.chip.spec.cores, *m, *k, *n, *count, *a_resident, *b_resident)?;
                 Ok(self.program_ns(&p)? * p.reps as f64)
             }
             other => self.inner.compute_ns(other),

@@ -126,7 +126,7 @@ pub fn run(w: &Checked, sys: &Resolved, opts: &Options) -> Result<WorkloadRun, S
     let (report, programs) = match opts.compute {
         Compute::Roofline => (exec::run(w, chips, &mut { costs })?, 0),
         Compute::Cycle => {
-            let mut cycle = crate::gemm_cycle::CycleCosts::new(chip, costs);
+            let mut cycle = crate::gemm_cycle::CycleCosts::new(costs);
             let report = exec::run(w, chips, &mut cycle)?;
             (report, cycle.programs_run())
         }

@@ -66,8 +66,21 @@ impl fmt::Display for Violation {
 }
 
 enum State {
-    ValidReady { valid: usize, ready: usize, data: Vec<usize>, stalled: Option<Vec<u128>> },
-    Credit { take: Vec<usize>, credit: usize, credits: u64, held: u64 },
+    /// `held`: the data of the stalled cycle (valid while `stalled`), kept in place: no
+    /// allocation per cycle.
+    ValidReady {
+        valid: usize,
+        ready: usize,
+        data: Vec<usize>,
+        stalled: bool,
+        held: Vec<u128>,
+    },
+    Credit {
+        take: Vec<usize>,
+        credit: usize,
+        credits: u64,
+        held: u64,
+    },
 }
 
 /// The monitors of one side of a diff.
@@ -90,7 +103,8 @@ impl Monitors {
                     valid: idx(name, valid)?,
                     ready: idx(name, ready)?,
                     data: data.iter().map(|d| idx(name, d)).collect::<Result<_, _>>()?,
-                    stalled: None,
+                    stalled: false,
+                    held: vec![0; data.len()],
                 },
                 Protocol::Credit { name, take, credit, credits } => State::Credit {
                     take: take.iter().map(|t| idx(name, t)).collect::<Result<_, _>>()?,
@@ -110,13 +124,13 @@ impl Monitors {
         for (name, s) in self.names.iter().zip(&mut self.states) {
             let fail = |rule: String| Err(Violation { monitor: name, rule });
             match s {
-                State::ValidReady { valid, ready, data, stalled } => {
+                State::ValidReady { valid, ready, data, stalled, held } => {
                     if reset {
-                        *stalled = None;
+                        *stalled = false;
                         continue;
                     }
                     let (vd, rd) = (v[*valid] & 1 == 1, v[*ready] & 1 == 1);
-                    if let Some(held) = stalled.take() {
+                    if *stalled {
                         if !vd {
                             return fail(
                                 "valid dropped while stalled (valid without ready must hold until the transfer)".into(),
@@ -126,8 +140,11 @@ impl Monitors {
                             return fail(format!("data changed while stalled (port {} of the stream)", k));
                         }
                     }
-                    if vd && !rd {
-                        *stalled = Some(data.iter().map(|&d| v[d]).collect());
+                    *stalled = vd && !rd;
+                    if *stalled {
+                        for (h, &d) in held.iter_mut().zip(data.iter()) {
+                            *h = v[d];
+                        }
                     }
                 }
                 State::Credit { take, credit, credits, held } => {
