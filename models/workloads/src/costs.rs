@@ -27,8 +27,11 @@ use trnsim_system::chip::{self, Chip};
 
 /// Largest Load/Store simulated cycle by cycle, in bytes (larger ones scale linearly).
 pub const MEMORY_SIM_CAP: u64 = 64 << 20;
-/// Bytes per partition of one simulated DMA transfer (spec: >= 4 KiB saturates an engine).
+/// Most bytes per partition of one simulated DMA transfer (spec: >= 4 KiB saturates an
+/// engine); fewer where the streams sharing a stack would not fit in its open rows.
 const DMA_BPP: u64 = 4096;
+/// Fewest bytes per partition of one simulated DMA transfer.
+const DMA_BPP_MIN: u64 = 512;
 /// HBM padding after each row, as the benchmarks use (spreads rows over channels).
 const PAD: u64 = 512;
 
@@ -235,16 +238,17 @@ impl SystemCosts<'_> {
 /// `k` of a stack takes transfers `k`, `k + cores_per_stack`, ...), as a sharded tensor is
 /// laid out, so their streams share open rows instead of fighting over the banks.
 pub fn dma_program(chip: &Chip, core: u32, store: bool, per_core: u64) -> String {
-    let elems = DMA_BPP / 2;
-    let per_dma = 128 * DMA_BPP;
+    let bpp = dma_bytes_per_partition(chip);
+    let elems = bpp / 2;
+    let per_dma = 128 * bpp;
     let count = per_core.div_ceil(per_dma).max(1);
-    let stride = DMA_BPP + PAD;
+    let stride = bpp + PAD;
     let sharers = u64::from(chip.spec.hbm.cores_per_stack);
     let k = u64::from(core) % sharers;
     let mut sync = String::from(".engine sync\n");
     for j in 0..count {
         let hbm = (j * sharers + k) * 128 * stride;
-        let sbuf = (j % 4) * DMA_BPP;
+        let sbuf = (j % 4) * bpp;
         let _ = if store {
             writeln!(
                 sync,
@@ -262,11 +266,29 @@ pub fn dma_program(chip: &Chip, core: u32, store: bool, per_core: u64) -> String
     sync
 }
 
+/// Bytes per partition of the transfers [`dma_program`] lays out: 4 KiB, halved (down to
+/// 512 B) until the transfers the cores of a stack run at once (`cores_per_stack` x 128
+/// partitions x (bytes + padding)) fit in the stack's open rows (one row per bank). Larger
+/// concurrent footprints make streams close each other's rows: a quarter of the reads then
+/// need an activate, and the four-activate window, not the data bus, bounds the stack.
+pub fn dma_bytes_per_partition(chip: &Chip) -> u64 {
+    let org = (chip.hbm.org)();
+    let open =
+        u64::from(org.pcs()) * u64::from(org.banks_per_pc()) * u64::from(org.columns) * u64::from(org.dq_bits) / 8;
+    let sharers = u64::from(chip.spec.hbm.cores_per_stack);
+    let mut bpp = DMA_BPP;
+    while bpp > DMA_BPP_MIN && sharers.saturating_mul(128 * (bpp + PAD)) > open {
+        bpp /= 2;
+    }
+    bpp
+}
+
 /// Simulates a Load or Store of `bytes` spread over every core of `chip`; its time in ns.
 fn simulate_dma(chip: &Chip, store: bool, bytes: u64) -> Result<f64, String> {
     let cores = u64::from(chip.spec.cores);
     let per_core = bytes.div_ceil(cores);
-    let span = per_core.div_ceil(128 * DMA_BPP) * 128 * (DMA_BPP + PAD) * u64::from(chip.spec.hbm.cores_per_stack);
+    let bpp = dma_bytes_per_partition(chip);
+    let span = per_core.div_ceil(128 * bpp) * 128 * (bpp + PAD) * u64::from(chip.spec.hbm.cores_per_stack);
     if span > chip.stack_bytes() {
         return Err(format!(
             "a {bytes}-byte transfer does not fit in the chip's HBM stacks ({} bytes laid out per stack, {} per stack)",
@@ -289,20 +311,45 @@ fn simulate_dma(chip: &Chip, store: bool, bytes: u64) -> Result<f64, String> {
     Ok(sim.now().as_ns_f64())
 }
 
-/// Loaded HBM round trip a DMA engine's outstanding reads see, in ns (the figure the chip's
-/// end-to-end estimate uses: docs/validation.md, "The chip end to end").
-pub const HBM_LOADED_LATENCY_NS: f64 = 75.0;
+/// Round trip of one DMA engine's HBM reads, in ns: one NC-v4 core alone on an HBM3E stack
+/// moves 128 x 64 KiB HBM -> SBUF at 529 GB/s with 64 x 32 B bursts outstanding per engine
+/// (docs/validation.md, "DMA"), so by Little's law 16 x 64 x 32 B / 529 B/ns = 62 ns.
+/// Measured on that lone core, not on the Load it estimates.
+pub const DMA_ROUND_TRIP_NS: f64 = 62.0;
+
+/// Bytes per ns one of `chip`'s HBM stacks streams sequential reads at (the data-bus ceiling
+/// less what refresh takes: 93.9 % of the pin rate on HBM3E, docs/validation.md "Streaming"),
+/// measured on the stack model alone: 100,000 reads, 4096 in flight, 64 offered per clock.
+pub fn stack_stream_bytes_per_ns(chip: &Chip) -> Result<f64, String> {
+    use trnsim_mem::hbm::traffic::{attach, GenParams, Pattern, Synthetic};
+    use trnsim_mem::hbm::{HbmStack, StackConfig};
+    let cfg = StackConfig::from_preset(chip.hbm);
+    let n = 100_000;
+    let mut b = SimBuilder::new();
+    let clk = b.clock("hbm", cfg.timing.frequency()).map_err(|e| e.to_string())?;
+    let map = HbmStack::new(&cfg)?.address_map().clone();
+    let access = cfg.org.access_bytes();
+    let src = Synthetic::new(Pattern::StreamRead, n, 1, map.capacity(), u64::from(access), &map, cfg.org.rows);
+    let gp = GenParams { width: 64, in_flight: 4096, rate: f64::INFINITY, bytes: access };
+    attach(&mut b, "hbm", clk, &cfg, Box::new(src), gp, false)?;
+    let mut sim = b.build().map_err(|e| e.to_string())?;
+    sim.run_until_idle(Dur::from_us(100_000)).map_err(|e| e.to_string())?;
+    Ok((n * u64::from(access)) as f64 / sim.now().as_ns_f64())
+}
 
 /// The analytic time of a Load of `bytes` spread over every core, in ns: the DMA start
-/// latency plus each core's share at the smallest of its engines' peak, its share of its
-/// stack's peak, and what its engines' outstanding reads sustain at the loaded HBM latency.
+/// latency plus each core's share at the smallest of three rates: its engines' peak, its
+/// share of its stack's streaming rate ([`stack_stream_bytes_per_ns`]), and what its
+/// engines' outstanding reads sustain at the DMA round trip ([`DMA_ROUND_TRIP_NS`]).
+/// Left out: row conflicts between the cores' streams, and queueing that lengthens the round
+/// trip as a stack nears its ceiling (together 5-9 % on `trn3-chip`, docs/validation.md).
 /// The cycle-level memory model is checked against it.
-pub fn load_estimate_ns(chip: &Chip, bytes: u64) -> f64 {
+pub fn load_estimate_ns(chip: &Chip, bytes: u64) -> Result<f64, String> {
     let d = &chip.dma;
     let engines = f64::from(d.engines);
     let core_gbps = (engines * d.peak_bytes_per_ns)
-        .min(chip.hbm.stack_peak_bytes_per_s() / 1e9 / f64::from(chip.spec.hbm.cores_per_stack))
-        .min(engines * f64::from(d.outstanding * d.access_bytes) / HBM_LOADED_LATENCY_NS);
+        .min(stack_stream_bytes_per_ns(chip)? / f64::from(chip.spec.hbm.cores_per_stack))
+        .min(engines * f64::from(d.outstanding) * f64::from(d.access_bytes) / DMA_ROUND_TRIP_NS);
     let per_core = bytes.div_ceil(u64::from(chip.spec.cores)) as f64;
-    d.start_latency.as_ps() as f64 / 1e3 + per_core / core_gbps
+    Ok(d.start_latency.as_ps() as f64 / 1e3 + per_core / core_gbps)
 }
