@@ -66,6 +66,10 @@ pub struct HbmArgs {
     /// Ramulator 2's trace front ends do). Default: the controller default (128).
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=4096))]
     intake_buffer: Option<u32>,
+    /// Fidelity: cycle (controllers scheduling every command) or fast (each request's
+    /// completion computed when it arrives; no commands, so no --cmd-trace or --check).
+    #[arg(long, default_value = "cycle")]
+    fidelity: String,
     /// Write every issued command (ACT/RD/WR/PRE/REF...) with its cycle to this file.
     #[arg(long, value_name = "FILE")]
     cmd_trace: Option<PathBuf>,
@@ -143,6 +147,11 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     }
     if let Some(n) = a.intake_buffer {
         cfg.controller.intake_buffer = n;
+    }
+    cfg.fidelity = trnsim_mem::hbm::Fidelity::parse(&a.fidelity)
+        .ok_or_else(|| usage(format!("--fidelity: unknown `{}` (known: cycle, fast)", a.fidelity)))?;
+    if cfg.fidelity == trnsim_mem::hbm::Fidelity::Fast && (a.cmd_trace.is_some() || a.check) {
+        return Err(usage("--fidelity fast issues no commands: --cmd-trace and --check need --fidelity cycle".into()));
     }
     cfg.validate().map_err(|e| usage(format!("--{}", e.replace("controller.", "").replace('_', "-"))))?;
     if a.describe {

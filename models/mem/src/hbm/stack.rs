@@ -111,6 +111,32 @@ pub struct StackConfig {
     /// Keep the stored bytes (functional runs): writes store their data, reads return it.
     /// Data takes effect when a request enters the controller, in arrival order.
     pub functional: bool,
+    /// Cycle-level controllers, or the transaction-level model of [`crate::hbm::fast`].
+    pub fidelity: Fidelity,
+}
+
+/// How an HBM stack is simulated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fidelity {
+    /// Per-pseudo-channel controllers scheduling every command cycle by cycle (FR-FCFS,
+    /// queues, refresh, the JEDEC timing table).
+    #[default]
+    Cycle,
+    /// Each request's completion computed when it arrives, from per-bank and per-bus
+    /// availability ([`crate::hbm::fast`]): no stepping, no reordering.
+    Fast,
+}
+
+impl Fidelity {
+    /// Parses "cycle" or "fast".
+    pub fn parse(s: &str) -> Option<Fidelity> {
+        match s {
+            "cycle" => Some(Fidelity::Cycle),
+            "fast" => Some(Fidelity::Fast),
+            _ => None,
+        }
+    }
 }
 
 impl StackConfig {
@@ -124,6 +150,7 @@ impl StackConfig {
             index: 0,
             stacks: 1,
             functional: false,
+            fidelity: Fidelity::Cycle,
         }
     }
 
@@ -194,7 +221,16 @@ pub struct HbmStack {
     spans: Vec<(trnsim_kernel::Time, trnsim_kernel::Time)>,
     data: Option<crate::hbm::data::HbmData>,
     read_data: fxhash::FxHashMap<(u16, u64), Box<[u8]>>,
+    /// The transaction-level model (fast fidelity), and its completions in order of
+    /// (cycle, arrival number).
+    fast: Option<crate::hbm::fast::FastStack>,
+    /// (done cycle, arrival number, tag, port, write).
+    fast_done: std::collections::BinaryHeap<std::cmp::Reverse<FastDone>>,
+    fast_seq: u64,
 }
+
+/// A fast-fidelity completion: (done cycle, arrival number, tag, port, write).
+type FastDone = (u64, u64, u64, u16, bool);
 
 /// Trace counter window for per-pseudo-channel bandwidth, in CK cycles.
 const BW_WINDOW: u64 = 2048;
@@ -254,6 +290,10 @@ impl HbmStack {
             spans: Vec::new(),
             data: cfg.functional.then(crate::hbm::data::HbmData::new),
             read_data: fxhash::FxHashMap::default(),
+            fast: (cfg.fidelity == Fidelity::Fast)
+                .then(|| crate::hbm::fast::FastStack::new(&cfg.org, &cfg.timing, &cfg.controller.refresh)),
+            fast_done: std::collections::BinaryHeap::new(),
+            fast_seq: 0,
         })
     }
 
@@ -338,12 +378,65 @@ impl HbmStack {
     /// Statistics summed over every pseudo-channel.
     pub fn totals(&self) -> PcStats {
         let mut t = PcStats::default();
-        for ch in &self.channels {
-            for pc in &ch.pcs {
-                t.merge(&pc.stats);
+        for (ci, ch) in self.channels.iter().enumerate() {
+            for pi in 0..ch.pcs.len() {
+                t.merge(self.pc_stats(ci, pi));
             }
         }
         t
+    }
+
+    /// Statistics of pseudo-channel `pi` of channel `ci` (of whichever fidelity runs).
+    fn pc_stats(&self, ci: usize, pi: usize) -> &PcStats {
+        match &self.fast {
+            Some(f) => f.stats(ci as u32, pi as u32),
+            None => &self.channels[ci].pcs[pi].stats,
+        }
+    }
+
+    /// One tick of the fast fidelity: every arrived request is served at once (its
+    /// completion cycle computed), and due completions are sent.
+    fn tick_fast(&mut self, cx: &mut Ctx<'_>, now: u64) -> Activity {
+        let n = self.ports.len();
+        for k in 0..n {
+            let pi = (now as usize + k) % n;
+            let port = self.ports[pi].0;
+            while let Some(req) = cx.recv(port) {
+                let loc = self.map.decode(req.addr);
+                if self.stack_level && loc.stack != self.index {
+                    self.misrouted += 1;
+                }
+                self.store_data(pi, &req);
+                let fast = self.fast.as_mut().expect("fast fidelity");
+                let done = fast.serve(&loc, req.write, now);
+                self.fast_seq += 1;
+                self.fast_done.push(std::cmp::Reverse((done, self.fast_seq, req.tag, pi as u16, req.write)));
+            }
+        }
+        while let Some(std::cmp::Reverse((done, _, tag, port, write))) = self.fast_done.peek().copied() {
+            if done > now {
+                break;
+            }
+            let c = Completion { tag, port, write, done };
+            let port = self.ports[c.port as usize].1;
+            let data = if c.write { None } else { self.read_data.remove(&(c.port, c.tag)) };
+            let resp = MemResp { tag: c.tag, write: c.write, bytes: self.sh.org.access_bytes(), data };
+            if let Err(b) = cx.send(port, resp) {
+                if let Some(d) = b.0.data {
+                    self.read_data.insert((c.port, c.tag), d);
+                }
+                return Activity::Busy;
+            }
+            self.fast_done.pop();
+        }
+        if let Some(std::cmp::Reverse((done, ..))) = self.fast_done.peek() {
+            if *done == now + 1 {
+                return Activity::Busy;
+            }
+            let t = cx.clock().edge(*done);
+            cx.wake_at(t);
+        }
+        Activity::Idle
     }
 
     /// Moves arrived requests into their controllers' queues, ports in round-robin order
@@ -404,16 +497,7 @@ impl HbmStack {
     /// queue.
     fn admit(&mut self, cx: &mut Ctx<'_>, pi: usize, req: MemReq, loc: Location, intake: u64, now: u64) {
         self.intake_wait_cycles += now - intake;
-        if let Some(d) = self.data.as_mut() {
-            let a = req.addr % self.map.capacity();
-            if let Some(bytes) = &req.data {
-                d.write(a, bytes);
-            } else if !req.write {
-                let mut buf = vec![0u8; req.bytes as usize].into_boxed_slice();
-                d.read(a, &mut buf);
-                self.read_data.insert((pi as u16, req.tag), buf);
-            }
-        }
+        self.store_data(pi, &req);
         if self.stack_level && loc.stack != self.index {
             self.misrouted += 1;
         }
@@ -433,6 +517,20 @@ impl HbmStack {
         };
         pc.enqueue(e, now);
         ch.poke(&self.sh, loc.pc, b.bank, now);
+    }
+
+    /// Functional mode: stores a write's bytes, or reads a read's (kept until its response).
+    fn store_data(&mut self, pi: usize, req: &MemReq) {
+        if let Some(d) = self.data.as_mut() {
+            let a = req.addr % self.map.capacity();
+            if let Some(bytes) = &req.data {
+                d.write(a, bytes);
+            } else if !req.write {
+                let mut buf = vec![0u8; req.bytes as usize].into_boxed_slice();
+                d.read(a, &mut buf);
+                self.read_data.insert((pi as u16, req.tag), buf);
+            }
+        }
     }
 
     /// Brings idle channels' background work (refresh) up to `cycle`, feeding the command sink.
@@ -643,6 +741,9 @@ impl Component for HbmStack {
     fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
         let now = cx.cycle().0;
         debug_assert_eq!(cx.clock().frequency(), self.sh.timing.frequency(), "an HBM stack must be clocked by its CK");
+        if self.fast.is_some() {
+            return self.tick_fast(cx, now);
+        }
         self.cmds.clear();
         self.fresh.clear();
         let blocked = self.intake(cx, now);
@@ -700,8 +801,8 @@ impl Component for HbmStack {
         tot.write(out, "", ns, cycles, bytes, banks * self.sh.org.pcs());
         let peak = bytes as f64 / self.sh.timing.bl as f64 * self.sh.timing.ck_mhz as f64 * 1e6;
         for (ci, ch) in self.channels.iter().enumerate() {
-            for (pi, pc) in ch.pcs.iter().enumerate() {
-                let s = &pc.stats;
+            for pi in 0..ch.pcs.len() {
+                let s = self.pc_stats(ci, pi);
                 let moved = (s.reads + s.writes) * bytes as u64;
                 let secs = cycles as f64 * ns * 1e-9;
                 let util = if secs > 0.0 { moved as f64 / secs / peak } else { 0.0 };
@@ -725,5 +826,6 @@ impl Component for HbmStack {
             || !self.done_writes.is_empty()
             || self.channels.iter().any(|c| c.queued > 0)
             || self.buffered > 0
+            || !self.fast_done.is_empty()
     }
 }

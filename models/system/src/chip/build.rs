@@ -67,6 +67,8 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
     for k in 0..s.hbm.stacks {
         let mut c = cfg.clone();
         c.index = k;
+        c.controller.intake_buffer = intake_for(chip, c.controller.intake_buffer, c.org.pcs());
+        c.fidelity = s.hbm.fidelity;
         let id = b.reserve(&format!("{}hbm{k}", o.prefix), clk).map_err(e)?;
         let mut st = HbmStack::new(&c)?;
         if trace_tracks && o.hbm_summary {
@@ -172,6 +174,20 @@ pub fn run_to_end_by(
         }
     }
     Ok(sim)
+}
+
+/// The intake buffer of each pseudo-channel of a chip's stack: the preset's, or twice the
+/// mean share of one pseudo-channel in the reads its cores' DMA engines can have outstanding,
+/// whichever is larger (at most 4096). A controller sized for its requesters: with four cores
+/// on a stack (64 engines x 64 reads, 128 per pseudo-channel on average) a 128-entry buffer
+/// fills where streams bunch and stalls ports; with two (the stock chips) the preset's 128
+/// is that bound already.
+fn intake_for(chip: &Chip, preset: u32, pcs: u32) -> u32 {
+    let outstanding = u64::from(chip.spec.hbm.cores_per_stack)
+        .saturating_mul(u64::from(chip.dma.engines))
+        .saturating_mul(u64::from(chip.dma.outstanding));
+    let want = outstanding.saturating_mul(2).div_ceil(u64::from(pcs.max(1))).min(4096);
+    preset.max(u32::try_from(want).unwrap_or(4096))
 }
 
 /// `trace` for a whole-chip run: link occupancy counters off (a chip has thousands of

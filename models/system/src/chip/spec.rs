@@ -57,6 +57,10 @@ pub struct HbmPart {
     /// Cores sharing one stack: core `i`'s DMA engines reach stack `i / cores_per_stack`, so
     /// `cores = stacks x cores_per_stack`.
     pub cores_per_stack: u32,
+    /// "cycle" (default: controllers scheduling every command) or "fast" (each request's
+    /// completion computed on arrival, no reordering: `trnsim_mem::hbm::fast`).
+    #[serde(default)]
+    pub fidelity: trnsim_mem::hbm::Fidelity,
 }
 
 /// One core's DMA block (the rest of [`DmaParams`] is the generation's preset).

@@ -1,0 +1,274 @@
+//! The fast (transaction-level) fidelity of an HBM stack: every request is given its
+//! completion cycle when it arrives, from per-resource "free at" times, with no per-cycle
+//! stepping and no command scheduling.
+//!
+//! **What it models**, per pseudo-channel, in arrival order (first come, first served):
+//! - each bank's open row: a row hit issues its column command once the bank allows it; a
+//!   closed bank needs an ACT (tRCD before the column command); another row open needs a PRE
+//!   (after tRAS from its ACT, tRTP from its last read, tWR after its last write's data) and
+//!   an ACT tRP later (and tRC after the previous ACT);
+//! - ACT spacing: tRRD_S on the pseudo-channel, tRRD_L in a bank group, four ACTs per tFAW;
+//! - column spacing: tCCD_S on the pseudo-channel, tCCD_L in a bank group, one burst at a
+//!   time on the data bus; read-to-write tRTW and write-to-read tWTR_S turnarounds;
+//! - refresh at the cycles the cycle-level controller refreshes at (per-bank: bank `b` of
+//!   pseudo-channel `k` every tREFI from its staggered phase, for tRFCpb; all-bank: every
+//!   bank for tRFC every tREFI): a command that falls in a refresh waits for its end, and the
+//!   refresh closes the bank's row.
+//!
+//! **Leaves out**: reordering (FR-FCFS serves row hits ahead of older requests; here a later
+//! row hit never passes an earlier conflict, so interleaved streams that share banks see more
+//! conflicts than in the cycle-level model), queue capacity and the front end's
+//! back-pressure (a request is accepted when it arrives), write-drain batching, the command
+//! buses, tCCD_R and SID effects, tWTR_L, refresh postponement, and a refresh that starts
+//! between a bank's ACT and its column command. docs/validation.md gives its figures beside
+//! the cycle-level model's.
+
+use crate::hbm::org::{Location, Organization};
+use crate::hbm::stats::PcStats;
+use crate::hbm::timing::TimingParams;
+use crate::hbm::Command;
+
+const CLOSED: u32 = u32::MAX;
+
+/// Cycles a [`Calendar`] looks ahead.
+const HORIZON: u64 = 4096;
+const WORDS: usize = (HORIZON / 64) as usize;
+
+/// Which of the next [`HORIZON`] cycles a resource (a data bus, an ACT slot) is booked: a
+/// request books the first free run of cycles at or after the earliest it could use, so a
+/// later request can fill a gap an earlier one left (the reordering a controller does).
+#[derive(Clone, Debug)]
+struct Calendar {
+    /// First cycle of the window (a multiple of 64).
+    base: u64,
+    bits: [u64; WORDS],
+}
+
+impl Calendar {
+    fn new() -> Calendar {
+        Calendar { base: 0, bits: [0; WORDS] }
+    }
+
+    fn slot(c: u64) -> (usize, u64) {
+        (((c / 64) % WORDS as u64) as usize, 1u64 << (c % 64))
+    }
+
+    /// Forgets cycles before `now`'s word.
+    fn advance(&mut self, now: u64) {
+        let want = now - now % 64;
+        if want >= self.base + HORIZON {
+            self.bits = [0; WORDS];
+            self.base = want;
+            return;
+        }
+        while self.base < want {
+            self.bits[Self::slot(self.base).0] = 0;
+            self.base += 64;
+        }
+    }
+
+    /// Books `len` cycles from the first cycle >= `earliest` where they are all free; past the
+    /// horizon, books nothing and returns `earliest`.
+    fn book(&mut self, earliest: u64, len: u64) -> u64 {
+        let mut c = earliest.max(self.base);
+        'search: loop {
+            if c + len > self.base + HORIZON {
+                return c;
+            }
+            for k in 0..len {
+                let (w, b) = Self::slot(c + k);
+                if self.bits[w] & b != 0 {
+                    c = c + k + 1;
+                    continue 'search;
+                }
+            }
+            for k in 0..len {
+                let (w, b) = Self::slot(c + k);
+                self.bits[w] |= b;
+            }
+            return c;
+        }
+    }
+}
+
+/// Every "ok" field is the earliest cycle the next such command may issue (0: no bound yet).
+#[derive(Clone, Copy, Debug)]
+struct Bank {
+    open_row: u32,
+    /// Refresh epoch the open row was opened in (a refresh since closes it).
+    epoch: u64,
+    act_ok: u64,
+    col_ok: u64,
+    pre_ok: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Pc {
+    banks: Vec<Bank>,
+    /// Per bank group (counting each SID's): next ACT and next column command.
+    /// ACT slots (tRRD_S apart, and four per tFAW: spaced max(tRRD_S, tFAW / 4)).
+    acts: Calendar,
+    /// The data bus (one burst at a time, tCCD_S apart).
+    bus: Calendar,
+    /// Refresh phase of this pseudo-channel, in CK.
+    phase: u64,
+    stats: PcStats,
+}
+
+/// The fast model of one stack's pseudo-channels.
+#[derive(Clone, Debug)]
+pub struct FastStack {
+    t: TimingParams,
+    banks_per_group: u32,
+    bank_groups: u32,
+    banks: u32,
+    all_bank: bool,
+    refresh: bool,
+    pcs: Vec<Pc>,
+    pcs_per_channel: u32,
+}
+
+impl FastStack {
+    /// A stack of `org` with timing `t`; `refresh` is the controller's refresh policy name
+    /// ("per-bank", "all-bank" or "none").
+    pub fn new(org: &Organization, t: &TimingParams, refresh: &str) -> FastStack {
+        let banks = org.banks_per_pc();
+        let pcs = org.pcs();
+        let all_bank = refresh == "all-bank";
+        let period = u64::from(if all_bank { t.refi } else { t.refi_pb });
+        let never = Bank { open_row: CLOSED, epoch: 0, act_ok: 0, col_ok: 0, pre_ok: 0 };
+        FastStack {
+            t: t.clone(),
+            banks_per_group: org.banks_per_group,
+            bank_groups: org.bank_groups,
+            banks,
+            all_bank,
+            refresh: refresh != "none",
+            pcs: (0..pcs)
+                .map(|k| Pc {
+                    banks: vec![never; banks as usize],
+                    acts: Calendar::new(),
+                    bus: Calendar::new(),
+                    phase: u64::from(k) * period / u64::from(pcs),
+                    stats: PcStats::default(),
+                })
+                .collect(),
+            pcs_per_channel: org.pseudo_channels,
+        }
+    }
+
+    /// Statistics of pseudo-channel `pc` of channel `ch`.
+    pub fn stats(&self, ch: u32, pc: u32) -> &PcStats {
+        &self.pcs[(ch * self.pcs_per_channel + pc) as usize].stats
+    }
+
+    /// (As the cycle-level policies: the first refresh of a pseudo-channel falls one interval
+    /// after its phase, per-bank refreshes go round the banks in order.)
+    /// The refresh epoch of `bank` at cycle `at` and the cycle a command may issue at (`at`,
+    /// or the end of the refresh `at` falls in).
+    fn refresh_at(&self, phase: u64, bank: u32, at: u64) -> (u64, u64) {
+        if !self.refresh {
+            return (0, at);
+        }
+        let t = &self.t;
+        let (period, offset, busy) = if self.all_bank {
+            (u64::from(t.refi), phase + u64::from(t.refi), u64::from(t.rfc))
+        } else {
+            let pb = u64::from(t.refi_pb);
+            (pb * u64::from(self.banks), phase + (u64::from(bank) + 1) * pb, u64::from(t.rfc_pb))
+        };
+        if at < offset {
+            return (0, at);
+        }
+        let n = (at - offset) / period;
+        let start = offset + n * period;
+        (n + 1, if at < start + busy { start + busy } else { at })
+    }
+
+    /// Serves a request decoded to `loc` that arrives at cycle `arrive`; returns the cycle its
+    /// last data beat moves.
+    pub fn serve(&mut self, loc: &Location, write: bool, arrive: u64) -> u64 {
+        let t = &self.t;
+        let flat = (loc.channel * self.pcs_per_channel + loc.pc) as usize;
+        let group = loc.sid * self.bank_groups + loc.bank_group;
+        let bi = group * self.banks_per_group + loc.bank;
+        let phase = self.pcs[flat].phase;
+        let b = self.pcs[flat].banks[bi as usize];
+        // The controller's one pipeline cycle.
+        let start = arrive + 1;
+        let (epoch, at) = self.refresh_at(phase, bi, start.max(b.col_ok));
+        let hit = b.open_row == loc.row && b.epoch == epoch;
+        let (rcd_rd, rcd_wr, rp, ras, rc) = (t.rcd_rd, t.rcd_wr, t.rp, t.ras, t.rc);
+        let act_len = u64::from(t.rrd_s.max(t.faw.div_ceil(4))).max(1);
+        let (mut col, kind) = if hit {
+            (at, 2)
+        } else {
+            // A conflict precharges the open row first; a refresh closed the row already.
+            let conflict = b.open_row != CLOSED && b.epoch == epoch;
+            let (_, mut act) = self.refresh_at(phase, bi, start.max(b.col_ok));
+            if conflict {
+                act = act.max(b.pre_ok) + u64::from(rp);
+            }
+            act = act.max(b.act_ok);
+            let pc = &mut self.pcs[flat];
+            pc.acts.advance(arrive);
+            let act = pc.acts.book(act, act_len);
+            let (epoch2, act) = self.refresh_at(phase, bi, act);
+            let pc = &mut self.pcs[flat];
+            pc.stats.commands[Command::Act as usize] += 1;
+            if conflict {
+                pc.stats.commands[Command::Pre as usize] += 1;
+            }
+            let bank = &mut pc.banks[bi as usize];
+            bank.open_row = loc.row;
+            bank.epoch = epoch2;
+            bank.act_ok = act + u64::from(rc);
+            bank.pre_ok = act + u64::from(ras);
+            (act + u64::from(if write { rcd_wr } else { rcd_rd }), u8::from(conflict))
+        };
+        let t = &self.t;
+        let lat = u64::from(if write { t.cwl } else { t.cl });
+        let burst = u64::from(t.bl.max(t.ccd_s)).max(1);
+        let (ccd_l, wr, rtp) = (t.ccd_l, t.wr, t.rtp);
+        let pc = &mut self.pcs[flat];
+        pc.bus.advance(arrive);
+        col = pc.bus.book(col + lat, burst) - lat;
+        let done = col + lat + u64::from(t.bl);
+        let bank = &mut pc.banks[bi as usize];
+        bank.col_ok = bank.col_ok.max(col + u64::from(ccd_l));
+        if write {
+            bank.pre_ok = bank.pre_ok.max(done + u64::from(wr));
+            pc.stats.writes += 1;
+            pc.stats.commands[Command::Wr as usize] += 1;
+            pc.stats.write_latency.record(done - arrive);
+        } else {
+            bank.pre_ok = bank.pre_ok.max(col + u64::from(rtp));
+            pc.stats.reads += 1;
+            pc.stats.commands[Command::Rd as usize] += 1;
+            pc.stats.read_latency.record(done - arrive);
+        }
+        match kind {
+            0 => pc.stats.row_misses += 1,
+            1 => pc.stats.row_conflicts += 1,
+            _ => pc.stats.row_hits += 1,
+        }
+        done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Calendar;
+
+    #[test]
+    fn a_calendar_books_the_first_free_run_and_fills_gaps() {
+        let mut c = Calendar::new();
+        assert_eq!(c.book(10, 2), 10);
+        assert_eq!(c.book(10, 2), 12);
+        assert_eq!(c.book(5, 4), 5, "a gap before an earlier booking is used");
+        assert_eq!(c.book(8, 2), 14, "5-8 and 10-13 are booked: the first free pair from 8 is 14-15");
+        c.advance(200);
+        assert_eq!(c.book(150, 2), 192, "cycles before the window's start are gone");
+        assert_eq!(c.book(100_000, 3), 100_000, "past the horizon nothing is booked");
+    }
+}
