@@ -94,6 +94,12 @@ struct RunArgs {
     /// benchmarks to run on it.
     #[arg(long, value_name = "FILE|NAME", value_delimiter = ',')]
     workload: Vec<String>,
+    /// Fidelity of the chips' HBM stacks and DMA engines: cycle (default) or fast
+    /// (transaction-level; the same as `--set chip.hbm.fidelity=fast --set
+    /// chip.dma.fidelity=fast`; for the benchmarks that run on a system with chips:
+    /// e2e-llm-layer, tp-matmul-N, moe-alltoall-144; docs/validation.md).
+    #[arg(long, default_value = "cycle", value_parser = ["cycle", "fast"])]
+    fidelity: String,
     /// Override one field of the system before it is validated, e.g. `chip.hbm.stacks=2`,
     /// `fabric.switch.latency=200ns`, or with --workload FILE of the workload,
     /// `workload.repeat=4` (repeatable; paths: docs/whatif.md).
@@ -455,7 +461,23 @@ fn open_sink_at(trace: Option<&Path>, vcd: Option<&Path>) -> Result<Option<Box<d
     })
 }
 
-fn cmd_run(a: RunArgs) -> Result<(), Failure> {
+fn cmd_run(mut a: RunArgs) -> Result<(), Failure> {
+    if a.fidelity == "fast" {
+        if a.benches.is_empty() || a.config.is_some() {
+            return Err(Failure::Usage(
+                "--fidelity fast: name the benchmarks (e2e-llm-layer, tp-matmul-N, moe-alltoall-144) or use --set chip.hbm.fidelity=fast in a what-if run".into(),
+            ));
+        }
+        if let Some(n) = a.benches.iter().find(|n| {
+            !(n.as_str() == "e2e-llm-layer" || n.starts_with("tp-matmul-") || n.as_str() == "moe-alltoall-144")
+        }) {
+            return Err(Failure::Usage(format!(
+                "--fidelity fast: {n} does not take it (those that do: e2e-llm-layer, tp-matmul-N, moe-alltoall-144; for one HBM stack: trnsim hbm --fidelity fast)"
+            )));
+        }
+        a.sets.insert(0, "chip.dma.fidelity=fast".into());
+        a.sets.insert(0, "chip.hbm.fidelity=fast".into());
+    }
     if let Some(w) = a.workload.iter().find(|w| w.ends_with(".ron") || w.ends_with(".json")) {
         return cmd_run_workload(&a, Path::new(w));
     }

@@ -39,6 +39,8 @@ pub(crate) struct Env {
     pub cap: i64,
     pub access: u64,
     pub outstanding: u32,
+    /// Requests of several bursts (fast fidelity: see `DmaParams::bulk`).
+    pub bulk: bool,
 }
 
 /// One engine's share of a command, waiting in a queue.
@@ -300,7 +302,14 @@ impl Engine {
                 return false;
             }
             let a = addr + u64::from(slot.row) * stride + slot.x;
-            let len = burst_len(a, slot.x1 - slot.x, env.access);
+            let len = if env.bulk {
+                // The rest of this row, as far as the outstanding limit leaves room for.
+                let room = u64::from(env.outstanding - self.inflight) * env.access - a % env.access;
+                (slot.x1 - slot.x).min(room)
+            } else {
+                burst_len(a, slot.x1 - slot.x, env.access)
+            };
+            let bursts = len.div_ceil(env.access);
             let off = u64::from(slot.row - slot.r0) * slot.width() + (slot.x - slot.x0);
             let data = (write && env.functional).then(|| slot.data[off as usize..(off + len) as usize].into());
             let req = MemReq { tag: (s as u64) << TAG_SHIFT | off, addr: a, write, bytes: len as u32, data };
@@ -314,14 +323,14 @@ impl Engine {
                 slot.more = slot.row < slot.r1;
             }
             slot.inflight += 1;
-            self.inflight += 1;
+            self.inflight += u32::try_from(bursts).unwrap_or(u32::MAX);
             if slot.charged {
-                self.budget -= env.access as i64 * UB;
+                self.budget -= (bursts * env.access) as i64 * UB;
             }
             if write {
-                self.stats.hbm_writes += 1;
+                self.stats.hbm_writes += bursts;
             } else {
-                self.stats.hbm_reads += 1;
+                self.stats.hbm_reads += bursts;
             }
         }
         false
@@ -362,7 +371,7 @@ impl Engine {
         let off = (r.tag & ((1 << TAG_SHIFT) - 1)) as usize;
         let slot = &mut self.slots[s];
         slot.inflight -= 1;
-        self.inflight -= 1;
+        self.inflight -= u32::try_from(u64::from(r.bytes).div_ceil(env.access)).unwrap_or(u32::MAX);
         if let (Some(d), false, true) = (&r.data, r.write, env.functional) {
             let n = d.len().min(slot.data.len().saturating_sub(off));
             slot.data[off..off + n].copy_from_slice(&d[..n]);

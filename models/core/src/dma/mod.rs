@@ -138,6 +138,7 @@ impl DmaBlock {
             cap: i64::from(params.access_bytes) * 1_000_000,
             access: u64::from(params.access_bytes),
             outstanding: params.outstanding,
+            bulk: params.bulk,
         };
         let engines = (0..n)
             .map(|e| {

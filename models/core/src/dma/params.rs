@@ -47,6 +47,10 @@ pub struct DmaParams {
     pub outstanding: u32,
     /// Bytes of one HBM access (the stack's burst: 32 B for HBM2E/3/3E pseudo-channels).
     pub access_bytes: u32,
+    /// Fast fidelity: one HBM request per partition row of a packet (as many bursts as the
+    /// outstanding limit leaves room for), charged and counted as its bursts, instead of one
+    /// request per burst. Only a fast-fidelity HBM stack serves such requests.
+    pub bulk: bool,
     /// Packets one engine holds at once (one issuing, the rest waiting for data or for the
     /// write to complete; SBUF-sourced packets are read ahead into these). Not published (E).
     pub packets_in_flight: u32,
@@ -70,6 +74,7 @@ impl DmaParams {
             start_latency: Dur::from_ns(1300),
             outstanding: 64,
             access_bytes: 32,
+            bulk: false,
             packets_in_flight: 4,
             clock: Frequency::from_mhz(1400),
         }

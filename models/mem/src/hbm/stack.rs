@@ -229,8 +229,8 @@ pub struct HbmStack {
     fast_seq: u64,
 }
 
-/// A fast-fidelity completion: (done cycle, arrival number, tag, port, write).
-type FastDone = (u64, u64, u64, u16, bool);
+/// A fast-fidelity completion: (done cycle, arrival number, tag, port, write, bytes).
+type FastDone = (u64, u64, u64, u16, bool, u32);
 
 /// Trace counter window for per-pseudo-channel bandwidth, in CK cycles.
 const BW_WINDOW: u64 = 2048;
@@ -407,20 +407,28 @@ impl HbmStack {
                     self.misrouted += 1;
                 }
                 self.store_data(pi, &req);
-                let fast = self.fast.as_mut().expect("fast fidelity");
-                let done = fast.serve(&loc, req.write, now);
+                // A request of several bursts (a fast DMA engine's) is served burst by burst.
+                let access = u64::from(self.sh.org.access_bytes());
+                let bursts = (req.addr % access + u64::from(req.bytes)).div_ceil(access).max(1);
+                let mut done = 0;
+                for k in 0..bursts {
+                    let loc = if k == 0 { loc } else { self.map.decode(req.addr - req.addr % access + k * access) };
+                    let fast = self.fast.as_mut().expect("fast fidelity");
+                    done = done.max(fast.serve(&loc, req.write, now));
+                }
                 self.fast_seq += 1;
-                self.fast_done.push(std::cmp::Reverse((done, self.fast_seq, req.tag, pi as u16, req.write)));
+                let c = (done, self.fast_seq, req.tag, pi as u16, req.write, req.bytes);
+                self.fast_done.push(std::cmp::Reverse(c));
             }
         }
-        while let Some(std::cmp::Reverse((done, _, tag, port, write))) = self.fast_done.peek().copied() {
+        while let Some(std::cmp::Reverse((done, _, tag, port, write, bytes))) = self.fast_done.peek().copied() {
             if done > now {
                 break;
             }
             let c = Completion { tag, port, write, done };
             let port = self.ports[c.port as usize].1;
             let data = if c.write { None } else { self.read_data.remove(&(c.port, c.tag)) };
-            let resp = MemResp { tag: c.tag, write: c.write, bytes: self.sh.org.access_bytes(), data };
+            let resp = MemResp { tag: c.tag, write: c.write, bytes, data };
             if let Err(b) = cx.send(port, resp) {
                 if let Some(d) = b.0.data {
                     self.read_data.insert((c.port, c.tag), d);

@@ -76,6 +76,11 @@ pub struct DmaPart {
     pub peak_GBps_per_engine: f64,
     /// Command arrival to first data ("1300ns").
     pub start_latency: String,
+    /// "cycle" (default: one HBM request per 32 B burst) or "fast" (one request per
+    /// partition row of a packet, as many bursts as fit the outstanding limit; needs
+    /// `hbm.fidelity: "fast"`, whose stack serves a request of several bursts).
+    #[serde(default)]
+    pub fidelity: trnsim_mem::hbm::Fidelity,
 }
 
 /// The NeuronLink ports of one chip: how many, of which lane encoding and width, and the
@@ -394,6 +399,11 @@ impl Validator<'_> {
         dma.queues = d.queues;
         dma.peak_bytes_per_ns = d.peak_GBps_per_engine;
         dma.start_latency = start;
+        dma.bulk = d.fidelity == trnsim_mem::hbm::Fidelity::Fast;
+        if dma.bulk && spec.hbm.fidelity != trnsim_mem::hbm::Fidelity::Fast {
+            let m = "fast needs hbm.fidelity fast (a cycle-level stack takes one burst per request)".to_string();
+            return Err(self.err("fidelity", "dma.fidelity", m));
+        }
         dma.validate().map_err(|e| self.err("dma", "dma", e))?;
         self.cc_and_efa(&spec)?;
         let neuronlink = self.neuronlink(&spec)?;
