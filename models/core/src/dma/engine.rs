@@ -371,7 +371,7 @@ impl Engine {
         let off = (r.tag & ((1 << TAG_SHIFT) - 1)) as usize;
         let slot = &mut self.slots[s];
         slot.inflight -= 1;
-        self.inflight -= u32::try_from(u64::from(r.bytes).div_ceil(env.access)).unwrap_or(u32::MAX);
+        self.inflight -= u32::try_from(u64::from(r.bytes).div_ceil(env.access).max(1)).unwrap_or(u32::MAX);
         if let (Some(d), false, true) = (&r.data, r.write, env.functional) {
             let n = d.len().min(slot.data.len().saturating_sub(off));
             slot.data[off..off + n].copy_from_slice(&d[..n]);
