@@ -39,6 +39,15 @@ fn bad_arguments_are_reported_not_panicked() {
     check_usage_error(&["describe", "hbm", "nope"], "no preset named `nope`");
     check_usage_error(&["core", "/nonexistent.asm"], "cannot read /nonexistent.asm");
     check_usage_error(&["bench", "nc-gemm", "--m", "100"], "multiples of 128");
+    check_usage_error(&["run", "kernel-ring", "--fidelity", "fast"], "kernel-ring has no HBM or DMA to make fast");
+    check_usage_error(&["run", "e2e-llm-layer", "hbm-random", "--fidelity", "fast"], "run e2e-llm-layer");
+    check_usage_error(&["run", "hbm-random", "--fidelity", "quick"], "invalid value 'quick'");
+    check_usage_error(&["hbm", "--fidelity", "quick"], "--fidelity: unknown `quick` (known: cycle, fast)");
+    check_usage_error(&["hbm", "--fidelity", "fast", "--check"], "--fidelity fast issues no commands");
+    check_usage_error(
+        &["run", "e2e-llm-layer", "--set", "chip.dma.fidelity=fast"],
+        "dma.fidelity: fast needs hbm.fidelity fast",
+    );
 }
 
 #[test]

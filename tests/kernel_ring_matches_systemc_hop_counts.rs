@@ -8,7 +8,7 @@ use trnsim_harness::suite::{run_ring, RunOpts};
 use trnsim_kernel::TickOrder;
 
 fn hops(modules: u32, tokens: u32, depth: u32, cycles: u64) -> f64 {
-    let opts = RunOpts { order: TickOrder::Structural, trace: None, progress: false };
+    let opts = RunOpts { order: TickOrder::Structural, trace: None, progress: false, fidelity: Default::default() };
     let r = run_ring("ring", RingParams { modules, tokens, depth }, cycles, opts).expect("ring runs");
     r.headline.iter().find(|(k, _)| k == "hops").map(|(_, v)| *v).unwrap()
 }

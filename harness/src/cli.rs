@@ -94,10 +94,10 @@ struct RunArgs {
     /// benchmarks to run on it.
     #[arg(long, value_name = "FILE|NAME", value_delimiter = ',')]
     workload: Vec<String>,
-    /// Fidelity of the chips' HBM stacks and DMA engines: cycle (default) or fast
-    /// (transaction-level; the same as `--set chip.hbm.fidelity=fast --set
-    /// chip.dma.fidelity=fast`; for the benchmarks that run on a system with chips:
-    /// e2e-llm-layer, tp-matmul-N, moe-alltoall-144; docs/validation.md).
+    /// Fidelity of the HBM stacks and DMA engines: cycle (default) or fast (transaction-level;
+    /// docs/validation.md). For e2e-llm-layer, tp-matmul-N and moe-alltoall-144 the same as
+    /// `--set chip.hbm.fidelity=fast --set chip.dma.fidelity=fast`; hbm-* and nc-* take it
+    /// too (run them apart from the first three).
     #[arg(long, default_value = "cycle", value_parser = ["cycle", "fast"])]
     fidelity: String,
     /// Override one field of the system before it is validated, e.g. `chip.hbm.stacks=2`,
@@ -461,22 +461,36 @@ fn open_sink_at(trace: Option<&Path>, vcd: Option<&Path>) -> Result<Option<Box<d
     })
 }
 
+/// `--fidelity` as the models' setting (the flag's parser admits only "cycle" and "fast").
+fn run_fidelity(s: &str) -> trnsim_mem::hbm::Fidelity {
+    trnsim_mem::hbm::Fidelity::parse(s).unwrap_or_default()
+}
+
 fn cmd_run(mut a: RunArgs) -> Result<(), Failure> {
     if a.fidelity == "fast" {
+        // Chips of a system take it as overrides; the benchmarks that build their own stacks
+        // and cores (hbm-*, nc-*) take it as an option.
+        let on_system = |n: &String| n == "e2e-llm-layer" || n.starts_with("tp-matmul-") || n == "moe-alltoall-144";
+        let own = |n: &String| n.starts_with("hbm-") || n.starts_with("nc-");
         if a.benches.is_empty() || a.config.is_some() {
             return Err(Failure::Usage(
-                "--fidelity fast: name the benchmarks (e2e-llm-layer, tp-matmul-N, moe-alltoall-144) or use --set chip.hbm.fidelity=fast in a what-if run".into(),
+                "--fidelity fast: name the benchmarks (e2e-llm-layer, tp-matmul-N, moe-alltoall-144, hbm-*, nc-*)"
+                    .into(),
             ));
         }
-        if let Some(n) = a.benches.iter().find(|n| {
-            !(n.as_str() == "e2e-llm-layer" || n.starts_with("tp-matmul-") || n.as_str() == "moe-alltoall-144")
-        }) {
+        if let Some(n) = a.benches.iter().find(|n| !on_system(n) && !own(n)) {
             return Err(Failure::Usage(format!(
-                "--fidelity fast: {n} does not take it (those that do: e2e-llm-layer, tp-matmul-N, moe-alltoall-144; for one HBM stack: trnsim hbm --fidelity fast)"
+                "--fidelity fast: {n} has no HBM or DMA to make fast (those that do: e2e-llm-layer, tp-matmul-N, moe-alltoall-144, hbm-*, nc-*)"
             )));
         }
-        a.sets.insert(0, "chip.dma.fidelity=fast".into());
-        a.sets.insert(0, "chip.hbm.fidelity=fast".into());
+        if a.benches.iter().all(on_system) {
+            a.sets.insert(0, "chip.dma.fidelity=fast".into());
+            a.sets.insert(0, "chip.hbm.fidelity=fast".into());
+        } else if a.benches.iter().any(on_system) {
+            return Err(Failure::Usage(
+                "--fidelity fast: run e2e-llm-layer, tp-matmul-N and moe-alltoall-144 apart from hbm-* and nc-* (the first take it as --set overrides of their system)".into(),
+            ));
+        }
     }
     if let Some(w) = a.workload.iter().find(|w| w.ends_with(".ron") || w.ends_with(".json")) {
         return cmd_run_workload(&a, Path::new(w));
@@ -544,7 +558,7 @@ fn cmd_run(mut a: RunArgs) -> Result<(), Failure> {
         let (sink, staged) = open_sink(tp.as_deref(), vp.as_deref())?;
         let signal_links = if vp.is_some() { LinkSelection::All } else { LinkSelection::None };
         let trace = sink.map(|s| (s, TraceOptions { link_occupancy: true, signal_links }));
-        let opts = RunOpts { order: a.order, trace, progress: workers == 1 };
+        let opts = RunOpts { order: a.order, trace, progress: workers == 1, fidelity: run_fidelity(&a.fidelity) };
         let r = run_one(name, system.as_ref(), opts, a.plots.as_deref()).map_err(Failure::Run);
         commit_all(staged)?;
         let r = r?;
@@ -805,7 +819,8 @@ fn cmd_whatif(a: &RunArgs, names: Vec<String>, system: Option<String>) -> Result
         let (sink, staged) = open_sink(tp.as_deref(), vp.as_deref())?;
         let signal_links = if vp.is_some() { LinkSelection::All } else { LinkSelection::None };
         let trace = sink.map(|s| (s, TraceOptions { link_occupancy: true, signal_links }));
-        let opts = RunOpts { order: a.order, trace, progress: workers == 1 && !many };
+        let opts =
+            RunOpts { order: a.order, trace, progress: workers == 1 && !many, fidelity: run_fidelity(&a.fidelity) };
         let r = whatif::run(job, opts, a.plots.as_deref()).map_err(Failure::Run);
         commit_all(staged)?;
         let r = r?;
@@ -985,8 +1000,10 @@ fn run_one(
         "e2e-llm-layer" => trnsim_harness::e2e::run_named(name, opts.order, opts.trace),
         n if n.starts_with("tp-matmul-") => trnsim_harness::tp::run_named(n, opts.order, opts.trace, plots),
         "moe-alltoall-144" => trnsim_harness::moe::run_named(name, opts.order, opts.trace),
-        n if n.starts_with("nc-") => trnsim_harness::neuroncore::run_named(n, opts.order, opts.trace),
-        n if n.starts_with("hbm-") => trnsim_harness::memory::run_named(n, opts.order, opts.trace, plots),
+        n if n.starts_with("nc-") => trnsim_harness::neuroncore::run_named_at(n, opts.order, opts.trace, opts.fidelity),
+        n if n.starts_with("hbm-") => {
+            trnsim_harness::memory::run_named_at(n, opts.order, opts.trace, plots, opts.fidelity)
+        }
         "kernel-ring" => suite::run_ring(name, ring(16), 200_000, opts),
         "kernel-ring-sparse" => suite::run_ring(name, ring(2), 200_000, opts),
         "demo" => {
@@ -1143,7 +1160,7 @@ fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
     trnsim_harness::limits::check_fits(&format!("--modules {modules} --tokens {tokens}"), bytes)
         .map_err(Failure::Usage)?;
     let p = RingParams { modules, tokens, depth };
-    let opts = RunOpts { order: TickOrder::Structural, trace: None, progress: true };
+    let opts = RunOpts { order: TickOrder::Structural, trace: None, progress: true, fidelity: Default::default() };
     let r = suite::run_ring("kernel-ring", p, cycles, opts).map_err(Failure::Run)?;
     let hops = r
         .stats

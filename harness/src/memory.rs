@@ -168,10 +168,22 @@ pub fn run_named(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
     plot_dir: Option<&std::path::Path>,
 ) -> Result<BenchResult, String> {
+    run_named_at(name, order, trace, plot_dir, trnsim_mem::hbm::Fidelity::Cycle)
+}
+
+/// [`run_named`] with the stacks at `fidelity`.
+pub fn run_named_at(
+    name: &str,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+    plot_dir: Option<&std::path::Path>,
+    fidelity: trnsim_mem::hbm::Fidelity,
+) -> Result<BenchResult, String> {
     let p = &presets::HBM3E_9600;
     let gen = GenParams { width: 64, in_flight: 4096, rate: f64::INFINITY, bytes: p_access(p) };
-    let mut spec =
-        HbmSpec { name: name.into(), cfg: preset_cfg(p), stacks: 1, gen, order, limit: Dur::from_us(1_000_000) };
+    let mut cfg = preset_cfg(p);
+    cfg.fidelity = fidelity;
+    let mut spec = HbmSpec { name: name.into(), cfg, stacks: 1, gen, order, limit: Dur::from_us(1_000_000) };
     let pattern = match name {
         "hbm-stream-read" | "hbm-trn3" => Pattern::StreamRead,
         "hbm-stream-write" => Pattern::StreamWrite,

@@ -5,12 +5,12 @@ use crate::cpu::Stopwatch;
 use crate::suite::{BenchResult, Speed};
 use std::fmt::Write as _;
 use trnsim_core::core::{build, CoreIds, CoreOptions, HbmHookup};
-use trnsim_core::dma::DmaBlock;
+use trnsim_core::dma::{DmaBlock, DmaParams};
 use trnsim_core::engine::EngineUnit;
 use trnsim_core::isa::asm::{assemble, render_errors, AsmOptions};
 use trnsim_core::isa::Program;
 use trnsim_kernel::{Dur, SimBuilder, SimOptions, Simulation, TickOrder, TraceOptions, TraceSink};
-use trnsim_mem::hbm::{presets, HbmStack, StackConfig};
+use trnsim_mem::hbm::{presets, Fidelity, HbmStack, StackConfig};
 
 /// Assembles `text` (named `source` in errors).
 pub fn assemble_text(source: &str, text: &str) -> Result<Program, String> {
@@ -66,6 +66,19 @@ pub fn run_cores_for(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
     max_sim_time: Dur,
 ) -> Result<(Simulation, Vec<CoreIds>), String> {
+    run_cores_at(program, cores, order, trace, max_sim_time, Fidelity::Cycle)
+}
+
+/// [`run_cores_for`] with the HBM stacks and DMA engines at `fidelity` (fast: the
+/// transaction-level models of docs/validation.md, "The fast fidelity").
+pub fn run_cores_at(
+    program: &Program,
+    cores: usize,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+    max_sim_time: Dur,
+    fidelity: Fidelity,
+) -> Result<(Simulation, Vec<CoreIds>), String> {
     if program.streams.iter().all(|(_, s)| s.instrs.is_empty()) {
         return Err(format!(
             "{}:1: no instructions: a program needs an `.engine NAME` section with at least one",
@@ -79,7 +92,8 @@ pub fn run_cores_for(
         .any(|(_, s)| s.instrs.iter().any(|i| matches!(i, trnsim_core::isa::Instr::DmaStart { .. })));
     let mut stacks = Vec::new();
     if needs_hbm {
-        let cfg = StackConfig::from_preset(&presets::HBM3E_9600);
+        let mut cfg = StackConfig::from_preset(&presets::HBM3E_9600);
+        cfg.fidelity = fidelity;
         let clk = b.clock("hbm", cfg.timing.frequency()).map_err(|e| e.to_string())?;
         for k in 0..cores.div_ceil(2) {
             let mut c = cfg.clone();
@@ -92,7 +106,12 @@ pub fn run_cores_for(
             stacks.push((id, st));
         }
     }
-    let opts = CoreOptions { trace_tracks: trace.is_some(), ..CoreOptions::default() };
+    let mut opts = CoreOptions { trace_tracks: trace.is_some(), ..CoreOptions::default() };
+    if fidelity == Fidelity::Fast {
+        let mut d = DmaParams::for_version(opts.version);
+        d.bulk = true;
+        opts.dma = Some(d);
+    }
     let mut ids = Vec::new();
     for c in 0..cores {
         let hbm = stacks.get_mut(c / 2).map(|(id, st)| HbmHookup { id: *id, stack: st });
@@ -402,13 +421,13 @@ pub fn vector_scalar_program() -> String {
     s
 }
 
-fn dma_bench(order: TickOrder) -> Result<(Vec<(String, f64)>, Simulation), String> {
+fn dma_bench(order: TickOrder, fidelity: Fidelity) -> Result<(Vec<(String, f64)>, Simulation), String> {
     let mut headline = Vec::new();
     let mut last = None;
     for kib in [1u32, 4, 16, 32, 60] {
         let bytes = kib * 1024;
         let program = assemble_text("nc-dma.asm (generated)", &dma_program(bytes))?;
-        let (sim, ids) = run_cores(&program, 1, order, None)?;
+        let (sim, ids) = run_cores_at(&program, 1, order, None, DEFAULT_MAX_SIM_TIME, fidelity)?;
         let dma = ids[0].dma.ok_or("no DMA block")?;
         let block = sim.component::<DmaBlock>(dma).ok_or("dma block")?;
         let moved: u64 = block.bytes_per_engine().iter().sum();
@@ -461,9 +480,20 @@ pub fn run_named(
     order: TickOrder,
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<BenchResult, String> {
+    run_named_at(name, order, trace, Fidelity::Cycle)
+}
+
+/// [`run_named`] with the HBM stacks and DMA engines at `fidelity`.
+pub fn run_named_at(
+    name: &str,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+    fidelity: Fidelity,
+) -> Result<BenchResult, String> {
     if name == "nc-dma-bandwidth" || name == "nc-gemm-sweep" {
         let sw = Stopwatch::start();
-        let (mut headline, sim) = if name == "nc-gemm-sweep" { gemm_sweep(order)? } else { dma_bench(order)? };
+        let (mut headline, sim) =
+            if name == "nc-gemm-sweep" { gemm_sweep(order)? } else { dma_bench(order, fidelity)? };
         if name == "nc-dma-bandwidth" {
             headline.push(("peak_GBps".into(), 16.0 * 38.4));
         }
@@ -486,7 +516,7 @@ pub fn run_named(
     };
     let program = assemble_text(&format!("{name}.asm (generated)"), &text)?;
     let sw = Stopwatch::start();
-    let (sim, ids) = run_cores(&program, cores, order, trace)?;
+    let (sim, ids) = run_cores_at(&program, cores, order, trace, DEFAULT_MAX_SIM_TIME, fidelity)?;
     let (wall_s, cpu_s) = sw.elapsed();
     let mut headline = headline(&sim, &ids, peak);
     // Per engine kind, over every core: busy cycles over each engine's own span. Engines that

@@ -134,6 +134,9 @@ pub struct RunOpts {
     pub trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
     /// Show a progress bar for runs longer than a second.
     pub progress: bool,
+    /// Fidelity of HBM stacks and DMA engines for the benchmarks that build their own
+    /// (`hbm-*`, `nc-*`).
+    pub fidelity: trnsim_mem::hbm::Fidelity,
 }
 
 /// Runs `sim` to `end` (or idle) in chunks, with a progress bar after the first second: on

@@ -186,11 +186,7 @@ pub fn build(
         return Err(format!("{} starts DMAs but core {name} has no HBM stack to reach", program.source));
     }
     let dma_id = if dma_needed {
-        let params = opts.dma.clone().unwrap_or_else(|| match opts.version {
-            NcVersion::V2 => DmaParams::v2(),
-            NcVersion::V3 => DmaParams::v3(),
-            NcVersion::V4 => DmaParams::v4(),
-        });
+        let params = opts.dma.clone().unwrap_or_else(|| DmaParams::for_version(opts.version));
         let clk = clock(b, "dma", params.clock)?;
         Some((b.reserve(&format!("{name}.dma"), clk).map_err(e)?, params))
     } else {

@@ -80,6 +80,15 @@ impl DmaParams {
         }
     }
 
+    /// The preset of core generation `v`.
+    pub fn for_version(v: crate::core::NcVersion) -> DmaParams {
+        match v {
+            crate::core::NcVersion::V2 => DmaParams::v2(),
+            crate::core::NcVersion::V3 => DmaParams::v3(),
+            crate::core::NcVersion::V4 => DmaParams::v4(),
+        }
+    }
+
     /// NC-v2 (Trn1): 16 engines x 27.2 GB/s, round robin (spec §4).
     pub fn v2() -> DmaParams {
         DmaParams::base("nc-v2", 27.2, Scheduling::RoundRobin)
