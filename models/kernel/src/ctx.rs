@@ -140,7 +140,7 @@ impl<'a> Ctx<'a> {
     pub fn arrived<T: Payload>(&mut self, port: InPort<T>) -> usize {
         let now = self.core.now;
         let link = self.core.links.state::<T>(port.r);
-        link.buf.iter().take_while(|(at, _)| *at <= now).count()
+        link.buf.partition_point(|(at, _)| *at <= now)
     }
 
     /// Whether a send on `port` would be accepted now (a credit is free and the bandwidth
@@ -184,6 +184,7 @@ impl<'a> Ctx<'a> {
             self.core.progress += 1;
             return Ok(());
         }
+        debug_assert!(link.buf.back().is_none_or(|(a, _)| *a <= arrival), "arrivals on a link never decrease");
         link.buf.push_back((arrival, msg));
         let occ = link.buf.len();
         link.stats.occupancy.set(now, occ as u64);

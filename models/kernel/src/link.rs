@@ -443,14 +443,20 @@ impl<T: Payload> ErasedArena for Arena<T> {
         &mut self.links[slot as usize].timing
     }
     fn next_arrival_after(&self, slot: u32, now: Time) -> Time {
+        // Arrivals on a link never decrease: a binary search, not a walk past every message
+        // that has arrived and waits.
         let buf = &self.links[slot as usize].buf;
-        buf.iter().map(|(t, _)| *t).find(|&t| t > now).unwrap_or(Time::NEVER)
+        match buf.front() {
+            None => Time::NEVER,
+            Some(&(t, _)) if t > now => t,
+            _ => buf.get(buf.partition_point(|(t, _)| *t <= now)).map_or(Time::NEVER, |(t, _)| *t),
+        }
     }
     fn len(&self, slot: u32) -> usize {
         self.links[slot as usize].buf.len()
     }
     fn arrived(&self, slot: u32, now: Time) -> usize {
-        self.links[slot as usize].buf.iter().take_while(|(t, _)| *t <= now).count()
+        self.links[slot as usize].buf.partition_point(|(t, _)| *t <= now)
     }
     fn stats(&self, slot: u32) -> &LinkStats {
         &self.links[slot as usize].stats
