@@ -118,6 +118,8 @@ pub struct PcController {
     writes: VecDeque<Entry>,
     write_mode: bool,
     refresh: Option<Box<dyn RefreshPolicy>>,
+    /// The refresh policy holds up the whole pseudo-channel while a refresh is due.
+    hold: bool,
     seq: u64,
     /// The read and write queues indexed by bank (derived from `reads` and `writes`).
     by_bank: [BankQueue; 2],
@@ -141,6 +143,7 @@ impl PcController {
             reads: VecDeque::with_capacity(cfg.read_queue as usize),
             writes: VecDeque::with_capacity(cfg.write_queue as usize),
             write_mode: false,
+            hold: refresh.as_ref().is_some_and(|r| r.holds_pseudo_channel()),
             refresh,
             seq: 0,
             by_bank: [BankQueue::new(banks), BankQueue::new(banks)],
@@ -257,10 +260,15 @@ impl PcController {
         }
     }
 
-    fn blocked(due: Option<RefreshDue>, bank: u16) -> bool {
+    /// True if the due refresh keeps a request's `cmd` to `bank` from issuing: an all-bank
+    /// refresh holds every bank, a per-bank one its own bank, and a holding policy also every
+    /// other bank's row commands and its row hits but the first access of a row just opened.
+    fn blocked(&self, due: Option<RefreshDue>, bank: u16, cmd: Command) -> bool {
         match due {
             Some(RefreshDue { bank: None, .. }) => true,
-            Some(RefreshDue { bank: Some(b), .. }) => b == bank as u32,
+            Some(RefreshDue { bank: Some(b), .. }) => {
+                b == u32::from(bank) || (self.hold && !(cmd.is_column() && self.opened[usize::from(bank)] != 2))
+            }
             None => false,
         }
     }
@@ -323,10 +331,10 @@ impl PcController {
         while busy != 0 {
             let bank = busy.trailing_zeros() as usize;
             busy &= busy - 1;
-            if Self::blocked(due, bank as u16) {
+            let k = self.bank_candidate(sh, q, bank);
+            if self.blocked(due, bank as u16, k.cmd) {
                 continue;
             }
-            let k = self.bank_candidate(sh, q, bank);
             if k.at > now {
                 plan.next = plan.next.min(k.at);
                 continue;
@@ -397,10 +405,10 @@ impl PcController {
         }
         let (mut best_row, mut best_col) = (u64::MAX, u64::MAX);
         for e in queue.range(..n) {
-            if Self::blocked(due, e.b.bank) {
+            let Some((cmd, at)) = self.candidate(sh, e) else { continue };
+            if self.blocked(due, e.b.bank, cmd) {
                 continue;
             }
-            let Some((cmd, at)) = self.candidate(sh, e) else { continue };
             let hit = cmd.is_column();
             let bus = if hit { col_bus } else { row_bus && plan.row.is_none_or(|c| !c.refresh) };
             if at > now || !bus {
@@ -459,10 +467,13 @@ impl PcController {
         }
         let due = self.refresh.as_ref().and_then(|r| r.due(now + 1));
         let q = &self.by_bank[usize::from(self.write_mode)];
-        if Self::blocked(due, bank) || q.is_empty(bank as usize) {
+        if q.is_empty(bank as usize) {
             return u64::MAX;
         }
         let k = self.bank_candidate(sh, q, bank as usize);
+        if self.blocked(due, bank, k.cmd) {
+            return u64::MAX;
+        }
         k.at.max(k.first.arrive + 1).max(now + 1)
     }
 
@@ -476,13 +487,12 @@ impl PcController {
         }
         self.hits[bank as usize] = hits;
         let due = self.refresh.as_ref().and_then(|r| r.due(now + 1));
-        if Self::blocked(due, bank) {
-            return u64::MAX;
-        }
         let mut next = u64::MAX;
         for e in queue.range(..n).filter(|e| e.b.bank == bank) {
-            if let Some((_, at)) = self.candidate(sh, e) {
-                next = next.min(at);
+            if let Some((cmd, at)) = self.candidate(sh, e) {
+                if !self.blocked(due, bank, cmd) {
+                    next = next.min(at);
+                }
             }
         }
         next.max(now + 1)

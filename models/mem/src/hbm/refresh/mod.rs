@@ -4,6 +4,11 @@
 //! (PRE/PREA) and issues the refresh command when timing allows, then calls `issued`. Refresh
 //! is never postponed beyond its due cycle by requests: once due, no new ACT goes to a blocked
 //! bank. Leaves out: JEDEC's postponing of up to 8 refreshes and pulling refreshes in when idle.
+//!
+//! A policy may also hold up more than its own bank while a refresh is due
+//! ([`RefreshPolicy::holds_pseudo_channel`]): `per-bank-hold` reproduces Ramulator 2.1's HBM
+//! controller, which takes no new request from its read and write buffers while a refresh
+//! waits in its priority buffer (see docs/validation.md, "Against DRAMsim3 and Ramulator 2").
 
 mod all_bank;
 mod per_bank;
@@ -44,22 +49,48 @@ pub trait RefreshPolicy: Send {
     }
     /// Moves the schedule `d` cycles later (`d` a multiple of [`RefreshPolicy::period`]).
     fn shift(&mut self, _d: u64) {}
+    /// True if, while a refresh is due, the controller starts no row command (ACT, PRE) for
+    /// any request of the pseudo-channel and lets only the first access of a row already
+    /// opened go on (other row hits wait too); false if only the refreshed bank waits.
+    fn holds_pseudo_channel(&self) -> bool {
+        false
+    }
 }
 
 /// Every refresh policy by name: the registry.
 pub const POLICIES: &[(&str, &str)] = &[
     ("per-bank", "REFPB to one bank every tREFIpb, round robin; other banks keep working"),
+    (
+        "per-bank-hold",
+        "REFPB as per-bank, to the same bank of every pseudo-channel of a channel at once, and while one is due the pseudo-channel starts no request's ACT or PRE and serves only rows just opened (Ramulator 2.1's HBM controller)",
+    ),
     ("all-bank", "REF to the whole pseudo-channel every tREFI, after closing every bank"),
     ("none", "no refresh (for isolating timing effects; not JEDEC-legal beyond 9 x tREFI)"),
 ];
 
 /// Builds the policy `name` for a pseudo-channel with `banks` banks; `phase` staggers
-/// pseudo-channels so they do not all refresh in the same cycle.
+/// pseudo-channels so they do not all refresh in the same cycle (see [`phase`]).
 pub fn by_name(name: &str, refi: u32, refi_pb: u32, banks: u32, phase: u64) -> Option<Option<Box<dyn RefreshPolicy>>> {
     match name {
         "per-bank" => Some(Some(Box::new(PerBank::new(refi_pb, banks, phase)))),
+        "per-bank-hold" => Some(Some(Box::new(PerBank::new(refi_pb, banks, phase).holding()))),
         "all-bank" => Some(Some(Box::new(AllBank::new(refi, phase)))),
         "none" => Some(None),
         _ => None,
     }
+}
+
+/// The offset of pseudo-channel `pc` of channel `channel`'s refresh schedule under policy
+/// `name`, for a stack of `channels` x `pcs_per_channel` pseudo-channels whose policy repeats
+/// every `interval` cycles (tREFI for all-bank refresh, tREFIpb for per-bank): every
+/// pseudo-channel a different offset, spread evenly over the interval, except under
+/// `per-bank-hold`, whose pseudo-channels of a channel share the channel's offset (Ramulator
+/// 2.1 queues a channel's REFpbs together).
+pub fn phase(name: &str, channel: u32, pc: u32, channels: u32, pcs_per_channel: u32, interval: u32) -> u64 {
+    let interval = u64::from(interval);
+    if name == "per-bank-hold" {
+        return u64::from(channel) * interval / u64::from(channels.max(1));
+    }
+    let k = u64::from(channel) * u64::from(pcs_per_channel) + u64::from(pc);
+    k * interval / (u64::from(channels) * u64::from(pcs_per_channel)).max(1)
 }

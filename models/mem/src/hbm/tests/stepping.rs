@@ -42,6 +42,8 @@ fn event_driven_stepping_matches_planning_every_cycle() {
             (PagePolicy::Open, "per-bank", "frfcfs"),
             (PagePolicy::Closed, "all-bank", "frfcfs"),
             (PagePolicy::Open, "all-bank", "fcfs"),
+            (PagePolicy::Open, "per-bank-hold", "frfcfs"),
+            (PagePolicy::Closed, "per-bank-hold", "fcfs"),
         ]
         .into_iter()
         .enumerate()
@@ -111,7 +113,7 @@ fn gap_run(cfg: &StackConfig, skip: bool) -> (String, u64) {
 
 #[test]
 fn skipping_idle_refresh_periods_changes_nothing() {
-    for refresh in ["per-bank", "all-bank"] {
+    for refresh in ["per-bank", "all-bank", "per-bank-hold"] {
         let mut cfg = StackConfig::from_preset(&presets::HBM3E_9600);
         cfg.controller.refresh = refresh.into();
         // Equal results only: how much faster skipping is belongs in a benchmark, not a test.
