@@ -120,6 +120,11 @@ pub struct PcController {
     refresh: Option<Box<dyn RefreshPolicy>>,
     /// The refresh policy holds up the whole pseudo-channel while a refresh is due.
     hold: bool,
+    /// Set by the channel under a holding policy: a refresh of the channel is due (so this
+    /// pseudo-channel is held even if its own is not), and whether this pseudo-channel's own
+    /// due refresh may go now (the channel issues them in pseudo-channel order).
+    channel_held: bool,
+    refresh_turn: bool,
     seq: u64,
     /// The read and write queues indexed by bank (derived from `reads` and `writes`).
     by_bank: [BankQueue; 2],
@@ -144,6 +149,8 @@ impl PcController {
             writes: VecDeque::with_capacity(cfg.write_queue as usize),
             write_mode: false,
             hold: refresh.as_ref().is_some_and(|r| r.holds_pseudo_channel()),
+            channel_held: false,
+            refresh_turn: true,
             refresh,
             seq: 0,
             by_bank: [BankQueue::new(banks), BankQueue::new(banks)],
@@ -174,6 +181,35 @@ impl PcController {
         (r != CLOSED).then_some(r)
     }
 
+    /// True if the refresh policy holds up the pseudo-channel (and its channel) while a
+    /// refresh is due (see [`RefreshPolicy::holds_pseudo_channel`]).
+    pub(crate) fn holds(&self) -> bool {
+        self.hold
+    }
+
+    /// True if this pseudo-channel's own refresh is due at `now`.
+    pub(crate) fn refresh_due(&self, now: u64) -> bool {
+        self.refresh.as_ref().is_some_and(|r| r.due(now).is_some())
+    }
+
+    /// The channel's refresh state under a holding policy: `held`, some refresh of the
+    /// channel is due; `turn`, this pseudo-channel's own may go. True if it changed.
+    pub(crate) fn set_channel_refresh(&mut self, held: bool, turn: bool) -> bool {
+        let changed = (held, turn) != (self.channel_held, self.refresh_turn);
+        (self.channel_held, self.refresh_turn) = (held, turn);
+        changed
+    }
+
+    /// The refresh that holds requests at `now`: the own due one, or under a holding policy
+    /// a stand-in for another pseudo-channel's (a bank no request has).
+    fn holding_due(&self, now: u64) -> Option<RefreshDue> {
+        let own = self.refresh.as_ref().and_then(|r| r.due(now));
+        if own.is_none() && self.channel_held {
+            return Some(RefreshDue { cmd: Command::RefPb, bank: Some(u32::MAX) });
+        }
+        own
+    }
+
     /// Read access to the timing state (for tests that probe gates).
     pub fn timing_state(&self) -> &TimingState {
         &self.state
@@ -194,6 +230,7 @@ impl PcController {
         v.extend(self.open.iter().map(|&r| u64::from(r)));
         v.extend(self.opened.iter().map(|&o| u64::from(o)));
         v.push(u64::from(self.write_mode));
+        v.extend([u64::from(self.channel_held), u64::from(self.refresh_turn)]);
         v.push(self.queued() as u64);
         v.push(self.seq);
         if let Some(r) = &self.refresh {
@@ -297,15 +334,20 @@ impl PcController {
         let mut plan = Plan { row: None, col: None, next: u64::MAX };
         let due = self.refresh.as_ref().and_then(|r| r.due(now));
         if let Some(d) = due {
-            let (c, at) = self.refresh_choice(sh, d);
-            if at <= now && row_bus {
-                plan.row = Some(c);
-            } else {
-                plan.next = plan.next.min(at.max(now + 1));
+            // Under a holding policy a pseudo-channel waits for its turn; the channel plans
+            // it again when an earlier one's refresh goes.
+            if self.refresh_turn {
+                let (c, at) = self.refresh_choice(sh, d);
+                if at <= now && row_bus {
+                    plan.row = Some(c);
+                } else {
+                    plan.next = plan.next.min(at.max(now + 1));
+                }
             }
         } else if let Some(r) = &self.refresh {
             plan.next = plan.next.min(r.next_due());
         }
+        let due = if due.is_none() { self.holding_due(now) } else { due };
         if sh.sched.window() == usize::MAX {
             self.plan_by_bank(sh, now, due, (row_bus, col_bus), &mut plan);
         } else {
@@ -465,7 +507,7 @@ impl PcController {
         if sh.sched.window() != usize::MAX {
             return self.bank_bound_scan(sh, bank, now);
         }
-        let due = self.refresh.as_ref().and_then(|r| r.due(now + 1));
+        let due = self.holding_due(now + 1);
         let q = &self.by_bank[usize::from(self.write_mode)];
         if q.is_empty(bank as usize) {
             return u64::MAX;
@@ -486,7 +528,7 @@ impl PcController {
             hits += u16::from(self.open[bank as usize] == e.row);
         }
         self.hits[bank as usize] = hits;
-        let due = self.refresh.as_ref().and_then(|r| r.due(now + 1));
+        let due = self.holding_due(now + 1);
         let mut next = u64::MAX;
         for e in queue.range(..n).filter(|e| e.b.bank == bank) {
             if let Some((cmd, at)) = self.candidate(sh, e) {

@@ -49,9 +49,10 @@ pub trait RefreshPolicy: Send {
     }
     /// Moves the schedule `d` cycles later (`d` a multiple of [`RefreshPolicy::period`]).
     fn shift(&mut self, _d: u64) {}
-    /// True if, while a refresh is due, the controller starts no row command (ACT, PRE) for
-    /// any request of the pseudo-channel and lets only the first access of a row already
-    /// opened go on (other row hits wait too); false if only the refreshed bank waits.
+    /// True if, while a refresh of any pseudo-channel of the channel is due, the controllers
+    /// start no row command (ACT, PRE) for a request and let only the first access of a row
+    /// already opened go on (other row hits wait too), and the channel issues its due
+    /// refreshes in pseudo-channel order; false if only the refreshed bank waits.
     fn holds_pseudo_channel(&self) -> bool {
         false
     }
@@ -62,7 +63,7 @@ pub const POLICIES: &[(&str, &str)] = &[
     ("per-bank", "REFPB to one bank every tREFIpb, round robin; other banks keep working"),
     (
         "per-bank-hold",
-        "REFPB as per-bank, to the same bank of every pseudo-channel of a channel at once, and while one is due the pseudo-channel starts no request's ACT or PRE and serves only rows just opened (Ramulator 2.1's HBM controller)",
+        "REFPB as per-bank, due in every pseudo-channel of a channel at once; while one is due the channel starts no request's ACT or PRE, serves only rows just opened, and issues the REFPBs in pseudo-channel order (Ramulator 2.1's HBM controller)",
     ),
     ("all-bank", "REF to the whole pseudo-channel every tREFI, after closing every bank"),
     ("none", "no refresh (for isolating timing effects; not JEDEC-legal beyond 9 x tREFI)"),
@@ -85,7 +86,8 @@ pub fn by_name(name: &str, refi: u32, refi_pb: u32, banks: u32, phase: u64) -> O
 /// every `interval` cycles (tREFI for all-bank refresh, tREFIpb for per-bank): every
 /// pseudo-channel a different offset, spread evenly over the interval, except under
 /// `per-bank-hold`, whose pseudo-channels of a channel share the channel's offset (Ramulator
-/// 2.1 queues a channel's REFpbs together).
+/// 2.1 queues a channel's REFpbs together; it does not stagger its channels either, which
+/// this policy leaves out: docs/validation.md gives the figures of both).
 pub fn phase(name: &str, channel: u32, pc: u32, channels: u32, pcs_per_channel: u32, interval: u32) -> u64 {
     let interval = u64::from(interval);
     if name == "per-bank-hold" {
