@@ -175,6 +175,16 @@ impl PcController {
         self.reads.len() + self.writes.len()
     }
 
+    /// True if requests are queued (what a load-dependent refresh policy looks at).
+    fn busy(&self) -> bool {
+        self.queued() > 0
+    }
+
+    /// True if the refresh policy's due refresh depends on whether requests are queued.
+    fn load_dependent(&self) -> bool {
+        self.refresh.as_ref().is_some_and(|r| r.depends_on_load())
+    }
+
     /// The row open in flat bank `bank`, if any.
     pub fn open_row(&self, bank: u32) -> Option<u32> {
         let r = self.open[bank as usize];
@@ -189,7 +199,7 @@ impl PcController {
 
     /// True if this pseudo-channel's own refresh is due at `now`.
     pub(crate) fn refresh_due(&self, now: u64) -> bool {
-        self.refresh.as_ref().is_some_and(|r| r.due(now).is_some())
+        self.refresh.as_ref().is_some_and(|r| r.due(now, self.busy()).is_some())
     }
 
     /// The channel's refresh state under a holding policy: `held`, some refresh of the
@@ -203,7 +213,7 @@ impl PcController {
     /// The refresh that holds requests at `now`: the own due one, or under a holding policy
     /// a stand-in for another pseudo-channel's (a bank no request has).
     fn holding_due(&self, now: u64) -> Option<RefreshDue> {
-        let own = self.refresh.as_ref().and_then(|r| r.due(now));
+        let own = self.refresh.as_ref().and_then(|r| r.due(now, self.busy()));
         if own.is_none() && self.channel_held {
             return Some(RefreshDue { cmd: Command::RefPb, bank: Some(u32::MAX) });
         }
@@ -237,6 +247,7 @@ impl PcController {
             let (next, bank) = r.position();
             v.push(next.saturating_sub(now));
             v.push(u64::from(bank));
+            v.extend(r.view(now));
         }
         let st = &self.stats;
         v.extend([st.reads, st.writes, st.row_hits, st.row_misses, st.row_conflicts, st.write_mode_cycles]);
@@ -332,7 +343,7 @@ impl PcController {
         self.account(now);
         self.update_mode(&sh.cfg);
         let mut plan = Plan { row: None, col: None, next: u64::MAX };
-        let due = self.refresh.as_ref().and_then(|r| r.due(now));
+        let due = self.refresh.as_ref().and_then(|r| r.due(now, self.busy()));
         if let Some(d) = due {
             // Under a holding policy a pseudo-channel waits for its turn; the channel plans
             // it again when an earlier one's refresh goes.
@@ -345,7 +356,7 @@ impl PcController {
                 }
             }
         } else if let Some(r) = &self.refresh {
-            plan.next = plan.next.min(r.next_due());
+            plan.next = plan.next.min(r.next_due(self.busy()));
         }
         let due = if due.is_none() { self.holding_due(now) } else { due };
         if sh.sched.window() == usize::MAX {
@@ -551,8 +562,9 @@ impl PcController {
             || matches!(c.cmd, Command::PreAll | Command::Ref | Command::RefPb)
             || window_moved
             || self.mode_would_flip(&sh.cfg)
+            || (self.load_dependent() && !self.busy())
         {
-            return now + 1;
+            return now + 1; // (or the last request left: a load-dependent refresh may be due)
         }
         prior.min(self.bank_bound(sh, c.b.bank, now))
     }
@@ -562,8 +574,10 @@ impl PcController {
     /// taken before the cycle's commands are chosen, so a read/write mode change takes effect at
     /// `now` itself.
     pub fn next_after_arrival(&mut self, sh: &Shared, bank: u16, now: u64) -> u64 {
-        if self.mode_would_flip(&sh.cfg) {
-            return now; // the other queue's requests may issue this very cycle
+        if self.mode_would_flip(&sh.cfg) || (self.load_dependent() && self.queued() == 1) {
+            // The other queue's requests, or (the first request arrived) requests the idle
+            // refresh held, may issue this very cycle.
+            return now;
         }
         self.bank_bound(sh, bank, now)
     }
@@ -615,7 +629,7 @@ impl PcController {
         }
         if c.refresh && matches!(c.cmd, Command::Ref | Command::RefPb) {
             if let Some(r) = self.refresh.as_mut() {
-                r.issued();
+                r.issued(now);
             }
         }
         let seq = c.seq?;

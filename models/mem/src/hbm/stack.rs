@@ -220,7 +220,7 @@ impl HbmStack {
             for p in 0..cfg.org.pseudo_channels {
                 // Stagger refresh over the pseudo-channels so they do not all refresh at once.
                 let name = cfg.controller.refresh.as_str();
-                let interval = if name == "all-bank" { t.refi } else { t.refi_pb };
+                let interval = refresh::interval(name, t.refi, t.refi_pb);
                 let phase = refresh::phase(name, c, p, cfg.org.channels, cfg.org.pseudo_channels, interval);
                 let pol =
                     refresh::by_name(name, t.refi, t.refi_pb, banks, phase).ok_or("controller.refresh: unknown")?;

@@ -35,13 +35,13 @@ impl RefreshPolicy for PerBank {
             "per-bank"
         }
     }
-    fn due(&self, now: u64) -> Option<RefreshDue> {
+    fn due(&self, now: u64, _busy: bool) -> Option<RefreshDue> {
         (now >= self.next).then_some(RefreshDue { cmd: Command::RefPb, bank: Some(self.bank) })
     }
-    fn next_due(&self) -> u64 {
+    fn next_due(&self, _busy: bool) -> u64 {
         self.next
     }
-    fn issued(&mut self) {
+    fn issued(&mut self, _now: u64) {
         self.next += self.refi_pb;
         self.bank = (self.bank + 1) % self.banks;
     }
