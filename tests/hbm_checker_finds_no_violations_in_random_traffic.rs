@@ -48,6 +48,8 @@ fn closed_page_all_bank_refresh_and_fcfs_break_no_timing_rule() {
             (PagePolicy::Closed, "all-bank", "frfcfs"),
             (PagePolicy::Open, "all-bank", "fcfs"),
             (PagePolicy::Closed, "per-bank", "fcfs"),
+            (PagePolicy::Open, "per-bank-hold", "frfcfs"),
+            (PagePolicy::Open, "all-bank-flex", "frfcfs"),
         ] {
             let mut s = spec(p);
             s.cfg.controller.page_policy = page;

@@ -52,7 +52,8 @@ pub struct HbmArgs {
     /// Row-buffer policy: open or closed.
     #[arg(long, default_value = "open")]
     page_policy: String,
-    /// Refresh policy: per-bank, all-bank or none.
+    /// Refresh policy: per-bank, per-bank-hold (Ramulator 2.1's rule), all-bank, all-bank-flex
+    /// (postpones and pulls in up to 8 REFs) or none.
     #[arg(long, default_value = "per-bank")]
     refresh: String,
     /// Scheduler: frfcfs or fcfs.

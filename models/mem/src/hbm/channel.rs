@@ -124,6 +124,17 @@ impl Channel {
         let n = self.pcs.len();
         let mut rows = [None::<Choice>; 4];
         let mut cols = [None::<Choice>; 4];
+        let hold = self.pcs.first().is_some_and(PcController::holds);
+        if hold {
+            // A holding refresh policy (Ramulator 2.1's rule) holds the whole channel while
+            // any of its pseudo-channels' refreshes is due, and issues them in order.
+            let first = self.pcs.iter().position(|pc| pc.refresh_due(now));
+            for (i, pc) in self.pcs.iter_mut().enumerate() {
+                if pc.set_channel_refresh(first.is_some(), first.is_none_or(|f| f == i)) {
+                    self.pc_next[i] = self.pc_next[i].min(now);
+                }
+            }
+        }
         for (i, pc) in self.pcs.iter_mut().enumerate() {
             if self.pc_next[i] <= now {
                 let p = pc.plan(sh, now, row_free, col_free);
@@ -157,6 +168,11 @@ impl Channel {
             for j in (0..n).filter(|&j| j != i) {
                 lost[j] |= rows[j].is_some();
             }
+        }
+        // Under a holding refresh policy a refresh issued may end the channel's hold or give
+        // the next pseudo-channel its turn: every one plans again.
+        if hold && rows[..n].iter().any(|r| r.is_some_and(|c| c.refresh)) {
+            self.pc_next[..n].fill(now + 1);
         }
         // A pseudo-channel whose legal command lost its bus tries again next cycle.
         for (next, _) in self.pc_next.iter_mut().zip(lost).take(n).filter(|(_, l)| *l) {

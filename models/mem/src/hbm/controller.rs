@@ -118,6 +118,13 @@ pub struct PcController {
     writes: VecDeque<Entry>,
     write_mode: bool,
     refresh: Option<Box<dyn RefreshPolicy>>,
+    /// The refresh policy holds up the whole pseudo-channel while a refresh is due.
+    hold: bool,
+    /// Set by the channel under a holding policy: a refresh of the channel is due (so this
+    /// pseudo-channel is held even if its own is not), and whether this pseudo-channel's own
+    /// due refresh may go now (the channel issues them in pseudo-channel order).
+    channel_held: bool,
+    refresh_turn: bool,
     seq: u64,
     /// The read and write queues indexed by bank (derived from `reads` and `writes`).
     by_bank: [BankQueue; 2],
@@ -141,6 +148,9 @@ impl PcController {
             reads: VecDeque::with_capacity(cfg.read_queue as usize),
             writes: VecDeque::with_capacity(cfg.write_queue as usize),
             write_mode: false,
+            hold: refresh.as_ref().is_some_and(|r| r.holds_pseudo_channel()),
+            channel_held: false,
+            refresh_turn: true,
             refresh,
             seq: 0,
             by_bank: [BankQueue::new(banks), BankQueue::new(banks)],
@@ -165,10 +175,49 @@ impl PcController {
         self.reads.len() + self.writes.len()
     }
 
+    /// True if requests are queued (what a load-dependent refresh policy looks at).
+    fn busy(&self) -> bool {
+        self.queued() > 0
+    }
+
+    /// True if the refresh policy's due refresh depends on whether requests are queued.
+    fn load_dependent(&self) -> bool {
+        self.refresh.as_ref().is_some_and(|r| r.depends_on_load())
+    }
+
     /// The row open in flat bank `bank`, if any.
     pub fn open_row(&self, bank: u32) -> Option<u32> {
         let r = self.open[bank as usize];
         (r != CLOSED).then_some(r)
+    }
+
+    /// True if the refresh policy holds up the pseudo-channel (and its channel) while a
+    /// refresh is due (see [`RefreshPolicy::holds_pseudo_channel`]).
+    pub(crate) fn holds(&self) -> bool {
+        self.hold
+    }
+
+    /// True if this pseudo-channel's own refresh is due at `now`.
+    pub(crate) fn refresh_due(&self, now: u64) -> bool {
+        self.refresh.as_ref().is_some_and(|r| r.due(now, self.busy()).is_some())
+    }
+
+    /// The channel's refresh state under a holding policy: `held`, some refresh of the
+    /// channel is due; `turn`, this pseudo-channel's own may go. True if it changed.
+    pub(crate) fn set_channel_refresh(&mut self, held: bool, turn: bool) -> bool {
+        let changed = (held, turn) != (self.channel_held, self.refresh_turn);
+        (self.channel_held, self.refresh_turn) = (held, turn);
+        changed
+    }
+
+    /// The refresh that holds requests at `now`: the own due one, or under a holding policy
+    /// a stand-in for another pseudo-channel's (a bank no request has).
+    fn holding_due(&self, now: u64) -> Option<RefreshDue> {
+        let own = self.refresh.as_ref().and_then(|r| r.due(now, self.busy()));
+        if own.is_none() && self.channel_held {
+            return Some(RefreshDue { cmd: Command::RefPb, bank: Some(u32::MAX) });
+        }
+        own
     }
 
     /// Read access to the timing state (for tests that probe gates).
@@ -191,12 +240,14 @@ impl PcController {
         v.extend(self.open.iter().map(|&r| u64::from(r)));
         v.extend(self.opened.iter().map(|&o| u64::from(o)));
         v.push(u64::from(self.write_mode));
+        v.extend([u64::from(self.channel_held), u64::from(self.refresh_turn)]);
         v.push(self.queued() as u64);
         v.push(self.seq);
         if let Some(r) = &self.refresh {
             let (next, bank) = r.position();
             v.push(next.saturating_sub(now));
             v.push(u64::from(bank));
+            v.extend(r.view(now));
         }
         let st = &self.stats;
         v.extend([st.reads, st.writes, st.row_hits, st.row_misses, st.row_conflicts, st.write_mode_cycles]);
@@ -257,10 +308,15 @@ impl PcController {
         }
     }
 
-    fn blocked(due: Option<RefreshDue>, bank: u16) -> bool {
+    /// True if the due refresh keeps a request's `cmd` to `bank` from issuing: an all-bank
+    /// refresh holds every bank, a per-bank one its own bank, and a holding policy also every
+    /// other bank's row commands and its row hits but the first access of a row just opened.
+    fn blocked(&self, due: Option<RefreshDue>, bank: u16, cmd: Command) -> bool {
         match due {
             Some(RefreshDue { bank: None, .. }) => true,
-            Some(RefreshDue { bank: Some(b), .. }) => b == bank as u32,
+            Some(RefreshDue { bank: Some(b), .. }) => {
+                b == u32::from(bank) || (self.hold && !(cmd.is_column() && self.opened[usize::from(bank)] != 2))
+            }
             None => false,
         }
     }
@@ -287,17 +343,22 @@ impl PcController {
         self.account(now);
         self.update_mode(&sh.cfg);
         let mut plan = Plan { row: None, col: None, next: u64::MAX };
-        let due = self.refresh.as_ref().and_then(|r| r.due(now));
+        let due = self.refresh.as_ref().and_then(|r| r.due(now, self.busy()));
         if let Some(d) = due {
-            let (c, at) = self.refresh_choice(sh, d);
-            if at <= now && row_bus {
-                plan.row = Some(c);
-            } else {
-                plan.next = plan.next.min(at.max(now + 1));
+            // Under a holding policy a pseudo-channel waits for its turn; the channel plans
+            // it again when an earlier one's refresh goes.
+            if self.refresh_turn {
+                let (c, at) = self.refresh_choice(sh, d);
+                if at <= now && row_bus {
+                    plan.row = Some(c);
+                } else {
+                    plan.next = plan.next.min(at.max(now + 1));
+                }
             }
         } else if let Some(r) = &self.refresh {
-            plan.next = plan.next.min(r.next_due());
+            plan.next = plan.next.min(r.next_due(self.busy()));
         }
+        let due = if due.is_none() { self.holding_due(now) } else { due };
         if sh.sched.window() == usize::MAX {
             self.plan_by_bank(sh, now, due, (row_bus, col_bus), &mut plan);
         } else {
@@ -323,10 +384,10 @@ impl PcController {
         while busy != 0 {
             let bank = busy.trailing_zeros() as usize;
             busy &= busy - 1;
-            if Self::blocked(due, bank as u16) {
+            let k = self.bank_candidate(sh, q, bank);
+            if self.blocked(due, bank as u16, k.cmd) {
                 continue;
             }
-            let k = self.bank_candidate(sh, q, bank);
             if k.at > now {
                 plan.next = plan.next.min(k.at);
                 continue;
@@ -397,10 +458,10 @@ impl PcController {
         }
         let (mut best_row, mut best_col) = (u64::MAX, u64::MAX);
         for e in queue.range(..n) {
-            if Self::blocked(due, e.b.bank) {
+            let Some((cmd, at)) = self.candidate(sh, e) else { continue };
+            if self.blocked(due, e.b.bank, cmd) {
                 continue;
             }
-            let Some((cmd, at)) = self.candidate(sh, e) else { continue };
             let hit = cmd.is_column();
             let bus = if hit { col_bus } else { row_bus && plan.row.is_none_or(|c| !c.refresh) };
             if at > now || !bus {
@@ -457,12 +518,15 @@ impl PcController {
         if sh.sched.window() != usize::MAX {
             return self.bank_bound_scan(sh, bank, now);
         }
-        let due = self.refresh.as_ref().and_then(|r| r.due(now + 1));
+        let due = self.holding_due(now + 1);
         let q = &self.by_bank[usize::from(self.write_mode)];
-        if Self::blocked(due, bank) || q.is_empty(bank as usize) {
+        if q.is_empty(bank as usize) {
             return u64::MAX;
         }
         let k = self.bank_candidate(sh, q, bank as usize);
+        if self.blocked(due, bank, k.cmd) {
+            return u64::MAX;
+        }
         k.at.max(k.first.arrive + 1).max(now + 1)
     }
 
@@ -475,14 +539,13 @@ impl PcController {
             hits += u16::from(self.open[bank as usize] == e.row);
         }
         self.hits[bank as usize] = hits;
-        let due = self.refresh.as_ref().and_then(|r| r.due(now + 1));
-        if Self::blocked(due, bank) {
-            return u64::MAX;
-        }
+        let due = self.holding_due(now + 1);
         let mut next = u64::MAX;
         for e in queue.range(..n).filter(|e| e.b.bank == bank) {
-            if let Some((_, at)) = self.candidate(sh, e) {
-                next = next.min(at);
+            if let Some((cmd, at)) = self.candidate(sh, e) {
+                if !self.blocked(due, bank, cmd) {
+                    next = next.min(at);
+                }
             }
         }
         next.max(now + 1)
@@ -499,8 +562,9 @@ impl PcController {
             || matches!(c.cmd, Command::PreAll | Command::Ref | Command::RefPb)
             || window_moved
             || self.mode_would_flip(&sh.cfg)
+            || (self.load_dependent() && !self.busy())
         {
-            return now + 1;
+            return now + 1; // (or the last request left: a load-dependent refresh may be due)
         }
         prior.min(self.bank_bound(sh, c.b.bank, now))
     }
@@ -510,8 +574,10 @@ impl PcController {
     /// taken before the cycle's commands are chosen, so a read/write mode change takes effect at
     /// `now` itself.
     pub fn next_after_arrival(&mut self, sh: &Shared, bank: u16, now: u64) -> u64 {
-        if self.mode_would_flip(&sh.cfg) {
-            return now; // the other queue's requests may issue this very cycle
+        if self.mode_would_flip(&sh.cfg) || (self.load_dependent() && self.queued() == 1) {
+            // The other queue's requests, or (the first request arrived) requests the idle
+            // refresh held, may issue this very cycle.
+            return now;
         }
         self.bank_bound(sh, bank, now)
     }
@@ -563,7 +629,7 @@ impl PcController {
         }
         if c.refresh && matches!(c.cmd, Command::Ref | Command::RefPb) {
             if let Some(r) = self.refresh.as_mut() {
-                r.issued();
+                r.issued(now);
             }
         }
         let seq = c.seq?;

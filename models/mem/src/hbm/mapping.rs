@@ -5,9 +5,17 @@
 //! rightmost level, and so on. Levels: `st` (stack), `ch` (channel), `pc`, `sid`, `bg` (bank
 //! group), `ba` (bank), `ro` (row), `co` (burst within the row). Counts need not be powers of two
 //! (mixed radix), though powers of two decode with shifts. An optional XOR hash folds the low
-//! bits of the row into the channel, pseudo-channel or bank-group index (`+xor` suffix: e.g.
-//! `ro-ba-bg-sid-pc-ch-co+xor`), spreading strided streams across channels. The reference tools'
-//! maps are accepted by name (`RoBaRaCoCh`, `rorabgbachco`: [`AddressMap::TOOL_MAPS`]).
+//! bits of the row into the channel index (`+xor` suffix: e.g. `ro-ba-bg-sid-pc-ch-co+xor`),
+//! spreading strided streams across channels.
+//!
+//! A level of a power-of-two count may be split into parts: `co:2` is the level's next 2 bits
+//! (its lowest, at its first place from the LSB), and its last place (towards the MSB) written
+//! without a count holds the bits left: `ro-co-ba-bg-sid-pc-co:2-ch` puts the low 2 bits of the
+//! burst index just above the channel and its other bits above the bank. A second suffix
+//! `+xor(co:pc,sid,bg,ba,ro)` XORs the bits of one level (here the burst index), from its LSB,
+//! into the listed levels in turn, each taking as many bits as it has (levels of one entry
+//! take none); the source level itself is left as decoded, so the map stays one to one. The
+//! reference tools' maps are accepted by name ([`AddressMap::TOOL_MAPS`]).
 
 use crate::hbm::org::{Location, Organization};
 use serde::Serialize;
@@ -67,6 +75,56 @@ struct Field {
     count: u64,
     /// log2(count) when count is a power of two.
     shift: Option<u32>,
+    /// Where this part's bits sit in the level's index (0 unless the level is split).
+    at: u32,
+}
+
+/// `+xor(src:dst,...)`: the bits of level `src` XORed into each `dst` in turn.
+#[derive(Clone, Debug)]
+struct LevelXor {
+    src: Level,
+    /// (level, bits) in order; levels of one entry are left out.
+    dst: Vec<(Level, u32)>,
+}
+
+impl Location {
+    fn level(&self, l: Level) -> u32 {
+        match l {
+            Level::Stack => self.stack,
+            Level::Channel => self.channel,
+            Level::Pc => self.pc,
+            Level::Sid => self.sid,
+            Level::BankGroup => self.bank_group,
+            Level::Bank => self.bank,
+            Level::Row => self.row,
+            Level::Column => self.column,
+        }
+    }
+    fn level_mut(&mut self, l: Level) -> &mut u32 {
+        match l {
+            Level::Stack => &mut self.stack,
+            Level::Channel => &mut self.channel,
+            Level::Pc => &mut self.pc,
+            Level::Sid => &mut self.sid,
+            Level::BankGroup => &mut self.bank_group,
+            Level::Bank => &mut self.bank,
+            Level::Row => &mut self.row,
+            Level::Column => &mut self.column,
+        }
+    }
+}
+
+impl LevelXor {
+    /// XORs the source's bits into the destinations (its own inverse: the source is unchanged).
+    fn apply(&self, loc: &mut Location) {
+        let src = loc.level(self.src);
+        let mut at = 0u32;
+        for &(l, bits) in &self.dst {
+            let mask = (1u32 << bits) - 1;
+            *loc.level_mut(l) ^= src.checked_shr(at).unwrap_or(0) & mask;
+            at += bits;
+        }
+    }
 }
 
 /// Decodes byte addresses into [`Location`]s. Built once; decoding allocates nothing.
@@ -77,6 +135,7 @@ pub struct AddressMap {
     fields: Vec<Field>,
     offset_bits: u32,
     xor: bool,
+    level_xor: Option<LevelXor>,
     channels: u32,
     capacity: u64,
 }
@@ -101,6 +160,16 @@ impl AddressMap {
             "Ramulator 2.1: its CacheLineInterleave channel mapper takes the channel from the bits just above the 32 B burst, then RoBaRaCoCh maps column, pseudo-channel, SID, bank group, bank, row from the LSB",
         ),
         (
+            "ChRaBaRoCo",
+            "pc-sid-bg-ba-ro-co-ch",
+            "Ramulator 2.1: channel from the bits just above the 32 B burst (CacheLineInterleave), then ChRaBaRoCo maps column, row, bank, bank group, SID, pseudo-channel from the LSB",
+        ),
+        (
+            "MOP4CLXOR",
+            "ro-co-ba-bg-sid-pc-co:2-ch+xor(co:pc,sid,bg,ba,ro)",
+            "Ramulator 2.1: channel from the bits just above the 32 B burst (CacheLineInterleave), then MOP4CLXOR: the low 2 column bits, pseudo-channel, SID, bank group, bank, the other column bits, row from the LSB; then the column's bits XORed into pseudo-channel, SID, bank group, bank and row in turn",
+        ),
+        (
             "rorabgbachco",
             "ro-sid-bg-ba-pc-ch-co",
             "DRAMsim3 with each pseudo-channel as one of its channels (channel index = pc x channels + ch) and SIDs as ranks: row, rank, bank group, bank, channel, column from the MSB",
@@ -111,21 +180,25 @@ impl AddressMap {
     /// stacks of organization `org`.
     pub fn new(text: &str, org: &Organization, stacks: u32) -> Result<AddressMap, MapError> {
         let text = Self::TOOL_MAPS.iter().find(|m| m.0 == text).map_or(text, |m| m.1);
-        let (order, xor) = match text.strip_suffix("+xor") {
-            Some(o) => (o, true),
-            None => (text, false),
-        };
-        let mut fields = Vec::new();
-        let mut seen = Vec::new();
-        for name in order.split('-').rev() {
-            let level = Level::parse(name).ok_or_else(|| {
-                MapError(format!("unknown level `{name}` in `{text}` (levels: st ch pc sid bg ba ro co)"))
-            })?;
-            if seen.contains(&level) {
-                return Err(MapError(format!("level `{name}` appears twice in `{text}`")));
+        let mut parts = text.split('+');
+        let order = parts.next().unwrap_or_default();
+        let (mut xor, mut xor_spec) = (false, None);
+        for p in parts {
+            if p == "xor" {
+                if xor {
+                    return Err(MapError(format!("`+xor` appears twice in `{text}`")));
+                }
+                xor = true;
+            } else if let Some(inner) = p.strip_prefix("xor(").and_then(|q| q.strip_suffix(')')) {
+                if xor_spec.replace(inner).is_some() {
+                    return Err(MapError(format!("`+xor(...)` appears twice in `{text}`")));
+                }
+            } else {
+                return Err(MapError(format!("unknown suffix `+{p}` in `{text}` (known: +xor, +xor(src:dst,...))")));
             }
-            seen.push(level);
-            let count = match level {
+        }
+        let level_count = |level: Level| -> u64 {
+            u64::from(match level {
                 Level::Stack => stacks,
                 Level::Channel => org.channels,
                 Level::Pc => org.pseudo_channels,
@@ -134,10 +207,99 @@ impl AddressMap {
                 Level::Bank => org.banks_per_group,
                 Level::Row => org.rows,
                 Level::Column => org.bursts_per_row(),
-            } as u64;
+            })
+        };
+        let mut fields: Vec<Field> = Vec::new();
+        // Per level seen: (bits placed by its `:N` parts so far, whether its last part came).
+        let mut seen: Vec<(Level, u32, bool)> = Vec::new();
+        for part in order.split('-').rev() {
+            let (name, bits) = match part.split_once(':') {
+                Some((n, b)) => {
+                    let bits = b.parse::<u32>().ok().filter(|b| (1..=31).contains(b)).ok_or_else(|| {
+                        MapError(format!("bit count `{b}` of `{part}` in `{text}` is not a number in 1..=31"))
+                    })?;
+                    (n, Some(bits))
+                }
+                None => (part, None),
+            };
+            let level = Level::parse(name).ok_or_else(|| {
+                MapError(format!("unknown level `{name}` in `{text}` (levels: st ch pc sid bg ba ro co)"))
+            })?;
+            let count = level_count(level);
+            let slot = match seen.iter().position(|s| s.0 == level) {
+                Some(i) if seen[i].2 => {
+                    return Err(MapError(format!(
+                        "level `{name}` appears twice in `{text}` (a split level's parts carry bit counts but its last, nearest the MSB)"
+                    )))
+                }
+                Some(i) => i,
+                None => {
+                    seen.push((level, 0, false));
+                    seen.len() - 1
+                }
+            };
+            let at = seen[slot].1;
+            let split = bits.is_some() || at > 0;
+            if split && !count.is_power_of_two() {
+                return Err(MapError(format!(
+                    "`{part}` in `{text}`: only a power-of-two level can be split, `{name}` has {count}"
+                )));
+            }
+            let total = count.trailing_zeros();
+            let count = match bits {
+                Some(b) => {
+                    if at + b >= total {
+                        return Err(MapError(format!(
+                            "`{part}` in `{text}`: `{name}` has {total} bits, {at} placed before, and its last part needs one"
+                        )));
+                    }
+                    seen[slot].1 = at + b;
+                    1u64 << b
+                }
+                None => {
+                    seen[slot].2 = true;
+                    count >> at
+                }
+            };
             let shift = count.is_power_of_two().then(|| count.trailing_zeros());
-            fields.push(Field { level, count, shift });
+            fields.push(Field { level, count, shift, at });
         }
+        if let Some(s) = seen.iter().find(|s| !s.2) {
+            let name = order.split('-').find(|p| Level::parse(p.split(':').next().unwrap_or_default()) == Some(s.0));
+            return Err(MapError(format!(
+                "`{}` in `{text}` needs a place nearer the MSB, without a count, for the level's other bits",
+                name.unwrap_or_default()
+            )));
+        }
+        let seen: Vec<Level> = seen.iter().map(|s| s.0).collect();
+        let level_xor = match xor_spec {
+            None => None,
+            Some(spec) => {
+                let bad =
+                    || MapError(format!("`+xor({spec})` in `{text}`: write it as +xor(src:dst,dst,...) with levels"));
+                let (src, dst) = spec.split_once(':').ok_or_else(bad)?;
+                let src = Level::parse(src).ok_or_else(bad)?;
+                let mut v = Vec::new();
+                for d in dst.split(',') {
+                    let l = Level::parse(d).ok_or_else(bad)?;
+                    if l == src || v.iter().any(|&(x, _)| x == l) {
+                        return Err(MapError(format!(
+                            "`+xor({spec})` in `{text}`: `{d}` is the source or listed twice"
+                        )));
+                    }
+                    let c = level_count(l);
+                    if !c.is_power_of_two() {
+                        return Err(MapError(format!(
+                            "`+xor({spec})` in `{text}`: `{d}` has {c} entries, not a power of two"
+                        )));
+                    }
+                    if c > 1 {
+                        v.push((l, c.trailing_zeros()));
+                    }
+                }
+                Some(LevelXor { src, dst: v })
+            }
+        };
         let needed: &[(Level, &str)] = &[
             (Level::Channel, "ch"),
             (Level::Pc, "pc"),
@@ -168,6 +330,7 @@ impl AddressMap {
             fields,
             offset_bits: access.trailing_zeros(),
             xor,
+            level_xor,
             channels: org.channels,
             capacity,
         })
@@ -206,19 +369,13 @@ impl AddressMap {
                     i
                 }
             } as u32;
-            match f.level {
-                Level::Stack => loc.stack = idx,
-                Level::Channel => loc.channel = idx,
-                Level::Pc => loc.pc = idx,
-                Level::Sid => loc.sid = idx,
-                Level::BankGroup => loc.bank_group = idx,
-                Level::Bank => loc.bank = idx,
-                Level::Row => loc.row = idx,
-                Level::Column => loc.column = idx,
-            }
+            *loc.level_mut(f.level) |= idx << f.at;
         }
         if self.xor {
             loc.channel ^= loc.row & (self.channels - 1);
+        }
+        if let Some(x) = &self.level_xor {
+            x.apply(&mut loc);
         }
         loc
     }
@@ -227,22 +384,16 @@ impl AddressMap {
     /// [`AddressMap::decode`]; used by traffic generators that target a bank or a row).
     pub fn encode(&self, loc: &Location) -> u64 {
         let mut loc = *loc;
+        if let Some(x) = &self.level_xor {
+            x.apply(&mut loc);
+        }
         if self.xor {
             loc.channel ^= loc.row & (self.channels - 1);
         }
         let mut v: u64 = 0;
         for f in self.fields.iter().rev() {
-            let idx = match f.level {
-                Level::Stack => loc.stack,
-                Level::Channel => loc.channel,
-                Level::Pc => loc.pc,
-                Level::Sid => loc.sid,
-                Level::BankGroup => loc.bank_group,
-                Level::Bank => loc.bank,
-                Level::Row => loc.row,
-                Level::Column => loc.column,
-            } as u64;
-            v = v * f.count + idx;
+            let idx = u64::from(loc.level(f.level) >> f.at);
+            v = v * f.count + idx % f.count;
         }
         v << self.offset_bits
     }
@@ -277,8 +428,17 @@ mod tests {
                 "ro-ba-bg-sid-pc-ch-co+xor",
                 "st-ro-co-ba-bg-sid-pc-ch",
                 "RoBaRaCoCh",
+                "ChRaBaRoCo",
+                "MOP4CLXOR",
                 "rorabgbachco",
+                "ro-co-ba-co:1-bg-sid-pc-co:1-ch+xor",
+                "ro-co-ba-bg-sid-ro:3-pc-ch+xor(ch:ro,bg)",
             ] {
+                if p.name == "hbm3e-9600" && (text.contains("ro:") || text == "MOP4CLXOR") {
+                    // 24576 rows and 3 SIDs: not powers of two, so neither split nor XORed.
+                    assert!(AddressMap::new(text, &org, 1).is_err(), "{text}");
+                    continue;
+                }
                 let stacks = if text.starts_with("st") { 4 } else { 1 };
                 let m = AddressMap::new(text, &org, stacks).unwrap();
                 let mut a = 0x1234_5678u64;
@@ -293,6 +453,123 @@ mod tests {
         }
     }
 
+    /// Ramulator 2.1's MOP4CLXOR within a channel, step by step as its source does it, on
+    /// the hierarchy below the channel (`bits`: PC, SID (absent on HBM2), bank group, bank,
+    /// row, column, the column's bits net of the burst).
+    fn ramulator_mop4clxor(intra: u64, bits: &[u32]) -> Vec<u64> {
+        let take = |a: &mut u64, n: u32| {
+            let v = *a & ((1u64 << n) - 1);
+            *a >>= n;
+            v
+        };
+        let (col, row) = (bits.len() - 1, bits.len() - 2);
+        let mut v = vec![0u64; bits.len()];
+        let mut a = intra;
+        v[col] = take(&mut a, 2);
+        for i in 0..row {
+            v[i] = take(&mut a, bits[i]);
+        }
+        v[col] += take(&mut a, bits[col] - 2) << 2;
+        v[row] = a;
+        let mut at = 0;
+        for i in 0..col {
+            if bits[i] > 0 {
+                v[i] ^= (v[col] >> at) & ((1 << bits[i]) - 1);
+                at += bits[i];
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn ramulator_maps_decode_as_ramulator_does() {
+        for p in [&presets::HBM2_2000, &presets::HBM3_6400] {
+            let org = (p.org)();
+            let lg = |n: u32| n.trailing_zeros();
+            let ch_bits = lg(org.channels);
+            let bits = [
+                lg(org.pseudo_channels),
+                lg(org.sids),
+                lg(org.bank_groups),
+                lg(org.banks_per_group),
+                lg(org.rows),
+                lg(org.bursts_per_row()),
+            ];
+            let mop = AddressMap::new("MOP4CLXOR", &org, 1).unwrap();
+            let chra = AddressMap::new("ChRaBaRoCo", &org, 1).unwrap();
+            let mut a = 0x9e37_79b9_7f4a_7c15u64;
+            let mut xored = 0;
+            for _ in 0..20_000 {
+                a = a.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let addr = ((a >> 11) % mop.capacity()) & !31;
+                // CacheLineInterleave: the channel from the bits just above the burst, the
+                // rest closed up.
+                let channel = (addr >> 5) & ((1 << ch_bits) - 1);
+                let intra = ((addr >> (5 + ch_bits)) << 5 | (addr & 31)) >> 5;
+                let v = ramulator_mop4clxor(intra, &bits);
+                let l = mop.decode(addr);
+                let got = [l.pc, l.sid, l.bank_group, l.bank, l.row, l.column].map(u64::from);
+                assert_eq!((u64::from(l.channel), &got[..]), (channel, &v[..]), "{} {addr:#x}", p.name);
+                xored += usize::from(got[0] != (intra >> 2) & 1);
+                // ChRaBaRoCo: column, row, bank, bank group, SID, PC from the LSB.
+                let c = chra.decode(addr);
+                let want = [
+                    (c.column, bits[5]),
+                    (c.row, bits[4]),
+                    (c.bank, bits[3]),
+                    (c.bank_group, bits[2]),
+                    (c.sid, bits[1]),
+                    (c.pc, bits[0]),
+                ];
+                let mut rest = intra;
+                for (got, n) in want {
+                    assert_eq!(u64::from(got), rest & ((1 << n) - 1), "{} ChRaBaRoCo {addr:#x}", p.name);
+                    rest >>= n;
+                }
+            }
+            assert!(xored > 5_000, "{}: the XOR changed the pseudo-channel of only {xored} addresses", p.name);
+        }
+    }
+
+    #[test]
+    fn split_levels_place_their_bits() {
+        let org = (presets::HBM3_6400.org)();
+        // Burst bit 0 just above the channel, burst bits 1-4 above the pseudo-channel.
+        let m = AddressMap::new("ro-sid-ba-bg-co-pc-co:1-ch", &org, 1).unwrap();
+        assert_eq!(m.decode(32 * 16).column, 1);
+        assert_eq!(m.decode(32 * 32).pc, 1);
+        assert_eq!(m.decode(32 * 64).column, 2);
+        assert_eq!(m.decode(32 * 64 * 8).column, 16);
+        assert_eq!(m.decode(32 * 64 * 16).bank_group, 1);
+    }
+
+    #[test]
+    fn bad_maps_are_named() {
+        let org = (presets::HBM3_6400.org)();
+        for (text, says) in [
+            ("ro-ba-bg-pc-ch-co", "`sid` is missing"),
+            ("ro-ba-xx-sid-pc-ch-co", "unknown level `xx`"),
+            ("ro-ba-bg-sid-pc-ch-co:2", "needs a place nearer the MSB"),
+            ("ro-co-ba-bg-sid-pc-ch-co:5", "has 5 bits"),
+            ("ro-co-ba-bg-sid-pc-ch-co:x", "`x` of `co:x`"),
+            ("ro-co-ba-bg-sid-pc-ch-co:99999999999", "not a number in 1..=31"),
+            ("ro-co-ba-bg-sid-pc-ch-co:2-co", "appears twice"),
+            ("ro-ba-bg-sid-pc-ch-co+xor+xor", "`+xor` appears twice"),
+            ("ro-ba-bg-sid-pc-ch-co+hash", "unknown suffix `+hash`"),
+            ("ro-ba-bg-sid-pc-ch-co+xor(co)", "+xor(src:dst"),
+            ("ro-ba-bg-sid-pc-ch-co+xor(co:co)", "the source or listed twice"),
+            ("ro-ba-bg-sid-pc-ch-co+xor(co:pc,qq)", "+xor(src:dst"),
+        ] {
+            let e = AddressMap::new(text, &org, 1).unwrap_err();
+            assert!(e.0.contains(says), "{text}: {e}");
+        }
+        let org = (presets::HBM3E_9600.org)();
+        let e = AddressMap::new("ro-ba-bg-sid-pc-ch-co+xor(co:ro)", &org, 1).unwrap_err();
+        assert!(e.0.contains("not a power of two"), "{e}");
+        let e = AddressMap::new("ro-ba-bg-sid-pc-ch-ro:2-co", &org, 1).unwrap_err();
+        assert!(e.0.contains("only a power-of-two level can be split"), "{e}");
+    }
+
     #[test]
     fn row_contiguous_map_keeps_a_row_together_then_rotates_channels() {
         let org = (presets::HBM3_6400.org)();
@@ -301,14 +578,5 @@ mod tests {
         let b = m.decode(32 * 31);
         assert_eq!((a.channel, a.row, b.channel, b.row, b.column), (0, 0, 0, 0, 31));
         assert_eq!(m.decode(1024).channel, 1);
-    }
-
-    #[test]
-    fn bad_maps_are_named() {
-        let org = (presets::HBM3_6400.org)();
-        let e = AddressMap::new("ro-ba-bg-pc-ch-co", &org, 1).unwrap_err();
-        assert!(e.0.contains("`sid` is missing"), "{e}");
-        let e = AddressMap::new("ro-ba-xx-sid-pc-ch-co", &org, 1).unwrap_err();
-        assert!(e.0.contains("unknown level `xx`"), "{e}");
     }
 }

@@ -250,16 +250,16 @@ impl HbmStack {
         };
         let t = &cfg.timing;
         let banks = cfg.org.banks_per_pc();
-        let pcs = cfg.org.pcs() as u64;
         let mut channels = Vec::new();
         for c in 0..cfg.org.channels {
             let mut v = Vec::new();
             for p in 0..cfg.org.pseudo_channels {
                 // Stagger refresh over the pseudo-channels so they do not all refresh at once.
-                let k = (c * cfg.org.pseudo_channels + p) as u64;
-                let period = if cfg.controller.refresh == "all-bank" { t.refi } else { t.refi_pb } as u64;
-                let pol = refresh::by_name(&cfg.controller.refresh, t.refi, t.refi_pb, banks, k * period / pcs)
-                    .ok_or("controller.refresh: unknown")?;
+                let name = cfg.controller.refresh.as_str();
+                let interval = refresh::interval(name, t.refi, t.refi_pb);
+                let phase = refresh::phase(name, c, p, cfg.org.channels, cfg.org.pseudo_channels, interval);
+                let pol =
+                    refresh::by_name(name, t.refi, t.refi_pb, banks, phase).ok_or("controller.refresh: unknown")?;
                 v.push(PcController::new(&cfg.org, pol, &cfg.controller));
             }
             channels.push(Channel::new(v));

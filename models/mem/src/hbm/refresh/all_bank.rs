@@ -21,13 +21,13 @@ impl RefreshPolicy for AllBank {
     fn name(&self) -> &'static str {
         "all-bank"
     }
-    fn due(&self, now: u64) -> Option<RefreshDue> {
+    fn due(&self, now: u64, _busy: bool) -> Option<RefreshDue> {
         (now >= self.next).then_some(RefreshDue { cmd: Command::Ref, bank: None })
     }
-    fn next_due(&self) -> u64 {
+    fn next_due(&self, _busy: bool) -> u64 {
         self.next
     }
-    fn issued(&mut self) {
+    fn issued(&mut self, _now: u64) {
         self.next += self.refi;
     }
     fn period(&self) -> u64 {

@@ -42,6 +42,10 @@ fn event_driven_stepping_matches_planning_every_cycle() {
             (PagePolicy::Open, "per-bank", "frfcfs"),
             (PagePolicy::Closed, "all-bank", "frfcfs"),
             (PagePolicy::Open, "all-bank", "fcfs"),
+            (PagePolicy::Open, "per-bank-hold", "frfcfs"),
+            (PagePolicy::Closed, "per-bank-hold", "fcfs"),
+            (PagePolicy::Open, "all-bank-flex", "frfcfs"),
+            (PagePolicy::Closed, "all-bank-flex", "fcfs"),
         ]
         .into_iter()
         .enumerate()
@@ -111,7 +115,7 @@ fn gap_run(cfg: &StackConfig, skip: bool) -> (String, u64) {
 
 #[test]
 fn skipping_idle_refresh_periods_changes_nothing() {
-    for refresh in ["per-bank", "all-bank"] {
+    for refresh in ["per-bank", "all-bank", "per-bank-hold", "all-bank-flex"] {
         let mut cfg = StackConfig::from_preset(&presets::HBM3E_9600);
         cfg.controller.refresh = refresh.into();
         // Equal results only: how much faster skipping is belongs in a benchmark, not a test.
@@ -119,5 +123,43 @@ fn skipping_idle_refresh_periods_changes_nothing() {
         let slow = gap_run(&cfg, false);
         assert_eq!(fast.1, slow.1, "{refresh}: end times differ");
         assert!(fast.0 == slow.0, "{refresh}: statistics differ");
+    }
+}
+
+/// `all-bank-flex` on one busy bank (same-bank reads: one pseudo-channel busy for tens of
+/// tREFI, the others idle): the busy pseudo-channel postpones REFs (a gap of at least 7 x
+/// tREFI), the idle ones pull them in (the first well before tREFI), and every pseudo-channel
+/// keeps JEDEC's bounds: never more than 9 x tREFI without a REF (from cycle 0), and within
+/// 9 REFs of one per tREFI at the end.
+#[test]
+fn flexible_refresh_postpones_when_busy_and_pulls_in_when_idle_within_bounds() {
+    use crate::hbm::command::Command;
+    for p in presets::ALL {
+        let mut cfg = StackConfig::from_preset(p);
+        cfg.controller.refresh = "all-bank-flex".into();
+        let refi = u64::from(cfg.timing.refi);
+        let log = commands(&cfg, Pattern::SameBank, 1, false);
+        let end = log.last().map_or(0, |r| r.cycle);
+        assert!(end > 20 * refi, "{}: the run lasts {end} cycles, {} tREFI", p.name, end / refi);
+        let (mut postponed, mut pulled) = (false, false);
+        for ch in 0..cfg.org.channels {
+            for pc in 0..cfg.org.pseudo_channels {
+                let refs: Vec<u64> = log
+                    .iter()
+                    .filter(|r| r.channel == ch && r.pc == pc && r.cmd == Command::Ref)
+                    .map(|r| r.cycle)
+                    .collect();
+                let mut last = 0;
+                for &t in &refs {
+                    assert!(t - last <= 9 * refi, "{} ch {ch} pc {pc}: REF at {t}, the one before at {last}", p.name);
+                    postponed |= t - last >= 7 * refi;
+                    last = t;
+                }
+                pulled |= refs.first().is_some_and(|&t| t < refi / 2);
+                let owed = (end / refi) as i64 - refs.len() as i64;
+                assert!(owed.abs() <= 9, "{} ch {ch} pc {pc}: {} REFs in {end} cycles", p.name, refs.len());
+            }
+        }
+        assert!(postponed && pulled, "{}: postponed {postponed}, pulled in {pulled}", p.name);
     }
 }
