@@ -130,12 +130,15 @@ pub struct FastStack {
 
 impl FastStack {
     /// A stack of `org` with timing `t`; `refresh` is the controller's refresh policy name
-    /// ("per-bank", "all-bank" or "none").
+    /// (`per-bank` and `per-bank-hold` refresh each bank at its own cycles; `all-bank` and
+    /// `all-bank-flex` every bank at once, at the nominal cycles: the fast model neither holds
+    /// a channel for a due refresh nor postpones one; `none`).
     pub fn new(org: &Organization, t: &TimingParams, refresh: &str) -> FastStack {
         let banks = org.banks_per_pc();
         let pcs = org.pcs();
-        let all_bank = refresh == "all-bank";
-        let period = u64::from(if all_bank { t.refi } else { t.refi_pb });
+        let all_bank = refresh.starts_with("all-bank");
+        let interval = crate::hbm::refresh::interval(refresh, t.refi, t.refi_pb);
+        let (channels, per) = (org.channels, org.pseudo_channels);
         let never = Bank { open_row: CLOSED, epoch: 0, act_ok: 0, col_ok: 0, pre_ok: 0 };
         FastStack {
             t: t.clone(),
@@ -149,7 +152,7 @@ impl FastStack {
                     banks: vec![never; banks as usize],
                     acts: Calendar::new(),
                     bus: Calendar::new(),
-                    phase: u64::from(k) * period / u64::from(pcs),
+                    phase: crate::hbm::refresh::phase(refresh, k / per, k % per, channels, per, interval),
                     stats: PcStats::default(),
                 })
                 .collect(),
