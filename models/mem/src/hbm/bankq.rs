@@ -28,8 +28,6 @@ struct Summary {
     head: Queued,
     /// The oldest request that hits the open row (valid when `hits > 0`).
     hit_head: Queued,
-    /// Requests that hit the open row.
-    hits: u16,
 }
 
 const NONE: Queued = Queued { seq: 0, arrive: 0, row: 0, col: 0 };
@@ -37,7 +35,8 @@ const NONE: Queued = Queued { seq: 0, arrive: 0, row: 0, col: 0 };
 /// The requests of one queue (reads or writes) grouped by flat bank index, oldest first, with
 /// each bank's oldest request, oldest row hit and count of row hits.
 ///
-/// Invariant: a bank's `hits` and `hit_head` count and name the requests of its list whose row
+/// Invariant: a bank's `hits` (kept apart from the other summaries: planning reads it for
+/// every bank with requests, the rest only for banks that can issue) and `hit_head` count and name the requests of its list whose row
 /// is the open row last given to [`BankQueue::push`], [`BankQueue::remove`] or
 /// [`BankQueue::recount`]; `head` is its list's first request; bit `b` of `busy` is set exactly
 /// when `lists[b]` is not empty. At most 64 banks (`Organization::validate` enforces it).
@@ -45,6 +44,7 @@ const NONE: Queued = Queued { seq: 0, arrive: 0, row: 0, col: 0 };
 pub struct BankQueue {
     lists: Vec<VecDeque<Queued>>,
     sums: Vec<Summary>,
+    hits: Vec<u16>,
     busy: u64,
 }
 
@@ -52,8 +52,8 @@ impl BankQueue {
     /// An empty queue over `banks` banks.
     pub fn new(banks: usize) -> BankQueue {
         assert!(banks <= 64, "at most 64 banks per pseudo-channel");
-        let empty = Summary { head: NONE, hit_head: NONE, hits: 0 };
-        BankQueue { lists: vec![VecDeque::new(); banks], sums: vec![empty; banks], busy: 0 }
+        let empty = Summary { head: NONE, hit_head: NONE };
+        BankQueue { lists: vec![VecDeque::new(); banks], sums: vec![empty; banks], hits: vec![0; banks], busy: 0 }
     }
 
     /// Appends a request to `bank` (requests arrive in `seq` order); `open` is the bank's
@@ -64,10 +64,10 @@ impl BankQueue {
             s.head = q;
         }
         if q.row == open {
-            if s.hits == 0 {
+            if self.hits[bank] == 0 {
                 s.hit_head = q;
             }
-            s.hits += 1;
+            self.hits[bank] += 1;
         }
         self.lists[bank].push_back(q);
         self.busy |= 1 << bank;
@@ -84,8 +84,8 @@ impl BankQueue {
             None => self.busy &= !(1 << bank),
         }
         if q.row == open {
-            s.hits -= 1;
-            if s.hits > 0 && s.hit_head.seq == seq {
+            self.hits[bank] -= 1;
+            if self.hits[bank] > 0 && s.hit_head.seq == seq {
                 s.hit_head = *list.range(i..).find(|q| q.row == open).expect("a later hit");
             }
         }
@@ -93,19 +93,19 @@ impl BankQueue {
 
     /// Recounts `bank`'s row hits after its open row changed to `open`.
     pub fn recount(&mut self, bank: usize, open: u32) {
-        let s = &mut self.sums[bank];
-        s.hits = 0;
+        let (s, hits) = (&mut self.sums[bank], &mut self.hits[bank]);
+        *hits = 0;
         for q in self.lists[bank].iter().filter(|q| q.row == open) {
-            if s.hits == 0 {
+            if *hits == 0 {
                 s.hit_head = *q;
             }
-            s.hits += 1;
+            *hits += 1;
         }
     }
 
     /// Zeroes every bank's row hits (every bank closed).
     pub fn clear_hits(&mut self) {
-        self.sums.iter_mut().for_each(|s| s.hits = 0);
+        self.hits.iter_mut().for_each(|h| *h = 0);
     }
 
     /// The banks with requests, as a bit set (bit b = flat bank b).
@@ -115,7 +115,7 @@ impl BankQueue {
 
     /// Requests of `bank` that hit its open row.
     pub fn hits(&self, bank: usize) -> u16 {
-        self.sums[bank].hits
+        self.hits[bank]
     }
 
     /// Requests queued for `bank`.

@@ -34,8 +34,11 @@ pub struct Channel {
 
 /// Where a channel's step reports what happened.
 pub struct StepOut<'a> {
-    /// Issued commands, appended (stack and channel filled in).
+    /// Issued commands, appended (stack and channel filled in) when `record` is set.
     pub commands: &'a mut Vec<CommandRecord>,
+    /// Whether anyone reads `commands` (a command sink or trace tracks): without, the records
+    /// are not built.
+    pub record: bool,
     /// Completions, appended in issue order.
     pub completions: &'a mut Vec<Completion>,
 }
@@ -62,8 +65,11 @@ impl Channel {
     /// The period with which this channel's background work (refresh) repeats while it has
     /// no requests, or 0 (busy, in write mode, no refresh, or pseudo-channels that differ).
     pub fn idle_period(&self) -> u64 {
+        if self.queued > 0 || self.exhaustive {
+            return 0;
+        }
         let p = self.pcs.first().map_or(0, PcController::idle_period);
-        if self.queued > 0 || self.exhaustive || self.pcs.iter().any(|pc| pc.idle_period() != p) {
+        if self.pcs.iter().any(|pc| pc.idle_period() != p) {
             return 0;
         }
         p
@@ -185,9 +191,28 @@ impl Channel {
     }
 
     fn issue(&mut self, sh: &Shared, i: usize, c: &Choice, now: u64, ids: (u32, u32), out: &mut StepOut<'_>) {
-        let b = self.pcs[i].timing_state().bank_ref(c.b.bank as u32);
+        if out.record {
+            Self::record(sh, &self.pcs[i], i, c, now, ids, out.commands);
+        }
+        if let Some(done) = self.pcs[i].issue(sh, c, now) {
+            self.queued -= 1;
+            out.completions.push(done);
+        }
+    }
+
+    /// Appends the record of `c`, issued by pseudo-channel `i` (`pc`) at `now`, to `commands`.
+    fn record(
+        sh: &Shared,
+        pc: &PcController,
+        i: usize,
+        c: &Choice,
+        now: u64,
+        ids: (u32, u32),
+        commands: &mut Vec<CommandRecord>,
+    ) {
+        let b = pc.timing_state().bank_ref(c.b.bank as u32);
         let (bg, ba) = split_bank(sh, b.group as u32, c.b.bank as u32);
-        out.commands.push(CommandRecord {
+        commands.push(CommandRecord {
             cycle: now,
             stack: ids.0,
             channel: ids.1,
@@ -200,12 +225,8 @@ impl Channel {
             column: if c.cmd.is_column() { c.col } else { 0 },
         });
         if whole_pc(c.cmd) {
-            let last = out.commands.len() - 1;
-            out.commands[last].sid = 0;
-        }
-        if let Some(done) = self.pcs[i].issue(sh, c, now) {
-            self.queued -= 1;
-            out.completions.push(done);
+            let last = commands.len() - 1;
+            commands[last].sid = 0;
         }
     }
 

@@ -84,16 +84,14 @@ pub struct Plan {
     pub next: u64,
 }
 
-/// A bank's next command: see `PcController::bank_candidate`.
+/// When a bank's next command may issue: see `PcController::bank_candidate`.
 struct BankCandidate {
     /// The command every request it serves needs next.
     cmd: Command,
-    /// The earliest cycle timing allows `cmd`.
+    /// The earliest cycle timing allows it.
     at: u64,
     /// The oldest request it serves.
     first: Queued,
-    /// How many requests it serves.
-    count: usize,
 }
 
 /// Timing data shared by every controller of a stack.
@@ -130,6 +128,10 @@ pub struct PcController {
     by_bank: [BankQueue; 2],
     /// Per bank: row hits within a windowed scheduler's window (the scan path's scratch).
     hits: Vec<u16>,
+    /// Per bank: the candidate command (RD or WR standing for their class) and its
+    /// `TimingState::bank_part` at the last plan that looked at the bank; re-read when the
+    /// command changes or the timing state marks the bank dirty.
+    part: Vec<(Command, u64)>,
     /// Per bank: how the open row was opened (0 = no request has used it yet after a plain
     /// ACT, 1 = after a PRE of another row for a request, 2 = already used).
     opened: Vec<u8>,
@@ -155,6 +157,7 @@ impl PcController {
             seq: 0,
             by_bank: [BankQueue::new(banks), BankQueue::new(banks)],
             hits: vec![0; banks],
+            part: vec![(Command::Ref, 0); banks],
             opened: vec![2; banks],
             last_account: 0,
             stats: PcStats::default(),
@@ -373,28 +376,57 @@ impl PcController {
     /// contract: rank grows with age among equal kinds) and the first to have arrived; the
     /// others only add `now + 1` to `next`, as a second ready or a just-arrived request would
     /// when scanned one by one (`plan_scan`, which this matches exactly).
-    fn plan_by_bank(&self, sh: &Shared, now: u64, due: Option<RefreshDue>, buses: (bool, bool), plan: &mut Plan) {
+    fn plan_by_bank(&mut self, sh: &Shared, now: u64, due: Option<RefreshDue>, buses: (bool, bool), plan: &mut Plan) {
         if matches!(due, Some(RefreshDue { bank: None, .. })) {
             return; // an all-bank refresh blocks every request
         }
+        // The bank being refreshed (and, under a holding policy, row commands of the others)
+        // is skipped by `blocked` below.
+        let mut busy = self.by_bank[usize::from(self.write_mode)].busy();
         let q = &self.by_bank[usize::from(self.write_mode)];
         let row_bus = buses.0 && plan.row.is_none_or(|c| !c.refresh);
         let (mut best_row, mut best_col) = (u64::MAX, u64::MAX);
-        let mut busy = q.busy();
+        // The pseudo-channel-wide part of each command's earliest cycle, the same for every
+        // bank: a bank's candidate cycle is the larger of it and the bank's own part (as
+        // `bank_candidate` computes it).
+        let st = &self.state;
+        let col_class = if self.write_mode { Command::Wr } else { Command::Rd };
+        let floor_col = st.pc_floor(&sh.table, col_class);
+        let floor_pre = st.pc_floor(&sh.table, Command::Pre);
+        let floor_act = st.pc_floor(&sh.table, Command::Act);
+        // Every bank looked at below has its cached part re-read if dirty: clean them after.
+        let (dirty, seen) = (st.dirty(), busy);
         while busy != 0 {
             let bank = busy.trailing_zeros() as usize;
             busy &= busy - 1;
-            let k = self.bank_candidate(sh, q, bank);
-            if self.blocked(due, bank as u16, k.cmd) {
+            let hits = q.hits(bank);
+            let (cmd, floor) = if hits > 0 {
+                (col_class, floor_col)
+            } else if self.open[bank] != CLOSED {
+                (Command::Pre, floor_pre)
+            } else {
+                (Command::Act, floor_act)
+            };
+            if self.part[bank].0 != cmd || dirty & (1 << bank) != 0 {
+                self.part[bank] = (cmd, st.bank_part(cmd, st.bank_ref(bank as u32)));
+            }
+            // After the cached part is fresh (the loop's end cleans every bank it saw).
+            if self.blocked(due, bank as u16, cmd) {
                 continue;
             }
-            if k.at > now {
-                plan.next = plan.next.min(k.at);
+            let at = floor.max(self.part[bank].1);
+            if at > now {
+                plan.next = plan.next.min(at);
                 continue;
             }
-            let hit = k.cmd.is_column();
-            let ready = if hit { buses.1 } else { row_bus } && k.first.arrive < now;
-            if !ready || k.count > 1 {
+            let hit = hits > 0;
+            let (cmd, first, count) = if hit {
+                (Self::column_cmd(sh, self.write_mode, hits), q.hit_head(bank), hits as usize)
+            } else {
+                (cmd, q.head(bank), q.len(bank))
+            };
+            let ready = if hit { buses.1 } else { row_bus } && first.arrive < now;
+            if !ready || count > 1 {
                 plan.next = plan.next.min(now + 1);
             }
             if !ready {
@@ -404,32 +436,32 @@ impl PcController {
             if mine.is_some() {
                 plan.next = plan.next.min(now + 1); // a second ready command waits a cycle at least
             }
-            let rank = sh.sched.rank(&Candidate { seq: k.first.seq, row_hit: hit });
+            let rank = sh.sched.rank(&Candidate { seq: first.seq, row_hit: hit });
             if rank < *best {
                 *best = rank;
-                let (row, col, b) = (k.first.row, k.first.col, self.state.bank_ref(bank as u32));
-                let seq = hit.then_some(k.first.seq);
-                *mine = Some(Choice { cmd: k.cmd, b, row, col, seq, refresh: false });
+                let (seq, b) = (hit.then_some(first.seq), st.bank_ref(bank as u32));
+                *mine = Some(Choice { cmd, b, row: first.row, col: first.col, seq, refresh: false });
             }
         }
+        self.state.clean(seen);
     }
 
-    /// The command `bank`'s requests in `q` need next (`q` has some), the earliest cycle
-    /// timing allows it, and the oldest request it serves. A bank whose open row some request
+    /// The earliest cycle timing allows the command `bank`'s requests in `q` need next (`q`
+    /// has some), and the oldest request it serves. A bank whose open row some request
     /// hits serves only those (FR-FCFS keeps the row open for them); otherwise every request
     /// needs the same PRE or ACT.
     #[inline(always)]
     fn bank_candidate(&self, sh: &Shared, q: &BankQueue, bank: usize) -> BankCandidate {
         let hits = q.hits(bank);
-        let (cmd, first, count) = if hits > 0 {
-            (Self::column_cmd(sh, self.write_mode, hits), q.hit_head(bank), hits as usize)
+        let (cmd, first) = if hits > 0 {
+            (Self::column_cmd(sh, self.write_mode, hits), q.hit_head(bank))
         } else if self.open[bank] != CLOSED {
-            (Command::Pre, q.head(bank), q.len(bank))
+            (Command::Pre, q.head(bank))
         } else {
-            (Command::Act, q.head(bank), q.len(bank))
+            (Command::Act, q.head(bank))
         };
         let at = self.state.earliest(&sh.table, cmd, self.state.bank_ref(bank as u32));
-        BankCandidate { cmd, at, first, count }
+        BankCandidate { cmd, at, first }
     }
 
     /// The column command of a row hit, given how many queued requests hit that row.

@@ -599,10 +599,13 @@ impl HbmStack {
     /// Steps channel `ci` through every event before `until`, handing commands on in chunks.
     fn step_until(&mut self, mut cx: Option<&mut Ctx<'_>>, ci: usize, until: u64) {
         let ids = (self.index, ci as u32);
+        // The records feed only the sink and the trace tracks (`flush_commands`, `tick`).
+        let record = self.sink.is_some() || !self.tracks.is_empty();
         while self.channels[ci].next < until {
             let ch = &mut self.channels[ci];
             let at = ch.next;
-            ch.step(&self.sh, at, ids, &mut StepOut { commands: &mut self.cmds, completions: &mut self.fresh });
+            let out = &mut StepOut { commands: &mut self.cmds, completions: &mut self.fresh, record };
+            ch.step(&self.sh, at, ids, out);
             if self.cmds.len() >= CATCH_UP_CHUNK {
                 self.flush_commands(cx.as_deref_mut());
             }
@@ -758,7 +761,9 @@ impl Component for HbmStack {
         // Channels without requests do not wake the stack for refresh (see `catch_up_to`).
         let mut next = u64::MAX;
         for ci in 0..self.channels.len() {
-            self.catch_up_channel(Some(&mut *cx), ci, now + 1);
+            if self.channels[ci].next <= now {
+                self.catch_up_channel(Some(&mut *cx), ci, now + 1);
+            }
             let ch = &self.channels[ci];
             if ch.queued > 0 {
                 next = next.min(ch.next);

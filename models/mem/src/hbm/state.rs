@@ -94,6 +94,12 @@ pub struct TimingState {
     act_count: u64,
     /// Every flat bank's reference (precomputed: looked up per candidate).
     refs: Vec<BankRef>,
+    /// Per flat group, and per SID: its banks as a bit set.
+    group_banks: Vec<u64>,
+    sid_banks: Vec<u64>,
+    /// Banks whose bank, group or SID rows changed since [`TimingState::clean`] last named
+    /// them (callers that cache [`TimingState::bank_part`] recompute these).
+    dirty: u64,
 }
 
 /// The bank a command addresses, as flat indices within the pseudo-channel.
@@ -110,6 +116,18 @@ pub struct BankRef {
 impl TimingState {
     /// All-zero state (every command legal at cycle 0) for one pseudo-channel of `org`.
     pub fn new(org: &Organization) -> TimingState {
+        let refs: Vec<BankRef> = (0..org.banks_per_pc())
+            .map(|bank| {
+                let group = bank / org.banks_per_group;
+                BankRef { bank: bank as u16, group: group as u16, sid: (group / org.bank_groups) as u16 }
+            })
+            .collect();
+        let mut group_banks = vec![0u64; org.groups_per_pc() as usize];
+        let mut sid_banks = vec![0u64; org.sids as usize];
+        for r in &refs {
+            group_banks[r.group as usize] |= 1 << r.bank;
+            sid_banks[r.sid as usize] |= 1 << r.bank;
+        }
         TimingState {
             base: 0,
             bank: vec![[0; CLASSES]; org.banks_per_pc() as usize],
@@ -118,12 +136,10 @@ impl TimingState {
             pc: [0; CLASSES],
             acts: [0; 4],
             act_count: 0,
-            refs: (0..org.banks_per_pc())
-                .map(|bank| {
-                    let group = bank / org.banks_per_group;
-                    BankRef { bank: bank as u16, group: group as u16, sid: (group / org.bank_groups) as u16 }
-                })
-                .collect(),
+            refs,
+            group_banks,
+            sid_banks,
+            dirty: u64::MAX,
         }
     }
 
@@ -152,6 +168,39 @@ impl TimingState {
         e
     }
 
+    /// The part of [`TimingState::earliest`] that is the same for every bank: the
+    /// pseudo-channel row of `cmd`'s class and, for ACT, the activate window. For a bank
+    /// command (not PREA/REF), `earliest(cmd, b) == max(pc_floor(cmd), bank_part(cmd, b))`.
+    #[inline(always)]
+    pub fn pc_floor(&self, t: &CompiledTable, cmd: Command) -> u64 {
+        let mut e = self.base + u64::from(self.pc[class(cmd)]);
+        if cmd == Command::Act && self.act_count >= 4 && t.faw > 0 {
+            e = e.max(self.acts[(self.act_count % 4) as usize] + t.faw as u64);
+        }
+        e
+    }
+
+    /// The bank, group and SID part of [`TimingState::earliest`] for a bank command (not
+    /// PREA/REF), as a cycle.
+    #[inline(always)]
+    pub fn bank_part(&self, cmd: Command, b: BankRef) -> u64 {
+        let c = class(cmd);
+        let e = self.bank[b.bank as usize][c].max(self.group[b.group as usize][c]).max(self.sid[b.sid as usize][c]);
+        self.base + u64::from(e)
+    }
+
+    /// Banks whose [`TimingState::bank_part`] may have changed since `clean` last named them.
+    #[inline]
+    pub fn dirty(&self) -> u64 {
+        self.dirty
+    }
+
+    /// Marks `banks` as seen (their `bank_part` re-read by the caller).
+    #[inline]
+    pub fn clean(&mut self, banks: u64) {
+        self.dirty &= !banks;
+    }
+
     /// Records that `cmd` issued to bank `b` at cycle `now`.
     pub fn issue(&mut self, t: &CompiledTable, cmd: Command, b: BankRef, now: u64) {
         if now - self.base.min(now) >= REBASE_AT {
@@ -168,14 +217,17 @@ impl TimingState {
         };
         if t.any[p][0] {
             bump(&mut self.bank[b.bank as usize], &t.delta[p][0]);
+            self.dirty |= 1 << b.bank;
         }
         if t.any[p][1] {
             bump(&mut self.group[b.group as usize], &t.delta[p][1]);
+            self.dirty |= self.group_banks[b.group as usize];
         }
         if t.any[p][2] {
             for (s, ready) in self.sid.iter_mut().enumerate() {
                 if s != b.sid as usize {
                     bump(ready, &t.delta[p][2]);
+                    self.dirty |= self.sid_banks[s];
                 }
             }
         }
@@ -202,11 +254,13 @@ impl TimingState {
 
     /// Moves every recorded time `d` cycles later.
     pub fn shift(&mut self, d: u64) {
+        self.dirty = u64::MAX;
         self.base += d;
         self.acts.iter_mut().for_each(|a| *a += d);
     }
 
     fn rebase(&mut self, now: u64) {
+        self.dirty = u64::MAX;
         let shift = (now - self.base) as u32;
         let all = self.bank.iter_mut().chain(self.group.iter_mut()).chain(self.sid.iter_mut());
         for r in all.chain(std::iter::once(&mut self.pc)) {
