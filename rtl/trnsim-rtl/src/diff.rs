@@ -44,6 +44,12 @@ pub struct DiffConfig {
 }
 
 impl DiffConfig {
+    /// Every output compared every cycle (no don't-care ports), no coverage or monitors:
+    /// the start for a block of its own (the registry fills in name, coverage, monitors).
+    pub fn every_cycle(cycles: u64) -> DiffConfig {
+        DiffConfig { dont_care: Vec::new(), name: "block".into(), ..DiffConfig::link_fifo(cycles) }
+    }
+
     /// The link FIFO: `out_data` matters only while `out_valid`.
     pub fn link_fifo(cycles: u64) -> DiffConfig {
         DiffConfig {
@@ -412,6 +418,10 @@ where
 {
     let (mut r, mut d) = (reference(), dut().map_err(|e| DiffError::Sim(0, e))?);
     let pairing = pair(r.ports(), d.ports(), cfg)?;
+    if r.reset() != d.reset() {
+        let msg = format!("reset: reference {:?}, dut {:?}", r.reset(), d.reset());
+        return Err(DiffError::Ports(msg));
+    }
     let extractors = match sb {
         Some(sb) => {
             let xr = Extractor::new(sb, r.ports()).map_err(DiffError::Ports)?;
