@@ -59,3 +59,37 @@ fn the_blocks_own_binary_is_trnsim_diff_with_the_block_added() {
     let own = Command::new(bin).args(["diff", "link_fifo", "--cycles", "2000"]).output().unwrap();
     assert!(own.status.success(), "{}", String::from_utf8_lossy(&own.stderr));
 }
+
+fn fuzz_bytes(n: usize) -> Vec<u8> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+#[test]
+fn fuzz_stimulus_drives_the_declared_active_low_reset() {
+    use trnsim_rtl::block::Block;
+    use trnsim_rtl::stimulus::FuzzStimulus;
+    let m = Acc::new(3, true);
+    let f = FuzzStimulus::from_bytes_reset(m.ports(), m.reset(), &fuzz_bytes(20_000));
+    let v = f.vectors();
+    let arst = trnsim_outside_block::port::ARST_NI;
+    assert_eq!((v[0][arst], v[1][arst]), (0, 0), "asserted (low) in cycles 0 and 1");
+    let low = v.iter().filter(|c| c[arst] == 0).count();
+    assert!(low >= 2 && low < v.len() / 20, "asserted rarely: {low} of {}", v.len());
+}
+
+#[test]
+#[cfg_attr(not(trnsim_rtl), ignore = "needs the RTL: build with --features trnsim-rtl/rtl (Verilator 5)")]
+fn oot_acc_matches_its_rtl_on_fuzz_stimulus() {
+    use trnsim_rtl::registry::StimulusKind;
+    let req = DiffRequest { stimulus: StimulusKind::Fuzz(fuzz_bytes(50_000)), ..DiffRequest::new(100_000, 1) };
+    let r = entry("oot_acc").diff(&req).unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.cycles > 1000, "{} cycles", r.cycles);
+}
