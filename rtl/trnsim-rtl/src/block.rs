@@ -38,6 +38,11 @@ pub trait Block {
             asynchronous: false,
         })
     }
+    /// The labelled SystemVerilog assertion an error comes from, as `(label, "file:line")`
+    /// (by default: looked up among trnsim's own blocks).
+    fn failed_assertion(&self, e: &VltError) -> Option<(&'static str, String)> {
+        verilator_sys::failed_assertion(e)
+    }
 
     /// Sets input `ports[k]` to `values[ports[k]]` for each `k` (`values` has one slot per
     /// port). The same as calling [`Block::set_input`] for each; a harness's hot loop calls
@@ -88,6 +93,9 @@ impl<B: Block + ?Sized> Block for Box<B> {
     }
     fn reset(&self) -> Option<ResetInfo> {
         (**self).reset()
+    }
+    fn failed_assertion(&self, e: &VltError) -> Option<(&'static str, String)> {
+        (**self).failed_assertion(e)
     }
 }
 

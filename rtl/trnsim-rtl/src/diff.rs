@@ -539,7 +539,9 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
         None
     } else {
         let m = crate::monitor::Monitors::new(&cfg.monitors, r.ports()).map_err(DiffError::Ports)?;
-        Some((m, crate::monitor::Monitors::new(&cfg.monitors, d.ports()).map_err(DiffError::Ports)?))
+        let m = m.with_reset(r.reset(), r.ports());
+        let n = crate::monitor::Monitors::new(&cfg.monitors, d.ports()).map_err(DiffError::Ports)?;
+        Some((m, n.with_reset(d.reset(), d.ports())))
     };
     let mut cover = if cfg.coverage.is_empty() {
         None
@@ -683,7 +685,7 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
         stim.observe(cycle, history.current());
         r.posedge().map_err(|e| DiffError::Sim(cycle, e))?;
         if let Err(e) = d.posedge() {
-            return Err(match verilator_sys::failed_assertion(&e) {
+            return Err(match d.failed_assertion(&e) {
                 Some((label, location)) => {
                     let (ports, history) = (d.ports().to_vec(), dut_history.records());
                     DiffError::Assertion(Box::new(AssertionFailure {

@@ -49,4 +49,7 @@ impl<V: Verilated> Block for Rtl<V> {
     fn reset(&self) -> Option<ResetInfo> {
         V::RESET
     }
+    fn failed_assertion(&self, e: &VltError) -> Option<(&'static str, String)> {
+        verilator_sys::failed_assertion_in(V::ASSERTIONS, e)
+    }
 }

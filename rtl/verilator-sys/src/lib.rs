@@ -102,6 +102,8 @@ pub trait Verilated: Sized {
     const PORTS: &'static [PortInfo];
     /// The reset input (`rst`, synchronous active-high, unless the build declared another).
     const RESET: Option<ResetInfo> = None;
+    /// Labelled assertions of the sources it was built from: (file name, line, label).
+    const ASSERTIONS: &'static [(&'static str, u32, &'static str)] = &[];
     /// A fresh model (own `VerilatedContext`, so own time and `$finish` state).
     fn new() -> Result<Self, VltError>;
     /// Evaluates the model; errors on `$finish`, `$stop`, `$fatal`.
@@ -216,19 +218,25 @@ pub mod models {
     crate::include_models!();
     /// Labelled assertions of the Verilated sources (none without feature `rtl`).
     #[cfg(not(feature = "rtl"))]
-    pub static ASSERTIONS: &[(&str, u32, &str)] = &[];
+    pub const ASSERTIONS: &[(&str, u32, &str)] = &[];
 }
 
 /// The assertion a Verilator `$stop` comes from: `Some((label, "file:line"))` when the error is
 /// `FILE:LINE: Verilog $stop` at a labelled assertion of a Verilated source.
 pub fn failed_assertion(e: &VltError) -> Option<(&'static str, String)> {
+    failed_assertion_in(models::ASSERTIONS, e)
+}
+
+/// [`failed_assertion`] against another table (a model's [`Verilated::ASSERTIONS`], e.g. of a
+/// block built outside this crate).
+pub fn failed_assertion_in(
+    table: &'static [(&'static str, u32, &'static str)],
+    e: &VltError,
+) -> Option<(&'static str, String)> {
     let VltError::Rtl(msg) = e else { return None };
     let head = msg.strip_suffix(": Verilog $stop")?;
     let (file, line) = head.rsplit_once(':')?;
     let line: u32 = line.parse().ok()?;
     let name = Path::new(file).file_name()?.to_string_lossy();
-    models::ASSERTIONS
-        .iter()
-        .find(|(f, l, _)| *f == name && *l == line)
-        .map(|&(_, _, label)| (label, format!("{name}:{line}")))
+    table.iter().find(|(f, l, _)| *f == name && *l == line).map(|&(_, _, label)| (label, format!("{name}:{line}")))
 }

@@ -30,7 +30,7 @@ use std::process::Command;
 use std::{env, fs};
 
 /// Bumped whenever the generated shim or Rust wrapper changes shape.
-const GENERATOR_VERSION: u32 = 5;
+const GENERATOR_VERSION: u32 = 6;
 const CXX_FLAGS: &[&str] = &[
     "-faligned-new",
     "-fcf-protection=none",
@@ -291,7 +291,7 @@ fn assertion_table(models: &[Model]) -> Result<String, String> {
         }
     }
     Ok(format!(
-        "/// Labelled assertions of the Verilated sources: (file name, line, label).\npub static ASSERTIONS: &[(&str, u32, &str)] = &[\n{rows}];\n"
+        "/// Labelled assertions of the Verilated sources: (file name, line, label).\npub const ASSERTIONS: &[(&str, u32, &str)] = &[\n{rows}];\n"
     ))
 }
 
@@ -578,6 +578,7 @@ impl {ty} {{
 impl Verilated for {ty} {{
     const TOP: &'static str = {top:?};
     const RESET: Option<ResetInfo> = {reset};
+    const ASSERTIONS: &'static [(&'static str, u32, &'static str)] = ASSERTIONS;
     const PORTS: &'static [PortInfo] = &[
 {infos}    ];
     fn new() -> Result<Self, VltError> {{

@@ -93,3 +93,20 @@ fn oot_acc_matches_its_rtl_on_fuzz_stimulus() {
     let r = entry("oot_acc").diff(&req).unwrap_or_else(|e| panic!("{e}"));
     assert!(r.cycles > 1000, "{} cycles", r.cycles);
 }
+
+#[test]
+#[cfg_attr(not(trnsim_rtl), ignore = "needs the RTL: build with --features trnsim-rtl/rtl (Verilator 5)")]
+fn an_assertion_in_the_crates_own_rtl_is_reported_by_its_label() {
+    // A wrapping model agrees with the wrapping RTL port for port: only the RTL's assertion
+    // (the spec: counting up never lowers the count) catches the bug.
+    #[cfg(trnsim_rtl)]
+    {
+        use trnsim_outside_block::models::OotAccWrap;
+        use trnsim_rtl::rtl::Rtl;
+        let cfg = DiffConfig::every_cycle(100_000);
+        let e = diff(|| Acc::new(3, false), Rtl::<OotAccWrap>::new, || AccStimulus::new(1), &cfg).unwrap_err();
+        let DiffError::Assertion(a) = &e else { panic!("expected an assertion failure, got {e}") };
+        assert_eq!(a.label, "a_up_never_wraps");
+        assert!(a.location.starts_with("acc_core.sv:"), "{}", a.location);
+    }
+}
