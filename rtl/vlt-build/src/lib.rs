@@ -127,11 +127,9 @@ pub struct Model {
     /// `-GNAME=VALUE`, VALUE in Verilator's syntax (a string parameter's value is quoted:
     /// [`Model::param_str`] does that).
     pub params: Vec<(String, String)>,
-    /// The clock input in the RTL; at the Rust interface it is always the port `clk`.
+    /// The clock input in the RTL (state changes on its rising edge); at the Rust interface it
+    /// is always the port `clk`.
     pub clock: String,
-    /// The state changes on the clock's falling edge (the harness's "posedge" is the RTL's
-    /// negedge).
-    pub clock_falling: bool,
     /// The reset input, if the block has one (default: `rst`, synchronous active-high, when
     /// the RTL has a port of that name).
     pub reset: Option<Reset>,
@@ -155,7 +153,6 @@ impl Model {
             defines: Vec::new(),
             params: Vec::new(),
             clock: "clk".into(),
-            clock_falling: false,
             reset: None,
         }
     }
@@ -182,11 +179,6 @@ impl Model {
     /// Names the clock input (default `clk`).
     pub fn clock(mut self, name: &str) -> Model {
         self.clock = name.into();
-        self
-    }
-    /// The block is clocked on the falling edge.
-    pub fn clock_falling(mut self) -> Model {
-        self.clock_falling = true;
         self
     }
     /// Declares the reset input.
@@ -389,7 +381,7 @@ fn build_model(vlt: &Verilator, m: &Model, cache: &Path) -> Result<(PathBuf, Str
         }
     }
     // The clock and reset declarations shape the wrapper.
-    key.push(format!("{} {} {:?}", m.clock, m.clock_falling, m.reset).into_bytes());
+    key.push(format!("{} {:?}", m.clock, m.reset).into_bytes());
     let key_refs: Vec<&[u8]> = key.iter().map(|k| k.as_slice()).collect();
     let dir = cache.join(format!("{}-{}", m.name, hash_of(&key_refs)));
     cached(&dir, |tmp| {
@@ -596,7 +588,7 @@ impl Verilated for {ty} {{
         }}
     }}
     #[inline]
-    fn set_clk(&mut self, v: bool) {{ {ty}::set_{clock}(self, (v ^ {falling}) as u8) }}
+    fn set_clk(&mut self, v: bool) {{ {ty}::set_{clock}(self, v as u8) }}
     #[inline]
     fn set_u128(&mut self, port: usize, v: u128) {{
         match port {{
@@ -640,7 +632,6 @@ impl Drop for {ty} {{
 "#,
         top = m.top,
         clock = m.clock,
-        falling = m.clock_falling,
         reset = match reset_of(m, ports) {
             Some(r) => format!(
                 "Some(ResetInfo {{ name: {:?}, active_low: {}, asynchronous: {} }})",
