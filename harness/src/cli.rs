@@ -57,7 +57,7 @@ enum Cmd {
     Describe(crate::describe::DescribeArgs),
     /// Run a block's Rust model against its RTL in lock-step and report the first divergence
     /// (`trnsim diff --list` lists the blocks; needs a build with feature `rtl`).
-    Diff(crate::diff_cmd::DiffArgs),
+    Diff(trnsim_harness::diff_cmd::DiffArgs),
     /// One collective over a range of sizes on a system's fabric, printed as the Neuron SDK's
     /// nccom-test prints it (`--format nccl-tests` for nccl-tests' columns), e.g.
     /// `trnsim collective all-reduce -b 1M -e 1G -f 4`.
@@ -291,7 +291,8 @@ pub fn main() -> i32 {
                 .map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
         }
         Cmd::Diff(a) => {
-            crate::diff_cmd::run(a).map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
+            trnsim_harness::diff_cmd::run(a)
+                .map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
         }
         Cmd::List => {
             for (n, d) in BENCHES {

@@ -2,6 +2,11 @@
 //! trnsim-rtl), and `--swap`, a switch bench run all-model against the same run with switch
 //! instances on the RTL arbiter. Needs a build with feature `rtl`; without it every run (but
 //! `--list`) is a one-line usage error saying how to build one.
+//!
+//! A crate with blocks of its own (outside trnsim: docs/rtl.md, "A block in your own crate")
+//! builds a small binary whose `main` is [`main_with`] and its extra
+//! [`BlockEntry`]s: `mybin diff NAME ...` is then `trnsim diff NAME ...` with those blocks added
+//! (listed, found by name, same options and output, same exit codes).
 
 use clap::Args;
 use std::path::PathBuf;
@@ -96,8 +101,26 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 
 /// Runs `trnsim diff`; Err((message, exit code)): 2 for user errors, 1 for a divergence.
 pub fn run(a: DiffArgs) -> Result<(), (String, i32)> {
+    run_with(a, &[])
+}
+
+/// `trnsim diff` with `extra` blocks besides trnsim's own (an extra block's name must not be
+/// one of trnsim's).
+pub fn run_with(a: DiffArgs, extra: &[BlockEntry]) -> Result<(), (String, i32)> {
+    if let Some(b) = extra.iter().find(|b| registry::find(b.name).is_some()) {
+        return Err((format!("block {:?} is already one of trnsim's: rename it", b.name), 2));
+    }
+    let names = || {
+        let own = registry::names();
+        let mine: Vec<&str> = extra.iter().map(|b| b.name).collect();
+        if mine.is_empty() {
+            own
+        } else {
+            format!("{own}, {}", mine.join(", "))
+        }
+    };
     if a.list {
-        for b in registry::BLOCKS {
+        for b in registry::BLOCKS.iter().chain(extra) {
             println!("{:<26} {}", b.name, b.description);
         }
         if !registry::HAS_RTL {
@@ -112,10 +135,11 @@ pub fn run(a: DiffArgs) -> Result<(), (String, i32)> {
         return swap(&a, instances);
     }
     let Some(name) = a.block.as_deref() else {
-        return Err((format!("trnsim diff: name a block ({}) or pass --list", registry::names()), 2));
+        return Err((format!("trnsim diff: name a block ({}) or pass --list", names()), 2));
     };
-    let entry =
-        registry::find(name).ok_or_else(|| (format!("unknown block {name:?} (known: {})", registry::names()), 2))?;
+    let entry = registry::find(name)
+        .or_else(|| extra.iter().find(|b| b.name == name))
+        .ok_or_else(|| (format!("unknown block {name:?} (known: {})", names()), 2))?;
     let req = request(&a, entry)?;
     let t = Instant::now();
     let r = entry.diff(&req);
@@ -211,7 +235,7 @@ fn report(
                         "model": model, "rtl": rtl, "model_percent": model.percent(), "rtl_percent": rtl.percent(),
                     });
                     let body = serde_json::to_string_pretty(&doc).map_err(|e| (e.to_string(), 1))?;
-                    trnsim_harness::outputs::write_atomic(p, (body + "\n").as_bytes())
+                    crate::outputs::write_atomic(p, (body + "\n").as_bytes())
                         .map_err(|e| (format!("--coverage-json {}: {e}", p.display()), 2))?;
                 }
             }
@@ -278,4 +302,50 @@ fn swap(a: &DiffArgs, instances: &str) -> Result<(), (String, i32)> {
     let (m, r) = (model.lines().nth(first).unwrap_or(""), rtl.lines().nth(first).unwrap_or(""));
     println!("statistics differ at JSON line {}:\n  model: {}\n  rtl:   {}", first + 1, m.trim(), r.trim());
     Err(("the RTL arbiter changed the switch's statistics".into(), 1))
+}
+
+/// The command line of a block crate's own binary: `diff` and `trnsim diff`'s arguments.
+#[derive(clap::Parser, Debug)]
+#[command(about = "trnsim diff with this crate's blocks added (trnsim_harness::diff_cmd::main_with)")]
+struct BlockCli {
+    #[command(subcommand)]
+    cmd: BlockCmd,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum BlockCmd {
+    /// A block's Rust model against its RTL in lock-step: `trnsim diff`, with this crate's
+    /// blocks (see `--list`).
+    Diff(DiffArgs),
+}
+
+/// The `main` of a block crate's binary: parses `diff ...` from the command line and runs it
+/// as [`run_with`] does, with the same input/output file checks, messages and exit codes as
+/// `trnsim diff` (0 clean, 1 divergence or failure, 2 usage). Use it as
+/// `fn main() { std::process::exit(trnsim_harness::diff_cmd::main_with(MY_BLOCKS)) }`.
+pub fn main_with(extra: &[BlockEntry]) -> i32 {
+    use clap::Parser;
+    let cli = match BlockCli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let BlockCmd::Diff(a) = cli.cmd;
+    let (ins, outs) = a.io_paths();
+    let ins: Vec<_> = ins.iter().map(|(f, p)| crate::outputs::named(f, p)).collect();
+    let outs: Vec<_> = outs.iter().map(|(f, p)| crate::outputs::named(f, p)).collect();
+    if let Err(m) = crate::outputs::check(&ins, &outs) {
+        eprintln!("error: {m}");
+        return 2;
+    }
+    match run_with(a, extra) {
+        Ok(()) => 0,
+        Err((m, code)) => {
+            eprintln!("error: {m}");
+            code
+        }
+    }
 }

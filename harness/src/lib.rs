@@ -7,6 +7,7 @@ pub mod blocks;
 pub use trnsim_system::chip;
 pub mod config;
 pub mod cpu;
+pub mod diff_cmd;
 pub mod e2e;
 pub mod fabric;
 pub mod gemm_cycle;

@@ -5,7 +5,6 @@ mod cli;
 mod collective_cmd;
 mod core_cmd;
 mod describe;
-mod diff_cmd;
 mod hbm_cmd;
 mod workload_cmd;
 

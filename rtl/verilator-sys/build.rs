@@ -1,20 +1,21 @@
 //! With feature `rtl`: verilate rtl/blocks (or `$TRNSIM_RTL_BLOCKS`, used by scripts/mutate.sh)
-//! and link the models; `src/lib.rs` includes the generated wrappers. Without it: nothing.
-#[path = "build/vlt_build.rs"]
-mod vlt_build;
-
+//! and link the models and the Verilator runtime (trnsim-vlt-build does the work);
+//! `src/lib.rs` includes the generated wrappers. Without it: nothing.
 use std::path::PathBuf;
+use trnsim_vlt_build as vlt_build;
 use vlt_build::Model;
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=build");
     for v in ["TRNSIM_RTL_BLOCKS", "VERILATOR", "VERILATOR_ROOT", "VLT_CACHE_DIR"] {
         println!("cargo:rerun-if-env-changed={v}");
     }
     if std::env::var_os("CARGO_FEATURE_RTL").is_none() {
         return;
     }
+    // Crates of out-of-tree blocks (direct dependents) see DEP_TRNSIM_VLT_RTL=1 in their
+    // build scripts: build your models, link against this runtime.
+    println!("cargo:rtl=1");
     if let Err(e) = run() {
         // A message, not a panic: cargo prints it under "failed to run custom build command".
         eprintln!("error: verilator-sys (feature `rtl`): {e}");
@@ -26,12 +27,8 @@ fn run() -> Result<(), String> {
     let vlt = vlt_build::find_verilator()?;
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").map_err(|e| e.to_string())?);
     let blocks = std::env::var_os("TRNSIM_RTL_BLOCKS").map(PathBuf::from).unwrap_or(manifest.join("../blocks"));
-    let model = |name: &str, rust: &str, top: &str, src: PathBuf, params: &[(&str, u32)]| Model {
-        name: name.into(),
-        rust_name: rust.into(),
-        top: top.into(),
-        sources: vec![src],
-        params: params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+    let model = |name: &str, rust: &str, top: &str, src: PathBuf, params: &[(&str, u32)]| {
+        params.iter().fold(Model::new(name, rust, top, [src]), |m, &(k, v)| m.param_int(k, v.into()))
     };
     let fifo = blocks.join("link_fifo.sv");
     // The crossbar arbiter: N ports, ITER iterations, MODE 0 = iSLIP, 1 = RRM.

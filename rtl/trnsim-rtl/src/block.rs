@@ -11,7 +11,7 @@
 
 use crate::vcd_out::VcdOut;
 use std::path::Path;
-pub use verilator_sys::{PortInfo, VltError};
+pub use verilator_sys::{PortInfo, ResetInfo, VltError};
 
 /// A clocked block seen at its ports (`clk` itself is implicit in `posedge`).
 pub trait Block {
@@ -29,6 +29,20 @@ pub trait Block {
     fn open_vcd(&mut self, path: &Path) -> Result<(), VltError>;
     /// Flushes and closes the VCD, if open.
     fn close_vcd(&mut self);
+    /// The reset input: by default `rst` (synchronous, active-high) if there is one. A block
+    /// with another reset says so here; the diff checks both sides declare the same.
+    fn reset(&self) -> Option<ResetInfo> {
+        self.ports().iter().any(|p| p.name == "rst" && p.input).then_some(ResetInfo {
+            name: "rst",
+            active_low: false,
+            asynchronous: false,
+        })
+    }
+    /// The labelled SystemVerilog assertion an error comes from, as `(label, "file:line")`
+    /// (by default: looked up among trnsim's own blocks).
+    fn failed_assertion(&self, e: &VltError) -> Option<(&'static str, String)> {
+        verilator_sys::failed_assertion(e)
+    }
 
     /// Sets input `ports[k]` to `values[ports[k]]` for each `k` (`values` has one slot per
     /// port). The same as calling [`Block::set_input`] for each; a harness's hot loop calls
@@ -77,24 +91,33 @@ impl<B: Block + ?Sized> Block for Box<B> {
     fn read_all(&self, values: &mut [u128]) {
         (**self).read_all(values)
     }
+    fn reset(&self) -> Option<ResetInfo> {
+        (**self).reset()
+    }
+    fn failed_assertion(&self, e: &VltError) -> Option<(&'static str, String)> {
+        (**self).failed_assertion(e)
+    }
 }
 
 /// Writes a VCD of a Rust model's ports with the same timing as Verilator's (clk low at
-/// `10c`, high at `10c + 5`), so the two files line up in a waveform viewer.
-pub(crate) struct PortTrace {
+/// `10c`, high at `10c + 5`), so the two files line up in a waveform viewer: what a model's
+/// [`Block::open_vcd`] needs. `create` in `open_vcd`; `dump(clk, values, false)` in `settle`,
+/// `dump(clk, values, true)` in `posedge` (values: every port's, `output(i)`).
+pub struct ModelVcd {
     vcd: VcdOut,
     time: u64,
 }
 
-impl PortTrace {
-    pub(crate) fn create(path: &Path, top: &str, ports: &[PortInfo], time: u64) -> Result<Self, VltError> {
+impl ModelVcd {
+    /// A VCD of `ports` under scope `TOP.top`, starting at VCD time `time` (10 per cycle).
+    pub fn create(path: &Path, top: &str, ports: &[PortInfo], time: u64) -> Result<Self, VltError> {
         let vcd =
             VcdOut::create(path, top, ports).map_err(|e| VltError::TraceOpen(format!("{}: {e}", path.display())))?;
-        Ok(PortTrace { vcd, time })
+        Ok(ModelVcd { vcd, time })
     }
     /// Dumps `values` (one per port; clk is overridden) at this cycle's low (`high = false`)
     /// or high phase; the high phase advances the cycle.
-    pub(crate) fn dump(&mut self, clk: usize, values: &mut [u128], high: bool) {
+    pub fn dump(&mut self, clk: usize, values: &mut [u128], high: bool) {
         values[clk] = high as u128;
         let t = self.time + if high { 5 } else { 0 };
         // A model's VCD is a debugging aid: an I/O error stops it rather than the diff.

@@ -44,6 +44,12 @@ pub struct DiffConfig {
 }
 
 impl DiffConfig {
+    /// Every output compared every cycle (no don't-care ports), no coverage or monitors:
+    /// the start for a block of its own (the registry fills in name, coverage, monitors).
+    pub fn every_cycle(cycles: u64) -> DiffConfig {
+        DiffConfig { dont_care: Vec::new(), name: "block".into(), ..DiffConfig::link_fifo(cycles) }
+    }
+
     /// The link FIFO: `out_data` matters only while `out_valid`.
     pub fn link_fifo(cycles: u64) -> DiffConfig {
         DiffConfig {
@@ -412,6 +418,10 @@ where
 {
     let (mut r, mut d) = (reference(), dut().map_err(|e| DiffError::Sim(0, e))?);
     let pairing = pair(r.ports(), d.ports(), cfg)?;
+    if r.reset() != d.reset() {
+        let msg = format!("reset: reference {:?}, dut {:?}", r.reset(), d.reset());
+        return Err(DiffError::Ports(msg));
+    }
     let extractors = match sb {
         Some(sb) => {
             let xr = Extractor::new(sb, r.ports()).map_err(DiffError::Ports)?;
@@ -529,7 +539,9 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
         None
     } else {
         let m = crate::monitor::Monitors::new(&cfg.monitors, r.ports()).map_err(DiffError::Ports)?;
-        Some((m, crate::monitor::Monitors::new(&cfg.monitors, d.ports()).map_err(DiffError::Ports)?))
+        let m = m.with_reset(r.reset(), r.ports());
+        let n = crate::monitor::Monitors::new(&cfg.monitors, d.ports()).map_err(DiffError::Ports)?;
+        Some((m, n.with_reset(d.reset(), d.ports())))
     };
     let mut cover = if cfg.coverage.is_empty() {
         None
@@ -673,7 +685,7 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
         stim.observe(cycle, history.current());
         r.posedge().map_err(|e| DiffError::Sim(cycle, e))?;
         if let Err(e) = d.posedge() {
-            return Err(match verilator_sys::failed_assertion(&e) {
+            return Err(match d.failed_assertion(&e) {
                 Some((label, location)) => {
                     let (ports, history) = (d.ports().to_vec(), dut_history.records());
                     DiffError::Assertion(Box::new(AssertionFailure {

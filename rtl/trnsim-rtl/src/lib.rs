@@ -34,7 +34,6 @@ pub mod model;
 pub mod monitor;
 pub mod reactive;
 pub mod registry;
-#[cfg(feature = "rtl")]
 pub mod rtl;
 pub mod scoreboard;
 pub mod stimulus;

@@ -1,6 +1,6 @@
 //! Cycle-exact Rust models of the RTL blocks, at the same port boundary.
 
-use crate::block::{Block, PortInfo, PortTrace, VltError};
+use crate::block::{Block, ModelVcd, PortInfo, VltError};
 use std::path::Path;
 
 mod islip;
@@ -34,7 +34,7 @@ pub struct LinkFifo {
     in_valid: bool,
     in_data: u128,
     out_ready: bool,
-    trace: Option<PortTrace>,
+    trace: Option<ModelVcd>,
     cycle: u64,
 }
 
@@ -196,7 +196,7 @@ impl Block for LinkFifo {
         if self.trace.is_some() {
             return Err(VltError::TraceAlreadyOpen);
         }
-        self.trace = Some(PortTrace::create(path, "link_fifo", &self.ports, 10 * self.cycle)?);
+        self.trace = Some(ModelVcd::create(path, "link_fifo", &self.ports, 10 * self.cycle)?);
         Ok(())
     }
 

@@ -7,9 +7,10 @@
 //! - [`Protocol::Credit`]: a credit-based link's receiver: it never returns more credits than
 //!   messages it took, and never holds more messages than the sender's credits.
 //!
-//! An input port named `rst` high resets every monitor (reset drops pending credits).
+//! An input port named `rst` high resets every monitor (reset drops pending credits); in a diff,
+//! a block that declares another reset ([`crate::block::Block::reset`]) resets them with it.
 
-use crate::block::PortInfo;
+use crate::block::{PortInfo, ResetInfo};
 use std::fmt;
 
 /// An interface rule, by port names.
@@ -87,7 +88,8 @@ enum State {
 pub struct Monitors {
     names: Vec<&'static str>,
     states: Vec<State>,
-    rst: Option<usize>,
+    /// The reset input and the value that asserts it.
+    rst: Option<(usize, u128)>,
 }
 
 impl Monitors {
@@ -114,13 +116,22 @@ impl Monitors {
                 },
             });
         }
-        let rst = ports.iter().position(|p| p.name == "rst" && p.input);
+        let rst = ports.iter().position(|p| p.name == "rst" && p.input).map(|i| (i, 1));
         Ok(Monitors { names: protocols.iter().map(Protocol::name).collect(), states, rst })
+    }
+
+    /// The same monitors reset by `reset` (a block's [`crate::block::Block::reset`]) instead of
+    /// by a `rst` input; `None` keeps `rst`.
+    pub fn with_reset(mut self, reset: Option<ResetInfo>, ports: &[PortInfo]) -> Monitors {
+        if let Some(r) = reset {
+            self.rst = ports.iter().position(|p| p.name == r.name && p.input).map(|i| (i, r.asserted()));
+        }
+        self
     }
 
     /// Checks one cycle's port values (after `settle`; the clock edge follows).
     pub fn check(&mut self, v: &[u128]) -> Result<(), Violation> {
-        let reset = self.rst.is_some_and(|r| v[r] & 1 == 1);
+        let reset = self.rst.is_some_and(|(r, on)| v[r] & 1 == on);
         for (name, s) in self.names.iter().zip(&mut self.states) {
             let fail = |rule: String| Err(Violation { monitor: name, rule });
             match s {

@@ -459,11 +459,12 @@ impl DiffRequest {
 impl BlockEntry {
     /// A stimulus constructor for `kind` (checked against the block's ports first).
     pub fn stimulus(&self, kind: &StimulusKind, seed: u64) -> Result<Box<dyn Fn() -> Box<dyn Stimulus> + '_>, String> {
-        let ports = (self.make_model)().ports().to_vec();
+        let model = (self.make_model)();
+        let ports = model.ports().to_vec();
         Ok(match kind {
             StimulusKind::Random => Box::new(move || (self.make_stimulus)(seed)),
             StimulusKind::Fuzz(bytes) => {
-                let f = FuzzStimulus::from_bytes(&ports, bytes);
+                let f = FuzzStimulus::from_bytes_reset(&ports, model.reset(), bytes);
                 let v = f.vectors().to_vec();
                 Box::new(move || Box::new(crate::stimulus::Replay(v.clone())))
             }

@@ -1,6 +1,7 @@
-//! Verilated RTL as a [`Block`] (feature `rtl`).
+//! Verilated RTL as a [`Block`]. Generic over [`Verilated`], so it is there without feature
+//! `rtl` too (a crate of its own blocks wraps its generated models in it).
 
-use crate::block::{Block, PortInfo, VltError};
+use crate::block::{Block, PortInfo, ResetInfo, VltError};
 use std::path::Path;
 use verilator_sys::Verilated;
 
@@ -44,5 +45,11 @@ impl<V: Verilated> Block for Rtl<V> {
     #[inline]
     fn read_all(&self, values: &mut [u128]) {
         self.0.get_all(values)
+    }
+    fn reset(&self) -> Option<ResetInfo> {
+        V::RESET
+    }
+    fn failed_assertion(&self, e: &VltError) -> Option<(&'static str, String)> {
+        verilator_sys::failed_assertion_in(V::ASSERTIONS, e)
     }
 }

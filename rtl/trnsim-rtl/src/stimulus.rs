@@ -2,7 +2,7 @@
 //! replayed to write VCDs), `arbitrary`-decoded bytes ([`FuzzStimulus`]), recorded vectors
 //! ([`Replay`]) or a recorded port trace ([`crate::trace::TraceStimulus`]).
 
-use crate::block::PortInfo;
+use crate::block::{PortInfo, ResetInfo};
 use crate::model::link_fifo_port as P;
 use arbitrary::{Arbitrary, Unstructured};
 use trnsim_kernel::SimRng;
@@ -94,6 +94,7 @@ impl Stimulus for Replay {
 /// fuzz:FILE`): each step gives every input but `clk` a value (random bits masked to the
 /// width, half the time thinned by AND with a second draw so sparse values occur), `rst` only
 /// when its byte is 0 (rare), and holds it for 1..=8 cycles. `rst` is 1 in cycles 0 and 1.
+/// A block with another reset ([`FuzzStimulus::from_bytes_reset`]): the same at its polarity.
 /// The bytes run out after at most `bytes.len()` cycles; the same bytes give the same cycles.
 pub struct FuzzStimulus(Replay);
 
@@ -104,8 +105,17 @@ struct FuzzStep {
 }
 
 impl FuzzStimulus {
-    /// The vectors for a block with `ports`.
+    /// The vectors for a block with `ports` (reset: `rst`, active-high, if there is one).
     pub fn from_bytes(ports: &[PortInfo], bytes: &[u8]) -> FuzzStimulus {
+        let rst = ports.iter().any(|p| p.name == "rst" && p.input);
+        let reset = rst.then_some(ResetInfo { name: "rst", active_low: false, asynchronous: false });
+        FuzzStimulus::from_bytes_reset(ports, reset, bytes)
+    }
+    /// The same for a block whose reset is `reset` (`Block::reset`): asserted rarely, and in
+    /// cycles 0 and 1, at its polarity.
+    pub fn from_bytes_reset(ports: &[PortInfo], reset: Option<ResetInfo>, bytes: &[u8]) -> FuzzStimulus {
+        let is_rst = |p: &PortInfo| reset.is_some_and(|r| r.name == p.name);
+        let asserted = reset.map_or(1, |r| r.asserted());
         let mut u = Unstructured::new(bytes);
         let mut out: Vec<Vec<u128>> = Vec::new();
         let width_mask = |w: u32| if w >= 128 { u128::MAX } else { (1 << w) - 1 };
@@ -115,8 +125,12 @@ impl FuzzStimulus {
             }
             let mut v = vec![0u128; ports.len()];
             for (slot, p) in v.iter_mut().zip(ports).filter(|(_, p)| p.input && p.name != "clk") {
-                *slot = if p.name == "rst" {
-                    (step.rst == 0) as u128
+                *slot = if is_rst(p) {
+                    if step.rst == 0 {
+                        asserted
+                    } else {
+                        asserted ^ 1
+                    }
                 } else {
                     let (a, b, thin) = <(u128, u128, bool)>::arbitrary(&mut u).unwrap_or_default();
                     (if thin { a & b } else { a }) & width_mask(p.width)
@@ -124,8 +138,8 @@ impl FuzzStimulus {
             }
             out.extend(std::iter::repeat_n(v, 1 + step.hold as usize % 8));
         }
-        if let Some(rst) = ports.iter().position(|p| p.name == "rst" && p.input) {
-            out.iter_mut().take(2).for_each(|v| v[rst] = 1);
+        if let Some(rst) = ports.iter().position(|p| p.input && is_rst(p)) {
+            out.iter_mut().take(2).for_each(|v| v[rst] = asserted);
         }
         FuzzStimulus(Replay(out))
     }

@@ -13,7 +13,6 @@
 //! What it leaves out: FST, `--timing` (delays in RTL), multi-threaded models, DPI.
 #![warn(missing_docs)]
 
-use std::ffi::CString;
 use std::fmt;
 use std::path::Path;
 
@@ -72,6 +71,24 @@ impl fmt::Display for VltError {
 
 impl std::error::Error for VltError {}
 
+/// A block's reset input as declared to the build (trnsim-vlt-build's `Reset`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResetInfo {
+    /// Port name.
+    pub name: &'static str,
+    /// Asserted at 0.
+    pub active_low: bool,
+    /// Acts without a clock edge.
+    pub asynchronous: bool,
+}
+
+impl ResetInfo {
+    /// The value that asserts it.
+    pub fn asserted(&self) -> u128 {
+        u128::from(!self.active_low)
+    }
+}
+
 /// What every generated model offers, so harnesses can drive any block by port index.
 ///
 /// Clocking convention (two evals per cycle): set inputs, [`Verilated::settle`] (clk low,
@@ -80,13 +97,18 @@ impl std::error::Error for VltError {}
 pub trait Verilated: Sized {
     /// Top module name.
     const TOP: &'static str;
-    /// Ports, in the order the port-index methods use.
+    /// Ports, in the order the port-index methods use. The clock is `clk` whatever its RTL
+    /// name.
     const PORTS: &'static [PortInfo];
+    /// The reset input (`rst`, synchronous active-high, unless the build declared another).
+    const RESET: Option<ResetInfo> = None;
+    /// Labelled assertions of the sources it was built from: (file name, line, label).
+    const ASSERTIONS: &'static [(&'static str, u32, &'static str)] = &[];
     /// A fresh model (own `VerilatedContext`, so own time and `$finish` state).
     fn new() -> Result<Self, VltError>;
     /// Evaluates the model; errors on `$finish`, `$stop`, `$fatal`.
     fn eval(&mut self) -> Result<(), VltError>;
-    /// Drives `clk`.
+    /// Drives the clock (`true`: the active edge's level).
     fn set_clk(&mut self, v: bool);
     /// Sets input `port` (an index into `PORTS`) to the low bits of `v`. Panics on an output.
     fn set_u128(&mut self, port: usize, v: u128);
@@ -133,63 +155,88 @@ pub trait Verilated: Sized {
     }
 }
 
-#[allow(dead_code)]
-fn mask(width: u32) -> u64 {
-    if width >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << width) - 1
+/// What generated wrappers use (not a stable API): [`include_models!`] imports it.
+#[doc(hidden)]
+pub mod codegen {
+    #![allow(missing_docs)]
+    pub use super::{PortInfo, ResetInfo, Verilated, VltError};
+    use std::ffi::CString;
+    use std::path::Path;
+
+    #[allow(dead_code)]
+    pub fn mask(width: u32) -> u64 {
+        if width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        }
+    }
+
+    #[allow(dead_code)]
+    pub fn word_mask(width: u32, word: usize) -> u32 {
+        let lo = 32 * word as u32;
+        if width >= lo + 32 {
+            u32::MAX
+        } else if width <= lo {
+            0
+        } else {
+            (1u32 << (width - lo)) - 1
+        }
+    }
+
+    #[allow(dead_code)]
+    pub fn u128_to_words<const N: usize>(v: u128) -> [u32; N] {
+        std::array::from_fn(|k| if k < 4 { (v >> (32 * k)) as u32 } else { 0 })
+    }
+
+    #[allow(dead_code)]
+    pub fn words_to_u128(w: &[u32]) -> u128 {
+        w.iter().take(4).enumerate().fold(0, |acc, (k, &x)| acc | (x as u128) << (32 * k))
+    }
+
+    #[allow(dead_code)]
+    pub fn path_cstring(p: &Path) -> Result<CString, VltError> {
+        CString::new(p.as_os_str().as_encoded_bytes()).map_err(|_| VltError::TraceOpen(p.display().to_string()))
     }
 }
 
-#[allow(dead_code)]
-fn word_mask(width: u32, word: usize) -> u32 {
-    let lo = 32 * word as u32;
-    if width >= lo + 32 {
-        u32::MAX
-    } else if width <= lo {
-        0
-    } else {
-        (1u32 << (width - lo)) - 1
-    }
-}
-
-#[allow(dead_code)]
-fn u128_to_words<const N: usize>(v: u128) -> [u32; N] {
-    std::array::from_fn(|k| if k < 4 { (v >> (32 * k)) as u32 } else { 0 })
-}
-
-#[allow(dead_code)]
-fn words_to_u128(w: &[u32]) -> u128 {
-    w.iter().take(4).enumerate().fold(0, |acc, (k, &x)| acc | (x as u128) << (32 * k))
-}
-
-#[allow(dead_code)]
-fn path_cstring(p: &Path) -> Result<CString, VltError> {
-    CString::new(p.as_os_str().as_encoded_bytes()).map_err(|_| VltError::TraceOpen(p.display().to_string()))
+/// Includes the wrappers that trnsim-vlt-build's `build_models` generated in this crate's
+/// build script (`$OUT_DIR/vlt_models.rs`): use it inside a module of the crate that owns the
+/// blocks, e.g. `#[cfg(trnsim_rtl)] pub mod models { verilator_sys::include_models!(); }`.
+#[macro_export]
+macro_rules! include_models {
+    () => {
+        #[allow(unused_imports)]
+        use $crate::codegen::*;
+        include!(concat!(env!("OUT_DIR"), "/vlt_models.rs"));
+    };
 }
 
 /// The Verilated blocks (empty without feature `rtl`).
 pub mod models {
     #[cfg(feature = "rtl")]
-    use super::*;
-    #[cfg(feature = "rtl")]
-    include!(concat!(env!("OUT_DIR"), "/vlt_models.rs"));
+    crate::include_models!();
     /// Labelled assertions of the Verilated sources (none without feature `rtl`).
     #[cfg(not(feature = "rtl"))]
-    pub static ASSERTIONS: &[(&str, u32, &str)] = &[];
+    pub const ASSERTIONS: &[(&str, u32, &str)] = &[];
 }
 
 /// The assertion a Verilator `$stop` comes from: `Some((label, "file:line"))` when the error is
 /// `FILE:LINE: Verilog $stop` at a labelled assertion of a Verilated source.
 pub fn failed_assertion(e: &VltError) -> Option<(&'static str, String)> {
+    failed_assertion_in(models::ASSERTIONS, e)
+}
+
+/// [`failed_assertion`] against another table (a model's [`Verilated::ASSERTIONS`], e.g. of a
+/// block built outside this crate).
+pub fn failed_assertion_in(
+    table: &'static [(&'static str, u32, &'static str)],
+    e: &VltError,
+) -> Option<(&'static str, String)> {
     let VltError::Rtl(msg) = e else { return None };
     let head = msg.strip_suffix(": Verilog $stop")?;
     let (file, line) = head.rsplit_once(':')?;
     let line: u32 = line.parse().ok()?;
     let name = Path::new(file).file_name()?.to_string_lossy();
-    models::ASSERTIONS
-        .iter()
-        .find(|(f, l, _)| *f == name && *l == line)
-        .map(|&(_, _, label)| (label, format!("{name}:{line}")))
+    table.iter().find(|(f, l, _)| *f == name && *l == line).map(|&(_, _, label)| (label, format!("{name}:{line}")))
 }

@@ -3,7 +3,7 @@
 //! (`hbm::timing::constraints` -> `state::CompiledTable` / `TimingState`), the state display
 //! from the same table's distances. Also its stimulus and diff configuration.
 
-use crate::block::{Block, PortInfo, PortTrace, VltError};
+use crate::block::{Block, ModelVcd, PortInfo, VltError};
 use crate::diff::DiffConfig;
 use crate::stimulus::Stimulus;
 use std::path::Path;
@@ -101,7 +101,7 @@ pub struct HbmBank {
     rst: bool,
     cmd: u8,
     row: u32,
-    trace: Option<PortTrace>,
+    trace: Option<ModelVcd>,
     cycle: u64,
 }
 
@@ -276,7 +276,7 @@ impl Block for HbmBank {
         if self.trace.is_some() {
             return Err(VltError::TraceAlreadyOpen);
         }
-        self.trace = Some(PortTrace::create(path, "hbm_bank", &self.ports, 10 * self.cycle)?);
+        self.trace = Some(ModelVcd::create(path, "hbm_bank", &self.ports, 10 * self.cycle)?);
         Ok(())
     }
 

@@ -1,7 +1,7 @@
 //! The switch crossbar arbiter (rtl/blocks/islip_arbiter.sv), cycle for cycle; its stimulus and
 //! diff configuration.
 
-use crate::block::{Block, PortInfo, PortTrace, VltError};
+use crate::block::{Block, ModelVcd, PortInfo, VltError};
 use crate::diff::DiffConfig;
 use crate::stimulus::Stimulus;
 use std::path::Path;
@@ -53,7 +53,7 @@ pub struct IslipArbiter {
     gnext: Vec<usize>,
     anext: Vec<usize>,
     stale: bool,
-    trace: Option<PortTrace>,
+    trace: Option<ModelVcd>,
     cycle: u64,
 }
 
@@ -233,7 +233,7 @@ impl Block for IslipArbiter {
         if self.trace.is_some() {
             return Err(VltError::TraceAlreadyOpen);
         }
-        self.trace = Some(PortTrace::create(path, "islip_arbiter", &self.ports, 10 * self.cycle)?);
+        self.trace = Some(ModelVcd::create(path, "islip_arbiter", &self.ports, 10 * self.cycle)?);
         Ok(())
     }
 

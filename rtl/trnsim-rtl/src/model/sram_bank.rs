@@ -1,7 +1,7 @@
 //! An SRAM bank with read and write ports shared by requesters (rtl/blocks/sram_bank.sv), cycle
 //! for cycle; its stimulus and diff configuration.
 
-use crate::block::{Block, PortInfo, PortTrace, VltError};
+use crate::block::{Block, ModelVcd, PortInfo, VltError};
 use crate::diff::DiffConfig;
 use crate::stimulus::Stimulus;
 use std::path::Path;
@@ -52,7 +52,7 @@ pub struct SramBank {
     grant: u32,
     ptr_next: usize,
     stale: bool,
-    trace: Option<PortTrace>,
+    trace: Option<ModelVcd>,
     cycle: u64,
 }
 
@@ -236,7 +236,7 @@ impl Block for SramBank {
         if self.trace.is_some() {
             return Err(VltError::TraceAlreadyOpen);
         }
-        self.trace = Some(PortTrace::create(path, "sram_bank", &self.ports, 10 * self.cycle)?);
+        self.trace = Some(ModelVcd::create(path, "sram_bank", &self.ports, 10 * self.cycle)?);
         Ok(())
     }
 

@@ -10,7 +10,7 @@
 //!        out_valid[0], psum col 0   out_valid[1], psum col 1   (column c: t + ROWS + c)
 //! ```
 
-use crate::block::{Block, PortInfo, PortTrace, VltError};
+use crate::block::{Block, ModelVcd, PortInfo, VltError};
 use crate::diff::DiffConfig;
 use crate::stimulus::Stimulus;
 use std::path::Path;
@@ -88,7 +88,7 @@ pub struct SystolicTile {
     w_swap: bool,
     a_valid: u128,
     a_data: u128,
-    trace: Option<PortTrace>,
+    trace: Option<ModelVcd>,
     cycle: u64,
 }
 
@@ -251,7 +251,7 @@ impl Block for SystolicTile {
         if self.trace.is_some() {
             return Err(VltError::TraceAlreadyOpen);
         }
-        self.trace = Some(PortTrace::create(path, "systolic_tile", &self.ports, 10 * self.cycle)?);
+        self.trace = Some(ModelVcd::create(path, "systolic_tile", &self.ports, 10 * self.cycle)?);
         Ok(())
     }
 

@@ -1,7 +1,26 @@
+//! # trnsim-vlt-build
+//!
 //! Build-script helper: verilate each model, generate a flat `extern "C"` shim whose port
 //! accessors are pointers into the model, compile model + shim as one translation unit and the
 //! Verilator runtime once, cache everything by content hash, and emit the Rust wrappers and
 //! link lines.
+//!
+//! verilator-sys calls [`build`] (its blocks and the Verilator runtime). A crate of its own
+//! blocks, outside trnsim, calls [`build_models`] from its `build.rs` (no runtime: the one
+//! verilator-sys links is shared) and includes the wrappers with
+//! `verilator_sys::include_models!()`; docs/rtl.md, "A block in your own crate".
+//!
+//! ```no_run
+//! use trnsim_vlt_build::{find_verilator, build_models, Model, Reset};
+//! let m = Model::new("my_acc", "MyAcc", "acc_top", ["rtl/acc_top.sv", "rtl/acc_core.sv"])
+//!     .include_dir("rtl/include")
+//!     .define("ACC_STEP", "3")
+//!     .param_str("MODE", "sat")
+//!     .clock("clk_i")
+//!     .reset(Reset::async_low("arst_ni"));
+//! build_models(&find_verilator().unwrap(), &[m]).unwrap();
+//! ```
+#![warn(missing_docs)]
 
 use std::collections::hash_map::DefaultHasher;
 use std::fmt::Write as _;
@@ -11,7 +30,7 @@ use std::process::Command;
 use std::{env, fs};
 
 /// Bumped whenever the generated shim or Rust wrapper changes shape.
-const GENERATOR_VERSION: u32 = 4;
+const GENERATOR_VERSION: u32 = 6;
 const CXX_FLAGS: &[&str] = &[
     "-faligned-new",
     "-fcf-protection=none",
@@ -69,13 +88,104 @@ pub fn find_verilator() -> Result<Verilator, String> {
     Ok(Verilator { bin, root, version })
 }
 
-/// One Verilated model: a top module of some sources with parameter overrides.
-pub struct Model {
+/// How a block is reset, as declared to the build (checked against the RTL's ports).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reset {
+    /// The reset input's name in the RTL.
     pub name: String,
+    /// Asserted at 0.
+    pub active_low: bool,
+    /// Takes effect without a clock edge (`always_ff @(posedge clk or negedge rst_n)`).
+    pub asynchronous: bool,
+}
+
+impl Reset {
+    /// Synchronous, active-high (trnsim's own blocks: `rst`).
+    pub fn sync_high(name: &str) -> Reset {
+        Reset { name: name.into(), active_low: false, asynchronous: false }
+    }
+    /// Asynchronous, active-low (`arst_n`, `rst_ni`, ...).
+    pub fn async_low(name: &str) -> Reset {
+        Reset { name: name.into(), active_low: true, asynchronous: true }
+    }
+}
+
+/// One Verilated model: a top module of some sources with defines and parameter overrides.
+pub struct Model {
+    /// Model name: the C symbols' and cache entry's stem; unique in the final binary.
+    pub name: String,
+    /// The generated Rust type.
     pub rust_name: String,
+    /// Top module.
     pub top: String,
+    /// SystemVerilog sources, in the order Verilator reads them.
     pub sources: Vec<PathBuf>,
+    /// `` `include `` search directories (`-I`); every file in them is part of the cache key.
+    pub include_dirs: Vec<PathBuf>,
+    /// `+define+NAME=VALUE` (or `+define+NAME` for an empty value).
+    pub defines: Vec<(String, String)>,
+    /// `-GNAME=VALUE`, VALUE in Verilator's syntax (a string parameter's value is quoted:
+    /// [`Model::param_str`] does that).
     pub params: Vec<(String, String)>,
+    /// The clock input in the RTL (state changes on its rising edge); at the Rust interface it
+    /// is always the port `clk`.
+    pub clock: String,
+    /// The reset input, if the block has one (default: `rst`, synchronous active-high, when
+    /// the RTL has a port of that name).
+    pub reset: Option<Reset>,
+}
+
+impl Model {
+    /// A model of `top` from `sources`, clock `clk`, reset `rst` (if present), no defines or
+    /// parameters.
+    pub fn new<P: Into<PathBuf>>(
+        name: &str,
+        rust_name: &str,
+        top: &str,
+        sources: impl IntoIterator<Item = P>,
+    ) -> Model {
+        Model {
+            name: name.into(),
+            rust_name: rust_name.into(),
+            top: top.into(),
+            sources: sources.into_iter().map(Into::into).collect(),
+            include_dirs: Vec::new(),
+            defines: Vec::new(),
+            params: Vec::new(),
+            clock: "clk".into(),
+            reset: None,
+        }
+    }
+    /// Adds an `` `include `` directory.
+    pub fn include_dir(mut self, dir: impl Into<PathBuf>) -> Model {
+        self.include_dirs.push(dir.into());
+        self
+    }
+    /// Adds `+define+NAME=VALUE`.
+    pub fn define(mut self, name: &str, value: &str) -> Model {
+        self.defines.push((name.into(), value.into()));
+        self
+    }
+    /// Overrides an integer parameter.
+    pub fn param_int(mut self, name: &str, value: i64) -> Model {
+        self.params.push((name.into(), value.to_string()));
+        self
+    }
+    /// Overrides a string parameter.
+    pub fn param_str(mut self, name: &str, value: &str) -> Model {
+        self.params.push((name.into(), format!("\"{value}\"")));
+        self
+    }
+    /// Names the clock input (default `clk`).
+    pub fn clock(mut self, name: &str) -> Model {
+        self.clock = name.into();
+        self
+    }
+    /// Declares the reset input.
+    pub fn reset(mut self, r: Reset) -> Model {
+        self.reset = Some(r);
+        self
+    }
 }
 
 struct Port {
@@ -97,13 +207,26 @@ impl Port {
     }
 }
 
-/// Builds every model and writes `$OUT_DIR/vlt_models.rs`. Errors are messages for the user.
+/// Builds every model and the Verilator runtime, writes `$OUT_DIR/vlt_models.rs` and prints
+/// the link lines (verilator-sys's build). Errors are messages for the user.
 pub fn build(vlt: &Verilator, models: &[Model]) -> Result<(), String> {
+    build_inner(vlt, models, true)
+}
+
+/// Builds `models` without the Verilator runtime (a crate depending on verilator-sys with
+/// feature `rtl`, which links the runtime once for the whole binary), writes
+/// `$OUT_DIR/vlt_models.rs` (include it with `verilator_sys::include_models!()`) and prints the
+/// link lines. Model names must be unique in the final binary.
+pub fn build_models(vlt: &Verilator, models: &[Model]) -> Result<(), String> {
+    build_inner(vlt, models, false)
+}
+
+fn build_inner(vlt: &Verilator, models: &[Model], runtime: bool) -> Result<(), String> {
     let out_dir = PathBuf::from(env::var("OUT_DIR").map_err(|e| e.to_string())?);
     let cache = cache_dir(&out_dir);
     fs::create_dir_all(&cache).map_err(|e| format!("{}: {e}", cache.display()))?;
     let rt_dir = std::thread::scope(|s| {
-        let rt = s.spawn(|| build_runtime(vlt, &cache));
+        let rt = runtime.then(|| s.spawn(|| build_runtime(vlt, &cache)));
         let built: Vec<_> = models.iter().map(|m| s.spawn(|| build_model(vlt, m, &cache))).collect();
         let mut rust = String::new();
         let mut dirs = Vec::new();
@@ -112,7 +235,10 @@ pub fn build(vlt: &Verilator, models: &[Model]) -> Result<(), String> {
             rust.push_str(&code);
             dirs.push(dir);
         }
-        let rt_dir = rt.join().map_err(|_| "runtime build thread panicked".to_string())??;
+        let rt_dir = match rt {
+            Some(rt) => Some(rt.join().map_err(|_| "runtime build thread panicked".to_string())??),
+            None => None,
+        };
         rust.push_str(&assertion_table(models)?);
         fs::write(out_dir.join("vlt_models.rs"), rust).map_err(|e| e.to_string())?;
         for (m, d) in models.iter().zip(&dirs) {
@@ -121,10 +247,20 @@ pub fn build(vlt: &Verilator, models: &[Model]) -> Result<(), String> {
         }
         Ok::<_, String>(rt_dir)
     })?;
-    println!("cargo:rustc-link-search=native={}", rt_dir.display());
-    println!("cargo:rustc-link-lib=static=vlt_runtime");
+    if let Some(rt_dir) = rt_dir {
+        println!("cargo:rustc-link-search=native={}", rt_dir.display());
+        println!("cargo:rustc-link-lib=static=vlt_runtime");
+    }
     println!("cargo:rustc-link-lib=stdc++");
     Ok(())
+}
+
+/// The files of an include directory (not recursive), sorted: part of a model's cache key.
+fn include_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let rd = fs::read_dir(dir).map_err(|e| format!("include dir {}: {e}", dir.display()))?;
+    let mut files: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect();
+    files.sort();
+    Ok(files)
 }
 
 /// `ASSERTIONS`: every labelled assertion (`label: assert ...`) of the models' sources, as
@@ -147,7 +283,7 @@ fn assertion_table(models: &[Model]) -> Result<String, String> {
         }
     }
     Ok(format!(
-        "/// Labelled assertions of the Verilated sources: (file name, line, label).\npub static ASSERTIONS: &[(&str, u32, &str)] = &[\n{rows}];\n"
+        "/// Labelled assertions of the Verilated sources: (file name, line, label).\npub const ASSERTIONS: &[(&str, u32, &str)] = &[\n{rows}];\n"
     ))
 }
 
@@ -222,6 +358,12 @@ fn build_model(vlt: &Verilator, m: &Model, cache: &Path) -> Result<(PathBuf, Str
     args.extend(["--assert", "-Wno-fatal", "--timescale-override", "1ns/1ns", "--trace"].map(String::from));
     args.extend(["--prefix".into(), prefix.clone(), "--top-module".into(), m.top.clone()]);
     args.extend(m.params.iter().map(|(k, v)| format!("-G{k}={v}")));
+    for (k, v) in &m.defines {
+        args.push(if v.is_empty() { format!("+define+{k}") } else { format!("+define+{k}={v}") });
+    }
+    for d in &m.include_dirs {
+        args.push(format!("-I{}", d.display()));
+    }
     let mut key: Vec<Vec<u8>> = vec![
         vlt.version.clone().into_bytes(),
         args.join(" ").into_bytes(),
@@ -231,6 +373,15 @@ fn build_model(vlt: &Verilator, m: &Model, cache: &Path) -> Result<(PathBuf, Str
         println!("cargo:rerun-if-changed={}", s.display());
         key.push(fs::read(s).map_err(|e| format!("{}: {e}", s.display()))?);
     }
+    for d in &m.include_dirs {
+        println!("cargo:rerun-if-changed={}", d.display());
+        for f in include_files(d)? {
+            key.push(f.display().to_string().into_bytes());
+            key.push(fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))?);
+        }
+    }
+    // The clock and reset declarations shape the wrapper.
+    key.push(format!("{} {:?}", m.clock, m.reset).into_bytes());
     let key_refs: Vec<&[u8]> = key.iter().map(|k| k.as_slice()).collect();
     let dir = cache.join(format!("{}-{}", m.name, hash_of(&key_refs)));
     cached(&dir, |tmp| {
@@ -242,6 +393,7 @@ fn build_model(vlt: &Verilator, m: &Model, cache: &Path) -> Result<(PathBuf, Str
             return Err(format!("verilator failed on model {}:\n{}", m.name, String::from_utf8_lossy(&out.stderr)));
         }
         let ports = parse_ports(&mdir.join(format!("{prefix}.h")))?;
+        check_clock_reset(m, &ports)?;
         let classes = fs::read_to_string(mdir.join(format!("{prefix}_classes.mk"))).map_err(|e| e.to_string())?;
         let mut all = String::new();
         for var in ["VM_CLASSES_FAST", "VM_CLASSES_SLOW", "VM_SUPPORT_FAST", "VM_SUPPORT_SLOW"] {
@@ -302,10 +454,34 @@ fn parse_ports(header: &Path) -> Result<Vec<Port>, String> {
         let words = if rest.starts_with('W') { num(3)? } else { 0 };
         ports.push(Port { name: f[0].to_string(), input, width: msb - lsb + 1, words });
     }
-    if ports.iter().all(|p| p.name != "clk") {
-        return Err(format!("{}: the top module needs a `clk` input", header.display()));
-    }
     Ok(ports)
+}
+
+/// The declared clock (and reset, if any) must be 1-bit inputs; `clk` is reserved for the
+/// clock at the Rust interface.
+fn check_clock_reset(m: &Model, ports: &[Port]) -> Result<(), String> {
+    let input1 = |name: &str, what: &str| match ports.iter().find(|p| p.name == name) {
+        Some(p) if p.input && p.width == 1 => Ok(()),
+        Some(_) => Err(format!("model {}: {what} `{name}` of {} is not a 1-bit input", m.name, m.top)),
+        None => Err(format!(
+            "model {}: {} has no {what} input `{name}` (declare it: Model::clock / Model::reset)",
+            m.name, m.top
+        )),
+    };
+    input1(&m.clock, "clock")?;
+    if m.clock != "clk" && ports.iter().any(|p| p.name == "clk") {
+        return Err(format!("model {}: the clock is `{}`, but `clk` names another port", m.name, m.clock));
+    }
+    if let Some(r) = &m.reset {
+        input1(&r.name, "reset")?;
+    }
+    Ok(())
+}
+
+/// The reset as the wrapper declares it: the declared one, else a `rst` input (synchronous,
+/// active-high, trnsim's convention), else none.
+fn reset_of(m: &Model, ports: &[Port]) -> Option<Reset> {
+    m.reset.clone().or_else(|| ports.iter().any(|p| p.name == "rst" && p.input).then(|| Reset::sync_high("rst")))
 }
 
 fn shim_cpp(m: &Model, prefix: &str, ports: &[Port]) -> String {
@@ -326,7 +502,9 @@ fn rust_wrapper(m: &Model, ports: &[Port]) -> String {
     let (mut set_arms, mut get_arms, mut get_all) = (String::new(), String::new(), String::new());
     for (i, p) in ports.iter().enumerate() {
         let (name, rty) = (&p.name, p.rust_ty());
-        writeln!(infos, "        PortInfo {{ name: {name:?}, input: {}, width: {} }},", p.input, p.width).unwrap();
+        // The clock is `clk` at the Rust interface, whatever its RTL name.
+        let info_name = if *name == m.clock { "clk" } else { name.as_str() };
+        writeln!(infos, "        PortInfo {{ name: {info_name:?}, input: {}, width: {} }},", p.input, p.width).unwrap();
         let wide = p.words > 0;
         if p.input {
             let body = if wide {
@@ -391,6 +569,8 @@ impl {ty} {{
 
 impl Verilated for {ty} {{
     const TOP: &'static str = {top:?};
+    const RESET: Option<ResetInfo> = {reset};
+    const ASSERTIONS: &'static [(&'static str, u32, &'static str)] = ASSERTIONS;
     const PORTS: &'static [PortInfo] = &[
 {infos}    ];
     fn new() -> Result<Self, VltError> {{
@@ -408,7 +588,7 @@ impl Verilated for {ty} {{
         }}
     }}
     #[inline]
-    fn set_clk(&mut self, v: bool) {{ {ty}::set_clk(self, v as u8) }}
+    fn set_clk(&mut self, v: bool) {{ {ty}::set_{clock}(self, v as u8) }}
     #[inline]
     fn set_u128(&mut self, port: usize, v: u128) {{
         match port {{
@@ -451,6 +631,14 @@ impl Drop for {ty} {{
 }}
 "#,
         top = m.top,
+        clock = m.clock,
+        reset = match reset_of(m, ports) {
+            Some(r) => format!(
+                "Some(ResetInfo {{ name: {:?}, active_low: {}, asynchronous: {} }})",
+                r.name, r.active_low, r.asynchronous
+            ),
+            None => "None".into(),
+        },
         params = if params.is_empty() { "defaults".into() } else { params.join(", ") },
         srcs = m
             .sources

@@ -1,0 +1,32 @@
+//! Verilates this crate's block when verilator-sys is built with feature `rtl` (it says so in
+//! `DEP_TRNSIM_VLT_RTL`), and sets cfg `trnsim_rtl`; otherwise builds nothing.
+use trnsim_vlt_build::{build_models, find_verilator, Model, Reset};
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo::rustc-check-cfg=cfg(trnsim_rtl)");
+    if std::env::var_os("DEP_TRNSIM_VLT_RTL").is_none() {
+        return;
+    }
+    println!("cargo:rustc-cfg=trnsim_rtl");
+    // The accumulator: two sources, an include directory, a define and a string parameter;
+    // clock `clk_i`, asynchronous active-low reset `arst_ni`.
+    let acc = |name: &str, rust: &str, mode: &str| {
+        Model::new(name, rust, "acc_top", ["rtl/acc_core.sv", "rtl/acc_top.sv"])
+            .include_dir("rtl/include")
+            .define("ACC_STEP", "3")
+            .param_str("MODE", mode)
+            .clock("clk_i")
+            .reset(Reset::async_low("arst_ni"))
+    };
+    let models = [
+        acc("oot_acc", "OotAcc", "sat"),
+        // The planted bug: the same RTL built wrapping instead of saturating.
+        acc("oot_acc_wrap", "OotAccWrap", "wrap"),
+    ];
+    let r = find_verilator().and_then(|v| build_models(&v, &models));
+    if let Err(e) = r {
+        eprintln!("error: trnsim-outside-block: {e}");
+        std::process::exit(1);
+    }
+}

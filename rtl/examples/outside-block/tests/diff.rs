@@ -1,0 +1,112 @@
+//! The out-of-tree block against its RTL (with the RTL: verilator-sys feature `rtl`, e.g.
+//! `cargo test -p trnsim-outside-block --features trnsim-rtl/rtl`; without it the RTL tests
+//! are reported ignored, never passed).
+
+use std::process::Command;
+use trnsim_outside_block::{Acc, AccStimulus, BLOCKS};
+use trnsim_rtl::diff::{diff, DiffConfig, DiffError};
+use trnsim_rtl::registry::DiffRequest;
+
+fn entry(name: &str) -> &'static trnsim_rtl::registry::BlockEntry {
+    BLOCKS.iter().find(|b| b.name == name).unwrap()
+}
+
+#[test]
+fn model_against_itself_and_against_a_wrapping_model() {
+    // No RTL needed: the model is deterministic, and the stimulus reaches both limits.
+    let cfg = DiffConfig::every_cycle(50_000);
+    diff(|| Acc::new(3, true), || Ok(Acc::new(3, true)), || AccStimulus::new(5), &cfg).unwrap();
+    let e = diff(|| Acc::new(3, true), || Ok(Acc::new(3, false)), || AccStimulus::new(5), &cfg).unwrap_err();
+    assert!(matches!(e, DiffError::Diverged(_)), "{e}");
+}
+
+#[test]
+#[cfg_attr(not(trnsim_rtl), ignore = "needs the RTL: build with --features trnsim-rtl/rtl (Verilator 5)")]
+fn oot_acc_matches_its_rtl_for_100k_cycles_with_full_coverage() {
+    let t = std::time::Instant::now();
+    let r = entry("oot_acc").diff(&DiffRequest::new(100_000, 1)).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("oot_acc: {} cycles in {:.2} s", r.cycles, t.elapsed().as_secs_f64());
+    assert_eq!(r.cycles, 100_000);
+    let (model, rtl) = r.coverage.expect("coverage");
+    assert_eq!(model, rtl);
+    assert_eq!(model.percent(), 100.0, "{}", model.table(20));
+}
+
+#[test]
+#[cfg_attr(not(trnsim_rtl), ignore = "needs the RTL: build with --features trnsim-rtl/rtl (Verilator 5)")]
+fn the_planted_bug_a_string_parameter_flipped_is_caught() {
+    let e = entry("oot_acc_wrap_bug").diff(&DiffRequest::new(100_000, 1)).unwrap_err();
+    let DiffError::Diverged(d) = &e else { panic!("expected a divergence, got {e}") };
+    eprintln!("{e}");
+    assert_eq!(d.port, "count");
+}
+
+#[test]
+#[cfg_attr(not(trnsim_rtl), ignore = "needs the RTL: build with --features trnsim-rtl/rtl (Verilator 5)")]
+fn the_blocks_own_binary_is_trnsim_diff_with_the_block_added() {
+    let bin = env!("CARGO_BIN_EXE_outside-block");
+    let list = Command::new(bin).args(["diff", "--list"]).output().unwrap();
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(list.status.success() && text.contains("oot_acc ") && text.contains("islip_n4_i1"), "{text}");
+    let ok = Command::new(bin).args(["diff", "oot_acc", "--cycles", "20000", "--seed", "3"]).output().unwrap();
+    let text = String::from_utf8_lossy(&ok.stdout);
+    assert!(ok.status.success(), "{text}{}", String::from_utf8_lossy(&ok.stderr));
+    assert!(text.contains("oot_acc: 20000 cycles (random, seed 3), no divergence"), "{text}");
+    let bug = Command::new(bin).args(["diff", "oot_acc_wrap_bug", "--cycles", "20000"]).output().unwrap();
+    assert_eq!(bug.status.code(), Some(1), "{}", String::from_utf8_lossy(&bug.stdout));
+    assert!(String::from_utf8_lossy(&bug.stdout).contains("DIVERGED"));
+    // trnsim's own blocks still run from here.
+    let own = Command::new(bin).args(["diff", "link_fifo", "--cycles", "2000"]).output().unwrap();
+    assert!(own.status.success(), "{}", String::from_utf8_lossy(&own.stderr));
+}
+
+fn fuzz_bytes(n: usize) -> Vec<u8> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+#[test]
+fn fuzz_stimulus_drives_the_declared_active_low_reset() {
+    use trnsim_rtl::block::Block;
+    use trnsim_rtl::stimulus::FuzzStimulus;
+    let m = Acc::new(3, true);
+    let f = FuzzStimulus::from_bytes_reset(m.ports(), m.reset(), &fuzz_bytes(20_000));
+    let v = f.vectors();
+    let arst = trnsim_outside_block::port::ARST_NI;
+    assert_eq!((v[0][arst], v[1][arst]), (0, 0), "asserted (low) in cycles 0 and 1");
+    let low = v.iter().filter(|c| c[arst] == 0).count();
+    assert!(low >= 2 && low < v.len() / 20, "asserted rarely: {low} of {}", v.len());
+}
+
+#[test]
+#[cfg_attr(not(trnsim_rtl), ignore = "needs the RTL: build with --features trnsim-rtl/rtl (Verilator 5)")]
+fn oot_acc_matches_its_rtl_on_fuzz_stimulus() {
+    use trnsim_rtl::registry::StimulusKind;
+    let req = DiffRequest { stimulus: StimulusKind::Fuzz(fuzz_bytes(50_000)), ..DiffRequest::new(100_000, 1) };
+    let r = entry("oot_acc").diff(&req).unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.cycles > 1000, "{} cycles", r.cycles);
+}
+
+#[test]
+#[cfg_attr(not(trnsim_rtl), ignore = "needs the RTL: build with --features trnsim-rtl/rtl (Verilator 5)")]
+fn an_assertion_in_the_crates_own_rtl_is_reported_by_its_label() {
+    // A wrapping model agrees with the wrapping RTL port for port: only the RTL's assertion
+    // (the spec: counting up never lowers the count) catches the bug.
+    #[cfg(trnsim_rtl)]
+    {
+        use trnsim_outside_block::models::OotAccWrap;
+        use trnsim_rtl::rtl::Rtl;
+        let cfg = DiffConfig::every_cycle(100_000);
+        let e = diff(|| Acc::new(3, false), Rtl::<OotAccWrap>::new, || AccStimulus::new(1), &cfg).unwrap_err();
+        let DiffError::Assertion(a) = &e else { panic!("expected an assertion failure, got {e}") };
+        assert_eq!(a.label, "a_up_never_wraps");
+        assert!(a.location.starts_with("acc_core.sv:"), "{}", a.location);
+    }
+}
