@@ -23,13 +23,17 @@ pub(crate) fn run(
 
 #[test]
 fn unloaded_read_latency_is_pipeline_plus_rcd_plus_cl_plus_burst() {
-    for p in presets::ALL {
-        let cfg = StackConfig::from_preset(p);
-        let r = run(&cfg, Pattern::SameBank, 1, 1, 1);
-        let t = &cfg.timing;
-        let expect = (1 + t.rcd_rd + t.cl + t.bl) as f64 * 1000.0 / t.ck_mhz as f64;
-        let got = r.get("hbm", "read_latency_ns_max").unwrap().as_f64();
-        assert!((got - expect).abs() < 1e-9, "{}: {got} ns, formula {expect} ns", p.name);
+    // In both fidelities: the fast model's lone read takes the same formula.
+    for fidelity in [crate::hbm::Fidelity::Cycle, crate::hbm::Fidelity::Fast] {
+        for p in presets::ALL {
+            let mut cfg = StackConfig::from_preset(p);
+            cfg.fidelity = fidelity;
+            let r = run(&cfg, Pattern::SameBank, 1, 1, 1);
+            let t = &cfg.timing;
+            let expect = (1 + t.rcd_rd + t.cl + t.bl) as f64 * 1000.0 / t.ck_mhz as f64;
+            let got = r.get("hbm", "read_latency_ns_max").unwrap().as_f64();
+            assert!((got - expect).abs() < 1e-9, "{} ({fidelity:?}): {got} ns, formula {expect} ns", p.name);
+        }
     }
 }
 
