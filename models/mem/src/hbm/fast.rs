@@ -30,23 +30,58 @@ use crate::hbm::Command;
 
 const CLOSED: u32 = u32::MAX;
 
-/// Cycles a [`Calendar`] looks ahead.
-const HORIZON: u64 = 4096;
+/// Cycles a [`Calendar`] looks ahead: the bursts of 4096 queued requests on one
+/// pseudo-channel (2 KiB of bits per calendar).
+const HORIZON: u64 = 16384;
 const WORDS: usize = (HORIZON / 64) as usize;
 
 /// Which of the next [`HORIZON`] cycles a resource (a data bus, an ACT slot) is booked: a
 /// request books the first free run of cycles at or after the earliest it could use, so a
 /// later request can fill a gap an earlier one left (the reordering a controller does).
+/// Bookings that do not fit in the window (a resource with more than a window's work queued)
+/// go one after another beyond it, and enter the window as it moves: the resource's rate
+/// holds however much is queued.
 #[derive(Clone, Debug)]
 struct Calendar {
     /// First cycle of the window (a multiple of 64).
     base: u64,
     bits: [u64; WORDS],
+    /// Bookings beyond the window, (start, length), in order, back to back from `tail`.
+    later: std::collections::VecDeque<(u64, u64)>,
+    tail: u64,
 }
 
 impl Calendar {
     fn new() -> Calendar {
-        Calendar { base: 0, bits: [0; WORDS] }
+        Calendar { base: 0, bits: [0; WORDS], later: std::collections::VecDeque::new(), tail: 0 }
+    }
+
+    fn mark(&mut self, start: u64, len: u64) {
+        for k in 0..len {
+            let (w, b) = Self::slot(start + k);
+            self.bits[w] |= b;
+        }
+    }
+
+    /// Moves the bookings beyond the window that the window now reaches into it.
+    fn admit_later(&mut self) {
+        let end = self.base + HORIZON;
+        while let Some(&(s, l)) = self.later.front() {
+            if s >= end {
+                break;
+            }
+            let from = s.max(self.base);
+            let inside = (s + l).min(end);
+            if inside > from {
+                self.mark(from, inside - from);
+            }
+            if s + l <= end {
+                self.later.pop_front();
+            } else {
+                self.later[0] = (end, s + l - end);
+                break;
+            }
+        }
     }
 
     fn slot(c: u64) -> (usize, u64) {
@@ -59,21 +94,33 @@ impl Calendar {
         if want >= self.base + HORIZON {
             self.bits = [0; WORDS];
             self.base = want;
-            return;
+        } else {
+            while self.base < want {
+                self.bits[Self::slot(self.base).0] = 0;
+                self.base += 64;
+            }
         }
-        while self.base < want {
-            self.bits[Self::slot(self.base).0] = 0;
-            self.base += 64;
+        if !self.later.is_empty() {
+            self.admit_later();
         }
     }
 
-    /// Books `len` cycles from the first cycle >= `earliest` where they are all free; past the
-    /// horizon, books nothing and returns `earliest`.
+    /// Books `len` cycles from the first cycle >= `earliest` where they are all free; when
+    /// the window has no such run, after the last booking beyond it.
     fn book(&mut self, earliest: u64, len: u64) -> u64 {
         let mut c = earliest.max(self.base);
         'search: loop {
             if c + len > self.base + HORIZON {
+                let c = earliest.max(self.base + HORIZON).max(self.tail);
+                self.tail = c + len;
+                self.later.push_back((c, len));
                 return c;
+            }
+            let (w0, _) = Self::slot(c);
+            if self.bits[w0] == u64::MAX {
+                // A fully booked word: skip to the next.
+                c = c - c % 64 + 64;
+                continue 'search;
             }
             for k in 0..len {
                 let (w, b) = Self::slot(c + k);
@@ -82,10 +129,7 @@ impl Calendar {
                     continue 'search;
                 }
             }
-            for k in 0..len {
-                let (w, b) = Self::slot(c + k);
-                self.bits[w] |= b;
-            }
+            self.mark(c, len);
             return c;
         }
     }
@@ -272,6 +316,23 @@ mod tests {
         assert_eq!(c.book(8, 2), 14, "5-8 and 10-13 are booked: the first free pair from 8 is 14-15");
         c.advance(200);
         assert_eq!(c.book(150, 2), 192, "cycles before the window's start are gone");
-        assert_eq!(c.book(100_000, 3), 100_000, "past the horizon nothing is booked");
+        assert_eq!(c.book(100_000, 3), 100_000, "a booking beyond the window");
+        assert_eq!(c.book(100_000, 3), 100_003, "bookings beyond the window go back to back");
+        c.advance(99_000);
+        assert_eq!(c.book(100_001, 2), 100_006, "they enter the window as it reaches them");
+        assert_eq!(c.book(99_990, 10), 99_990, "and gaps before them stay free");
+    }
+
+    #[test]
+    fn a_calendar_keeps_its_rate_with_more_queued_than_its_window() {
+        // 10,000 two-cycle bookings all wanted at cycle 0: back to back, 20,000 cycles.
+        let mut c = Calendar::new();
+        let mut last = 0;
+        for i in 0..10_000u64 {
+            let at = c.book(0, 2);
+            assert!(i == 0 || at >= last + 2, "booking {i} at {at}, previous at {last}");
+            last = at;
+        }
+        assert_eq!(last, 19_998);
     }
 }
