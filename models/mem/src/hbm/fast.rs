@@ -22,6 +22,10 @@
 //! buses, tCCD_R and SID effects, tWTR_L, refresh postponement, and a refresh that starts
 //! between a bank's ACT and its column command. docs/validation.md gives its figures beside
 //! the cycle-level model's.
+//!
+//! **Statistics** (the stack's usual names): reads, writes, row hits, misses and conflicts,
+//! ACT/PRE/RD/WR counts and latencies (from arrival: there is no queue) are counted; REF
+//! commands, refresh time, queue depth, write-mode time and the intake counters read 0.
 
 use crate::hbm::org::{Location, Organization};
 use crate::hbm::stats::PcStats;
