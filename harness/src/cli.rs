@@ -661,6 +661,7 @@ fn system_file_kind(config: Option<&Path>) -> Option<&'static str> {
     match trnsim_harness::chip::top_level_name(&text).as_deref() {
         Some("ChipSpec") => Some("a chip"),
         Some("UltraServerSpec") => Some("an UltraServer"),
+        Some("UltraClusterSpec") => Some("an UltraCluster"),
         Some("TopologySpec") => Some("a fabric"),
         _ => None,
     }

@@ -191,6 +191,35 @@ impl Presets {
             Presets::Disk { fabric_dir, .. } => on_disk(fabric_dir, name, "TopologySpec"),
         }
     }
+
+    /// The UltraServer preset `name` (looked up like chips): its file name and text, or the
+    /// names known.
+    pub fn ultraserver(&self, name: &str) -> Found {
+        match self {
+            Presets::BuiltIn => builtin(crate::doc::BUILTIN_ULTRASERVERS, name),
+            Presets::Disk { chip_dirs, .. } => {
+                let mut known = Vec::new();
+                for d in chip_dirs {
+                    match on_disk(d, name, "UltraServerSpec") {
+                        Ok(hit) => return Ok(hit),
+                        Err(k) => known.extend(k),
+                    }
+                }
+                known.sort();
+                known.dedup();
+                Err(known)
+            }
+        }
+    }
+
+    /// The scale-out switch preset `name` (models/configs/scaleout): its file name and text,
+    /// or the names known.
+    pub fn switch(&self, name: &str) -> Found {
+        match self {
+            Presets::BuiltIn => builtin(crate::cluster::BUILTIN_SWITCHES, name),
+            Presets::Disk { .. } => on_disk(&crate::cluster::presets_dir(), name, "ScaleOutSwitchSpec"),
+        }
+    }
 }
 
 fn builtin(table: &[(&str, &str)], name: &str) -> Found {
