@@ -128,6 +128,7 @@ pub const BUILTIN_ULTRASERVERS: &[(&str, &str)] = &[
     ("trn2-ultraserver", ultraserver::TRN2_ULTRASERVER_RON),
     ("trn3-gen1-ultraserver", ultraserver::TRN3_GEN1_RON),
     ("trn3-gen2-ultraserver", ultraserver::TRN3_GEN2_RON),
+    ("trn4-ultraserver", include_str!("../../configs/system/trn4-ultraserver.ron")),
 ];
 
 /// Every built-in system preset name, by kind (for `--system` and messages).

@@ -113,7 +113,11 @@ pub const TRN3_GEN2_RON: &str = include_str!("../../../configs/system/trn3-gen2-
 pub const TRN2_ULTRASERVER_RON: &str = include_str!("../../../configs/system/trn2-ultraserver.ron");
 
 /// The chip presets compiled in, by name.
-pub const BUILTIN_CHIPS: &[(&str, &str)] = &[("trn2-chip", super::TRN2_CHIP_RON), ("trn3-chip", super::TRN3_CHIP_RON)];
+pub const BUILTIN_CHIPS: &[(&str, &str)] = &[
+    ("trn2-chip", super::TRN2_CHIP_RON),
+    ("trn3-chip", super::TRN3_CHIP_RON),
+    ("trn4-chip", include_str!("../../../configs/system/trn4-chip.ron")),
+];
 
 /// The fabric topology presets compiled in, by name (models/configs/fabric/*.ron).
 pub const BUILTIN_FABRICS: &[(&str, &str)] = &[
