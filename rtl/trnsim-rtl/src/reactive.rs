@@ -237,3 +237,95 @@ impl Stimulus for HoldingRequesters {
         }
     }
 }
+
+/// What the DMA engine does for a while.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Engine {
+    /// Starts a packet whenever one is ready.
+    Busy,
+    /// Starts none (the queues fill).
+    Stalled,
+    /// May start with this probability.
+    Random(f64),
+}
+
+/// The producer and the engine around DMA descriptor queues (ports `rst`, `enq_valid`,
+/// `enq_queue`, `enq_tag`, `enq_pkts`, `start_ok` driven; `enq_ready` observed): the producer
+/// holds a descriptor (valid, queue, tag, packets) until it is taken, as a valid/ready master
+/// must, in sequences of bursts to one queue, spread traffic and idles; the engine is busy,
+/// stalled or random.
+pub struct HoldingDescriptors {
+    rng: SimRng,
+    queues: u64,
+    held: Option<(u64, u128, u128)>,
+    burst_queue: Option<u64>,
+    p_new: f64,
+    engine: Engine,
+    left: u64,
+    eng_left: u64,
+    p: [usize; 7],
+}
+
+impl HoldingDescriptors {
+    /// For a block of `queues` queues with `ports`, from `seed`.
+    pub fn new(ports: &[PortInfo], queues: u64, seed: u64) -> HoldingDescriptors {
+        let p = ["rst", "enq_valid", "enq_queue", "enq_tag", "enq_pkts", "start_ok", "enq_ready"].map(|n| index(ports, n));
+        HoldingDescriptors {
+            rng: SimRng::new(seed, 23),
+            queues,
+            held: None,
+            burst_queue: None,
+            p_new: 0.5,
+            engine: Engine::Busy,
+            left: 0,
+            eng_left: 0,
+            p,
+        }
+    }
+}
+
+impl Stimulus for HoldingDescriptors {
+    fn drive(&mut self, cycle: u64, inputs: &mut [u128]) {
+        let [rst, valid, queue, tag, pkts, start_ok, _] = self.p;
+        if self.left == 0 {
+            (self.burst_queue, self.p_new) = weighted(
+                &mut self.rng,
+                &[(3, (Some(0), 1.0)), (3, (None, 0.7)), (2, (None, 0.2)), (1, (None, 0.0))],
+            );
+            self.burst_queue = self.burst_queue.map(|_| self.rng.below(self.queues));
+            self.left = 1 + self.rng.below(96);
+        }
+        if self.eng_left == 0 {
+            self.engine = weighted(&mut self.rng, &[(3, Engine::Busy), (2, Engine::Stalled), (3, Engine::Random(0.4))]);
+            self.eng_left = 1 + self.rng.below(96);
+        }
+        self.left -= 1;
+        self.eng_left -= 1;
+        let reset = cycle < 2 || self.rng.below(16_384) == 0;
+        inputs[rst] = u128::from(reset);
+        if reset {
+            self.held = None;
+        }
+        if self.held.is_none() && !reset && self.rng.chance(self.p_new) {
+            let q = self.burst_queue.unwrap_or_else(|| self.rng.below(self.queues));
+            let n = crate::model::DmaQueueStimulus::pkts(&mut self.rng, 0.1, 0.02);
+            self.held = Some((q, u128::from(self.rng.below(256)), n));
+        }
+        inputs[valid] = u128::from(self.held.is_some());
+        if let Some((q, t, n)) = self.held {
+            (inputs[queue], inputs[tag], inputs[pkts]) = (u128::from(q), t, n);
+        }
+        inputs[start_ok] = u128::from(match self.engine {
+            Engine::Busy => true,
+            Engine::Stalled => false,
+            Engine::Random(p) => self.rng.chance(p),
+        });
+    }
+
+    fn observe(&mut self, _cycle: u64, ports: &[u128]) {
+        let [rst, valid, _, _, _, _, ready] = self.p;
+        if ports[rst] & 1 == 0 && ports[valid] & 1 == 1 && ports[ready] & 1 == 1 {
+            self.held = None;
+        }
+    }
+}

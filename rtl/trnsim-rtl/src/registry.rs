@@ -15,7 +15,7 @@ use crate::coverage::{Cover, Expr};
 use crate::diff::{diff, diff_transactions, DiffConfig, DiffError, DiffReport};
 use crate::model::{ArbMode, IslipArbiter, IslipStimulus, LinkFifo, SramBank, SramBankStimulus};
 use crate::monitor::Protocol;
-use crate::reactive::{CreditSender, HoldingRequesters};
+use crate::reactive::{CreditSender, HoldingDescriptors, HoldingRequesters};
 use crate::scoreboard::{Order, ScoreboardConfig, TxnId, TxnStream};
 use crate::stimulus::{FuzzStimulus, LinkFifoStimulus, Stimulus};
 use crate::trace::PortTrace;
@@ -213,6 +213,30 @@ fn hbm_bank_cover() -> Vec<Cover> {
     ]
 }
 
+
+/// DMA descriptor queues (`q` queues of `depth`): every queue at every occupancy, every queue
+/// ready and every queue retiring an empty part, how many queues are ready at once, a
+/// packet started x its part's last (last needs a start), the enqueue handshake, the engine's
+/// offer x a start (a start needs `start_ok`), and every bit of the started tag.
+fn dma_queue_cover(q: u32, depth: u32) -> Vec<Cover> {
+    let cw = 32 - depth.leading_zeros();
+    let (n, half) = (u128::from(q), u128::from(q / 2));
+    vec![
+        Cover::lanes("occupancy", "count", q, cw, u128::from(depth) + 1),
+        Cover::bits("queue ready", "ready"),
+        Cover::bits("empty part retired", "empty_ret"),
+        Cover::ranges(
+            "queues ready at once",
+            Expr::Pop("ready"),
+            &[("none", 0, 0), ("one", 1, 1), ("some", 2, half), ("many", half + 1, n - 1), ("all", n, n)],
+        ),
+        Cover::cross("start x last", vec![("start", Expr::port("start")), ("last", Expr::port("start_last"))], &[0b10]),
+        Cover::cross("enqueue", vec![("valid", Expr::port("enq_valid")), ("ready", Expr::port("enq_ready"))], &[]),
+        Cover::cross("engine", vec![("start_ok", Expr::port("start_ok")), ("start", Expr::port("start"))], &[0b10]),
+        Cover::bits("start_tag bits", "start_tag"),
+    ]
+}
+
 /// Every block `trnsim diff` knows.
 pub static BLOCKS: &[BlockEntry] = &[
     BlockEntry {
@@ -396,6 +420,37 @@ pub static BLOCKS: &[BlockEntry] = &[
         coverage: hbm_bank_cover,
         monitors: Vec::new,
         make_reactive: None,
+    },
+    BlockEntry {
+        name: "dma_queue",
+        description: "one DMA engine's 16 descriptor queues (depth 4, start latency 8 cycles) and round-robin \
+                      arbiter (rtl/blocks/dma_queue.sv; trnsim-core's DMA queue arbiter)",
+        make_model: || Box::new(crate::model::DmaQueue::new(16, 4, 8, false)),
+        make_rtl: rtl!(DmaQueueQ16D4),
+        make_stimulus: |seed| Box::new(crate::model::DmaQueueStimulus::new(16, seed)),
+        diff_config: DiffConfig::dma_queue,
+        scoreboard: None,
+        coverage: || dma_queue_cover(16, 4),
+        monitors: Vec::new,
+        make_reactive: Some(|seed| {
+            let m = crate::model::DmaQueue::new(16, 4, 8, false);
+            Box::new(HoldingDescriptors::new(m.ports(), 16, seed))
+        }),
+    },
+    BlockEntry {
+        name: "dma_queue_q6_qos",
+        description: "the DMA descriptor queues at 6 queues of 3, start latency 2, four priority classes (v4 QoS)",
+        make_model: || Box::new(crate::model::DmaQueue::new(6, 3, 2, true)),
+        make_rtl: rtl!(DmaQueueQ6D3Qos),
+        make_stimulus: |seed| Box::new(crate::model::DmaQueueStimulus::new(6, seed)),
+        diff_config: DiffConfig::dma_queue,
+        scoreboard: None,
+        coverage: || dma_queue_cover(6, 3),
+        monitors: Vec::new,
+        make_reactive: Some(|seed| {
+            let m = crate::model::DmaQueue::new(6, 3, 2, true);
+            Box::new(HoldingDescriptors::new(m.ports(), 6, seed))
+        }),
     },
 ];
 

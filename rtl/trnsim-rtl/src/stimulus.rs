@@ -9,6 +9,7 @@ use trnsim_kernel::SimRng;
 
 pub use crate::trace::TraceStimulus;
 
+pub use crate::model::DmaQueueStimulus;
 pub use crate::model::HbmBankStimulus;
 pub use crate::model::IslipStimulus;
 pub use crate::model::SramBankStimulus;
