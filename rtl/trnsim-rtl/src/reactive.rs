@@ -269,7 +269,8 @@ pub struct HoldingDescriptors {
 impl HoldingDescriptors {
     /// For a block of `queues` queues with `ports`, from `seed`.
     pub fn new(ports: &[PortInfo], queues: u64, seed: u64) -> HoldingDescriptors {
-        let p = ["rst", "enq_valid", "enq_queue", "enq_tag", "enq_pkts", "start_ok", "enq_ready"].map(|n| index(ports, n));
+        let p =
+            ["rst", "enq_valid", "enq_queue", "enq_tag", "enq_pkts", "start_ok", "enq_ready"].map(|n| index(ports, n));
         HoldingDescriptors {
             rng: SimRng::new(seed, 23),
             queues,
@@ -288,10 +289,8 @@ impl Stimulus for HoldingDescriptors {
     fn drive(&mut self, cycle: u64, inputs: &mut [u128]) {
         let [rst, valid, queue, tag, pkts, start_ok, _] = self.p;
         if self.left == 0 {
-            (self.burst_queue, self.p_new) = weighted(
-                &mut self.rng,
-                &[(3, (Some(0), 1.0)), (3, (None, 0.7)), (2, (None, 0.2)), (1, (None, 0.0))],
-            );
+            (self.burst_queue, self.p_new) =
+                weighted(&mut self.rng, &[(3, (Some(0), 1.0)), (3, (None, 0.7)), (2, (None, 0.2)), (1, (None, 0.0))]);
             self.burst_queue = self.burst_queue.map(|_| self.rng.below(self.queues));
             self.left = 1 + self.rng.below(96);
         }

@@ -213,7 +213,6 @@ fn hbm_bank_cover() -> Vec<Cover> {
     ]
 }
 
-
 /// DMA descriptor queues (`q` queues of `depth`): every queue at every occupancy, every queue
 /// ready and every queue retiring an empty part, how many queues are ready at once, a
 /// packet started x its part's last (last needs a start), the enqueue handshake, the engine's

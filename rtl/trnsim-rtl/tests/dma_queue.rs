@@ -116,7 +116,8 @@ fn against_engine(p: &DmaParams, depth: usize, latency: u32, cycles: u64, seed: 
         }
         if v[P::ENQ_VALID] == 1 {
             if room {
-                let part = Part { tag: v[P::ENQ_TAG], total: v[P::ENQ_PKTS] as u32, next: 0, eligible: now + r.latency };
+                let part =
+                    Part { tag: v[P::ENQ_TAG], total: v[P::ENQ_PKTS] as u32, next: 0, eligible: now + r.latency };
                 r.queues[target].push_back(part);
             } else {
                 refused += 1;
@@ -155,12 +156,8 @@ mod rtl {
     fn dma_queue_q16_rtl_matches_model_for_1m_random_cycles() {
         let t = std::time::Instant::now();
         let cfg = DiffConfig::dma_queue(1_000_000);
-        let r = diff(
-            || DmaQueue::new(16, 4, 8, false),
-            Rtl::<DmaQueueQ16D4>::new,
-            || DmaQueueStimulus::new(16, 61),
-            &cfg,
-        );
+        let r =
+            diff(|| DmaQueue::new(16, 4, 8, false), Rtl::<DmaQueueQ16D4>::new, || DmaQueueStimulus::new(16, 61), &cfg);
         let r = r.unwrap_or_else(|e| panic!("{e}"));
         let dt = t.elapsed().as_secs_f64();
         eprintln!("dma_queue q16: {} cycles in {dt:.2} s = {:.2} Mcycles/s", r.cycles, r.cycles as f64 / dt / 1e6);
@@ -226,7 +223,8 @@ mod rtl {
         let mut rng = SimRng::new(0xd3a, 0);
         let mut total = 0;
         for c in 0..120 {
-            let len = rng.below(1 << (8 + rng.below(5))) as usize;
+            let log_len = 8 + rng.below(5);
+            let len = rng.below(1 << log_len) as usize;
             let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
             let vs = vectors(&bytes);
             total += vs.len();

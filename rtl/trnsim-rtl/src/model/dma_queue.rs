@@ -231,7 +231,13 @@ impl Block for DmaQueue {
             P::ENQ_READY => e.enq_ready as u128,
             P::START_OK => self.start_ok as u128,
             P::START => e.start as u128,
-            P::START_QUEUE => if e.start { e.sel as u128 } else { 0 },
+            P::START_QUEUE => {
+                if e.start {
+                    e.sel as u128
+                } else {
+                    0
+                }
+            }
             P::START_TAG => e.tag as u128,
             P::START_PKT => e.pkt as u128,
             P::START_LAST => e.last as u128,
@@ -381,7 +387,8 @@ mod tests {
         m.set_input(P::ENQ_PKTS, pkts);
         m.set_input(P::START_OK, ok as u128);
         m.settle().unwrap();
-        let o = [P::START, P::START_QUEUE, P::START_TAG, P::START_PKT, P::START_LAST, P::EMPTY_RET].map(|p| m.output(p));
+        let o =
+            [P::START, P::START_QUEUE, P::START_TAG, P::START_PKT, P::START_LAST, P::EMPTY_RET].map(|p| m.output(p));
         m.posedge().unwrap();
         o
     }
