@@ -63,6 +63,12 @@ fn run() -> Result<(), String> {
         let params = [("Q", q), ("D", d), ("LAT", lat), ("QOS", qos)];
         model(name, rust, "dma_queue", blocks.join("dma_queue.sv"), &params)
     };
+    // The link replay buffer (block 7): CAP units, SW-bit sequence numbers, DW-bit units,
+    // replay timer TMO cycles.
+    let replay = |name: &str, rust: &str, [cap, sw, dw, tmo]: [u32; 4]| {
+        let params = [("CAP", cap), ("SW", sw), ("DW", dw), ("TMO", tmo)];
+        model(name, rust, "replay_buf", blocks.join("replay_buf.sv"), &params)
+    };
     let models = [
         model("link_fifo", "LinkFifoW64D4", "link_fifo", fifo.clone(), &[("WIDTH", 64), ("DEPTH", 4)]),
         model("link_fifo_w100_d5", "LinkFifoW100D5", "link_fifo", fifo, &[("WIDTH", 100), ("DEPTH", 5)]),
@@ -80,6 +86,8 @@ fn run() -> Result<(), String> {
         hbm("hbm_bank_hbm2_2000", "HbmBank2000", &hbm2_2000),
         dmaq("dma_queue", "DmaQueueQ16D4", [16, 4, 8, 0]),
         dmaq("dma_queue_q6_qos", "DmaQueueQ6D3Qos", [6, 3, 2, 1]),
+        replay("replay_buf", "ReplayBufC256", [256, 10, 16, 1000]),
+        replay("replay_buf_c5", "ReplayBufC5", [5, 4, 8, 24]),
         model("finish_demo", "FinishDemo", "finish_demo", manifest.join("../blocks/test/finish_demo.sv"), &[]),
     ];
     vlt_build::build(&vlt, &models)

@@ -9,6 +9,8 @@ mod sram_bank;
 pub use sram_bank::{sram_bank_port, SramBank, SramBankStimulus};
 mod dma_queue;
 pub use dma_queue::{dma_queue_port, DmaQueue, DmaQueueStimulus, DMA_PKT_BITS, DMA_TAG_BITS};
+mod replay_buf;
+pub use replay_buf::{replay_buf_port, ReplayBuf, ReplayBufStimulus};
 mod hbm_bank;
 pub use hbm_bank::{hbm_bank_port, same_bank_gap, vcode, BankState, HbmBank, HbmBankStimulus, HBM_OPCODES};
 mod systolic_tile;
