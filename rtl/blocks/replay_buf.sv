@@ -85,7 +85,7 @@ module replay_buf #(
       rp1  = 0;
       prog = 1'b1;
     end
-    fire = cnt1 != 0 && !prog && 32'(age) >= TMO;  // MUT:timer
+    fire = cnt1 != 0 && !prog && 32'(age) >= TMO;
     if (fire) begin
       rpl1 = 1'b1;
       rp1  = 0;
@@ -131,7 +131,7 @@ module replay_buf #(
         rp  <= IW'(rp1);
         rpl <= rpl1;
       end
-      if (prog || fire || (new_take && cnt1 == 0)) age <= AW'(1);
+      if (prog || fire || (new_take && cnt1 == 0)) age <= AW'(1);  // MUT:timer
       else if (32'(age) < TMO) age <= age + 1'b1;
     end
   end

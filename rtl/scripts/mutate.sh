@@ -57,7 +57,7 @@ mutants=(
   "replay_buf|stale-ack-purges|MUT:stale|s/ \&\& 32'(d) < HALF//"
   "replay_buf|ack-keeps-the-acked-unit|MUT:ackthrough|s/32'(d) + 1;/32'(d);/"
   "replay_buf|replay-position-not-shifted-by-ack|MUT:rpshift|s/32'(rp) - purge : 0/32'(rp) : 0/"
-  "replay_buf|replay-timer-one-cycle-late|MUT:timer|s/32'(age) >= TMO/32'(age) > TMO/"
+  "replay_buf|replay-timer-one-cycle-late|MUT:timer|s/age <= AW'(1)/age <= AW'(0)/"
   "replay_buf|new-unit-beyond-capacity|MUT:cap|s/cnt1 < CAP/cnt1 <= CAP/"
   "replay_buf|replay-runs-past-the-newest|MUT:rpend|s/rp1 + 1 < cnt1/rp1 + 1 <= cnt1/"
   "replay_buf|reset-keeps-sequence-number|MUT:reset|s/hs  <= '0;/hs  <= hs;/"
