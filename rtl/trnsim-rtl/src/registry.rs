@@ -113,6 +113,28 @@ fn sram_sb() -> ScoreboardConfig {
     ScoreboardConfig::new(vec![read, grant], Order::ById, 0)
 }
 
+fn dma_queue_sb() -> ScoreboardConfig {
+    let start = TxnStream {
+        name: "packet start",
+        valid: "start",
+        ready: None,
+        data: vec!["start_queue", "start_tag", "start_pkt", "start_last"],
+        id: TxnId::None,
+    };
+    ScoreboardConfig::new(vec![start], Order::InOrder, 0)
+}
+
+fn replay_buf_sb() -> ScoreboardConfig {
+    let tx = TxnStream {
+        name: "unit sent",
+        valid: "tx_valid",
+        ready: None,
+        data: vec!["tx_seq", "tx_data", "tx_replay"],
+        id: TxnId::None,
+    };
+    ScoreboardConfig::new(vec![tx], Order::InOrder, 0)
+}
+
 /// The link FIFO of `depth` entries: every occupancy, push x pop x full (push needs room:
 /// the full-and-push combinations cannot occur), backpressure on the output, credits
 /// returned, every data bit seen at 1.
@@ -452,7 +474,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         make_rtl: rtl!(DmaQueueQ16D4),
         make_stimulus: |seed| Box::new(crate::model::DmaQueueStimulus::new(16, seed)),
         diff_config: DiffConfig::dma_queue,
-        scoreboard: None,
+        scoreboard: Some(dma_queue_sb),
         coverage: || dma_queue_cover(16, 4),
         monitors: Vec::new,
         make_reactive: Some(|seed| {
@@ -467,7 +489,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         make_rtl: rtl!(DmaQueueQ6D3Qos),
         make_stimulus: |seed| Box::new(crate::model::DmaQueueStimulus::new(6, seed)),
         diff_config: DiffConfig::dma_queue,
-        scoreboard: None,
+        scoreboard: Some(dma_queue_sb),
         coverage: || dma_queue_cover(6, 3),
         monitors: Vec::new,
         make_reactive: Some(|seed| {
@@ -483,7 +505,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         make_rtl: rtl!(ReplayBufC256),
         make_stimulus: |seed| Box::new(crate::model::ReplayBufStimulus::new(256, 10, 16, 1000, seed)),
         diff_config: DiffConfig::replay_buf,
-        scoreboard: None,
+        scoreboard: Some(replay_buf_sb),
         coverage: || replay_buf_cover(256),
         monitors: Vec::new,
         make_reactive: Some(|seed| {
@@ -498,7 +520,7 @@ pub static BLOCKS: &[BlockEntry] = &[
         make_rtl: rtl!(ReplayBufC5),
         make_stimulus: |seed| Box::new(crate::model::ReplayBufStimulus::new(5, 4, 8, 24, seed)),
         diff_config: DiffConfig::replay_buf,
-        scoreboard: None,
+        scoreboard: Some(replay_buf_sb),
         coverage: || replay_buf_cover(5),
         monitors: Vec::new,
         make_reactive: Some(|seed| {
