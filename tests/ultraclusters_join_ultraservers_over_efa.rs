@@ -137,3 +137,46 @@ fn a_chip_without_a_nic_latency_cannot_join_a_cluster() {
     let e = cluster("trn3-gen1-ultracluster-2", &["chip.efa.ports=2"]).unwrap_err();
     assert!(e.contains("NIC ports (100 Gb/s each: efa.Gbps 200 / efa.ports 2)"), "{e}");
 }
+
+/// The 2-UltraServer cluster's hierarchical all-reduce, built per chip and switch.
+fn cluster_builder() -> Result<trnsim_kernel::SimBuilder, String> {
+    let c = cluster("trn3-gen1-ultracluster-2", &[])?;
+    let coll: Collective = "all_reduce:hierarchical".parse()?;
+    let mut b = trnsim_kernel::SimBuilder::new();
+    trnsim_fabric::system::build_collective(&mut b, &c.topology, coll, 1 << 20, &Params::default())?;
+    Ok(b)
+}
+
+#[test]
+fn the_cluster_all_reduce_is_identical_serial_on_threads_and_over_bytes_by_ultraserver() {
+    use trnsim_kernel::{run_threads, run_transport, LoopbackTransport, ParallelConfig, PartitionRule};
+    let limit = Params::default().limit;
+    let mut sim = cluster_builder().unwrap().build().unwrap();
+    sim.run_until_idle(limit).unwrap();
+    let serial = serde_json::to_string(&sim.report()).unwrap();
+    assert!(serial.contains("us1.chip127") && serial.contains("efa.leaf0"), "names say where nodes are");
+    let by_us = PartitionRule::ByName { depth: 1 };
+    for (threads, rule) in [(2, by_us.clone()), (4, PartitionRule::Auto)] {
+        let cfg = ParallelConfig { threads, rule: rule.clone(), min_lookahead: None };
+        let (run, _) = run_threads(cluster_builder, &cfg, limit, None, |_| ()).unwrap();
+        assert_eq!(serial, serde_json::to_string(&run.report).unwrap(), "{threads} threads, {rule:?}");
+        if threads == 2 {
+            // By UltraServer: only the EFA links between one UltraServer's chips and the leaf
+            // (in the other partition) are cut.
+            assert_eq!(run.plan.cut.len(), 2 * 64, "{rule:?}");
+        }
+    }
+    // The bytes MPI ranks exchange, between threads: 2 ranks.
+    let reports = std::thread::scope(|s| {
+        let mut eps = LoopbackTransport::group(2);
+        let mut t1 = eps.pop().unwrap();
+        let mut t0 = eps.pop().unwrap();
+        let rule = &by_us;
+        let h = s
+            .spawn(move || run_transport(cluster_builder, rule, None, &mut t1, limit, None, None).map(|r| r.is_none()));
+        let r0 = run_transport(cluster_builder, rule, None, &mut t0, limit, None, None).unwrap();
+        assert!(h.join().unwrap().unwrap(), "rank 1 returns nothing");
+        r0.unwrap().report
+    });
+    assert_eq!(serial, serde_json::to_string(&reports).unwrap(), "over bytes");
+}
