@@ -147,7 +147,7 @@ struct RunArgs {
     /// How to split the system with --threads or --mpi: auto (cut the longest links, balance
     /// component counts), by-name (group by the first dotted name segment, e.g. per chip, or
     /// per UltraServer on a cluster) or by-name:DEPTH. Default: by-name on clusters (by
-    /// UltraServer), auto on the others.
+    /// UltraServer, when there are at least as many UltraServers as partitions), auto otherwise.
     #[arg(long, value_name = "RULE", value_parser = PartitionRule::parse)]
     partition: Option<PartitionRule>,
     /// Run partitioned across MPI ranks, one partition per rank: `mpirun -np N trnsim run --mpi
@@ -934,7 +934,7 @@ fn run_mpi_ranks(a: &RunArgs, names: &[String], t: &mut trnsim_harness::mpi::Mpi
         let (sink, staged) = if rank == 0 { open_sink(tp.as_deref(), None)? } else { (None, Vec::new()) };
         let tracing = tp.as_ref().map(|_| TraceOptions::default());
         let sys = trnsim_harness::parallel::system(name, a.order).map_err(Failure::Usage)?;
-        let rule = a.partition.clone().unwrap_or_else(|| sys.default_rule().clone());
+        let rule = a.partition.clone().unwrap_or_else(|| sys.default_rule(u32::try_from(ranks).unwrap_or(u32::MAX)));
         let run = sys.run_transport(t, &rule, tracing.as_ref(), sink).map_err(Failure::Run);
         commit_all(staged)?;
         let run = run?;

@@ -58,6 +58,11 @@ pub struct CollectiveArgs {
     /// Output format: nccom (nccom-test's table) or nccl-tests.
     #[arg(long, default_value = "nccom")]
     pub format: String,
+    /// The network model: packet (packets through link FIFOs, store and forward) or flow
+    /// (messages as fluid flows sharing links max-min fairly: events per message, not per
+    /// packet; docs/validation.md compares the two). Flow runs every chip (no -r or -g).
+    #[arg(long, default_value = "packet", value_parser = ["packet", "flow"])]
+    pub network: String,
     /// Software time before each step's sends (the collective engine's per-step cost).
     #[arg(long, default_value = "1500ns", value_parser = parse_dur)]
     pub step_overhead: trnsim_kernel::Dur,
@@ -247,8 +252,33 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
             "size(B)", "count(elems)", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)"
         );
     }
+    let flow = a.network == "flow";
+    if flow && (members.len() != topo.chips || a.group.is_some()) {
+        return Err(usage("--network flow runs every chip: drop -r / -g".into()));
+    }
     let mut rows = Vec::new();
     for &size in &all {
+        if flow {
+            let r = collective::run_flow(topo, coll, size, &params).map_err(|e| (e, 1))?;
+            let algo = coll.resolve_in(topo.chips, size, Some(topo.chips_per_server)).algo.name();
+            let row =
+                Row { size, count: size / esize, time_us: r.time_us, algbw: r.algbw_gbps, busbw: r.busbw_gbps, algo };
+            if a.format == "nccl-tests" {
+                println!("{}", nccl_row(&row, &a.datatype, op));
+            } else {
+                println!(
+                    "{:>12}{:>16}{:>9}{:>12}{:>15.2}{:>15.2}",
+                    row.size,
+                    row.count,
+                    a.datatype,
+                    format!("{:.0}", row.time_us),
+                    row.algbw,
+                    row.busbw
+                );
+            }
+            rows.push(row);
+            continue;
+        }
         let r = if members.len() == topo.chips && a.group.is_none() {
             collective::run(topo, coll, size, &params)
         } else {
@@ -289,12 +319,13 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
         println!("Avg bus bandwidth:\t{avg:.4}GB/s");
     }
     eprintln!(
-        "{} on {} ({} of {} chips), algorithm {}: simulated by the packet-level fabric",
+        "{} on {} ({} of {} chips), algorithm {}: simulated by the {}-level fabric",
         op.name(),
         doc.name(),
         members.len(),
         topo.chips,
-        rows.last().map_or("-", |r| r.algo)
+        rows.last().map_or("-", |r| r.algo),
+        a.network
     );
     if let Some(p) = &a.json {
         let doc = serde_json::json!({

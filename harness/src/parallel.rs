@@ -32,8 +32,9 @@ pub struct System {
     build: Box<dyn Fn() -> Result<SimBuilder, String> + Sync>,
     limit: Dur,
     kind: Kind,
-    /// The partition rule when none is asked for.
-    default_rule: PartitionRule,
+    /// The partition rule when none is asked for, and the most partitions it can make (more
+    /// partitions than that fall back to auto).
+    default_rule: (PartitionRule, u32),
 }
 
 enum Kind {
@@ -73,7 +74,7 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
                 Ok(b)
             };
             let kind = Kind::Collective { size, chips, busbw_factor };
-            Ok(System { build: Box::new(build), limit, kind, default_rule: PartitionRule::Auto })
+            Ok(System { build: Box::new(build), limit, kind, default_rule: (PartitionRule::Auto, u32::MAX) })
         }
         "fabric-allreduce-ultracluster-nodes" => {
             let (topo, coll) = ultracluster()?;
@@ -81,14 +82,16 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
             let p = Params::default();
             let limit = p.limit;
             let (chips, busbw_factor) = (topo.chips, coll.op.busbw_factor(topo.chips));
+            let ultraservers = (topo.chips / topo.chips_per_server.max(1)) as u32;
             let build = move || -> Result<SimBuilder, String> {
                 let mut b = SimBuilder::with_options(opts());
                 trnsim_fabric::system::build_collective(&mut b, &topo, coll, size, &p)?;
                 Ok(b)
             };
             let kind = Kind::Collective { size, chips, busbw_factor };
-            // By UltraServer: components are named `us0.…`, `us1.…`, `efa.…`.
-            let default_rule = PartitionRule::ByName { depth: 1 };
+            // By UltraServer: components are named `us0.…`, `us1.…`, `efa.…`; as many
+            // partitions as UltraServers at most.
+            let default_rule = (PartitionRule::ByName { depth: 1 }, ultraservers);
             Ok(System { build: Box::new(build), limit, kind, default_rule })
         }
         "kernel-ring" => {
@@ -97,7 +100,7 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
             let build = move || crate::ring::builder(p, opts());
             // The ring's clock is 1 GHz: `cycles` cycles are `cycles` ns.
             let (limit, kind) = (Dur::from_ns(cycles), Kind::Ring { cycles });
-            Ok(System { build: Box::new(build), limit, kind, default_rule: PartitionRule::Auto })
+            Ok(System { build: Box::new(build), limit, kind, default_rule: (PartitionRule::Auto, u32::MAX) })
         }
         n if n.starts_with("kernel-random-graph:") => {
             let seed: u64 = n["kernel-random-graph:".len()..]
@@ -105,7 +108,7 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
                 .map_err(|_| format!("{n:?}: the seed after `kernel-random-graph:` must be a number"))?;
             let build = move || Ok(crate::random_graph::builder(seed, order).0);
             let (limit, kind) = (Dur::from_us(200), Kind::Graph);
-            Ok(System { build: Box::new(build), limit, kind, default_rule: PartitionRule::Auto })
+            Ok(System { build: Box::new(build), limit, kind, default_rule: (PartitionRule::Auto, u32::MAX) })
         }
         _ => {
             let names: Vec<&str> = PARTITIONABLE.iter().map(|(n, _)| *n).collect();
@@ -115,9 +118,14 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
 }
 
 impl System {
-    /// The partition rule used when none is asked for: by UltraServer on clusters, else auto.
-    pub fn default_rule(&self) -> &PartitionRule {
-        &self.default_rule
+    /// The partition rule used for `parts` partitions when none is asked for: by UltraServer
+    /// on a cluster with at least `parts` UltraServers, else auto.
+    pub fn default_rule(&self, parts: u32) -> PartitionRule {
+        if parts <= self.default_rule.1 {
+            self.default_rule.0.clone()
+        } else {
+            PartitionRule::Auto
+        }
     }
 
     /// Runs serially; returns the statistics and the wall time.
@@ -206,7 +214,7 @@ pub fn run_named(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<(BenchResult, String), String> {
     let sys = system(name, order)?;
-    let rule = rule.unwrap_or(sys.default_rule()).clone();
+    let rule = rule.cloned().unwrap_or_else(|| sys.default_rule(threads));
     let (run, wall_s) = sys.run_parallel(threads, &rule, trace)?;
     result(name, &sys, run, wall_s, ("threads", threads))
 }
@@ -240,7 +248,6 @@ pub fn result(
 /// checks that every parallel run's statistics equal the serial run's.
 pub fn bench(name: &str, threads: &[u32], rule: Option<&PartitionRule>, reps: u32) -> Result<String, String> {
     let sys = system(name, TickOrder::Structural)?;
-    let rule = &rule.unwrap_or(sys.default_rule()).clone();
     let mut best = f64::MAX;
     let mut serial_stats = None;
     for _ in 0..reps.max(1) {
@@ -259,7 +266,8 @@ pub fn bench(name: &str, threads: &[u32], rule: Option<&PartitionRule>, reps: u3
         let mut bw = f64::MAX;
         let mut last = None;
         for _ in 0..reps.max(1) {
-            let (run, w) = sys.run_parallel(t, rule, None)?;
+            let r = rule.cloned().unwrap_or_else(|| sys.default_rule(t));
+            let (run, w) = sys.run_parallel(t, &r, None)?;
             let json = serde_json::to_string(&run.report).map_err(|e| e.to_string())?;
             if json != serial_json {
                 return Err(format!("{name}: statistics with {t} threads differ from the serial run's"));

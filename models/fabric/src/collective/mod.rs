@@ -26,6 +26,7 @@
 //! the pipelined all-reduce pipeline by steps), independent streams per chip, and
 //! KangaRing's two Hamiltonian cycles.
 
+pub mod flow;
 pub mod pipelined;
 pub mod runner;
 pub mod schedule;
@@ -278,6 +279,18 @@ pub fn run(topo: &Topology, coll: Collective, size: u64, p: &Params) -> Result<R
     let coll = coll.resolve_in(topo.chips, size, Some(topo.chips_per_server));
     let progs = schedule::build_in(coll.op, coll.algo, topo.chips, size, &topo.ring, topo.chips_per_server)?;
     run_programs(topo, coll, size, topo.chips, progs, p)
+}
+
+/// [`run`] on the flow-level network ([`flow`]): the same programs, messages as fluid flows
+/// sharing links max-min fairly.
+pub fn run_flow(topo: &Topology, coll: Collective, size: u64, p: &Params) -> Result<Row, String> {
+    let coll = coll.resolve_in(topo.chips, size, Some(topo.chips_per_server));
+    let progs = schedule::build_in(coll.op, coll.algo, topo.chips, size, &topo.ring, topo.chips_per_server)?;
+    let r = flow::run(topo, progs, p.step_overhead.as_ps(), p.limit.as_ps())?;
+    let time_s = r.finish_ps() * 1e-12;
+    let algbw = if time_s <= 0.0 { 0.0 } else { size as f64 / time_s / 1e9 };
+    let busbw_gbps = algbw * coll.op.busbw_factor(topo.chips);
+    Ok(Row { size_bytes: size, time_us: time_s * 1e6, algbw_gbps: algbw, busbw_gbps })
 }
 
 /// Runs `coll` once among the chips `members` of `topo` (in ring order; the others take no

@@ -384,4 +384,23 @@ mod tests {
         assert_eq!(nic_bytes(&hier), want);
         assert!(nic_bytes(&ring) > 0);
     }
+
+    #[test]
+    fn the_flow_level_network_keeps_all_reduces_within_five_percent_of_the_packet_level_one() {
+        let t = build("c", &scale_up(), &net(4, 8, 2, Placement::Rail)).unwrap();
+        let p = Params::default();
+        for algo in ["all_reduce:ring", "all_reduce:hierarchical", "all_reduce:pipelined", "all_to_all"] {
+            for size in [1u64 << 20, 16 << 20] {
+                let c = algo.parse::<Collective>().unwrap();
+                let packet = collective::run(&t, c, size, &p).unwrap().row.time_us;
+                let flow = collective::run_flow(&t, c, size, &p).unwrap().time_us;
+                let d = flow / packet - 1.0;
+                // All-reduces within 5 %; the all-to-all's known gap (the packet-level sources
+                // queue every message at once in destination order: collective::flow) held
+                // at its measured -17 to -22 % so that drift shows.
+                let ok = if algo == "all_to_all" { (-0.25..0.0).contains(&d) } else { d.abs() < 0.05 };
+                assert!(ok, "{algo} {size}: flow {flow:.1} us, packet {packet:.1} us ({:+.1} %)", d * 100.0);
+            }
+        }
+    }
 }
