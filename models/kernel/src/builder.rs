@@ -209,8 +209,17 @@ impl SimBuilder {
         make: &mut dyn FnMut(&LinkSpec, &crate::time::Clock) -> Result<Box<dyn crate::LinkHook>, String>,
     ) -> Result<(), String> {
         let i = self.links.iter().position(|l| l.name == name).ok_or_else(|| {
-            let near: Vec<&str> = self.links.iter().map(|l| l.name.as_str()).filter(|n| n.ends_with(name.rsplit(" -> ").next().unwrap_or(""))).take(3).collect();
-            format!("no link called {name:?}{}", if near.is_empty() { String::new() } else { format!(" (links into that port: {})", near.join(", ")) })
+            let near: Vec<&str> = self
+                .links
+                .iter()
+                .map(|l| l.name.as_str())
+                .filter(|n| n.ends_with(name.rsplit(" -> ").next().unwrap_or("")))
+                .take(3)
+                .collect();
+            format!(
+                "no link called {name:?}{}",
+                if near.is_empty() { String::new() } else { format!(" (links into that port: {})", near.join(", ")) }
+            )
         })?;
         let info = &self.links[i];
         let clock = &self.clocks[self.domain_of[info.dst.index()] as usize];

@@ -30,7 +30,7 @@
 //! is clocked every controller cycle up to the bank's last command, so long idle gaps cost
 //! block cycles). The recorded inputs take 16 bytes per input port per clocked cycle.
 
-use crate::block::Block;
+use crate::block::{Block, VltError};
 use crate::diff::{diff, DiffError};
 use crate::model::HBM_OPCODES;
 use crate::registry::{self, BlockEntry};
@@ -46,45 +46,54 @@ use trnsim_mem::hbm::Command;
 /// True if this build has the Verilated blocks (feature `rtl`).
 pub const RTL_BUILT: bool = cfg!(feature = "rtl");
 
+/// Wraps each block a [`SwapSet`] builds, the replay's copy included: how a test plants a bug
+/// at the block's ports (a port-level mutant of a `// MUT:` line) without rebuilding the RTL.
+pub type Wrap = Rc<dyn Fn(Box<dyn Block>) -> Box<dyn Block>>;
+
 /// A registered block run inside a system: port lookup by name, clocking with the first error
 /// kept, every clocked cycle's inputs recorded for the replay diff.
 pub struct BlockHost {
     instance: String,
     entry: &'static BlockEntry,
     imp: Impl,
+    wrap: Option<Wrap>,
     block: Box<dyn Block>,
-    /// Input ports but `clk`, in port order.
+    /// Input ports but `clk`, in port order, and their names.
     inputs: Vec<usize>,
+    input_names: Vec<&'static str>,
     /// One slot per port (inputs as last set).
     values: Vec<u128>,
     /// `inputs.len()` values per clocked cycle.
     rows: Vec<u128>,
     clocks: u64,
     error: Option<String>,
+    /// The block itself failed (an RTL error): it is not clocked again.
+    broken: bool,
 }
 
 impl BlockHost {
-    /// Builds `entry`'s block (RTL or model) for `instance` and clocks one reset cycle if the
-    /// block has a reset.
-    pub fn new(instance: &str, entry: &'static BlockEntry, imp: Impl) -> Result<BlockHost, String> {
-        let block = match imp {
-            Impl::Rtl => (entry.make_rtl)().map_err(|e| format!("{instance}: block {}: {e}", entry.name))?,
-            Impl::BlockModel => (entry.make_model)(),
-        };
+    /// Builds `entry`'s block (RTL or model, wrapped by `wrap` if given) for `instance` and
+    /// clocks one reset cycle if the block has a reset.
+    pub fn new(instance: &str, entry: &'static BlockEntry, imp: Impl, wrap: Option<Wrap>) -> Result<BlockHost, String> {
+        let block = make(entry, imp, wrap.as_ref()).map_err(|e| format!("{instance}: block {}: {e}", entry.name))?;
         let ports = block.ports();
-        let inputs = (0..ports.len()).filter(|&i| ports[i].input && ports[i].name != "clk").collect();
+        let inputs: Vec<usize> = (0..ports.len()).filter(|&i| ports[i].input && ports[i].name != "clk").collect();
+        let input_names = inputs.iter().map(|&i| ports[i].name).collect();
         let values = vec![0; ports.len()];
         let reset = block.reset();
         let mut h = BlockHost {
             instance: instance.to_string(),
             entry,
             imp,
+            wrap,
             block,
             inputs,
+            input_names,
             values,
             rows: Vec::new(),
             clocks: 0,
             error: None,
+            broken: false,
         };
         if let Some(r) = reset {
             let p = h.port(r.name, true)?;
@@ -100,7 +109,9 @@ impl BlockHost {
         let ports = self.block.ports();
         match ports.iter().position(|p| p.name == name) {
             Some(i) if ports[i].input == input => Ok(i),
-            Some(_) => Err(format!("{}: port {name} of block {} has the wrong direction", self.instance, self.entry.name)),
+            Some(_) => {
+                Err(format!("{}: port {name} of block {} has the wrong direction", self.instance, self.entry.name))
+            }
             None => Err(format!("{}: block {} has no port {name}", self.instance, self.entry.name)),
         }
     }
@@ -111,13 +122,14 @@ impl BlockHost {
         self.block.set_input(port, v);
     }
 
-    /// Settles the block; false (and the error kept) if it failed.
+    /// Settles the block; false (and the error kept) if the block failed.
     pub fn settle(&mut self) -> bool {
-        if self.error.is_some() {
+        if self.broken {
             return false;
         }
         if let Err(e) = self.block.settle() {
             self.fail(format!("block cycle {}: {e}", self.clocks));
+            self.broken = true;
             return false;
         }
         true
@@ -137,6 +149,7 @@ impl BlockHost {
         self.clocks += 1;
         if let Err(e) = self.block.posedge() {
             self.fail(format!("block cycle {}: {e}", self.clocks - 1));
+            self.broken = true;
             return false;
         }
         true
@@ -167,23 +180,27 @@ impl BlockHost {
         self.entry
     }
 
+    /// Puts the block's model in place of what ran and drops that (the run is over). A
+    /// Verilated model must be deleted while no later-made one of its kind has been deleted
+    /// before it, so the replay's own copies go after this.
+    fn release(&mut self) {
+        self.block = (self.entry.make_model)();
+        self.broken = true;
+    }
+
     /// Replays the recorded inputs through the lock-step diff: the block's model (reference)
     /// against a fresh copy of what ran (the RTL, or the model with [`Impl::BlockModel`]).
     /// With `vcd_dir`, a divergence writes `INSTANCE.{model,rtl,diff}.vcd` there.
     pub fn replay(&self, vcd_dir: Option<&Path>) -> Result<u64, DiffError> {
-        let names: Vec<&'static str> = self.inputs.iter().map(|&i| self.block.ports()[i].name).collect();
+        let names = &self.input_names;
         let rows = Rc::new(self.rows.clone());
         let n = self.clocks;
         let mut cfg = (self.entry.diff_config)(n);
-        cfg.name = self.instance.clone();
+        cfg.name = file_stem(&self.instance);
         cfg.vcd_dir = vcd_dir.map(Path::to_path_buf);
         cfg.vcd_window = n;
-        let entry = self.entry;
-        let imp = self.imp;
-        let dut = move || match imp {
-            Impl::Rtl => (entry.make_rtl)(),
-            Impl::BlockModel => Ok((entry.make_model)()),
-        };
+        let (entry, imp, wrap) = (self.entry, self.imp, self.wrap.clone());
+        let dut = move || make(entry, imp, wrap.as_ref());
         let reference = (entry.make_model)();
         let map: Vec<usize> = names
             .iter()
@@ -194,6 +211,24 @@ impl BlockHost {
         let stim = move || Replay { rows: rows.clone(), map: map.clone() };
         diff(entry.make_model, dut, stim, &cfg).map(|r| r.cycles)
     }
+}
+
+/// `instance` as a file name: every character but ASCII letters, digits, `.`, `-` and `_`
+/// becomes `_` (a link named `a.out -> b.in` gives `a.out_-__b.in`).
+pub fn file_stem(instance: &str) -> String {
+    instance.chars().map(|c| if c.is_ascii_alphanumeric() || ".-_".contains(c) { c } else { '_' }).collect()
+}
+
+/// A fresh block of `entry`: the RTL or the model, wrapped.
+fn make(entry: &BlockEntry, imp: Impl, wrap: Option<&Wrap>) -> Result<Box<dyn Block>, VltError> {
+    let b = match imp {
+        Impl::Rtl => (entry.make_rtl)()?,
+        Impl::BlockModel => (entry.make_model)(),
+    };
+    Ok(match wrap {
+        Some(w) => w(b),
+        None => b,
+    })
 }
 
 /// The recorded inputs of a [`BlockHost`], played into a block by port index.
@@ -340,30 +375,38 @@ pub fn link_fifo_block(depth: u32) -> Result<&'static BlockEntry, String> {
 }
 
 /// A kernel link's receive side clocked through a `link_fifo` block, one block clock per
-/// receiver cycle: `in_valid`/`in_data` carry the message that becomes visible in that
-/// cycle (its [`trnsim_kernel::Payload::trace_bits`]), `out_ready` is the receiver taking one.
-/// Checked in every clocked cycle: `in_ready` high for each arrival (the link's credits
-/// admitted it), `out_valid` and `out_data` for each receive (the oldest message), `count`
-/// (messages arrived and not taken) and `credit_ret` (high the cycle after each receive:
-/// the credit the kernel returns).
+/// receiver cycle: a message that becomes visible to the receiver at cycle `k` is pushed in
+/// cycle `k - 1` (`in_valid`/`in_data` = its [`trnsim_kernel::Payload::trace_bits`]; the
+/// FIFO shows it from the next cycle on), and a receive at cycle `k` is `out_ready` in cycle
+/// `k`. Cycle `k` is clocked once its inputs are all known: when the receiver's next receive
+/// comes, or at [`SwapSet::check`]. Checked in every clocked cycle: `in_ready` high for each
+/// push (the link's credits admitted it), `out_valid` and `out_data` for each receive (the
+/// oldest message), `count` (messages pushed and not taken) and `credit_ret` (high the cycle
+/// after each receive: the credit the kernel returns).
 ///
 /// Leaves out: payload bits beyond `trace_bits` (64; payloads whose `trace_bits` is 0 are
 /// compared only as valid bits), credit latencies above one receiver cycle (the block's credit
-/// is always one cycle; the kernel's own return still decides when the sender sees it), links
-/// that deliver or take more than one message per receiver cycle (reported as an error: the
-/// block pushes and pops one per cycle), and idle stretches (clocked once: an idle cycle after
-/// the first changes nothing in the block).
+/// is always one cycle; the kernel's own return still decides when the sender sees it),
+/// preloaded messages, links that deliver or take more than one message per receiver cycle
+/// (reported as an error: the block pushes and pops one per cycle), and idle stretches
+/// (clocked once: an idle cycle after the first changes nothing in the block).
 pub struct LinkFifoSwap {
+    st: Rc<RefCell<LinkFifoState>>,
+}
+
+struct LinkFifoState {
     host: Rc<RefCell<BlockHost>>,
     clock: trnsim_kernel::Clock,
     /// in_valid, in_data, out_ready, in_ready, out_valid, out_data, credit_ret, count.
     p: [usize; 8],
     mask: u128,
-    /// (receiver cycle it becomes visible, bits), in arrival order.
-    pending: std::collections::VecDeque<(u64, u64)>,
+    /// (receiver cycle of the push, bits), in order.
+    pushes: std::collections::VecDeque<(u64, u64)>,
+    /// The receive not clocked yet: (receiver cycle, bits).
+    pop: Option<(u64, u64)>,
     /// The receiver cycle the next block clock stands for.
     next: u64,
-    /// Messages arrived and not taken, by the link's account.
+    /// Messages pushed and not taken, by the link's account.
     held: u128,
     /// The last clocked cycle had a receive (so `credit_ret` is due).
     popped: bool,
@@ -390,19 +433,52 @@ impl LinkFifoSwap {
         let w = h.block.ports()[p[5]].width;
         let mask = if w >= 128 { u128::MAX } else { (1 << w) - 1 };
         drop(h);
-        Ok(LinkFifoSwap { host, clock, p, mask, pending: Default::default(), next: 0, held: 0, popped: false })
+        let st = LinkFifoState {
+            host,
+            clock,
+            p,
+            mask,
+            pushes: Default::default(),
+            pop: None,
+            next: 0,
+            held: 0,
+            popped: false,
+        };
+        Ok(LinkFifoSwap { st: Rc::new(RefCell::new(st)) })
     }
 
-    /// Clocks receiver cycle `k`, with a receive of `take` if some.
-    fn cycle(&mut self, h: &mut BlockHost, k: u64, take: Option<u64>) -> bool {
+    /// Clocks every cycle whose inputs are known (called after the run).
+    fn finisher(&self) -> Box<dyn Fn()> {
+        let st = self.st.clone();
+        Box::new(move || {
+            let mut st = st.borrow_mut();
+            let end = st.pop.map_or(st.next, |(c, _)| c + 1);
+            st.run_to(end);
+        })
+    }
+}
+
+impl LinkFifoState {
+    /// Clocks receiver cycle `k`.
+    fn cycle(&mut self, h: &mut BlockHost, k: u64) -> bool {
         let [in_valid, in_data, out_ready, in_ready, out_valid, out_data, credit_ret, count] = self.p;
-        let push = match self.pending.front() {
-            Some(&(c, bits)) if c == k => {
-                self.pending.pop_front();
-                if self.pending.front().is_some_and(|&(c, _)| c == k) {
-                    h.fail(format!("receiver cycle {k}: two messages become visible at once; the block takes one per cycle"));
+        let push = match self.pushes.front() {
+            Some(&(c, bits)) if c <= k => {
+                self.pushes.pop_front();
+                if c < k || self.pushes.front().is_some_and(|&(c, _)| c == k) {
+                    h.fail(format!(
+                        "receiver cycle {}: two messages become visible at once; the block takes one per cycle",
+                        k + 1
+                    ));
                     return false;
                 }
+                Some(bits)
+            }
+            _ => None,
+        };
+        let take = match self.pop {
+            Some((c, bits)) if c == k => {
+                self.pop = None;
                 Some(bits)
             }
             _ => None,
@@ -416,7 +492,11 @@ impl LinkFifoSwap {
         let c = h.clocks();
         let at = format!("receiver cycle {k} (block cycle {c})");
         if h.get(credit_ret) != u128::from(self.popped) {
-            h.fail(format!("{at}: credit_ret {} where the link returns {} credit", h.get(credit_ret), u8::from(self.popped)));
+            h.fail(format!(
+                "{at}: credit_ret {} where the link returns {} credit",
+                h.get(credit_ret),
+                u8::from(self.popped)
+            ));
         } else if h.get(count) != self.held {
             h.fail(format!("{at}: count {} where the link holds {} arrived messages", h.get(count), self.held));
         } else if push.is_some() && h.get(in_ready) != 1 {
@@ -436,40 +516,47 @@ impl LinkFifoSwap {
         self.popped = take.is_some();
         !h.failed()
     }
-}
 
-impl trnsim_kernel::LinkHook for LinkFifoSwap {
-    fn sent(&mut self, arrival: trnsim_kernel::Time, bits: u64) {
-        let k = self.clock.edge_index_at_or_after(arrival);
-        self.pending.push_back((k, bits));
-    }
-
-    fn received(&mut self, now: trnsim_kernel::Time, bits: u64) {
+    /// Clocks the cycles before `end`.
+    fn run_to(&mut self, end: u64) {
         let host = self.host.clone();
         let mut h = host.borrow_mut();
-        if h.failed() {
-            return;
-        }
-        let c = self.clock.edge_index_at_or_after(now);
-        if c < self.next {
-            h.fail(format!("receiver cycle {c}: a second receive in one cycle; the block pops one per cycle"));
-            return;
-        }
-        while self.next < c {
-            let arrives = self.pending.front().map_or(u64::MAX, |&(k, _)| k);
-            if !self.popped && arrives > self.next {
-                // Quiescent: nothing arrives or leaves until `arrives` (or the receive at c).
-                self.next = arrives.min(c);
+        while self.next < end && !h.failed() {
+            let push_at = self.pushes.front().map_or(u64::MAX, |&(k, _)| k);
+            let pop_at = self.pop.map_or(u64::MAX, |(k, _)| k);
+            if !self.popped && push_at > self.next && pop_at > self.next {
+                // Quiescent: nothing enters or leaves before the next push or receive.
+                self.next = push_at.min(pop_at).min(end);
                 continue;
             }
             let k = self.next;
-            if !self.cycle(&mut h, k, None) {
+            if !self.cycle(&mut h, k) {
                 return;
             }
             self.next += 1;
         }
-        self.cycle(&mut h, c, Some(bits));
-        self.next = c + 1;
+    }
+}
+
+impl trnsim_kernel::LinkHook for LinkFifoSwap {
+    fn sent(&mut self, arrival: trnsim_kernel::Time, bits: u64) {
+        let mut st = self.st.borrow_mut();
+        let k = st.clock.edge_index_at_or_after(arrival);
+        st.pushes.push_back((k.saturating_sub(1), bits));
+    }
+
+    fn received(&mut self, now: trnsim_kernel::Time, bits: u64) {
+        let mut st = self.st.borrow_mut();
+        let c = st.clock.edge_index_at_or_after(now);
+        if st.pop.is_some_and(|(k, _)| k == c) {
+            st.host
+                .borrow_mut()
+                .fail(format!("receiver cycle {c}: a second receive in one cycle; the block pops one per cycle"));
+            return;
+        }
+        // Every push of a cycle before `c` is known now (its message is visible by `c`).
+        st.run_to(c);
+        st.pop = Some((c, bits));
     }
 }
 
@@ -477,8 +564,12 @@ impl trnsim_kernel::LinkHook for LinkFifoSwap {
 #[derive(Clone, Default)]
 pub struct SwapSet {
     hosts: Vec<Rc<RefCell<BlockHost>>>,
+    /// Clocks what each host still holds, before the check.
+    finish: Vec<Rc<dyn Fn()>>,
     /// Where the replay writes VCDs on a divergence.
     pub vcd_dir: Option<PathBuf>,
+    /// Wraps every block built from now on (see [`Wrap`]).
+    pub wrap: Option<Wrap>,
 }
 
 impl fmt::Debug for SwapSet {
@@ -531,7 +622,7 @@ impl SwapSet {
         imp: Impl,
     ) -> Result<(), String> {
         let entry = hbm_bank_block(preset).map_err(|e| format!("{instance}: {e}"))?;
-        let host = Rc::new(RefCell::new(BlockHost::new(instance, entry, imp)?));
+        let host = Rc::new(RefCell::new(BlockHost::new(instance, entry, imp, self.wrap.clone())?));
         let hook = HbmBankSwap::new(host.clone(), at.bank)?;
         stack.attach_bank_hook(at.ch, at.pc, Box::new(hook)).map_err(|e| format!("{instance}: {e}"))?;
         self.add(host);
@@ -541,14 +632,18 @@ impl SwapSet {
     /// Swaps the receive side of the link called `name` in `b` for the `link_fifo` block of
     /// its depth (see [`LinkFifoSwap`]).
     pub fn swap_link(&mut self, b: &mut trnsim_kernel::SimBuilder, name: &str, imp: Impl) -> Result<(), String> {
-        let mut host = None;
+        let (mut host, mut finish) = (None, None);
+        let wrap = self.wrap.clone();
         b.hook_link(name, &mut |spec, clock| {
             let entry = link_fifo_block(spec.depth).map_err(|e| format!("{name}: {e}"))?;
-            let h = Rc::new(RefCell::new(BlockHost::new(name, entry, imp)?));
+            let h = Rc::new(RefCell::new(BlockHost::new(name, entry, imp, wrap.clone())?));
             host = Some(h.clone());
-            Ok(Box::new(LinkFifoSwap::new(h, clock.clone())?))
+            let hook = LinkFifoSwap::new(h, clock.clone())?;
+            finish = Some(hook.finisher());
+            Ok(Box::new(hook))
         })?;
         self.add(host.ok_or("the link hook was not made")?);
+        self.finish.extend(finish.map(Rc::from));
         Ok(())
     }
 
@@ -556,9 +651,15 @@ impl SwapSet {
     /// inputs replay through the lock-step diff without a divergence. The error is the first
     /// instance's report (the divergence, both sides' history, the VCD paths).
     pub fn check(&self) -> Result<Vec<SwapResult>, String> {
+        for f in &self.finish {
+            f();
+        }
         let mut out = Vec::new();
         if let Some(d) = &self.vcd_dir {
             std::fs::create_dir_all(d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+        }
+        for h in &self.hosts {
+            h.borrow_mut().release();
         }
         for h in &self.hosts {
             let h = h.borrow();
@@ -569,7 +670,10 @@ impl SwapSet {
                 (Some(e), Ok(_)) => return Err(format!("{name} ({}): {e}", h.entry.name)),
                 (e, Err(d)) => {
                     let seen = e.as_ref().map(|e| format!("{e}\n")).unwrap_or_default();
-                    return Err(format!("{name} ({}): {seen}replay of its {} inputs against the model: {d}", h.entry.name, h.clocks));
+                    return Err(format!(
+                        "{name} ({}): {seen}replay of its {} inputs against the model: {d}",
+                        h.entry.name, h.clocks
+                    ));
                 }
             }
         }
@@ -584,7 +688,8 @@ mod tests {
     #[test]
     fn hbm_bank_instances_parse_and_refuse_other_shapes() {
         assert_eq!(parse_hbm_bank("hbm1.ch2.pc0.bank13"), Some(HbmBankAt { stack: 1, ch: 2, pc: 0, bank: 13 }));
-        for bad in ["hbm1.ch2.pc0", "hbm1.ch2.pc0.bank13.x", "hbm.ch2.pc0.bank1", "hbm1.ch-2.pc0.bank1", "", "nc0.sbuf"] {
+        for bad in ["hbm1.ch2.pc0", "hbm1.ch2.pc0.bank13.x", "hbm.ch2.pc0.bank1", "hbm1.ch-2.pc0.bank1", "", "nc0.sbuf"]
+        {
             assert_eq!(parse_hbm_bank(bad), None, "{bad}");
         }
         assert_eq!(hbm_bank_block("hbm3-6400").unwrap().name, "hbm_bank");
@@ -594,7 +699,7 @@ mod tests {
     #[test]
     fn block_host_on_the_model_records_and_replays_clean() {
         let entry = hbm_bank_block("hbm3-6400").unwrap();
-        let host = Rc::new(RefCell::new(BlockHost::new("hbm0.ch0.pc0.bank3", entry, Impl::BlockModel).unwrap()));
+        let host = Rc::new(RefCell::new(BlockHost::new("hbm0.ch0.pc0.bank3", entry, Impl::BlockModel, None).unwrap()));
         let mut s = HbmBankSwap::new(host.clone(), 3).unwrap();
         s.command(10, Command::Act, 5);
         s.command(200, Command::Rd, 5);

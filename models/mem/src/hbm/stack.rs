@@ -310,7 +310,12 @@ impl HbmStack {
     /// hook sees every refresh command; the statistics are the same either way, see
     /// [`HbmStack::set_idle_skip`]). The error names what does not exist, or a fast-fidelity
     /// stack (it issues no commands).
-    pub fn attach_bank_hook(&mut self, ch: u32, pc: u32, hook: Box<dyn crate::hbm::controller::BankHook>) -> Result<(), String> {
+    pub fn attach_bank_hook(
+        &mut self,
+        ch: u32,
+        pc: u32,
+        hook: Box<dyn crate::hbm::controller::BankHook>,
+    ) -> Result<(), String> {
         if self.fast.is_some() {
             return Err("a fast-fidelity stack issues no DRAM commands (use fidelity cycle)".into());
         }

@@ -361,7 +361,12 @@ impl Validator<'_> {
             };
             let org = (hbm.org)();
             let (stacks, chs, pcs, banks) = (spec.hbm.stacks, org.channels, org.pseudo_channels, org.banks_per_pc());
-            for (what, v, n) in [("stack hbm", b.stack, stacks), ("channel ch", b.ch, chs), ("pseudo-channel pc", b.pc, pcs), ("bank", b.bank, banks)] {
+            for (what, v, n) in [
+                ("stack hbm", b.stack, stacks),
+                ("channel ch", b.ch, chs),
+                ("pseudo-channel pc", b.pc, pcs),
+                ("bank", b.bank, banks),
+            ] {
                 if v >= n {
                     return Err(at(format!("unknown instance {name:?}: {what}{v} does not exist (0..{n})")));
                 }
