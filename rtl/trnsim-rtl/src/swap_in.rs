@@ -43,9 +43,6 @@ use std::rc::Rc;
 use trnsim_mem::hbm::controller::BankHook;
 use trnsim_mem::hbm::Command;
 
-/// True if this build has the Verilated blocks (feature `rtl`).
-pub const RTL_BUILT: bool = cfg!(feature = "rtl");
-
 /// Wraps each block a [`SwapSet`] builds, the replay's copy included: how a test plants a bug
 /// at the block's ports (a port-level mutant of a `// MUT:` line) without rebuilding the RTL.
 pub type Wrap = Rc<dyn Fn(Box<dyn Block>) -> Box<dyn Block>>;

@@ -165,7 +165,8 @@ pub fn run_to_end(
 /// [`run_to_end`], the simulation run by `run` (a caller that shows progress runs it its own
 /// way; it must run to idle or `limit`, as `Simulation::run_until_idle` does). Swapped-in
 /// instances (a chip's `rtl` list) are checked last: the first one that the system saw refuse
-/// a command, or whose recorded inputs diverge from its model on replay, is the error.
+/// a command, or whose recorded inputs diverge from its model on replay, is the error; each
+/// clean one prints a line on stderr.
 pub fn run_to_end_by(
     b: SimBuilder,
     chips: &[ChipIds],
@@ -189,7 +190,10 @@ pub fn run_to_end_by(
         }
     }
     for ids in chips {
-        ids.swaps.check()?;
+        // One line per swapped-in instance on stderr (stdout and --json stay the all-model run's).
+        for r in ids.swaps.check()? {
+            eprintln!("{r}");
+        }
     }
     Ok(sim)
 }

@@ -348,7 +348,8 @@ impl Validator<'_> {
 
     /// The `rtl` list: each a swappable instance that exists, once, with its block built.
     fn rtl(&self, spec: &ChipSpec, hbm: &Preset) -> Result<(), ChipError> {
-        use trnsim_rtl::swap_in::{hbm_bank_block, parse_hbm_bank, RTL_BUILT};
+        use trnsim_rtl::registry::{HAS_RTL, NO_RTL};
+        use trnsim_rtl::swap_in::{hbm_bank_block, parse_hbm_bank};
         for (i, name) in spec.rtl.iter().enumerate() {
             let at = |m: String| {
                 let key = self.text.find("rtl:").unwrap_or(0);
@@ -378,11 +379,8 @@ impl Validator<'_> {
                 return Err(at(format!("{name:?}: needs hbm.fidelity cycle (a fast stack issues no DRAM commands)")));
             }
             let block = hbm_bank_block(&spec.hbm.preset).map_err(|e| at(format!("{name:?}: {e}")))?;
-            if !RTL_BUILT {
-                return Err(at(format!(
-                    "{name:?}: block {} is not built: this trnsim has no RTL (build it with cargo feature rtl)",
-                    block.name
-                )));
+            if !HAS_RTL {
+                return Err(at(format!("{name:?}: block {} is not built: this trnsim was {NO_RTL}", block.name)));
             }
         }
         Ok(())
