@@ -203,11 +203,7 @@ impl SimBuilder {
     /// Attaches a swap-in hook to the link called `name` (`"src.port -> dst.port"`, as
     /// [`crate::LinkInfo`] names it): `make` gets the link's spec and its receiver's clock.
     /// The error names a link that does not exist.
-    pub fn hook_link(
-        &mut self,
-        name: &str,
-        make: &mut dyn FnMut(&LinkSpec, &crate::time::Clock) -> Result<Box<dyn crate::LinkHook>, String>,
-    ) -> Result<(), String> {
+    pub fn hook_link(&mut self, name: &str, make: &mut crate::link::MakeLinkHook<'_>) -> Result<(), String> {
         let i = self.links.iter().position(|l| l.name == name).ok_or_else(|| {
             let near: Vec<&str> = self
                 .links

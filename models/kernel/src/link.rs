@@ -242,6 +242,9 @@ pub trait LinkHook {
     fn received(&mut self, now: Time, bits: u64);
 }
 
+/// Makes a link's hook from its spec and its receiver's clock ([`crate::SimBuilder::hook_link`]).
+pub type MakeLinkHook<'a> = dyn FnMut(&LinkSpec, &crate::time::Clock) -> Result<Box<dyn LinkHook>, String> + 'a;
+
 /// Why a send was refused; gives the message back.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Blocked<T>(pub T);

@@ -346,17 +346,21 @@ impl Validator<'_> {
         Ok(())
     }
 
-    /// The `rtl` list: each a swappable instance that exists, once, with its block built.
+    /// An error at entry `i` (`name`) of the `rtl` list.
+    fn rtl_err(&self, i: usize, name: &str, message: String) -> ChipError {
+        let key = self.text.find("rtl:").unwrap_or(0);
+        let pos = self.text[key..].find(&format!("{name:?}")).map_or(key, |p| key + p);
+        let (line, col) = crate::located::line_col(self.text, pos);
+        ChipError { file: self.file.into(), line, col, field: format!("rtl[{i}]"), message }
+    }
+
+    /// The `rtl` list: each a swappable instance that exists, once (every entry checked for
+    /// that first), with its block built.
     fn rtl(&self, spec: &ChipSpec, hbm: &Preset) -> Result<(), ChipError> {
         use trnsim_rtl::registry::{HAS_RTL, NO_RTL};
         use trnsim_rtl::swap_in::{hbm_bank_block, parse_hbm_bank};
         for (i, name) in spec.rtl.iter().enumerate() {
-            let at = |m: String| {
-                let key = self.text.find("rtl:").unwrap_or(0);
-                let pos = self.text[key..].find(&format!("{name:?}")).map_or(key, |p| key + p);
-                let (line, col) = crate::located::line_col(self.text, pos);
-                ChipError { file: self.file.into(), line, col, field: format!("rtl[{i}]"), message: m }
-            };
+            let at = |m: String| self.rtl_err(i, name, m);
             let Some(b) = parse_hbm_bank(name) else {
                 return Err(at(format!("unknown instance {name:?} (swappable: hbm{{k}}.ch{{c}}.pc{{p}}.bank{{b}}, one HBM bank's timing FSM)")));
             };
@@ -375,6 +379,9 @@ impl Validator<'_> {
             if spec.rtl[..i].contains(name) {
                 return Err(at(format!("{name:?} is listed twice")));
             }
+        }
+        for (i, name) in spec.rtl.iter().enumerate() {
+            let at = |m: String| self.rtl_err(i, name, m);
             if spec.hbm.fidelity != trnsim_mem::hbm::Fidelity::Cycle {
                 return Err(at(format!("{name:?}: needs hbm.fidelity cycle (a fast stack issues no DRAM commands)")));
             }
