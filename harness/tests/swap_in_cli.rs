@@ -50,7 +50,10 @@ fn e2e_with_an_hbm_bank_on_the_rtl_gives_the_all_model_results() {
     let o = trnsim(&["run", "e2e-llm-layer", "--system", "trn2-chip", "--rtl", bank, "--json", b.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let e = stderr(&o);
-    assert!(e.contains("hbm0.ch0.pc0.bank3: RTL hbm_bank clocked ") && e.contains("replay against its model clean"), "{e}");
+    assert!(
+        e.contains("hbm0.ch0.pc0.bank3: RTL hbm_bank clocked ") && e.contains("replay against its model clean"),
+        "{e}"
+    );
     let read = |p| {
         let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
         let o = v["overrides"].take();

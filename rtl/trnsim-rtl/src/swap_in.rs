@@ -3,32 +3,34 @@
 //! [`BlockHost`] is the generic part: it runs any [`registry`] block (the Verilated RTL, or
 //! its Rust port-level model with [`Impl::BlockModel`]) inside a kernel component, one clock
 //! per cycle the host asks for, records every clocked cycle's inputs, and after the run
-//! replays them through the lock-step [`diff`](crate::diff::diff) (the block's model against
-//! what ran), which reports the first divergence with both sides' history and writes
-//! `INSTANCE.model.vcd`, `INSTANCE.rtl.vcd` and the merged `INSTANCE.diff.vcd`.
+//! ([`SwapSet::check`]) replays them through the lock-step [`diff`](crate::diff::diff) (the
+//! block's model against what ran), which reports the first divergence with both sides'
+//! history and writes `STEM.model.vcd`, `STEM.rtl.vcd` and the merged `STEM.diff.vcd`.
 //!
-//! The instance done with it is one HBM bank's timing FSM ([`HbmBankSwap`], block
-//! `hbm_bank`), named `hbm{k}.ch{c}.pc{p}.bank{b}` (stack `k` of a chip):
+//! Two adapters use it:
 //!
 //! ```text
-//!   PcController::issue(cmd, bank b, now) ── BankHook::command ──► HbmBankSwap
-//!        (the model's own timing state            clock NOP up to `now`, present cmd/row,
-//!         decides what issues)                    settle: `violation` set = the RTL refuses
-//!                                                 a command the model found legal; rising edge
+//!   kernel link "a.out -> b.in" ── LinkHook::sent/received ──► LinkFifoSwap ─► link_fifo
+//!     (the link's buffer and credits      push in the cycle before a message is visible,
+//!      decide what the receiver gets)     out_ready on a receive; in_ready, out_valid,
+//!                                         out_data, count, credit_ret checked
+//!   PcController::issue(cmd, bank b) ──── BankHook::command ──► HbmBankSwap ─► hbm_bank
+//!     (the controller's timing state      NOPs up to the command's cycle, then the command:
+//!      decides what issues)               `violation` = the RTL refuses what the model allowed
 //! ```
 //!
-//! The controller consults the block on every command to its bank: a command the block flags
-//! (`violation`) is a divergence, reported with the cycle, the command and `vcode`. The model's
-//! timing state still decides when commands issue, so the run's statistics are those of the
-//! all-model run by construction; what the system's own check cannot see (a block more
-//! permissive than the rules: `legal` high too early) the replay diff finds, since it compares
-//! every output every cycle against the model on the same inputs.
+//! In both the model still decides what the system does and the block's outputs are checked
+//! where the system uses them, not fed back: a wrong block cannot derail or deadlock the run,
+//! the statistics are the all-model run's by construction, and the first cycle the block
+//! differs is reported, by the system's own check or, for outputs the system never reads
+//! (`legal` raised too early), by the replay.
 //!
-//! Leaves out: PREA and all-bank REF (the block has neither: issuing one to a swapped bank's
-//! pseudo-channel is reported as an error; the stock per-bank refresh policy issues neither),
-//! rows beyond the block's 14-bit `row` port, other banks, and skipping idle cycles (the block
-//! is clocked every controller cycle up to the bank's last command, so long idle gaps cost
-//! block cycles). The recorded inputs take 16 bytes per input port per clocked cycle.
+//! Leaves out (see each adapter): PREA and all-bank REF (the block has neither: reported as an
+//! error; the stock per-bank refresh policy issues neither), rows beyond the block's 14-bit
+//! `row` port, skipping a bank's idle cycles (the block is clocked every controller cycle up
+//! to the bank's last command); link payload bits beyond `trace_bits`, more than one message
+//! per receiver cycle, credit latencies above one cycle. The recorded inputs take 16 bytes per
+//! input port per clocked cycle.
 
 use crate::block::{Block, VltError};
 use crate::diff::{diff, DiffError};
