@@ -30,7 +30,7 @@
 //! `row` port, skipping a bank's idle cycles (the block is clocked every controller cycle up
 //! to the bank's last command); link payload bits beyond `trace_bits`, more than one message
 //! per receiver cycle, credit latencies above one cycle. The recorded inputs take 16 bytes per
-//! input port per clocked cycle.
+//! input port per clocked cycle, for the first [`MAX_RECORDED`] cycles.
 
 use crate::block::{Block, VltError};
 use crate::diff::{diff, DiffError};
@@ -44,6 +44,10 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use trnsim_mem::hbm::controller::BankHook;
 use trnsim_mem::hbm::Command;
+
+/// The most block cycles whose inputs a [`BlockHost`] records (2^22: 64 MiB per input port);
+/// the replay checks those, and the report says so when the run clocked more.
+pub const MAX_RECORDED: u64 = 1 << 22;
 
 /// Wraps each block a [`SwapSet`] builds, the replay's copy included: how a test plants a bug
 /// at the block's ports (a port-level mutant of a `// MUT:` line) without rebuilding the RTL.
@@ -144,7 +148,9 @@ impl BlockHost {
         if !self.settle() {
             return false;
         }
-        self.rows.extend(self.inputs.iter().map(|&i| self.values[i]));
+        if self.clocks < MAX_RECORDED {
+            self.rows.extend(self.inputs.iter().map(|&i| self.values[i]));
+        }
         self.clocks += 1;
         if let Err(e) = self.block.posedge() {
             self.fail(format!("block cycle {}: {e}", self.clocks - 1));
@@ -193,7 +199,7 @@ impl BlockHost {
     pub fn replay(&self, vcd_dir: Option<&Path>) -> Result<u64, DiffError> {
         let names = &self.input_names;
         let rows = Rc::new(self.rows.clone());
-        let n = self.clocks;
+        let n = self.clocks.min(MAX_RECORDED);
         let mut cfg = (self.entry.diff_config)(n);
         cfg.name = file_stem(&self.instance);
         cfg.vcd_dir = vcd_dir.map(Path::to_path_buf);
@@ -321,6 +327,10 @@ impl BankHook for HbmBankSwap {
             return;
         }
         let [p_cmd, p_row, p_viol, p_vcode] = self.p;
+        if now < self.next {
+            h.fail(format!("cycle {now}: a second command to the bank in one cycle"));
+            return;
+        }
         h.set(p_cmd, 0);
         h.set(p_row, 0);
         while self.next < now {
@@ -591,7 +601,15 @@ pub struct SwapResult {
 
 impl fmt::Display for SwapResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: RTL {} clocked {} times, replay against its model clean", self.instance, self.block, self.cycles)
+        write!(
+            f,
+            "{}: RTL {} clocked {} times, replay against its model clean",
+            self.instance, self.block, self.cycles
+        )?;
+        if self.cycles > MAX_RECORDED {
+            write!(f, " (the first {MAX_RECORDED} cycles recorded and replayed)")?;
+        }
+        Ok(())
     }
 }
 
