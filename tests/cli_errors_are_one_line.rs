@@ -34,7 +34,7 @@ fn bad_arguments_are_reported_not_panicked() {
     check_usage_error(&["config", "check", "/nonexistent.ron"], "cannot read");
     check_usage_error(
         &["describe", "foo"],
-        "unknown kind `foo` (known: hbm, sram, dma, link, switch, topology, chip, ultraserver)",
+        "unknown kind `foo` (known: hbm, sram, dma, link, switch, topology, chip, ultraserver, ultracluster, scaleout)",
     );
     check_usage_error(&["describe", "hbm", "nope"], "no preset named `nope`");
     check_usage_error(&["core", "/nonexistent.asm"], "cannot read /nonexistent.asm");

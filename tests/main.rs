@@ -31,6 +31,7 @@ mod parallel_allreduce_nl72x2_matches_serial;
 mod skipped_tests_are_counted_not_passed;
 mod trace_loads_in_perfetto;
 mod trace_readers_locate_every_error;
+mod ultraclusters_join_ultraservers_over_efa;
 mod vcd_reads_back;
 mod whatif_cli_overrides_sweeps_and_workloads;
 mod whatif_hbm_stacks_move_a_memory_bound_workload_as_estimated;

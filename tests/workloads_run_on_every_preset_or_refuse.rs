@@ -1,4 +1,4 @@
-//! Every shipped system preset runs every generated workload that fits it, or refuses in one
+//! Every shipped system preset (of the UltraClusters, the smallest of each kind) runs every generated workload that fits it, or refuses in one
 //! line naming why; none panics.
 
 use trnsim_system::doc::{preset_names, SystemDoc};
@@ -19,7 +19,10 @@ fn workloads() -> Vec<Llm> {
 #[test]
 fn every_preset_runs_or_refuses_every_generated_workload() {
     let mut ran = 0;
-    for (preset, _) in preset_names() {
+    // Of the UltraCluster presets, the 2-UltraServer ones (the same code as the larger ones,
+    // which ultraclusters_join_ultraservers_over_efa builds and checks).
+    let small = |n: &str| !n.contains("ultracluster") || n.ends_with("-2");
+    for (preset, _) in preset_names().into_iter().filter(|(n, _)| small(n)) {
         let sys = SystemDoc::open(preset).unwrap().resolve().unwrap();
         for l in workloads() {
             let w = l.generate("test").unwrap();

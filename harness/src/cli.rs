@@ -140,13 +140,16 @@ struct RunArgs {
     #[arg(long, value_name = "DIR")]
     plots: Option<PathBuf>,
     /// Run partitioned on N threads (results identical to the serial run). Only for the
-    /// systems that can be split: fabric-allreduce-nl72x2-nodes, kernel-ring.
+    /// systems that can be split: fabric-allreduce-nl72x2-nodes,
+    /// fabric-allreduce-ultracluster-nodes, kernel-ring.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: Option<u32>,
-    /// How to split the system with --threads: auto (cut the longest links, balance component
-    /// counts), by-name (group by the first dotted name segment, e.g. per chip) or by-name:DEPTH.
-    #[arg(long, value_name = "RULE", default_value = "auto", value_parser = PartitionRule::parse)]
-    partition: PartitionRule,
+    /// How to split the system with --threads or --mpi: auto (cut the longest links, balance
+    /// component counts), by-name (group by the first dotted name segment, e.g. per chip, or
+    /// per UltraServer on a cluster) or by-name:DEPTH. Default: by-name on clusters (by
+    /// UltraServer), auto on the others.
+    #[arg(long, value_name = "RULE", value_parser = PartitionRule::parse)]
+    partition: Option<PartitionRule>,
     /// Run partitioned across MPI ranks, one partition per rank: `mpirun -np N trnsim run --mpi
     /// NAME` (rank 0 prints; results identical to the serial run). Needs a build with feature
     /// `mpi` (make mpi).
@@ -195,9 +198,10 @@ enum BenchCmd {
         /// Thread counts to try.
         #[arg(long, value_delimiter = ',', default_value = "2", value_parser = clap::value_parser!(u32).range(1..=256))]
         threads: Vec<u32>,
-        /// How to split (auto, by-name, by-name:DEPTH).
-        #[arg(long, default_value = "auto", value_parser = PartitionRule::parse)]
-        partition: PartitionRule,
+        /// How to split (auto, by-name, by-name:DEPTH; default: by UltraServer on clusters, auto
+        /// on the others).
+        #[arg(long, value_parser = PartitionRule::parse)]
+        partition: Option<PartitionRule>,
         /// Runs per configuration (the best wall time counts).
         #[arg(long, default_value_t = 3)]
         reps: u32,
@@ -574,7 +578,7 @@ fn cmd_run(mut a: RunArgs) -> Result<(), Failure> {
         // Benchmarks that are not one simulation (sweeps, analytic benches) write no trace.
         let traceable =
             !matches!(name.as_str(), "sbuf-bandwidth" | "hbm-latency-sweep" | "nc-gemm-sweep" | "nc-dma-bandwidth")
-                && (!name.starts_with("fabric-") || name == "fabric-allreduce-nl72x2-nodes");
+                && (!name.starts_with("fabric-") || name.ends_with("-nodes"));
         if !traceable && (tp.is_some() || vp.is_some()) {
             eprintln!("note: {name} runs several simulations (a sweep or a study): it writes no trace or VCD");
         }
@@ -684,6 +688,7 @@ fn system_file_kind(config: Option<&Path>) -> Option<&'static str> {
     match trnsim_harness::chip::top_level_name(&text).as_deref() {
         Some("ChipSpec") => Some("a chip"),
         Some("UltraServerSpec") => Some("an UltraServer"),
+        Some("UltraClusterSpec") => Some("an UltraCluster"),
         Some("TopologySpec") => Some("a fabric"),
         _ => None,
     }
@@ -952,7 +957,8 @@ fn run_mpi_ranks(a: &RunArgs, names: &[String], t: &mut trnsim_harness::mpi::Mpi
         let (sink, staged) = if rank == 0 { open_sink(tp.as_deref(), None)? } else { (None, Vec::new()) };
         let tracing = tp.as_ref().map(|_| TraceOptions::default());
         let sys = trnsim_harness::parallel::system(name, a.order).map_err(Failure::Usage)?;
-        let run = sys.run_transport(t, &a.partition, tracing.as_ref(), sink).map_err(Failure::Run);
+        let rule = a.partition.clone().unwrap_or_else(|| sys.default_rule().clone());
+        let run = sys.run_transport(t, &rule, tracing.as_ref(), sink).map_err(Failure::Run);
         commit_all(staged)?;
         let run = run?;
         if let Some((run, wall_s)) = run {
@@ -993,7 +999,8 @@ fn run_partitioned(a: &RunArgs, names: &[String], threads: u32) -> Result<(), Fa
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, names.len() > 1));
         let (sink, staged) = open_sink(tp.as_deref(), None)?;
         let trace = sink.map(|s| (s, TraceOptions::default()));
-        let r = trnsim_harness::parallel::run_named(name, a.order, threads, &a.partition, trace).map_err(Failure::Run);
+        let r = trnsim_harness::parallel::run_named(name, a.order, threads, a.partition.as_ref(), trace)
+            .map_err(Failure::Run);
         commit_all(staged)?;
         let (r, table) = r?;
         eprint!("{name}: {table}");
@@ -1018,7 +1025,7 @@ fn run_one(
     let ring = |tokens| RingParams { modules: 64, tokens, depth: 4 };
     match name {
         "sbuf-bandwidth" => trnsim_harness::memory::sbuf_bandwidth(),
-        "fabric-allreduce-nl72x2-nodes" => suite::run_partitionable(name, opts),
+        "fabric-allreduce-nl72x2-nodes" | "fabric-allreduce-ultracluster-nodes" => suite::run_partitionable(name, opts),
         n if n.starts_with("kernel-random-graph:") => suite::run_partitionable(name, opts),
         n if n.starts_with("fabric-") => trnsim_harness::fabric::run_named(n, plots),
         "e2e-llm-layer" => trnsim_harness::e2e::run_named(name, opts.order, opts.trace),
@@ -1170,7 +1177,8 @@ fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
         BenchCmd::Parallel { system, threads, partition, reps } => {
             trnsim_harness::parallel::system(&system, TickOrder::Structural).map_err(Failure::Usage)?;
             threads.iter().for_each(|&t| warn_oversubscribed(t));
-            let out = trnsim_harness::parallel::bench(&system, &threads, &partition, reps).map_err(Failure::Run)?;
+            let out =
+                trnsim_harness::parallel::bench(&system, &threads, partition.as_ref(), reps).map_err(Failure::Run)?;
             print!("{out}");
             return Ok(());
         }

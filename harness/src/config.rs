@@ -192,6 +192,34 @@ pub fn check_file(path: &Path) -> Result<String, String> {
                 u.links_per_chip()
             ))
         }
+        Some("UltraClusterSpec") => {
+            let doc = trnsim_system::doc::SystemDoc::load(path)?;
+            let Ok(trnsim_system::doc::Resolved::UltraCluster(c)) = doc.resolve() else {
+                return Err(doc.resolve().err().unwrap_or_else(|| format!("{f}: not an UltraCluster")));
+            };
+            let t = &c.topology;
+            Ok(format!(
+                "{f}: ok (UltraCluster {}: {} x {} = {} chips, scale-out {} leaves and {} spines of {}, {} nodes, {} link directions)",
+                c.spec.name,
+                c.spec.ultraservers,
+                c.spec.ultraserver,
+                t.chips,
+                c.scale_out.shape(c.ultraserver.topology.chips).map_or(0, |s| s.leaves),
+                c.scale_out.spines,
+                c.switch.spec.name,
+                t.nodes.len(),
+                t.edges.len()
+            ))
+        }
+        Some("ScaleOutSwitchSpec") => {
+            let (file, text) = trnsim_system::located::read_ron_file(path).map_err(|e| e.to_string())?;
+            let spec = trnsim_system::located::from_ron(&file, &text).map_err(|e| e.to_string())?;
+            let sw = trnsim_system::cluster::check_switch(&file, &text, spec).map_err(|e| e.to_string())?;
+            Ok(format!(
+                "{f}: ok (scale-out switch {}: {} ports of {} Gb/s, {} ps)",
+                sw.spec.name, sw.spec.radix, sw.spec.port_Gbps, sw.latency_ps
+            ))
+        }
         Some("TopologySpec") => {
             let t = trnsim_fabric::topo::load(path)?;
             Ok(format!(

@@ -6,11 +6,11 @@ use clap::Args;
 /// Arguments of `trnsim describe`.
 #[derive(Args, Debug)]
 pub struct DescribeArgs {
-    /// What to describe: hbm, sram, dma, link, switch, topology, chip, ultraserver (none: list
-    /// them).
+    /// What to describe: hbm, sram, dma, link, switch, topology, chip, ultraserver,
+    /// ultracluster, scaleout (none: list them).
     what: Option<String>,
-    /// One preset by name (none: all presets of that kind, briefly); for ultraserver, also a
-    /// FILE.ron.
+    /// One preset by name (none: all presets of that kind, briefly); for ultraserver and
+    /// ultracluster, also a FILE.ron.
     name: Option<String>,
 }
 
@@ -23,6 +23,8 @@ const KINDS: &[(&str, &str)] = &[
     ("topology", "fabric topologies (models/configs/fabric/*.ron)"),
     ("chip", "chips: cores, HBM, DMA, CC cores, NeuronLink, host, EFA (models/configs/system/*-chip.ron)"),
     ("ultraserver", "UltraServers: a chip on a fabric, links per chip, documented figures (models/configs/system/*-ultraserver.ron; or a FILE.ron)"),
+    ("ultracluster", "UltraClusters: UltraServers joined by EFA through a leaf/spine network (models/configs/system/*-ultracluster-*.ron; or a FILE.ron)"),
+    ("scaleout", "scale-out (EFA) switches: capacity, ports, latency, buffer (models/configs/scaleout/*.ron)"),
 ];
 
 fn ron<T: serde::Serialize>(v: &T) -> String {
@@ -143,6 +145,31 @@ pub fn run(a: DescribeArgs) -> Result<(), String> {
                 }
             }
         }
+        "ultracluster" => {
+            if let Some(path) = a.name.as_deref().filter(|n| n.ends_with(".ron")) {
+                describe_cluster(path, true)?;
+                return Ok(());
+            }
+            for (n, _) in trnsim_system::cluster::BUILTIN_CLUSTERS.iter().filter(|(n, _)| want(n)) {
+                found = true;
+                describe_cluster(n, full)?;
+            }
+        }
+        "scaleout" => {
+            for (n, text) in trnsim_system::cluster::BUILTIN_SWITCHES.iter().filter(|(n, _)| want(n)) {
+                found = true;
+                let file = format!("{n}.ron (built in)");
+                let spec = trnsim_system::located::from_ron(&file, text).map_err(|e| e.to_string())?;
+                let sw = trnsim_system::cluster::check_switch(&file, text, spec).map_err(|e| e.to_string())?;
+                let s = &sw.spec;
+                let est: Vec<&str> = s.estimated.iter().map(String::as_str).collect();
+                let what = format!(
+                    "{} Tb/s, {} ports of {} Gb/s, {} port to port, {} MiB buffer (documented only)",
+                    s.capacity_Tbps, s.radix, s.port_Gbps, s.latency, s.buffer_MiB
+                );
+                header(&s.name, &what, &s.source, if full { &est } else { &[] });
+            }
+        }
         other => {
             let kinds: Vec<&str> = KINDS.iter().map(|k| k.0).collect();
             return Err(format!("describe: unknown kind `{other}` (known: {})", kinds.join(", ")));
@@ -229,4 +256,45 @@ fn describe_ultraserver(u: &trnsim_harness::chip::UltraServer, full: bool) {
         f64::from(s.chips) * u.chip.spec.documented.bf16_tflops / 1e3
     );
     println!("  chip: {} (trnsim describe chip {})", u.chip.spec.name, u.chip.spec.name);
+}
+
+/// One UltraCluster (a preset name or a FILE.ron): UltraServers, the scale-out network's shape,
+/// the NIC, estimates.
+fn describe_cluster(name: &str, full: bool) -> Result<(), String> {
+    let doc = trnsim_system::doc::SystemDoc::open(name)?;
+    let trnsim_system::doc::Resolved::UltraCluster(c) = doc.resolve()? else {
+        return Err(format!("{name} is a {}, not an UltraCluster", doc.kind().name()));
+    };
+    let s = &c.spec;
+    let t = &c.topology;
+    let what =
+        format!("{} x {} = {} chips, EFA through {}", s.ultraservers, s.ultraserver, t.chips, c.switch.spec.name);
+    let est: Vec<&str> = s.estimated.iter().map(String::as_str).collect();
+    header(&s.name, &what, &s.source, if full { &est } else { &[] });
+    if !full {
+        return Ok(());
+    }
+    let so = &c.scale_out;
+    let shape = so.shape(c.ultraserver.topology.chips).map_err(|(f, m)| format!("{f}: {m}"))?;
+    let efa = &c.chip().spec.efa;
+    println!(
+        "  NIC per chip: {} x {} Gb/s, latency {} (both ends); link payload {:.2} GB/s per port",
+        efa.ports,
+        efa.port_gbps(),
+        efa.latency,
+        so.port_bytes_per_s / 1e9
+    );
+    println!(
+        "  scale-out: {} leaves ({} chips each, {:?} placement), {} spines, {} links per leaf-spine pair; switch {} ps",
+        shape.leaves, so.chips_per_leaf, so.placement, so.spines, shape.links_per_spine, so.switch_latency_ps
+    );
+    println!(
+        "  topology: {} nodes ({} switches), {} link directions; EFA {:.1} Tb/s in all",
+        t.nodes.len(),
+        t.nodes.len() - t.chips,
+        t.edges.len(),
+        t.chips as f64 * efa.Gbps / 1e3
+    );
+    println!("  ultraserver: {} (trnsim describe ultraserver {})", s.ultraserver, s.ultraserver);
+    Ok(())
 }

@@ -19,6 +19,10 @@ pub const PARTITIONABLE: &[(&str, &str)] = &[
         "fabric-allreduce-nl72x2-nodes",
         "144-chip Trn3 Gen2 (NL72x2) ring all-reduce of 16 MiB, built per chip and switch (partitionable)",
     ),
+    (
+        "fabric-allreduce-ultracluster-nodes",
+        "128-chip Trn3 Gen1 UltraCluster (2 UltraServers over EFA) hierarchical all-reduce of 4 MiB, built per chip and switch (partitionable; by UltraServer by default)",
+    ),
     ("kernel-ring", "64-module token ring (1-cycle links: one window per cycle; correctness, not speed)"),
     ("kernel-random-graph:SEED", "a random graph of chattering components (the kernel's stress system; many deadlock)"),
 ];
@@ -28,6 +32,8 @@ pub struct System {
     build: Box<dyn Fn() -> Result<SimBuilder, String> + Sync>,
     limit: Dur,
     kind: Kind,
+    /// The partition rule when none is asked for.
+    default_rule: PartitionRule,
 }
 
 enum Kind {
@@ -40,6 +46,14 @@ enum Kind {
 fn nl72x2() -> Result<(Topology, Collective), String> {
     let topo = trnsim_fabric::topo::load(&trnsim_fabric::topo::presets_dir().join("trn3-gen2-nl72x2.ron"))?;
     let coll: Collective = "all_reduce:ring".parse()?;
+    Ok((topo, coll))
+}
+
+/// The topology and collective of the UltraCluster benchmark: 2 Trn3 Gen1 UltraServers.
+fn ultracluster() -> Result<(Topology, Collective), String> {
+    let sys = trnsim_system::doc::SystemDoc::open("trn3-gen1-ultracluster-2")?.resolve()?;
+    let topo = sys.fabric().ok_or("trn3-gen1-ultracluster-2 has no fabric")?.clone();
+    let coll: Collective = "all_reduce:hierarchical".parse()?;
     Ok((topo, coll))
 }
 
@@ -58,21 +72,40 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
                 trnsim_fabric::system::build_collective(&mut b, &topo, coll, size, &p)?;
                 Ok(b)
             };
-            Ok(System { build: Box::new(build), limit, kind: Kind::Collective { size, chips, busbw_factor } })
+            let kind = Kind::Collective { size, chips, busbw_factor };
+            Ok(System { build: Box::new(build), limit, kind, default_rule: PartitionRule::Auto })
+        }
+        "fabric-allreduce-ultracluster-nodes" => {
+            let (topo, coll) = ultracluster()?;
+            let size = 4u64 << 20;
+            let p = Params::default();
+            let limit = p.limit;
+            let (chips, busbw_factor) = (topo.chips, coll.op.busbw_factor(topo.chips));
+            let build = move || -> Result<SimBuilder, String> {
+                let mut b = SimBuilder::with_options(opts());
+                trnsim_fabric::system::build_collective(&mut b, &topo, coll, size, &p)?;
+                Ok(b)
+            };
+            let kind = Kind::Collective { size, chips, busbw_factor };
+            // By UltraServer: components are named `us0.…`, `us1.…`, `efa.…`.
+            let default_rule = PartitionRule::ByName { depth: 1 };
+            Ok(System { build: Box::new(build), limit, kind, default_rule })
         }
         "kernel-ring" => {
             let p = crate::ring::RingParams { modules: 64, tokens: 16, depth: 4 };
             let cycles = 200_000;
             let build = move || crate::ring::builder(p, opts());
             // The ring's clock is 1 GHz: `cycles` cycles are `cycles` ns.
-            Ok(System { build: Box::new(build), limit: Dur::from_ns(cycles), kind: Kind::Ring { cycles } })
+            let (limit, kind) = (Dur::from_ns(cycles), Kind::Ring { cycles });
+            Ok(System { build: Box::new(build), limit, kind, default_rule: PartitionRule::Auto })
         }
         n if n.starts_with("kernel-random-graph:") => {
             let seed: u64 = n["kernel-random-graph:".len()..]
                 .parse()
                 .map_err(|_| format!("{n:?}: the seed after `kernel-random-graph:` must be a number"))?;
             let build = move || Ok(crate::random_graph::builder(seed, order).0);
-            Ok(System { build: Box::new(build), limit: Dur::from_us(200), kind: Kind::Graph })
+            let (limit, kind) = (Dur::from_us(200), Kind::Graph);
+            Ok(System { build: Box::new(build), limit, kind, default_rule: PartitionRule::Auto })
         }
         _ => {
             let names: Vec<&str> = PARTITIONABLE.iter().map(|(n, _)| *n).collect();
@@ -82,6 +115,11 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
 }
 
 impl System {
+    /// The partition rule used when none is asked for: by UltraServer on clusters, else auto.
+    pub fn default_rule(&self) -> &PartitionRule {
+        &self.default_rule
+    }
+
     /// Runs serially; returns the statistics and the wall time.
     pub fn run_serial(&self, trace: Option<(Box<dyn TraceSink>, TraceOptions)>) -> Result<(StatsReport, f64), String> {
         let sw = Stopwatch::start();
@@ -164,11 +202,12 @@ pub fn run_named(
     name: &str,
     order: TickOrder,
     threads: u32,
-    rule: &PartitionRule,
+    rule: Option<&PartitionRule>,
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<(BenchResult, String), String> {
     let sys = system(name, order)?;
-    let (run, wall_s) = sys.run_parallel(threads, rule, trace)?;
+    let rule = rule.unwrap_or(sys.default_rule()).clone();
+    let (run, wall_s) = sys.run_parallel(threads, &rule, trace)?;
     result(name, &sys, run, wall_s, ("threads", threads))
 }
 
@@ -199,8 +238,9 @@ pub fn result(
 
 /// `trnsim bench parallel`: the serial run, then each thread count, best of `reps` wall times;
 /// checks that every parallel run's statistics equal the serial run's.
-pub fn bench(name: &str, threads: &[u32], rule: &PartitionRule, reps: u32) -> Result<String, String> {
+pub fn bench(name: &str, threads: &[u32], rule: Option<&PartitionRule>, reps: u32) -> Result<String, String> {
     let sys = system(name, TickOrder::Structural)?;
+    let rule = &rule.unwrap_or(sys.default_rule()).clone();
     let mut best = f64::MAX;
     let mut serial_stats = None;
     for _ in 0..reps.max(1) {

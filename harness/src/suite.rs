@@ -77,6 +77,10 @@ pub const BENCHES: &[(&str, &str)] = &[
         "Trn3 Gen2 144 chips: 16 MiB ring all-reduce built per chip and switch (splits with --threads)",
     ),
     (
+        "fabric-allreduce-ultracluster-nodes",
+        "Trn3 Gen1 UltraCluster, 2 UltraServers over EFA (128 chips): 4 MiB hierarchical all-reduce built per chip and switch (splits by UltraServer)",
+    ),
+    (
         "fabric-collectives-nl32x2",
         "Trn3 Gen1 64 chips (NL32x2): ring and halving-doubling all-reduce, all-to-all at 1 and 16 MiB",
     ),

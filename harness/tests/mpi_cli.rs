@@ -53,7 +53,12 @@ fn mpirun(np: u32, args: &[&str]) -> Output {
 #[test]
 fn mpi_runs_give_the_serial_statistics() {
     // Seeds 4 and 15 go idle; 3 deadlocks (then the run fails on every backend alike).
-    for name in ["fabric-allreduce-nl72x2-nodes", "kernel-random-graph:4", "kernel-random-graph:15"] {
+    for name in [
+        "fabric-allreduce-nl72x2-nodes",
+        "fabric-allreduce-ultracluster-nodes",
+        "kernel-random-graph:4",
+        "kernel-random-graph:15",
+    ] {
         let serial = tmp(&format!("{}-serial.json", name.replace(':', "_")));
         let o = trnsim(&["run", name, "--json", serial.to_str().unwrap()]);
         assert!(o.status.success(), "{name} serial: {}", text(&o));

@@ -5,7 +5,7 @@
 # mutant to be caught. Prints cycles-to-detection per mutant and configuration. Exit status 1
 # if one survives.
 # Usage: rtl/scripts/mutate.sh [cycles] [seed] [block]   (block: link_fifo, islip, sram_bank;
-# systolic_tile, hbm_bank; default all)
+# systolic_tile, hbm_bank, dma_queue, replay_buf; default all)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cycles=${1:-1000000}
@@ -46,6 +46,21 @@ mutants=(
   "hbm_bank|act-to-open-bank-allowed|MUT:actopen|s/(c == ACT || c == REFPB) \&\& is_open/c == REFPB \&\& is_open/"
   "hbm_bank|illegal-commands-applied|MUT:ignore|s/cmd != NOP \&\& legal\[cmd\]/cmd != NOP/"
   "hbm_bank|refreshing-state-one-cycle-short|MUT:refcnt|s/bump(ref_cnt, REF_TO_ACT)/bump(ref_cnt, REF_TO_ACT - 1)/"
+  "dma_queue|start-latency-ignored|MUT:elig|s/ \&\& wait_m\[q\]\[head\[q\]\] == 0//"
+  "dma_queue|start-latency-one-cycle-short|MUT:lat|s/LW'(LAT - 1)/LW'(LAT - 2)/"
+  "dma_queue|round-robin-start-off-by-one|MUT:rrstart|s/32'(ptr\[c\]) + k/32'(ptr[c]) + k + 1/"
+  "dma_queue|priority-class-ignored|MUT:class|s/ \&\& cls(q) == c//"
+  "dma_queue|pointer-not-past-the-winner|MUT:ptr|s/QW'((sel + 1) % Q)/QW'(sel)/"
+  "dma_queue|part-retired-one-packet-early|MUT:last|s/) + 1 == (NW + 1)/) + 2 == (NW + 1)/"
+  "dma_queue|full-one-descriptor-early|MUT:full|s/cnt\[enq_queue\] != CW'(D)/cnt[enq_queue] != CW'(D - 1)/"
+  "dma_queue|reset-keeps-counts|MUT:reset|s/cnt\[q\]  <= '0;/cnt[q]  <= cnt[q];/"
+  "replay_buf|stale-ack-purges|MUT:stale|s/ \&\& 32'(d) < HALF//"
+  "replay_buf|ack-keeps-the-acked-unit|MUT:ackthrough|s/32'(d) + 1;/32'(d);/"
+  "replay_buf|replay-position-not-shifted-by-ack|MUT:rpshift|s/32'(rp) - purge : 0/32'(rp) : 0/"
+  "replay_buf|replay-timer-one-cycle-late|MUT:timer|s/age <= AW'(1)/age <= AW'(0)/"
+  "replay_buf|new-unit-beyond-capacity|MUT:cap|s/cnt1 < CAP/cnt1 <= CAP/"
+  "replay_buf|replay-runs-past-the-newest|MUT:rpend|s/rp1 + 1 < cnt1/rp1 + 1 <= cnt1/"
+  "replay_buf|reset-keeps-sequence-number|MUT:reset|s/hs  <= '0;/hs  <= hs;/"
 )
 
 run() {
@@ -58,6 +73,12 @@ run() {
       --test systolic_tile -- --ignored --nocapture --exact rtl::systolic_tile_diff_probe 2>&1 ;;
     hbm_bank) HBM_DIFF_CYCLES=$cycles HBM_DIFF_SEED=$seed cargo test -q --release --features rtl -p trnsim-rtl \
       --test hbm_bank -- --ignored --nocapture --exact rtl::hbm_bank_diff_probe 2>&1 ;;
+    # Block 6 likewise (tests/dma_queue.rs).
+    dma_queue) DMAQ_DIFF_CYCLES=$cycles DMAQ_DIFF_SEED=$seed cargo test -q --release --features rtl -p trnsim-rtl \
+      --test dma_queue -- --ignored --nocapture --exact rtl::dma_queue_diff_probe 2>&1 ;;
+    # Block 7 likewise (tests/replay_buf.rs).
+    replay_buf) REPLAY_DIFF_CYCLES=$cycles REPLAY_DIFF_SEED=$seed cargo test -q --release --features rtl -p trnsim-rtl \
+      --test replay_buf -- --ignored --nocapture --exact rtl::replay_buf_diff_probe 2>&1 ;;
     *) cargo run -q --release --features rtl -p trnsim-rtl --example "diff_$1" -- "$cycles" "$seed" ;;
   esac
 }

@@ -57,6 +57,18 @@ fn run() -> Result<(), String> {
     let hbm2_2000 = [("ROW_BITS", 14), ("BL", 2), ("CWL", 5), ("RCD_RD", 14), ("RCD_WR", 12), ("RP", 14),
         ("RAS", 34), ("RC", 48), ("WR", 16), ("RTP", 5), ("CCD_S", 2), ("CCD_L", 4), ("RRD_S", 4), ("RRD_L", 6),
         ("WTR_S", 6), ("WTR_L", 8), ("RTW", 13), ("PPD", 0), ("RFC_PB", 160), ("RREFD", 8)];
+    // The DMA descriptor queues (block 6): Q queues of D, start latency LAT cycles, QOS 0 round
+    // robin / 1 four priority classes.
+    let dmaq = |name: &str, rust: &str, [q, d, lat, qos]: [u32; 4]| {
+        let params = [("Q", q), ("D", d), ("LAT", lat), ("QOS", qos)];
+        model(name, rust, "dma_queue", blocks.join("dma_queue.sv"), &params)
+    };
+    // The link replay buffer (block 7): CAP units, SW-bit sequence numbers, DW-bit units,
+    // replay timer TMO cycles.
+    let replay = |name: &str, rust: &str, [cap, sw, dw, tmo]: [u32; 4]| {
+        let params = [("CAP", cap), ("SW", sw), ("DW", dw), ("TMO", tmo)];
+        model(name, rust, "replay_buf", blocks.join("replay_buf.sv"), &params)
+    };
     let models = [
         model("link_fifo", "LinkFifoW64D4", "link_fifo", fifo.clone(), &[("WIDTH", 64), ("DEPTH", 4)]),
         model("link_fifo_w100_d5", "LinkFifoW100D5", "link_fifo", fifo, &[("WIDTH", 100), ("DEPTH", 5)]),
@@ -72,6 +84,10 @@ fn run() -> Result<(), String> {
         tile("systolic_tile_r3_c4", "SystolicTileR3C4", 3, 4),
         hbm("hbm_bank", "HbmBank6400", &hbm3_6400),
         hbm("hbm_bank_hbm2_2000", "HbmBank2000", &hbm2_2000),
+        dmaq("dma_queue", "DmaQueueQ16D4", [16, 4, 8, 0]),
+        dmaq("dma_queue_q6_qos", "DmaQueueQ6D3Qos", [6, 3, 2, 1]),
+        replay("replay_buf", "ReplayBufC256", [256, 10, 16, 1000]),
+        replay("replay_buf_c5", "ReplayBufC5", [5, 4, 8, 24]),
         model("finish_demo", "FinishDemo", "finish_demo", manifest.join("../blocks/test/finish_demo.sv"), &[]),
     ];
     vlt_build::build(&vlt, &models)

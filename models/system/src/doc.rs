@@ -23,6 +23,7 @@
 
 use crate::chip::spec::{self as chip_spec, Chip, ChipSpec};
 use crate::chip::ultraserver::{self, Presets, UltraServer, UltraServerSpec};
+use crate::cluster::{self, ScaleOutSwitchSpec, UltraCluster, UltraClusterSpec};
 use serde_json::{Map, Value};
 use std::path::Path;
 use trnsim_fabric::topo::{self, Topology, TopologySpec};
@@ -43,6 +44,8 @@ pub enum DocKind {
     UltraServer,
     /// A fabric topology alone (`TopologySpec`).
     Fabric,
+    /// UltraServers joined by a scale-out network (`UltraClusterSpec`).
+    UltraCluster,
 }
 
 impl DocKind {
@@ -52,6 +55,7 @@ impl DocKind {
             DocKind::Chip => "chip",
             DocKind::UltraServer => "UltraServer",
             DocKind::Fabric => "fabric",
+            DocKind::UltraCluster => "UltraCluster",
         }
     }
 }
@@ -78,6 +82,9 @@ pub struct SystemDoc {
     top: Source,
     chip: Option<Source>,
     fabric: Option<Source>,
+    /// An UltraCluster's UltraServer file and scale-out switch file.
+    ultraserver: Option<Source>,
+    switch: Option<Source>,
     applied: Vec<Applied>,
 }
 
@@ -90,6 +97,8 @@ pub enum Resolved {
     UltraServer(Box<UltraServer>),
     /// A fabric alone.
     Fabric(Box<Topology>),
+    /// UltraServers joined by a scale-out network: the chip, and every fabric as one.
+    UltraCluster(Box<UltraCluster>),
 }
 
 impl Resolved {
@@ -99,6 +108,7 @@ impl Resolved {
             Resolved::Chip(c) => Some(c),
             Resolved::UltraServer(u) => Some(&u.chip),
             Resolved::Fabric(_) => None,
+            Resolved::UltraCluster(c) => Some(c.chip()),
         }
     }
 
@@ -108,6 +118,7 @@ impl Resolved {
             Resolved::Chip(_) => None,
             Resolved::UltraServer(u) => Some(&u.topology),
             Resolved::Fabric(t) => Some(t),
+            Resolved::UltraCluster(c) => Some(&c.topology),
         }
     }
 }
@@ -117,6 +128,7 @@ pub const BUILTIN_ULTRASERVERS: &[(&str, &str)] = &[
     ("trn2-ultraserver", ultraserver::TRN2_ULTRASERVER_RON),
     ("trn3-gen1-ultraserver", ultraserver::TRN3_GEN1_RON),
     ("trn3-gen2-ultraserver", ultraserver::TRN3_GEN2_RON),
+    ("trn4-ultraserver", include_str!("../../configs/system/trn4-ultraserver.ron")),
 ];
 
 /// Every built-in system preset name, by kind (for `--system` and messages).
@@ -124,7 +136,8 @@ pub fn preset_names() -> Vec<(&'static str, DocKind)> {
     let chips = ultraserver::BUILTIN_CHIPS.iter().map(|(n, _)| (*n, DocKind::Chip));
     let us = BUILTIN_ULTRASERVERS.iter().map(|(n, _)| (*n, DocKind::UltraServer));
     let fabrics = ultraserver::BUILTIN_FABRICS.iter().map(|(n, _)| (*n, DocKind::Fabric));
-    chips.chain(us).chain(fabrics).collect()
+    let clusters = cluster::BUILTIN_CLUSTERS.iter().map(|(n, _)| (*n, DocKind::UltraCluster));
+    chips.chain(us).chain(clusters).chain(fabrics).collect()
 }
 
 fn to_tree<T: serde::Serialize>(v: &T) -> Value {
@@ -138,7 +151,8 @@ impl SystemDoc {
         if arg.ends_with(".ron") || arg.contains('/') || p.is_file() {
             return SystemDoc::load(p);
         }
-        let table = [ultraserver::BUILTIN_CHIPS, BUILTIN_ULTRASERVERS, ultraserver::BUILTIN_FABRICS];
+        let table =
+            [ultraserver::BUILTIN_CHIPS, BUILTIN_ULTRASERVERS, cluster::BUILTIN_CLUSTERS, ultraserver::BUILTIN_FABRICS];
         match table.iter().flat_map(|t| t.iter()).find(|(n, _)| *n == arg) {
             Some((n, text)) => SystemDoc::parse(&format!("{n}.ron (built in)"), text, &Presets::BuiltIn),
             None => {
@@ -162,17 +176,36 @@ impl SystemDoc {
             Some("ChipSpec") => {
                 let spec: ChipSpec = crate::located::from_ron(file, text).map_err(|e| e.to_string())?;
                 let tree = Value::Object(Map::from_iter([("chip".to_string(), to_tree(&spec))]));
-                Ok(SystemDoc { kind: DocKind::Chip, tree, chip: Some(top.clone()), top, fabric: None, applied: vec![] })
+                Ok(SystemDoc {
+                    kind: DocKind::Chip,
+                    tree,
+                    chip: Some(top.clone()),
+                    top,
+                    fabric: None,
+                    ultraserver: None,
+                    switch: None,
+                    applied: vec![],
+                })
             }
             Some("TopologySpec") => {
                 let spec: TopologySpec = crate::located::from_ron(file, text).map_err(|e| e.to_string())?;
                 let tree = Value::Object(Map::from_iter([("fabric".to_string(), to_tree(&spec))]));
                 let fabric = Some(top.clone());
-                Ok(SystemDoc { kind: DocKind::Fabric, tree, chip: None, top, fabric, applied: vec![] })
+                Ok(SystemDoc {
+                    kind: DocKind::Fabric,
+                    tree,
+                    chip: None,
+                    top,
+                    fabric,
+                    ultraserver: None,
+                    switch: None,
+                    applied: vec![],
+                })
             }
             Some("UltraServerSpec") => SystemDoc::ultraserver(top, presets),
+            Some("UltraClusterSpec") => SystemDoc::cluster(top, presets),
             other => Err(format!(
-                "{file}:1:1: (top level): {} is not a system file (allowed: ChipSpec, UltraServerSpec, TopologySpec)",
+                "{file}:1:1: (top level): {} is not a system file (allowed: ChipSpec, UltraServerSpec, UltraClusterSpec, TopologySpec)",
                 other.map_or("an unnamed struct".to_string(), |n| format!("`{n}`"))
             )),
         }
@@ -193,7 +226,67 @@ impl SystemDoc {
             m.insert("fabric".into(), to_tree(&fabric));
         }
         let (chip, fabric) = (Some(Source { file: cf, text: ct }), Some(Source { file: ff, text: ft }));
-        Ok(SystemDoc { kind: DocKind::UltraServer, tree, top, chip, fabric, applied: vec![] })
+        Ok(SystemDoc {
+            kind: DocKind::UltraServer,
+            tree,
+            top,
+            chip,
+            fabric,
+            ultraserver: None,
+            switch: None,
+            applied: vec![],
+        })
+    }
+
+    /// An UltraCluster file: its UltraServer (with that file's chip and fabric) and its switch
+    /// resolved; the tree holds `ultraserver` (the UltraServer's own fields), `chip`, `fabric`
+    /// and `scale_out.switch` as their specs.
+    fn cluster(top: Source, presets: &Presets) -> Result<SystemDoc, String> {
+        let spec: UltraClusterSpec = crate::located::from_ron(&top.file, &top.text).map_err(|e| e.to_string())?;
+        let at = |key: &str, m: String| {
+            let pos = top.text.find(&format!("{key}:")).unwrap_or(0);
+            let (line, col) = crate::located::line_col(&top.text, pos);
+            format!("{}:{line}:{col}: {key}: {m}", top.file)
+        };
+        let (uf, ut) = presets.ultraserver(&spec.ultraserver).map_err(|known| {
+            at(
+                "ultraserver",
+                format!("unknown UltraServer preset {:?} (known: {})", spec.ultraserver, known.join(", ")),
+            )
+        })?;
+        let (sf, st) = presets.switch(&spec.scale_out.switch).map_err(|known| {
+            at(
+                "switch",
+                format!("unknown scale-out switch preset {:?} (known: {})", spec.scale_out.switch, known.join(", ")),
+            )
+        })?;
+        let us = SystemDoc::ultraserver(Source { file: uf.clone(), text: ut.clone() }, presets)?;
+        let switch: ScaleOutSwitchSpec = crate::located::from_ron(&sf, &st).map_err(|e| e.to_string())?;
+        let mut tree = to_tree(&spec);
+        let mut us_tree = us.tree;
+        if let (Value::Object(m), Value::Object(u)) = (&mut tree, &mut us_tree) {
+            for part in ["chip", "fabric"] {
+                if let Some(v) = u.remove(part) {
+                    m.insert(part.into(), v);
+                }
+            }
+            u.insert("chip".into(), Value::String(us_spec_name(&ut, "chip")));
+            u.insert("fabric".into(), Value::String(us_spec_name(&ut, "fabric")));
+            if let Some(Value::Object(so)) = m.get_mut("scale_out") {
+                so.insert("switch".into(), to_tree(&switch));
+            }
+            m.insert("ultraserver".into(), us_tree);
+        }
+        Ok(SystemDoc {
+            kind: DocKind::UltraCluster,
+            tree,
+            top,
+            chip: us.chip,
+            fabric: us.fabric,
+            ultraserver: Some(Source { file: uf, text: ut }),
+            switch: Some(Source { file: sf, text: st }),
+            applied: vec![],
+        })
     }
 
     /// What the file describes.
@@ -206,7 +299,7 @@ impl SystemDoc {
         let n = match self.kind {
             DocKind::Chip => &self.tree["chip"]["name"],
             DocKind::Fabric => &self.tree["fabric"]["name"],
-            DocKind::UltraServer => &self.tree["name"],
+            DocKind::UltraServer | DocKind::UltraCluster => &self.tree["name"],
         };
         n.as_str().unwrap_or("(unnamed)").to_string()
     }
@@ -295,7 +388,31 @@ impl SystemDoc {
         if self.kind == DocKind::UltraServer {
             self.ultraserver_spec()?;
         }
+        if self.kind == DocKind::UltraCluster {
+            self.cluster_specs()?;
+        }
         Ok(())
+    }
+
+    /// An UltraCluster's own spec (the switch by name), its UltraServer's and its switch's.
+    fn cluster_specs(&self) -> Result<(UltraClusterSpec, UltraServerSpec, ScaleOutSwitchSpec), String> {
+        let e = |e: serde_json::Error| e.to_string().replace(" at line 0 column 0", "");
+        let sw = self.tree.get("scale_out").and_then(|s| s.get("switch")).cloned().unwrap_or(Value::Null);
+        let switch: ScaleOutSwitchSpec =
+            serde_json::from_value(sw.clone()).map_err(|x| format!("scale_out.switch: {}", e(x)))?;
+        let us = self.tree.get("ultraserver").cloned().unwrap_or(Value::Null);
+        let us: UltraServerSpec = serde_json::from_value(us).map_err(|x| format!("ultraserver: {}", e(x)))?;
+        let mut t = self.tree.clone();
+        if let Value::Object(m) = &mut t {
+            m.remove("chip");
+            m.remove("fabric");
+            m.insert("ultraserver".into(), Value::String(us.name.clone()));
+            if let Some(Value::Object(so)) = m.get_mut("scale_out") {
+                so.insert("switch".into(), sw.get("name").cloned().unwrap_or(Value::Null));
+            }
+        }
+        let spec: UltraClusterSpec = serde_json::from_value(t).map_err(e)?;
+        Ok((spec, us, switch))
     }
 
     fn ultraserver_spec(&self) -> Result<UltraServerSpec, String> {
@@ -370,9 +487,36 @@ impl SystemDoc {
                 })?;
                 Ok(Resolved::UltraServer(Box::new(u)))
             }
+            (DocKind::UltraCluster, Some(c), Some(f)) => {
+                let (spec, us_spec, sw_spec) = self.cluster_specs()?;
+                let (us_src, sw_src) = match (&self.ultraserver, &self.switch) {
+                    (Some(u), Some(s)) => (u, s),
+                    _ => return Err(format!("{}: incomplete system", self.top.file)),
+                };
+                let u = ultraserver::check_parts(&us_src.file, &us_src.text, us_spec, c, f).map_err(|e| {
+                    let field = e.field.clone();
+                    self.annotate("ultraserver", e.to_string(), &field)
+                })?;
+                let sw = cluster::check_switch(&sw_src.file, &sw_src.text, sw_spec).map_err(|e| {
+                    let field = e.field.clone();
+                    self.annotate("scale_out.switch", e.to_string(), &field)
+                })?;
+                let cl = cluster::check(&self.top.file, &self.top.text, spec, u, sw).map_err(|e| {
+                    let field = e.field.clone();
+                    self.annotate("", e.to_string(), &field)
+                })?;
+                Ok(Resolved::UltraCluster(Box::new(cl)))
+            }
             _ => Err(format!("{}: incomplete system", self.top.file)),
         }
     }
+}
+
+/// The value of the top-level `key: "name"` of an UltraServer file (its chip or fabric name).
+fn us_spec_name(text: &str, key: &str) -> String {
+    crate::located::from_ron::<UltraServerSpec>("", text)
+        .map(|s| if key == "chip" { s.chip } else { s.fabric })
+        .unwrap_or_default()
 }
 
 /// The concrete paths `path` names in `tree`; an unknown path names the nearest valid ones.

@@ -15,9 +15,13 @@
 //! - [`doc`]: a system file as one tree of named fields, `--set PATH=VALUE` overrides on it,
 //!   and the resolved [`doc::Resolved`] system every benchmark and workload runs on.
 //!
-//! Left out: hosts, EFA and anything beyond one UltraServer's fabric.
+//! - [`cluster`]: UltraClusters: copies of an UltraServer joined by EFA NICs and a scale-out
+//!   leaf/spine network of switch presets, built as one topology.
+//!
+//! Left out: hosts, three-tier scale-out networks.
 #![warn(missing_docs)]
 
 pub mod chip;
+pub mod cluster;
 pub mod doc;
 pub mod located;

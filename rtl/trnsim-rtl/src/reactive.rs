@@ -237,3 +237,227 @@ impl Stimulus for HoldingRequesters {
         }
     }
 }
+
+/// What the DMA engine does for a while.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Engine {
+    /// Starts a packet whenever one is ready.
+    Busy,
+    /// Starts none (the queues fill).
+    Stalled,
+    /// May start with this probability.
+    Random(f64),
+}
+
+/// The producer and the engine around DMA descriptor queues (ports `rst`, `enq_valid`,
+/// `enq_queue`, `enq_tag`, `enq_pkts`, `start_ok` driven; `enq_ready` observed): the producer
+/// holds a descriptor (valid, queue, tag, packets) until it is taken, as a valid/ready master
+/// must, in sequences of bursts to one queue, spread traffic and idles; the engine is busy,
+/// stalled or random.
+pub struct HoldingDescriptors {
+    rng: SimRng,
+    queues: u64,
+    held: Option<(u64, u128, u128)>,
+    burst_queue: Option<u64>,
+    p_new: f64,
+    engine: Engine,
+    left: u64,
+    eng_left: u64,
+    p: [usize; 7],
+}
+
+impl HoldingDescriptors {
+    /// For a block of `queues` queues with `ports`, from `seed`.
+    pub fn new(ports: &[PortInfo], queues: u64, seed: u64) -> HoldingDescriptors {
+        let p =
+            ["rst", "enq_valid", "enq_queue", "enq_tag", "enq_pkts", "start_ok", "enq_ready"].map(|n| index(ports, n));
+        HoldingDescriptors {
+            rng: SimRng::new(seed, 23),
+            queues,
+            held: None,
+            burst_queue: None,
+            p_new: 0.5,
+            engine: Engine::Busy,
+            left: 0,
+            eng_left: 0,
+            p,
+        }
+    }
+}
+
+impl Stimulus for HoldingDescriptors {
+    fn drive(&mut self, cycle: u64, inputs: &mut [u128]) {
+        let [rst, valid, queue, tag, pkts, start_ok, _] = self.p;
+        if self.left == 0 {
+            (self.burst_queue, self.p_new) =
+                weighted(&mut self.rng, &[(3, (Some(0), 1.0)), (3, (None, 0.7)), (2, (None, 0.2)), (1, (None, 0.0))]);
+            self.burst_queue = self.burst_queue.map(|_| self.rng.below(self.queues));
+            self.left = 1 + self.rng.below(96);
+        }
+        if self.eng_left == 0 {
+            self.engine = weighted(&mut self.rng, &[(3, Engine::Busy), (2, Engine::Stalled), (3, Engine::Random(0.4))]);
+            self.eng_left = 1 + self.rng.below(96);
+        }
+        self.left -= 1;
+        self.eng_left -= 1;
+        let reset = cycle < 2 || self.rng.below(16_384) == 0;
+        inputs[rst] = u128::from(reset);
+        if reset {
+            self.held = None;
+        }
+        if self.held.is_none() && !reset && self.rng.chance(self.p_new) {
+            let q = self.burst_queue.unwrap_or_else(|| self.rng.below(self.queues));
+            let n = crate::model::DmaQueueStimulus::pkts(&mut self.rng, 0.1, 0.02);
+            self.held = Some((q, u128::from(self.rng.below(256)), n));
+        }
+        inputs[valid] = u128::from(self.held.is_some());
+        if let Some((q, t, n)) = self.held {
+            (inputs[queue], inputs[tag], inputs[pkts]) = (u128::from(q), t, n);
+        }
+        inputs[start_ok] = u128::from(match self.engine {
+            Engine::Busy => true,
+            Engine::Stalled => false,
+            Engine::Random(p) => self.rng.chance(p),
+        });
+    }
+
+    fn observe(&mut self, _cycle: u64, ports: &[u128]) {
+        let [rst, valid, _, _, _, _, ready] = self.p;
+        if ports[rst] & 1 == 0 && ports[valid] & 1 == 1 && ports[ready] & 1 == 1 {
+            self.held = None;
+        }
+    }
+}
+
+/// The two neighbours of a link transmitter's replay buffer (ports `rst`, `dllp_valid`,
+/// `dllp_nak`, `dllp_seq`, `lane_ready`, `new_valid`, `new_data` driven; `tx_valid`, `tx_seq`,
+/// `tx_replay`, `new_take` observed): a packer that holds its unit until it is taken, and the
+/// link's far end as trnsim-fabric's `LinkRx` behaves (go-back-N): a unit is lost on the wire
+/// with a phase's error rate; the receiver takes the expected sequence number, ACKs every
+/// `ack_every` units (and duplicates at once), NAKs the expected number when a unit is lost
+/// unless a NAK is outstanding, and its DLLPs arrive `latency` cycles later, one per cycle. A
+/// lost replay is left to the transmitter's timer.
+pub struct LinkFarEnd {
+    rng: SimRng,
+    mask: u32,
+    half: u32,
+    /// The packer's unit, held until taken.
+    held: Option<u128>,
+    expected: u32,
+    nak_out: bool,
+    unacked: u32,
+    ack_every: u32,
+    latency: u64,
+    p_err: f64,
+    p_lane: f64,
+    p_new: f64,
+    left: u64,
+    /// DLLPs on the way back: (arrival cycle, NAK, sequence number).
+    dllps: std::collections::VecDeque<(u64, bool, u32)>,
+    p: [usize; 11],
+}
+
+impl LinkFarEnd {
+    /// For a buffer with `seq_bits`-bit sequence numbers and `ports`, from `seed`.
+    pub fn new(ports: &[PortInfo], seq_bits: u32, seed: u64) -> LinkFarEnd {
+        let p = [
+            "rst",
+            "dllp_valid",
+            "dllp_nak",
+            "dllp_seq",
+            "lane_ready",
+            "new_valid",
+            "new_data",
+            "tx_valid",
+            "tx_seq",
+            "tx_replay",
+            "new_take",
+        ]
+        .map(|n| index(ports, n));
+        LinkFarEnd {
+            rng: SimRng::new(seed, 24),
+            mask: (1 << seq_bits) - 1,
+            half: 1 << (seq_bits - 1),
+            held: None,
+            expected: 0,
+            nak_out: false,
+            unacked: 0,
+            ack_every: 4,
+            latency: 8,
+            p_err: 0.01,
+            p_lane: 1.0,
+            p_new: 1.0,
+            left: 0,
+            dllps: std::collections::VecDeque::new(),
+            p,
+        }
+    }
+}
+
+impl Stimulus for LinkFarEnd {
+    fn drive(&mut self, cycle: u64, inputs: &mut [u128]) {
+        let [rst, dv, dn, ds, lane, nv, nd, ..] = self.p;
+        if self.left == 0 {
+            self.p_err = weighted(&mut self.rng, &[(2, 0.0), (3, 0.01), (2, 0.1), (1, 0.5)]);
+            self.p_lane = weighted(&mut self.rng, &[(3, 1.0), (2, 0.5), (1, 0.1)]);
+            self.p_new = weighted(&mut self.rng, &[(3, 1.0), (2, 0.3), (1, 0.0)]);
+            self.ack_every = 1 + self.rng.below(8) as u32;
+            self.latency = 1 + self.rng.below(40);
+            self.left = 64 + self.rng.below(2000);
+        }
+        self.left -= 1;
+        let reset = cycle < 2 || self.rng.below(50_000) == 0;
+        inputs[rst] = u128::from(reset);
+        if reset {
+            (self.held, self.expected, self.nak_out, self.unacked) = (None, 0, false, 0);
+            self.dllps.clear();
+        }
+        if self.held.is_none() && !reset && self.rng.chance(self.p_new) {
+            self.held = Some(u128::from(self.rng.next_u64()));
+        }
+        inputs[nv] = u128::from(self.held.is_some());
+        if let Some(d) = self.held {
+            inputs[nd] = d;
+        }
+        inputs[lane] = u128::from(self.rng.chance(self.p_lane));
+        inputs[dv] = 0;
+        if self.dllps.front().is_some_and(|d| d.0 <= cycle) {
+            let (_, nak, seq) = self.dllps.pop_front().unwrap_or_default();
+            (inputs[dv], inputs[dn], inputs[ds]) = (1, u128::from(nak), u128::from(seq));
+        }
+    }
+
+    fn observe(&mut self, cycle: u64, ports: &[u128]) {
+        let [rst, .., tx_valid, tx_seq, _, new_take] = self.p;
+        if ports[rst] & 1 == 1 {
+            return;
+        }
+        if ports[new_take] & 1 == 1 {
+            self.held = None;
+        }
+        if ports[tx_valid] & 1 == 0 {
+            return;
+        }
+        let seq = ports[tx_seq] as u32;
+        let due = cycle + self.latency;
+        let last = self.expected.wrapping_sub(1) & self.mask;
+        if self.rng.chance(self.p_err) {
+            // Lost on the wire: ask for the expected one again, once.
+            if !self.nak_out {
+                self.nak_out = true;
+                self.dllps.push_back((due, true, self.expected));
+            }
+        } else if seq == self.expected {
+            self.expected = (self.expected + 1) & self.mask;
+            self.nak_out = false;
+            self.unacked += 1;
+            if self.unacked >= self.ack_every {
+                self.unacked = 0;
+                self.dllps.push_back((due, false, self.expected.wrapping_sub(1) & self.mask));
+            }
+        } else if self.expected.wrapping_sub(seq) & self.mask <= self.half {
+            // A duplicate (a replay of what arrived already): ACK at once.
+            self.dllps.push_back((due, false, last));
+        }
+    }
+}

@@ -15,7 +15,7 @@ use crate::coverage::{Cover, Expr};
 use crate::diff::{diff, diff_transactions, DiffConfig, DiffError, DiffReport};
 use crate::model::{ArbMode, IslipArbiter, IslipStimulus, LinkFifo, SramBank, SramBankStimulus};
 use crate::monitor::Protocol;
-use crate::reactive::{CreditSender, HoldingRequesters};
+use crate::reactive::{CreditSender, HoldingDescriptors, HoldingRequesters, LinkFarEnd};
 use crate::scoreboard::{Order, ScoreboardConfig, TxnId, TxnStream};
 use crate::stimulus::{FuzzStimulus, LinkFifoStimulus, Stimulus};
 use crate::trace::PortTrace;
@@ -111,6 +111,28 @@ fn sram_sb() -> ScoreboardConfig {
     let read = TxnStream { name: "read", valid: "rvalid", ready: None, data: vec!["rdata"], id: TxnId::Lane };
     let grant = TxnStream { name: "grant", valid: "grant", ready: None, data: vec![], id: TxnId::Lane };
     ScoreboardConfig::new(vec![read, grant], Order::ById, 0)
+}
+
+fn dma_queue_sb() -> ScoreboardConfig {
+    let start = TxnStream {
+        name: "packet start",
+        valid: "start",
+        ready: None,
+        data: vec!["start_queue", "start_tag", "start_pkt", "start_last"],
+        id: TxnId::None,
+    };
+    ScoreboardConfig::new(vec![start], Order::InOrder, 0)
+}
+
+fn replay_buf_sb() -> ScoreboardConfig {
+    let tx = TxnStream {
+        name: "unit sent",
+        valid: "tx_valid",
+        ready: None,
+        data: vec!["tx_seq", "tx_data", "tx_replay"],
+        id: TxnId::None,
+    };
+    ScoreboardConfig::new(vec![tx], Order::InOrder, 0)
 }
 
 /// The link FIFO of `depth` entries: every occupancy, push x pop x full (push needs room:
@@ -210,6 +232,53 @@ fn hbm_bank_cover() -> Vec<Cover> {
         Cover::values("command", Expr::port("cmd"), 0..=7),
         Cover::bits("command legal", "legal"),
         Cover::values("refusal reason", Expr::port("vcode"), 0..=3),
+    ]
+}
+
+/// DMA descriptor queues (`q` queues of `depth`): every queue at every occupancy, every queue
+/// ready and every queue retiring an empty part, how many queues are ready at once, a
+/// packet started x its part's last (last needs a start), the enqueue handshake, the engine's
+/// offer x a start (a start needs `start_ok`), and every bit of the started tag.
+fn dma_queue_cover(q: u32, depth: u32) -> Vec<Cover> {
+    let cw = 32 - depth.leading_zeros();
+    let (n, half) = (u128::from(q), u128::from(q / 2));
+    vec![
+        Cover::lanes("occupancy", "count", q, cw, u128::from(depth) + 1),
+        Cover::bits("queue ready", "ready"),
+        Cover::bits("empty part retired", "empty_ret"),
+        Cover::ranges(
+            "queues ready at once",
+            Expr::Pop("ready"),
+            &[("none", 0, 0), ("one", 1, 1), ("some", 2, half), ("many", half + 1, n - 1), ("all", n, n)],
+        ),
+        Cover::cross("start x last", vec![("start", Expr::port("start")), ("last", Expr::port("start_last"))], &[0b10]),
+        Cover::cross("enqueue", vec![("valid", Expr::port("enq_valid")), ("ready", Expr::port("enq_ready"))], &[]),
+        Cover::cross("engine", vec![("start_ok", Expr::port("start_ok")), ("start", Expr::port("start"))], &[0b10]),
+        Cover::bits("start_tag bits", "start_tag"),
+    ]
+}
+
+/// A replay buffer of `cap` units: occupancy from empty to full, ACK and NAK, new and replayed
+/// units sent, the replay timer, replays starting, running and ending, new units taken and
+/// refused (also while full), and every bit of the sequence numbers sent.
+fn replay_buf_cover(cap: u128) -> Vec<Cover> {
+    let full = ("full", Expr::Eq(Box::new(Expr::port("count")), cap));
+    vec![
+        Cover::ranges(
+            "occupancy",
+            Expr::port("count"),
+            &[("empty", 0, 0), ("one", 1, 1), ("low", 2, cap / 2), ("high", cap / 2 + 1, cap - 1), ("full", cap, cap)],
+        ),
+        Cover::cross("dllp", vec![("valid", Expr::port("dllp_valid")), ("nak", Expr::port("dllp_nak"))], &[0b10]),
+        Cover::cross("sent", vec![("valid", Expr::port("tx_valid")), ("replay", Expr::port("tx_replay"))], &[0b10]),
+        Cover::values("replay timer expired", Expr::port("timeout"), 0..=1),
+        Cover::transitions("replaying", Expr::port("replaying"), &[(0, 1), (1, 1), (1, 0)]),
+        Cover::cross(
+            "new unit x full",
+            vec![full, ("new", Expr::port("new_valid")), ("take", Expr::port("new_take"))],
+            &[0b100, 0b101],
+        ),
+        Cover::bits("tx_seq bits", "tx_seq"),
     ]
 }
 
@@ -396,6 +465,68 @@ pub static BLOCKS: &[BlockEntry] = &[
         coverage: hbm_bank_cover,
         monitors: Vec::new,
         make_reactive: None,
+    },
+    BlockEntry {
+        name: "dma_queue",
+        description: "one DMA engine's 16 descriptor queues (depth 4, start latency 8 cycles) and round-robin \
+                      arbiter (rtl/blocks/dma_queue.sv; trnsim-core's DMA queue arbiter)",
+        make_model: || Box::new(crate::model::DmaQueue::new(16, 4, 8, false)),
+        make_rtl: rtl!(DmaQueueQ16D4),
+        make_stimulus: |seed| Box::new(crate::model::DmaQueueStimulus::new(16, seed)),
+        diff_config: DiffConfig::dma_queue,
+        scoreboard: Some(dma_queue_sb),
+        coverage: || dma_queue_cover(16, 4),
+        monitors: Vec::new,
+        make_reactive: Some(|seed| {
+            let m = crate::model::DmaQueue::new(16, 4, 8, false);
+            Box::new(HoldingDescriptors::new(m.ports(), 16, seed))
+        }),
+    },
+    BlockEntry {
+        name: "dma_queue_q6_qos",
+        description: "the DMA descriptor queues at 6 queues of 3, start latency 2, four priority classes (v4 QoS)",
+        make_model: || Box::new(crate::model::DmaQueue::new(6, 3, 2, true)),
+        make_rtl: rtl!(DmaQueueQ6D3Qos),
+        make_stimulus: |seed| Box::new(crate::model::DmaQueueStimulus::new(6, seed)),
+        diff_config: DiffConfig::dma_queue,
+        scoreboard: Some(dma_queue_sb),
+        coverage: || dma_queue_cover(6, 3),
+        monitors: Vec::new,
+        make_reactive: Some(|seed| {
+            let m = crate::model::DmaQueue::new(6, 3, 2, true);
+            Box::new(HoldingDescriptors::new(m.ports(), 6, seed))
+        }),
+    },
+    BlockEntry {
+        name: "replay_buf",
+        description: "PCIe Gen6 link-layer replay buffer: 256 units, 10-bit sequence numbers, ACK/NAK, replay timer \
+                      1000 cycles (rtl/blocks/replay_buf.sv; trnsim-fabric's ReplayBuffer)",
+        make_model: || Box::new(crate::model::ReplayBuf::new(256, 10, 16, 1000)),
+        make_rtl: rtl!(ReplayBufC256),
+        make_stimulus: |seed| Box::new(crate::model::ReplayBufStimulus::new(256, 10, 16, 1000, seed)),
+        diff_config: DiffConfig::replay_buf,
+        scoreboard: Some(replay_buf_sb),
+        coverage: || replay_buf_cover(256),
+        monitors: Vec::new,
+        make_reactive: Some(|seed| {
+            let m = crate::model::ReplayBuf::new(256, 10, 16, 1000);
+            Box::new(LinkFarEnd::new(m.ports(), 10, seed))
+        }),
+    },
+    BlockEntry {
+        name: "replay_buf_c5",
+        description: "the replay buffer at 5 units, 4-bit sequence numbers (wrapping every 16), replay timer 24 cycles",
+        make_model: || Box::new(crate::model::ReplayBuf::new(5, 4, 8, 24)),
+        make_rtl: rtl!(ReplayBufC5),
+        make_stimulus: |seed| Box::new(crate::model::ReplayBufStimulus::new(5, 4, 8, 24, seed)),
+        diff_config: DiffConfig::replay_buf,
+        scoreboard: Some(replay_buf_sb),
+        coverage: || replay_buf_cover(5),
+        monitors: Vec::new,
+        make_reactive: Some(|seed| {
+            let m = crate::model::ReplayBuf::new(5, 4, 8, 24);
+            Box::new(LinkFarEnd::new(m.ports(), 4, seed))
+        }),
     },
 ];
 
@@ -681,6 +812,53 @@ mod reactive_tests {
         let e = find("islip_n4_i1").unwrap();
         let req = DiffRequest { stimulus: StimulusKind::Reactive, ..DiffRequest::new(10, 3) };
         assert!(e.diff_with(&req, || Ok((e.make_model)())).unwrap_err().to_string().contains("no reactive stimulus"));
+    }
+
+    /// The drivers of blocks with a valid/ready input hold a refused item (checked with the
+    /// valid/ready monitor on the input side, which open-loop and fuzz stimulus do not keep, so
+    /// the blocks do not declare it).
+    #[test]
+    fn reactive_producers_keep_the_valid_ready_rule() {
+        use crate::monitor::Monitors;
+        let rules = [
+            (
+                "dma_queue",
+                Protocol::ValidReady {
+                    name: "enqueue",
+                    valid: "enq_valid",
+                    ready: "enq_ready",
+                    data: vec!["enq_queue", "enq_tag", "enq_pkts"],
+                },
+            ),
+            (
+                "replay_buf_c5",
+                Protocol::ValidReady {
+                    name: "new unit",
+                    valid: "new_valid",
+                    ready: "new_take",
+                    data: vec!["new_data"],
+                },
+            ),
+        ];
+        for (name, rule) in rules {
+            let e = find(name).unwrap();
+            let mut m = (e.make_model)();
+            let ports = m.ports().to_vec();
+            let mut mon = Monitors::new(&[rule], &ports).unwrap();
+            let mut s = (e.make_reactive.unwrap())(5);
+            let mut v = vec![0u128; ports.len()];
+            for cycle in 0..100_000 {
+                s.drive(cycle, &mut v);
+                for (i, _) in ports.iter().enumerate().filter(|(_, p)| p.input && p.name != "clk") {
+                    m.set_input(i, v[i]);
+                }
+                m.settle().unwrap();
+                m.read_all(&mut v);
+                mon.check(&v).unwrap_or_else(|err| panic!("{name}: cycle {cycle}: {err}"));
+                s.observe(cycle, &v);
+                m.posedge().unwrap();
+            }
+        }
     }
 
     #[test]

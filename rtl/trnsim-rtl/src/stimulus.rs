@@ -9,8 +9,10 @@ use trnsim_kernel::SimRng;
 
 pub use crate::trace::TraceStimulus;
 
+pub use crate::model::DmaQueueStimulus;
 pub use crate::model::HbmBankStimulus;
 pub use crate::model::IslipStimulus;
+pub use crate::model::ReplayBufStimulus;
 pub use crate::model::SramBankStimulus;
 pub use crate::model::SystolicTileStimulus;
 

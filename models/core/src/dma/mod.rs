@@ -75,6 +75,7 @@ mod stats;
 mod tests;
 
 pub use params::{DmaParams, Scheduling};
+pub use sched::Arbiter as QueueArbiter;
 
 use crate::msg::{DmaCmd, MemAccess, MemDone, SemOp};
 use book::Book;

@@ -10,9 +10,10 @@ use crate::dma::params::DmaParams;
 /// Classes of [`crate::dma::Scheduling::Qos4`].
 const CLASSES: usize = 4;
 
-/// One engine's queue arbiter.
+/// One engine's queue arbiter (public as `dma::QueueArbiter`: trnsim-rtl checks the RTL
+/// descriptor queues' model against it).
 #[derive(Clone, Debug)]
-pub(crate) struct Arbiter {
+pub struct Arbiter {
     /// Queues of each class, as bit masks (round robin: every queue in class 0).
     class_mask: [u64; CLASSES],
     /// Per class, the queue to try first next time (the one after the last served).
@@ -21,6 +22,7 @@ pub(crate) struct Arbiter {
 }
 
 impl Arbiter {
+    /// The arbiter of an engine with `p`'s queues and scheduling.
     pub fn new(p: &DmaParams) -> Arbiter {
         let mut class_mask = [0u64; CLASSES];
         for q in 0..p.queues as usize {

@@ -50,7 +50,7 @@ pub use flit::{Carried, Dllp, Flit, Packet};
 pub use params::{LinkError, LinkParams};
 pub use rx::{LinkFaults, LinkRx, RxPorts};
 pub use stats::{RxStats, TxStats};
-pub use tx::{LinkTx, TxPorts};
+pub use tx::{LinkTx, ReplayBuffer, TxPorts};
 
 use trnsim_kernel::{ClockId, ComponentId, InPort, LinkSpec, OutPort, SimBuilder};
 

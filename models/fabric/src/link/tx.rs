@@ -41,26 +41,155 @@ pub struct TxPorts {
     pub dllps: InPort<Dllp>,
 }
 
+/// The transmitter's go-back-N replay buffer: units sent and not yet acknowledged, in sequence
+/// order, with the sequence numbers, the replay position and epoch, and the replay timer's
+/// last progress. [`LinkTx`] keeps its replay state here (and only here); trnsim-rtl's replay
+/// buffer block is checked against it.
+///
+/// Rules: an ACK of `s` drops the units up to `s`; a NAK of `s` drops those up to `s - 1`, then
+/// replays the rest from the oldest; while replaying, the next unit sent is the next one in the
+/// buffer (with the new epoch), otherwise a new unit, if the buffer has room. Progress (for the
+/// timer) is a drop, the start of a replay, or a new unit entering an empty buffer.
+#[derive(Clone, Debug)]
+pub struct ReplayBuffer {
+    units: VecDeque<Flit>,
+    /// During a replay: index in `units` of the next unit to send again.
+    next: Option<usize>,
+    capacity: usize,
+    timeout: Dur,
+    next_seq: u64,
+    epoch: u32,
+    last_progress: Time,
+}
+
+impl ReplayBuffer {
+    /// An empty buffer of `capacity` units whose replay timer expires `timeout` after the last
+    /// progress.
+    pub fn new(capacity: usize, timeout: Dur) -> ReplayBuffer {
+        ReplayBuffer {
+            units: VecDeque::new(),
+            next: None,
+            capacity,
+            timeout,
+            next_seq: 0,
+            epoch: 0,
+            last_progress: Time::ZERO,
+        }
+    }
+
+    /// Units held.
+    pub fn len(&self) -> usize {
+        self.units.len()
+    }
+
+    /// Whether it holds no unit.
+    pub fn is_empty(&self) -> bool {
+        self.units.is_empty()
+    }
+
+    /// Whether it has no room for a new unit.
+    pub fn is_full(&self) -> bool {
+        self.units.len() >= self.capacity
+    }
+
+    /// Whether a replay is under way (the next unit sent is a replayed one).
+    pub fn replaying(&self) -> bool {
+        self.next.is_some()
+    }
+
+    /// The sequence number the next new unit gets.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Replays started so far (the epoch new and replayed units carry).
+    pub fn epoch(&self) -> u32 {
+        self.epoch
+    }
+
+    /// The held units, oldest first.
+    pub fn units(&self) -> impl Iterator<Item = &Flit> {
+        self.units.iter()
+    }
+
+    /// An ACK of `seq`: drops the units up to `seq`. Returns how many it dropped.
+    pub fn ack(&mut self, seq: u64, now: Time) -> usize {
+        let mut n = 0;
+        while self.units.front().is_some_and(|f| f.seq <= seq) {
+            self.units.pop_front();
+            n += 1;
+        }
+        if n > 0 {
+            self.last_progress = now;
+            self.next = self.next.map(|i| i.saturating_sub(n)).filter(|_| !self.units.is_empty());
+        }
+        n
+    }
+
+    /// A NAK of `seq`: drops the units up to `seq - 1` and starts a replay. Returns whether a
+    /// replay started (not if the buffer is empty).
+    pub fn nak(&mut self, seq: u64, now: Time) -> bool {
+        if seq > 0 {
+            self.ack(seq - 1, now);
+        }
+        self.start_replay(now)
+    }
+
+    /// Whether the replay timer has expired at `now` (units held, no progress for `timeout`).
+    pub fn timed_out(&self, now: Time) -> bool {
+        !self.units.is_empty() && now >= self.last_progress + self.timeout
+    }
+
+    /// When the timer expires if nothing happens (units held), or `None`.
+    pub fn deadline(&self) -> Option<Time> {
+        (!self.units.is_empty()).then(|| self.last_progress + self.timeout)
+    }
+
+    /// Replays every held unit from the oldest. Returns whether a replay started.
+    pub fn start_replay(&mut self, now: Time) -> bool {
+        if self.units.is_empty() {
+            return false;
+        }
+        self.next = Some(0);
+        self.epoch += 1;
+        self.last_progress = now;
+        true
+    }
+
+    /// During a replay, the next unit to send again (with the current epoch), and the replay
+    /// moves on; `None` when not replaying.
+    pub fn next_replayed(&mut self) -> Option<Flit> {
+        let i = self.next.take()?;
+        let f = self.units.get(i)?;
+        let f = Flit { epoch: self.epoch, ..f.clone() };
+        self.next = Some(i + 1).filter(|&j| j < self.units.len());
+        Some(f)
+    }
+
+    /// Keeps new unit `f` (made with [`ReplayBuffer::next_seq`] and the epoch) until it is
+    /// acknowledged; the next new unit gets the next sequence number.
+    pub fn push(&mut self, f: Flit, now: Time) {
+        self.next_seq += 1;
+        if self.units.is_empty() {
+            self.last_progress = now;
+        }
+        self.units.push_back(f);
+    }
+}
+
 /// The transmitting end of one link direction (see the module docs).
 pub struct LinkTx {
     link: BondedLink,
     ports: TxPorts,
     ber: f64,
-    capacity: usize,
-    timeout: Dur,
     packer: Packer,
     wire: Wire,
     on_wire: Option<(Flit, Time)>,
-    /// Units sent and not yet acknowledged, in sequence order.
-    replay: VecDeque<Flit>,
-    /// During a replay: index in `replay` of the next unit to send again.
-    replay_next: Option<usize>,
-    next_seq: u64,
-    epoch: u32,
+    /// Units sent and not yet acknowledged.
+    replay: ReplayBuffer,
     hdr_credits: u32,
     data_credits: u32,
     ready_since: Option<Time>,
-    last_progress: Time,
     rng: SimRng,
     stats: TxStats,
 }
@@ -73,19 +202,13 @@ impl LinkTx {
             link: *link,
             ports,
             ber: p.ber,
-            capacity: p.replay_buffer_flits as usize,
-            timeout: p.replay_timeout,
             packer: Packer::new(link),
             wire: Wire::new(link),
             on_wire: None,
-            replay: VecDeque::new(),
-            replay_next: None,
-            next_seq: 0,
-            epoch: 0,
+            replay: ReplayBuffer::new(p.replay_buffer_flits as usize, p.replay_timeout),
             hdr_credits: p.rx_buffer_packets,
             data_credits: p.rx_buffer_bytes / link.encoding.data_credit_bytes,
             ready_since: None,
-            last_progress: Time::ZERO,
             rng: SimRng::new(seed, stream),
             stats: TxStats::default(),
         }
@@ -106,14 +229,15 @@ impl LinkTx {
             match d {
                 Dllp::Ack(s) => {
                     self.stats.acks += 1;
-                    self.purge_through(s, now);
+                    let n = self.replay.ack(s, now);
+                    self.purged(n, now);
                 }
                 Dllp::Nak(s) => {
                     self.stats.naks += 1;
-                    if s > 0 {
-                        self.purge_through(s - 1, now);
-                    }
-                    self.start_replay(now);
+                    let before = self.replay.len();
+                    let replay = self.replay.nak(s, now);
+                    self.purged(before - self.replay.len(), now);
+                    self.stats.replays += u64::from(replay);
                 }
                 Dllp::UpdateFc { hdr, data } => {
                     self.hdr_credits += hdr;
@@ -123,29 +247,11 @@ impl LinkTx {
         }
     }
 
-    /// Drops acknowledged units (sequence numbers up to `seq`).
-    fn purge_through(&mut self, seq: u64, now: Time) {
-        let mut n = 0;
-        while self.replay.front().is_some_and(|f| f.seq <= seq) {
-            self.replay.pop_front();
-            n += 1;
+    /// `n` acknowledged units were dropped.
+    fn purged(&mut self, n: usize, now: Time) {
+        if n > 0 {
+            self.stats.replay_occupancy.set(now, self.replay.len() as u64);
         }
-        if n == 0 {
-            return;
-        }
-        self.last_progress = now;
-        self.replay_next = self.replay_next.map(|i| i.saturating_sub(n)).filter(|_| !self.replay.is_empty());
-        self.stats.replay_occupancy.set(now, self.replay.len() as u64);
-    }
-
-    fn start_replay(&mut self, now: Time) {
-        if self.replay.is_empty() {
-            return;
-        }
-        self.replay_next = Some(0);
-        self.epoch += 1;
-        self.stats.replays += 1;
-        self.last_progress = now;
     }
 
     fn fits(&self, p: &Packet) -> bool {
@@ -157,8 +263,8 @@ impl LinkTx {
     fn refresh_ready(&mut self, cx: &mut Ctx<'_>, now: Time) -> bool {
         let head = cx.peek(self.ports.input).copied();
         let head_fits = head.as_ref().is_some_and(|p| self.fits(p));
-        let replaying = self.replay_next.is_some();
-        let full = self.replay.len() >= self.capacity;
+        let replaying = self.replay.replaying();
+        let full = self.replay.is_full();
         let has_new = !self.packer.is_empty() || head_fits;
         let ready = replaying || (!full && has_new);
         self.stats.replay_full.set(now, !replaying && full && has_new);
@@ -189,24 +295,16 @@ impl LinkTx {
 
     /// The next unit to put on the lanes: the next one of a replay, else a new one.
     fn next_unit(&mut self, cx: &mut Ctx<'_>, start: Time, now: Time) -> Option<Flit> {
-        if let Some(i) = self.replay_next.take() {
-            if let Some(f) = self.replay.get(i) {
-                let f = Flit { epoch: self.epoch, ..f.clone() };
-                self.replay_next = Some(i + 1).filter(|&j| j < self.replay.len());
-                self.stats.flits_replayed += 1;
-                return Some(f);
-            }
+        if let Some(f) = self.replay.next_replayed() {
+            self.stats.flits_replayed += 1;
+            return Some(f);
         }
-        if self.replay.len() >= self.capacity {
+        if self.replay.is_full() {
             return None;
         }
         self.top_up(cx, start);
-        let f = self.packer.next_unit(self.next_seq, self.epoch)?;
-        self.next_seq += 1;
-        if self.replay.is_empty() {
-            self.last_progress = now;
-        }
-        self.replay.push_back(f.clone());
+        let f = self.packer.next_unit(self.replay.next_seq(), self.replay.epoch())?;
+        self.replay.push(f.clone(), now);
         self.stats.replay_occupancy.set(now, self.replay.len() as u64);
         self.stats.replay_peak = self.stats.replay_peak.max(self.replay.len() as u64);
         self.stats.flits_new += 1;
@@ -258,16 +356,16 @@ impl Component for LinkTx {
     fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
         let now = cx.now();
         self.drain_dllps(cx, now);
-        if !self.replay.is_empty() && now >= self.last_progress + self.timeout {
+        if self.replay.timed_out(now) {
             self.stats.replay_timeouts += 1;
-            self.start_replay(now);
+            self.stats.replays += u64::from(self.replay.start_replay(now));
         }
         self.pump(cx, now);
         if let Some((_, end)) = &self.on_wire {
             cx.wake_at(*end);
         }
-        if !self.replay.is_empty() {
-            cx.wake_at(self.last_progress + self.timeout);
+        if let Some(t) = self.replay.deadline() {
+            cx.wake_at(t);
         }
         Activity::Idle
     }

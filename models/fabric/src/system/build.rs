@@ -9,15 +9,21 @@ use super::switch::SwitchNode;
 use super::{CollectiveHandles, MsgMeta};
 use crate::collective::schedule::{self, Program};
 use crate::collective::{Collective, Params};
-use crate::topo::{NodeKind, Topology};
+use crate::topo::{NodeKind, RoutingKind, Topology};
 use trnsim_kernel::{ClockId, ComponentId, InPort, OutPort, SimBuilder, TrackKind};
 
 /// Component name of node `i`: `chipNNN` for chips, `swNNN` for switches (numbered from 0
-/// among switches), zero padded to the digits of the node count (at least 3).
+/// among switches), zero padded to the digits of the node count (at least 3). On a cluster
+/// (`RoutingKind::Cluster`) names say where a node is, so that a by-name partition keeps each
+/// UltraServer together: `us3.chip0200` for chips, the topology's own names for switches
+/// (`us3.intra.s1.0`, `efa.leaf2`).
 pub fn node_name(topo: &Topology, i: usize) -> String {
     let w = topo.nodes.len().to_string().len().max(3);
+    let cluster = topo.routing == RoutingKind::Cluster;
     match topo.nodes[i].kind {
+        NodeKind::Chip if cluster => format!("us{}.chip{i:0w$}", i / topo.chips_per_server.max(1)),
         NodeKind::Chip => format!("chip{i:0w$}"),
+        NodeKind::Switch if cluster => topo.nodes[i].name.clone(),
         NodeKind::Switch => format!("sw{:0w$}", i - topo.chips),
     }
 }

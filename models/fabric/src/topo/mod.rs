@@ -18,12 +18,15 @@
 //!   Tori route dimension-order; fat trees up/down with the up-port at level `l` the
 //!   destination's base-k digit `l` (destination-mod-k: one path, contention-free for shifts);
 //!   others minimal-hop adaptive.
+//! - [`cluster`]: copies of one scale-up topology (an UltraServer) joined by a scale-out
+//!   leaf/spine network of EFA NICs and Ethernet-class switches, as one topology.
 //! - [`network`]: messages split into packets that traverse their route hop by hop, each link
 //!   a FIFO server; per-link bytes, busy time and per-message latency.
 //!
 //! Not yet: non-minimal or adaptive fat-tree routing, tapered (oversubscribed) trees, link
 //! failures.
 
+pub mod cluster;
 pub mod graph;
 pub mod network;
 pub mod spec;

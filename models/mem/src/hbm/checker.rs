@@ -922,7 +922,7 @@ mod tests {
         for p in presets::ALL {
             let t = (p.timing)();
             let n = |v: u32| v as u64;
-            let (b1, b2) = (bank(1, 0), bank(2, 1));
+            let (b1, b2) = (bank(1, 0), bank(1, 1)); // bank groups 0 and 1: every preset has them
             let mut seq = vec![at(0, Act, B0), at(n(t.rrd_s), Act, b1)];
             let rd = n(t.rcd_rd) + n(t.rrd_s);
             seq.extend([at(rd, Rd, B0), at(rd + n(t.ccd_s.max(t.bl)), Rd, b1)]);

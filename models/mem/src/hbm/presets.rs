@@ -1,7 +1,7 @@
 //! Named HBM speed grades: organization plus timing, each citing its source.
 //!
 //! Sources (keys of docs/sources.md §0): M1 = Ramulator 2 `python/ramulator/dram/
-//! {hbm2,hbm3}.py` @c5b1c3a; M2 = DRAMsim3 `configs/HBM2_8Gb_x128.ini` @2981759; JESD238 Table 4
+//! {hbm2,hbm3,hbm4}.py` @c5b1c3a; M2 = DRAMsim3 `configs/HBM2_8Gb_x128.ini` @2981759; JESD238 Table 4
 //! for HBM3 organizations. Values marked (E) are estimates, listed in [`Preset::estimated`].
 
 use crate::hbm::org::Organization;
@@ -37,7 +37,7 @@ impl Preset {
 }
 
 /// Every preset, in the order `trnsim hbm --help` lists them.
-pub const ALL: &[Preset] = &[HBM2_2000, HBM3_6400, HBM3E_9600];
+pub const ALL: &[Preset] = &[HBM2_2000, HBM3_6400, HBM3E_9600, HBM4_8000, HBM4_9600];
 
 /// Looks a preset up by name.
 pub fn find(name: &str) -> Option<&'static Preset> {
@@ -202,6 +202,106 @@ pub const HBM3E_9600: Preset = Preset {
     },
 };
 
+/// HBM4 at 8.0 Gb/s: 32 channels x 2 PCs x 32 bit (a 2,048-bit stack), 8-high 32 Gb dies
+/// (32 GiB), 2.048 TB/s per stack.
+pub const HBM4_8000: Preset = Preset {
+    name: "hbm4-8000",
+    description: "HBM4 8.0 Gb/s, 8-high 32 Gb dies (2 SIDs), 64 pseudo-channels x 32 bit, 2048 GB/s per stack",
+    source: "timing M1 hbm4.py HBM4_8000Mbps; org M1 hbm4.py HBM4_32Gb_8Hi; tRFCab 450 ns for 8 Gb channels, tREFI 3.9 us, tRREFD max(3 tCK, 8 ns) (M1's secondary-timing rules)",
+    estimated: &["refi_pb = refi / 32 banks (M1's rule, rounded up)"],
+    org: || Organization {
+        channels: 32,
+        pseudo_channels: 2,
+        sids: 2,
+        bank_groups: 2,
+        banks_per_group: 8,
+        rows: 16384,
+        columns: 256,
+        burst_length: 8,
+        dq_bits: 32,
+    },
+    timing: || TimingParams {
+        ck_mhz: 2000,
+        bl: 2,
+        cl: 20,
+        cwl: 10,
+        rcd_rd: 39,
+        rcd_wr: 19,
+        rp: 33,
+        ras: 57,
+        rc: 90,
+        wr: 42,
+        rtp: 12,
+        ccd_s: 2,
+        ccd_l: 4,
+        ccd_r: 2,
+        rrd_s: 5,
+        rrd_l: 7,
+        faw: 30,
+        wtr_s: 9,
+        wtr_l: 13,
+        rtw: 25,
+        ppd: 2,
+        rfc: 900,
+        rfc_pb: 560,
+        rrefd: 16,
+        refi: 7800,
+        refi_pb: 244,
+    },
+};
+
+/// HBM4 at 9.6 Gb/s (a what-if grade for Trn4): HBM4-8000's organization and nanosecond
+/// timings at a 2.4 GHz CK, 2.4576 TB/s per stack (E).
+pub const HBM4_9600: Preset = Preset {
+    name: "hbm4-9600",
+    description: "HBM4 9.6 Gb/s (what-if), 8-high 32 Gb dies (2 SIDs), 64 pseudo-channels x 32 bit, 2457.6 GB/s per stack (Trn4 estimate)",
+    source: "M1 hbm4.py HBM4_8000Mbps and HBM4_32Gb_8Hi, re-quantized to tCK = 416.7 ps as hbm3e-9600 is from hbm3-6400; spec §1 (R3): Trn4 4x Trn3's memory bandwidth",
+    estimated: &[
+        "every timing value: HBM4-8000's ns values re-quantized to a 2.4 GHz CK, rounded up (E)",
+        "ccd_s = 2, ccd_l = 4 kept in CK (burst-bound); ccd_r = 3, ppd = 3 re-quantized",
+        "9.6 Gb/s: the pin rate at which 8 stacks give 4 x Trn3's 4.9 TB/s (spec §1, R3; E)",
+    ],
+    org: || Organization {
+        channels: 32,
+        pseudo_channels: 2,
+        sids: 2,
+        bank_groups: 2,
+        banks_per_group: 8,
+        rows: 16384,
+        columns: 256,
+        burst_length: 8,
+        dq_bits: 32,
+    },
+    timing: || TimingParams {
+        ck_mhz: 2400,
+        bl: 2,
+        cl: 24,
+        cwl: 12,
+        rcd_rd: 47,
+        rcd_wr: 23,
+        rp: 40,
+        ras: 69,
+        rc: 108,
+        wr: 51,
+        rtp: 15,
+        ccd_s: 2,
+        ccd_l: 4,
+        ccd_r: 3,
+        rrd_s: 6,
+        rrd_l: 9,
+        faw: 36,
+        wtr_s: 11,
+        wtr_l: 16,
+        rtw: 30,
+        ppd: 3,
+        rfc: 1080,
+        rfc_pb: 672,
+        rrefd: 20,
+        refi: 9360,
+        refi_pb: 293,
+    },
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,6 +316,12 @@ mod tests {
         assert_eq!(HBM3_6400.stack_peak_bytes_per_s(), 819.2e9);
         // Trn3: 4 stacks = 4.915 TB/s (spec §1: 4.9 TB/s).
         assert!((4.0 * HBM3E_9600.stack_peak_bytes_per_s() - 4.9152e12).abs() < 1e6);
+        // HBM4: 2,048 data bits per stack; Trn4's 8 stacks at 9.6 Gb/s = 4 x Trn3 (spec §1, R3).
+        assert_eq!((HBM4_8000.org)().stack_bytes(), 32 * gib);
+        assert_eq!(HBM4_8000.stack_peak_bytes_per_s(), 2048e9);
+        assert!(
+            (8.0 * HBM4_9600.stack_peak_bytes_per_s() / (4.0 * HBM3E_9600.stack_peak_bytes_per_s()) - 4.0).abs() < 1e-9
+        );
         for p in ALL {
             (p.org)().validate().unwrap();
         }

@@ -40,7 +40,8 @@ pub struct ChipSpec {
     pub neuronlink: NeuronLinkPart,
     /// The PCIe port to the host CPU. Only documented: no host is modelled.
     pub host: HostPart,
-    /// The chip's share of the EFA (scale-out) network. Only documented: no EFA is modelled.
+    /// The chip's EFA NIC (scale-out network): modelled when the chip is part of an
+    /// UltraCluster (`crate::cluster`), else only documented.
     pub efa: EfaPart,
     /// Published chip figures, for comparison in reports (not used by the model).
     pub documented: Documented,
@@ -132,13 +133,47 @@ pub struct HostPart {
     pub lanes: u32,
 }
 
-/// The chip's share of the EFA scale-out network.
+/// The chip's EFA NIC: its share of the scale-out network.
 #[allow(non_snake_case)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EfaPart {
-    /// EFA bandwidth per chip in Gb/s (> 0; spec §1: an instance's EFA divided by its chips).
+    /// EFA bandwidth per chip in Gb/s, all ports together (> 0; spec §1: an instance's EFA
+    /// divided by its chips).
     pub Gbps: f64,
+    /// NIC ports, each `Gbps / ports` (1..=64; default 1).
+    #[serde(default = "one")]
+    pub ports: u32,
+    /// Fixed latency of the NICs at both ends of a transfer together, one way (doorbell to
+    /// data in the far chip's HBM, less the switches and cables): a quantity such as "12us"
+    /// (0 < latency <= 1 s). Needed only when the chip is part of an UltraCluster; absent
+    /// (or ""), a cluster of this chip is refused.
+    #[serde(default)]
+    pub latency: String,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// An EFA latency in picoseconds: a quantity in `(0, 1 s]`.
+pub fn efa_latency_ps(s: &str) -> Result<u64, String> {
+    let d = s.parse::<trnsim_kernel::Dur>().map_err(|e| e.to_string())?;
+    let ps = d.as_ps();
+    if ps == 0 || ps > 1_000_000_000_000 {
+        return Err(format!("{s} is out of range (allowed: > 0, <= 1s)"));
+    }
+    Ok(ps)
+}
+
+/// The most EFA NIC ports of a chip.
+pub const MAX_EFA_PORTS: u32 = 64;
+
+impl EfaPart {
+    /// One port's line rate in Gb/s.
+    pub fn port_gbps(&self) -> f64 {
+        self.Gbps / f64::from(self.ports.max(1))
+    }
 }
 
 /// Published chip figures (spec §1).
@@ -326,6 +361,14 @@ impl Validator<'_> {
         let g = spec.efa.Gbps;
         if !(g > 0.0 && g < 1e9) {
             return Err(self.err_in("efa", "Gbps", "efa.Gbps", format!("{g} is out of range (allowed: > 0)")));
+        }
+        let p = spec.efa.ports;
+        if !(1..=MAX_EFA_PORTS).contains(&p) {
+            let m = format!("{p} is out of range (allowed: 1..={MAX_EFA_PORTS})");
+            return Err(self.err_in("efa", "ports", "efa.ports", m));
+        }
+        if !spec.efa.latency.is_empty() {
+            efa_latency_ps(&spec.efa.latency).map_err(|m| self.err_in("efa", "latency", "efa.latency", m))?;
         }
         Ok(())
     }

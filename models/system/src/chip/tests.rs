@@ -187,7 +187,7 @@ mod ultraserver {
         let t = TRN3_GEN1_RON;
         let cases: &[(&str, &str, &str, &str)] = &[
             ("chips: 64", "chips: 72", "chips:", "chips: 72 differs from fabric \"trn3-gen1-nl32x2\"'s 64 chips"),
-            ("\"trn3-chip\"", "\"trn9-chip\"", "chip:", "chip: unknown chip preset \"trn9-chip\" (known: trn2-chip, trn3-chip)"),
+            ("\"trn3-chip\"", "\"trn9-chip\"", "chip:", "chip: unknown chip preset \"trn9-chip\" (known: trn2-chip, trn3-chip, trn4-chip)"),
             ("\"trn3-gen1-nl32x2\"", "\"nl99\"", "fabric:", "fabric: unknown fabric preset \"nl99\" (known: fat-tree-pcie6-r20-l2, trn2-server-4x4,"),
             ("\"trn3-chip\"", "\"trn2-chip\"", "fabric:", "fabric: fabric \"trn3-gen1-nl32x2\" links are pcie-gen6 x8, but chip \"trn2-chip\"'s NeuronLink ports are pcie-gen5 x8"),
             ("servers: 4", "servers: 8", "servers:", "documented.servers: 8 servers of 8 chips, but fabric"),
@@ -211,7 +211,7 @@ mod ultraserver {
         let p = dir.join("x.ron");
         std::fs::write(&p, t.replace("\"trn3-chip\"", "\"nope\"")).unwrap();
         let e = ultraserver::load(&p).unwrap_err();
-        assert!(e.contains("unknown chip preset \"nope\" (known: trn2-chip, trn3-chip)"), "{e}");
+        assert!(e.contains("unknown chip preset \"nope\" (known: trn2-chip, trn3-chip, trn4-chip)"), "{e}");
         // A chip in the file's own directory with fewer ports than the fabric wires per chip.
         let chip = super::super::TRN3_CHIP_RON
             .replace("name: \"trn3-chip\"", "name: \"small\"")

@@ -113,7 +113,11 @@ pub const TRN3_GEN2_RON: &str = include_str!("../../../configs/system/trn3-gen2-
 pub const TRN2_ULTRASERVER_RON: &str = include_str!("../../../configs/system/trn2-ultraserver.ron");
 
 /// The chip presets compiled in, by name.
-pub const BUILTIN_CHIPS: &[(&str, &str)] = &[("trn2-chip", super::TRN2_CHIP_RON), ("trn3-chip", super::TRN3_CHIP_RON)];
+pub const BUILTIN_CHIPS: &[(&str, &str)] = &[
+    ("trn2-chip", super::TRN2_CHIP_RON),
+    ("trn3-chip", super::TRN3_CHIP_RON),
+    ("trn4-chip", include_str!("../../../configs/system/trn4-chip.ron")),
+];
 
 /// The fabric topology presets compiled in, by name (models/configs/fabric/*.ron).
 pub const BUILTIN_FABRICS: &[(&str, &str)] = &[
@@ -189,6 +193,35 @@ impl Presets {
         match self {
             Presets::BuiltIn => builtin(BUILTIN_FABRICS, name),
             Presets::Disk { fabric_dir, .. } => on_disk(fabric_dir, name, "TopologySpec"),
+        }
+    }
+
+    /// The UltraServer preset `name` (looked up like chips): its file name and text, or the
+    /// names known.
+    pub fn ultraserver(&self, name: &str) -> Found {
+        match self {
+            Presets::BuiltIn => builtin(crate::doc::BUILTIN_ULTRASERVERS, name),
+            Presets::Disk { chip_dirs, .. } => {
+                let mut known = Vec::new();
+                for d in chip_dirs {
+                    match on_disk(d, name, "UltraServerSpec") {
+                        Ok(hit) => return Ok(hit),
+                        Err(k) => known.extend(k),
+                    }
+                }
+                known.sort();
+                known.dedup();
+                Err(known)
+            }
+        }
+    }
+
+    /// The scale-out switch preset `name` (models/configs/scaleout): its file name and text,
+    /// or the names known.
+    pub fn switch(&self, name: &str) -> Found {
+        match self {
+            Presets::BuiltIn => builtin(crate::cluster::BUILTIN_SWITCHES, name),
+            Presets::Disk { .. } => on_disk(&crate::cluster::presets_dir(), name, "ScaleOutSwitchSpec"),
         }
     }
 }
