@@ -160,6 +160,14 @@ struct RunArgs {
     /// one per core.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     jobs: u32,
+    /// Run this instance on its RTL block instead of its model (repeatable), e.g.
+    /// `hbm0.ch0.pc0.bank3`: bank 3's timing FSM (block hbm_bank) in pseudo-channel 0 of
+    /// channel 0 of stack 0. For the benchmarks that run on a chip (e2e-llm-layer, tp-matmul-N,
+    /// moe-alltoall-144) the same as `--set chip.rtl=[...]`. After the run the block's inputs
+    /// replay against its model: a command the block refuses, or a divergence, fails the run
+    /// with both sides' history and VCDs (docs/rtl.md, Swap-in). Needs a build with feature rtl.
+    #[arg(long = "rtl", value_name = "INSTANCE")]
+    rtl: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -496,6 +504,21 @@ fn cmd_run(mut a: RunArgs) -> Result<(), Failure> {
                 "--fidelity fast: run e2e-llm-layer, tp-matmul-N and moe-alltoall-144 apart from hbm-* and nc-* (the first take it as --set overrides of their system)".into(),
             ));
         }
+    }
+    if !a.rtl.is_empty() {
+        let on_system = |n: &String| n == "e2e-llm-layer" || n.starts_with("tp-matmul-") || n == "moe-alltoall-144";
+        if a.benches.is_empty() || a.config.is_some() || !a.workload.is_empty() {
+            return Err(Failure::Usage(
+                "--rtl: name the benchmarks that run on a chip (e2e-llm-layer, tp-matmul-N, moe-alltoall-144); in a chip file, list the instances in its `rtl`".into(),
+            ));
+        }
+        if let Some(n) = a.benches.iter().find(|n| !on_system(n)) {
+            return Err(Failure::Usage(format!(
+                "--rtl: {n} does not run on a chip system (those that do: e2e-llm-layer, tp-matmul-N, moe-alltoall-144)"
+            )));
+        }
+        let list: Vec<String> = a.rtl.iter().map(|s| format!("{s:?}")).collect();
+        a.sets.push(format!("chip.rtl=[{}]", list.join(", ")));
     }
     if let Some(w) = a.workload.iter().find(|w| w.ends_with(".ron") || w.ends_with(".json")) {
         return cmd_run_workload(&a, Path::new(w));

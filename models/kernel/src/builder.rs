@@ -200,6 +200,31 @@ impl SimBuilder {
         a
     }
 
+    /// Attaches a swap-in hook to the link called `name` (`"src.port -> dst.port"`, as
+    /// [`crate::LinkInfo`] names it): `make` gets the link's spec and its receiver's clock.
+    /// The error names a link that does not exist.
+    pub fn hook_link(&mut self, name: &str, make: &mut crate::link::MakeLinkHook<'_>) -> Result<(), String> {
+        let i = self.links.iter().position(|l| l.name == name).ok_or_else(|| {
+            let near: Vec<&str> = self
+                .links
+                .iter()
+                .map(|l| l.name.as_str())
+                .filter(|n| n.ends_with(name.rsplit(" -> ").next().unwrap_or("")))
+                .take(3)
+                .collect();
+            format!(
+                "no link called {name:?}{}",
+                if near.is_empty() { String::new() } else { format!(" (links into that port: {})", near.join(", ")) }
+            )
+        })?;
+        let info = &self.links[i];
+        let clock = &self.clocks[self.domain_of[info.dst.index()] as usize];
+        let hook = make(&info.spec, clock)?;
+        let r = self.refs[i];
+        self.arenas[r.arena as usize].set_hook(r.slot, hook);
+        Ok(())
+    }
+
     /// Puts `msg` in the receive buffer of `port`'s link before the run (visible at the first
     /// edge), spending one credit.
     pub fn preload<T: Payload>(&mut self, port: InPort<T>, msg: T) -> Result<(), BuildError> {

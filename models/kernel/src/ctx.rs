@@ -106,6 +106,9 @@ impl<'a> Ctx<'a> {
             return Some(msg);
         }
         link.timing.returns.push_back(back);
+        if let Some(h) = link.hook.as_mut() {
+            h.received(now, msg.trace_bits());
+        }
         let occ = link.buf.len();
         link.stats.occupancy.set(now, occ as u64);
         let src = link.timing.src.0;
@@ -185,6 +188,9 @@ impl<'a> Ctx<'a> {
             return Ok(());
         }
         debug_assert!(link.buf.back().is_none_or(|(a, _)| *a <= arrival), "arrivals on a link never decrease");
+        if let Some(h) = link.hook.as_mut() {
+            h.sent(arrival, msg.trace_bits());
+        }
         link.buf.push_back((arrival, msg));
         let occ = link.buf.len();
         link.stats.occupancy.set(now, occ as u64);

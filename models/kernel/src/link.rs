@@ -229,6 +229,22 @@ impl LinkSpec {
     }
 }
 
+/// Something outside the model that sees one link's receive side: the swap-in of a link
+/// receive FIFO block (trnsim-rtl's `swap_in`), which clocks the block with the link's
+/// arrivals and receives and checks its outputs against them. Attached with
+/// [`crate::SimBuilder::hook_link`]; without one, a send or receive costs one branch on an
+/// `Option`. Serial runs only: a link cut by partitioning does not call its hook.
+pub trait LinkHook {
+    /// A message was sent; it becomes visible to the receiver at `arrival`. `bits` is its
+    /// [`Payload::trace_bits`].
+    fn sent(&mut self, arrival: Time, bits: u64);
+    /// The receiver took the oldest arrived message (`bits`) at `now`, one of its clock edges.
+    fn received(&mut self, now: Time, bits: u64);
+}
+
+/// Makes a link's hook from its spec and its receiver's clock ([`crate::SimBuilder::hook_link`]).
+pub type MakeLinkHook<'a> = dyn FnMut(&LinkSpec, &crate::time::Clock) -> Result<Box<dyn LinkHook>, String> + 'a;
+
 /// Why a send was refused; gives the message back.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Blocked<T>(pub T);
@@ -352,6 +368,8 @@ pub(crate) struct LinkState<T> {
     /// occupancy statistic when the window closes (the receiver learns of sends late).
     pub sent_log: Vec<Time>,
     pub recv_log: Vec<Time>,
+    /// Swap-in: sees the sends and receives (local links only).
+    pub hook: Option<Box<dyn LinkHook>>,
 }
 
 impl<T> LinkState<T> {
@@ -363,6 +381,7 @@ impl<T> LinkState<T> {
             out: Vec::new(),
             sent_log: Vec::new(),
             recv_log: Vec::new(),
+            hook: None,
         }
     }
 
@@ -413,6 +432,8 @@ pub(crate) trait ErasedArena {
     /// Messages visible to the receiver at `now` but not yet received.
     fn arrived(&self, slot: u32, now: Time) -> usize;
     fn stats(&self, slot: u32) -> &LinkStats;
+    /// Attaches a swap-in hook to a link.
+    fn set_hook(&mut self, slot: u32, hook: Box<dyn LinkHook>);
     /// Marks a link as cut (partitioned runs).
     fn set_cut(&mut self, slot: u32, cut: Cut);
     /// Moves this window's messages on cut links towards partition `dst` into `batch`
@@ -460,6 +481,9 @@ impl<T: Payload> ErasedArena for Arena<T> {
     }
     fn stats(&self, slot: u32) -> &LinkStats {
         &self.links[slot as usize].stats
+    }
+    fn set_hook(&mut self, slot: u32, hook: Box<dyn LinkHook>) {
+        self.links[slot as usize].hook = Some(hook);
     }
     fn set_cut(&mut self, slot: u32, cut: Cut) {
         self.links[slot as usize].timing.cut = cut;

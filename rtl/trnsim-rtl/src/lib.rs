@@ -25,6 +25,8 @@
 //! - [`diff`]: the lock-step runs, cycle by cycle or by transactions ([`scoreboard`]).
 //! - [`stimulus`], [`trace`]: seeded, `arbitrary`-decoded and recorded inputs; the recorder.
 //! - [`swap`]: RTL blocks inside a running system (the switch's crossbar arbiter).
+//! - [`swap_in`]: any registered block hosted in a system component (an HBM bank's timing FSM),
+//!   its inputs replayed through the diff after the run.
 #![warn(missing_docs)]
 
 pub mod block;
@@ -38,6 +40,7 @@ pub mod rtl;
 pub mod scoreboard;
 pub mod stimulus;
 pub mod swap;
+pub mod swap_in;
 pub mod trace;
 mod vcd_out;
 

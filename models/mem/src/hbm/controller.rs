@@ -108,6 +108,20 @@ pub struct Shared {
     pub sched: Box<dyn Scheduler>,
 }
 
+/// Something outside the model that sees one bank's commands as the controller issues them:
+/// the swap-in of an RTL bank timing FSM (trnsim-rtl's `swap_in`), which clocks the FSM up to
+/// each command's cycle, presents the command and checks the FSM finds it legal. Attached with
+/// [`crate::hbm::HbmStack::attach_bank_hook`]; without one, issuing costs one branch on an
+/// `Option`.
+pub trait BankHook {
+    /// The bank of the pseudo-channel this hook watches.
+    fn bank(&self) -> u32;
+    /// `cmd` issued at controller cycle `now` (non-decreasing from call to call) to `row`
+    /// (ACT and column commands; 0 otherwise). PREA and all-bank REF are passed to every
+    /// pseudo-channel hook, whichever bank it watches.
+    fn command(&mut self, now: u64, cmd: Command, row: u32);
+}
+
 /// The controller of one pseudo-channel.
 pub struct PcController {
     state: TimingState,
@@ -138,6 +152,8 @@ pub struct PcController {
     last_account: u64,
     /// Statistics.
     pub stats: PcStats,
+    /// A bank's commands go to this hook too (swap-in of an RTL bank FSM).
+    hook: Option<Box<dyn BankHook>>,
 }
 
 impl PcController {
@@ -161,7 +177,13 @@ impl PcController {
             opened: vec![2; banks],
             last_account: 0,
             stats: PcStats::default(),
+            hook: None,
         }
+    }
+
+    /// Sends every command to `hook.bank()` (and every PREA and REF) to `hook` from now on.
+    pub fn set_bank_hook(&mut self, hook: Box<dyn BankHook>) {
+        self.hook = Some(hook);
     }
 
     /// True if a request of this kind fits in its queue.
@@ -629,6 +651,13 @@ impl PcController {
     /// Issues `c` at `now`; returns the completion of a column command's request.
     pub fn issue(&mut self, sh: &Shared, c: &Choice, now: u64) -> Option<Completion> {
         self.state.issue(&sh.table, c.cmd, c.b, now);
+        if let Some(h) = self.hook.as_mut() {
+            let all = matches!(c.cmd, Command::PreAll | Command::Ref);
+            if all || h.bank() == u32::from(c.b.bank) {
+                let row = if c.cmd == Command::Act || c.cmd.is_column() { c.row } else { 0 };
+                h.command(now, c.cmd, row);
+            }
+        }
         self.stats.commands[c.cmd as usize] += 1;
         let t = &sh.timing;
         let bank = c.b.bank as usize;

@@ -305,6 +305,31 @@ impl HbmStack {
         }
     }
 
+    /// Sends the commands of bank `hook.bank()` of pseudo-channel `pc` of channel `ch` to
+    /// `hook` (swap-in of an RTL bank FSM; call before the run). Turns idle skipping off (the
+    /// hook sees every refresh command; the statistics are the same either way, see
+    /// [`HbmStack::set_idle_skip`]). The error names what does not exist, or a fast-fidelity
+    /// stack (it issues no commands).
+    pub fn attach_bank_hook(
+        &mut self,
+        ch: u32,
+        pc: u32,
+        hook: Box<dyn crate::hbm::controller::BankHook>,
+    ) -> Result<(), String> {
+        if self.fast.is_some() {
+            return Err("a fast-fidelity stack issues no DRAM commands (use fidelity cycle)".into());
+        }
+        let (chs, pcs, banks) = (self.sh.org.channels, self.sh.org.pseudo_channels, self.sh.org.banks_per_pc());
+        if hook.bank() >= banks {
+            return Err(format!("bank {} does not exist (a pseudo-channel has banks 0..{banks})", hook.bank()));
+        }
+        let c = self.channels.get_mut(ch as usize).ok_or(format!("channel {ch} does not exist (0..{chs})"))?;
+        let p = c.pcs.get_mut(pc as usize).ok_or(format!("pseudo-channel {pc} does not exist (0..{pcs})"))?;
+        p.set_bank_hook(hook);
+        self.idle_skip = false;
+        Ok(())
+    }
+
     /// Adds a request/response port pair (call before the run).
     pub fn add_port(&mut self, req: InPort<MemReq>, resp: OutPort<MemResp>) {
         self.ports.push((req, resp));

@@ -21,6 +21,8 @@ pub struct ChipIds {
     pub stacks: Vec<ComponentId>,
     /// The name prefix the chip was built with (`""` or `"chip003."`).
     pub prefix: String,
+    /// The instances of the spec's `rtl` list, swapped in (checked by [`run_to_end_by`]).
+    pub swaps: trnsim_rtl::swap_in::SwapSet,
 }
 
 /// How [`build_with`] names a chip and hooks it to the rest of a system.
@@ -78,6 +80,17 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
         }
         stacks.push((id, st));
     }
+    let mut swaps = trnsim_rtl::swap_in::SwapSet::new();
+    if !s.rtl.is_empty() {
+        // A divergence found by the replay after the run writes both sides' VCDs here.
+        swaps.vcd_dir = Some(std::env::temp_dir().join("trnsim-swap-in"));
+    }
+    for name in &s.rtl {
+        let at = trnsim_rtl::swap_in::parse_hbm_bank(name).ok_or_else(|| format!("rtl: unknown instance {name:?}"))?;
+        let (_, st) = stacks.get_mut(at.stack as usize).ok_or_else(|| format!("rtl: {name:?}: no such stack"))?;
+        let instance = format!("{}{name}", o.prefix);
+        swaps.swap_hbm_bank(&instance, st, &s.hbm.preset, at, trnsim_rtl::swap::Impl::Rtl)?;
+    }
     let opts = CoreOptions {
         version: chip.version,
         dma: Some(chip.dma.clone()),
@@ -96,7 +109,7 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
     for (id, st) in stacks {
         b.install(id, st).map_err(e)?;
     }
-    Ok(ChipIds { cores, stacks: ids, prefix: o.prefix.clone() })
+    Ok(ChipIds { cores, stacks: ids, prefix: o.prefix.clone(), swaps })
 }
 
 /// Builds `chip` once for each chip `c` of `members` on fabric `topo` (reserved in `b` as
@@ -150,7 +163,10 @@ pub fn run_to_end(
 }
 
 /// [`run_to_end`], the simulation run by `run` (a caller that shows progress runs it its own
-/// way; it must run to idle or `limit`, as `Simulation::run_until_idle` does).
+/// way; it must run to idle or `limit`, as `Simulation::run_until_idle` does). Swapped-in
+/// instances (a chip's `rtl` list) are checked last: the first one that the system saw refuse
+/// a command, or whose recorded inputs diverge from its model on replay, is the error; each
+/// clean one prints a line on stderr.
 pub fn run_to_end_by(
     b: SimBuilder,
     chips: &[ChipIds],
@@ -171,6 +187,12 @@ pub fn run_to_end_by(
                     return Err(format!("{}nc{i}: {e} engine did not finish its stream", ids.prefix));
                 }
             }
+        }
+    }
+    for ids in chips {
+        // One line per swapped-in instance on stderr (stdout and --json stay the all-model run's).
+        for r in ids.swaps.check()? {
+            eprintln!("{r}");
         }
     }
     Ok(sim)

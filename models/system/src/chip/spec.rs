@@ -45,6 +45,12 @@ pub struct ChipSpec {
     pub efa: EfaPart,
     /// Published chip figures, for comparison in reports (not used by the model).
     pub documented: Documented,
+    /// Instances that run a registered RTL block in place of their model (swap-in,
+    /// docs/rtl.md): `hbm{k}.ch{c}.pc{p}.bank{b}`, bank `b` of pseudo-channel `p` of channel
+    /// `c` of stack `k`, whose commands are clocked through the `hbm_bank` timing FSM. Needs a
+    /// build with feature `rtl` and `hbm.fidelity` cycle; empty by default.
+    #[serde(default)]
+    pub rtl: Vec<String>,
 }
 
 /// The chip's HBM.
@@ -383,6 +389,53 @@ impl Validator<'_> {
         Ok(())
     }
 
+    /// An error at entry `i` (`name`) of the `rtl` list.
+    fn rtl_err(&self, i: usize, name: &str, message: String) -> ChipError {
+        let key = self.text.find("rtl:").unwrap_or(0);
+        let pos = self.text[key..].find(&format!("{name:?}")).map_or(key, |p| key + p);
+        let (line, col) = crate::located::line_col(self.text, pos);
+        ChipError { file: self.file.into(), line, col, field: format!("rtl[{i}]"), message }
+    }
+
+    /// The `rtl` list: each a swappable instance that exists, once (every entry checked for
+    /// that first), with its block built.
+    fn rtl(&self, spec: &ChipSpec, hbm: &Preset) -> Result<(), ChipError> {
+        use trnsim_rtl::registry::{HAS_RTL, NO_RTL};
+        use trnsim_rtl::swap_in::{hbm_bank_block, parse_hbm_bank};
+        for (i, name) in spec.rtl.iter().enumerate() {
+            let at = |m: String| self.rtl_err(i, name, m);
+            let Some(b) = parse_hbm_bank(name) else {
+                return Err(at(format!("unknown instance {name:?} (swappable: hbm{{k}}.ch{{c}}.pc{{p}}.bank{{b}}, one HBM bank's timing FSM)")));
+            };
+            let org = (hbm.org)();
+            let (stacks, chs, pcs, banks) = (spec.hbm.stacks, org.channels, org.pseudo_channels, org.banks_per_pc());
+            for (what, v, n) in [
+                ("stack hbm", b.stack, stacks),
+                ("channel ch", b.ch, chs),
+                ("pseudo-channel pc", b.pc, pcs),
+                ("bank", b.bank, banks),
+            ] {
+                if v >= n {
+                    return Err(at(format!("unknown instance {name:?}: {what}{v} does not exist (0..{n})")));
+                }
+            }
+            if spec.rtl[..i].contains(name) {
+                return Err(at(format!("{name:?} is listed twice")));
+            }
+        }
+        for (i, name) in spec.rtl.iter().enumerate() {
+            let at = |m: String| self.rtl_err(i, name, m);
+            if spec.hbm.fidelity != trnsim_mem::hbm::Fidelity::Cycle {
+                return Err(at(format!("{name:?}: needs hbm.fidelity cycle (a fast stack issues no DRAM commands)")));
+            }
+            let block = hbm_bank_block(&spec.hbm.preset).map_err(|e| at(format!("{name:?}: {e}")))?;
+            if !HAS_RTL {
+                return Err(at(format!("{name:?}: block {} is not built: this trnsim was {NO_RTL}", block.name)));
+            }
+        }
+        Ok(())
+    }
+
     fn check(&self, spec: ChipSpec) -> Result<Chip, ChipError> {
         let version = match spec.core.as_str() {
             "nc-v2" => NcVersion::V2,
@@ -451,6 +504,7 @@ impl Validator<'_> {
         self.cc_and_efa(&spec)?;
         let neuronlink = self.neuronlink(&spec)?;
         let host = self.encoding("host", &spec.host.encoding, "lanes", spec.host.lanes)?;
+        self.rtl(&spec, hbm)?;
         Ok(Chip { spec, version, hbm, dma, neuronlink, host })
     }
 }

@@ -1,7 +1,7 @@
 //! The chip presets load, agree with the documented figures they cite, and bad files fail with
 //! located errors.
 
-use super::{parse, trn2, trn3, TRN3_CHIP_RON};
+use super::{parse, trn2, trn3, TRN2_CHIP_RON, TRN3_CHIP_RON};
 
 #[test]
 fn presets_load_and_match_the_spec_figures() {
@@ -44,6 +44,56 @@ fn bad_files_fail_with_file_line_column_and_field() {
     assert!(e.starts_with(&format!("chip.ron:{line}:")) && e.contains("queue"), "{e}");
     let e = parse("x.ron", "ChipSpec(").unwrap_err();
     assert!(e.line >= 1 && e.col >= 1, "{e}");
+}
+
+/// `text` (a chip file) with `rtl: [LIST]` added as its last field, and the line it is on.
+fn with_rtl(text: &str, list: &str) -> (String, usize) {
+    let end = text.rfind(')').unwrap();
+    let t = format!("{}    rtl: [{list}],\n)\n", &text[..end]);
+    let line = t.lines().position(|l| l.contains("rtl: [")).unwrap() + 1;
+    (t, line)
+}
+
+#[test]
+fn swap_in_lists_name_existing_instances_with_built_blocks_or_fail_located() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            TRN2_CHIP_RON,
+            "\"nc0.sbuf.bank3\"",
+            "rtl[0]: unknown instance \"nc0.sbuf.bank3\" (swappable: hbm{k}.ch{c}.pc{p}.bank{b}",
+        ),
+        (
+            TRN2_CHIP_RON,
+            "\"hbm4.ch0.pc0.bank0\"",
+            "rtl[0]: unknown instance \"hbm4.ch0.pc0.bank0\": stack hbm4 does not exist (0..4)",
+        ),
+        (TRN2_CHIP_RON, "\"hbm0.ch0.pc0.bank99\"", "bank99 does not exist (0..32)"),
+        (
+            TRN2_CHIP_RON,
+            "\"hbm0.ch0.pc0.bank1\", \"hbm0.ch0.pc0.bank1\"",
+            "rtl[1]: \"hbm0.ch0.pc0.bank1\" is listed twice",
+        ),
+        (
+            TRN3_CHIP_RON,
+            "\"hbm0.ch0.pc0.bank1\"",
+            "no hbm_bank block is built for preset \"hbm3e-9600\" (built: hbm3-6400, hbm2-2000)",
+        ),
+    ];
+    for (text, list, want) in cases {
+        let (t, line) = with_rtl(text, list);
+        let e = err(&t);
+        assert!(e.starts_with(&format!("chip.ron:{line}:")) && e.contains(want), "{list}: {e}");
+    }
+    let (t, _) =
+        with_rtl(&TRN2_CHIP_RON.replace("stacks: 4,", "stacks: 4,\n        fidelity: fast,"), "\"hbm0.ch0.pc0.bank1\"");
+    assert!(err(&t).contains("needs hbm.fidelity cycle"), "{}", err(&t));
+    let (t, _) = with_rtl(TRN2_CHIP_RON, "\"hbm3.ch7.pc1.bank15\"");
+    if trnsim_rtl::registry::HAS_RTL {
+        assert_eq!(parse("chip.ron", &t).unwrap().spec.rtl, ["hbm3.ch7.pc1.bank15"]);
+    } else {
+        let e = err(&t);
+        assert!(e.contains("block hbm_bank is not built: this trnsim was built without RTL co-simulation"), "{e}");
+    }
 }
 
 /// The 1-based line of the first line of `text` containing `needle` after the first containing

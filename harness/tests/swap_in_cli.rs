@@ -1,0 +1,66 @@
+//! `trnsim run --rtl INSTANCE` end to end: with feature `rtl`, e2e-llm-layer on trn2-chip with
+//! one HBM bank's timing FSM on the RTL gives the all-model run's results JSON (but for the
+//! recorded override) and says on stderr that the replay was clean; without it, asking for the
+//! RTL is an error saying how to build it, never an all-model run. Bad uses are usage errors.
+
+use std::process::{Command, Output};
+
+fn trnsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trnsim")).args(args).output().expect("run trnsim")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn rtl_needs_benchmarks_that_run_on_a_chip() {
+    let o = trnsim(&["run", "hbm-stream-read", "--rtl", "hbm0.ch0.pc0.bank3"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--rtl: hbm-stream-read does not run on a chip system"), "{}", stderr(&o));
+    let o = trnsim(&["run", "--rtl", "hbm0.ch0.pc0.bank3"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn rtl_names_an_unknown_instance() {
+    let o = trnsim(&["run", "e2e-llm-layer", "--system", "trn2-chip", "--rtl", "nc0.sbuf.bank3"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("rtl[0]: unknown instance \"nc0.sbuf.bank3\""), "{}", stderr(&o));
+}
+
+#[cfg(not(feature = "rtl"))]
+#[test]
+fn without_rtl_asking_for_the_rtl_is_an_error_saying_how_to_build() {
+    let o = trnsim(&["run", "e2e-llm-layer", "--system", "trn2-chip", "--rtl", "hbm0.ch0.pc0.bank3"]);
+    assert_ne!(o.status.code(), Some(0));
+    let e = stderr(&o);
+    assert!(e.contains("block hbm_bank is not built") && e.contains("--features rtl"), "{e}");
+}
+
+#[cfg(feature = "rtl")]
+#[test]
+fn e2e_with_an_hbm_bank_on_the_rtl_gives_the_all_model_results() {
+    let dir = std::env::temp_dir().join(format!("trnsim-swap-in-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("model.json"), dir.join("rtl.json"));
+    let o = trnsim(&["run", "e2e-llm-layer", "--system", "trn2-chip", "--json", a.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bank = "hbm0.ch0.pc0.bank3";
+    let o = trnsim(&["run", "e2e-llm-layer", "--system", "trn2-chip", "--rtl", bank, "--json", b.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("hbm0.ch0.pc0.bank3: RTL hbm_bank clocked ") && e.contains("replay against its model clean"),
+        "{e}"
+    );
+    let read = |p| {
+        let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+        let o = v["overrides"].take();
+        (v, o)
+    };
+    let ((model, none), (rtl, set)) = (read(&a), read(&b));
+    assert!(model == rtl, "results differ with {bank} on the RTL");
+    assert_eq!((none, set), (serde_json::json!([]), serde_json::json!(["chip.rtl=[\"hbm0.ch0.pc0.bank3\"]"])));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
