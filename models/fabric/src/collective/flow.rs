@@ -25,6 +25,10 @@ use crate::topo::Topology;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+/// Timers and deliveries: (time in ps as f64 bits, sequence, kind (0 delivery, 1 timer),
+/// chip, step tag), earliest first.
+type Events = BinaryHeap<Reverse<(u64, u64, u8, usize, u32)>>;
+
 /// One active flow.
 struct Flow {
     dst: usize,
@@ -155,7 +159,7 @@ pub fn run(topo: &Topology, progs: Vec<Program>, overhead_ps: u64, limit_ps: u64
         .collect();
     // Timers and deliveries as (time bits, sequence, kind, chip or destination, tag): f64
     // times of non-negative values order as their bits do.
-    let mut events: BinaryHeap<Reverse<(u64, u64, u8, usize, u32)>> = BinaryHeap::new();
+    let mut events: Events = BinaryHeap::new();
     let mut seq = 0u64;
     for (c, e) in engines.iter().enumerate() {
         if e.done_ps.is_none() {
@@ -238,14 +242,7 @@ pub fn run(topo: &Topology, progs: Vec<Program>, overhead_ps: u64, limit_ps: u64
     Ok(FlowRun { done_ps, updates, messages })
 }
 
-fn try_complete(
-    engines: &mut [Engine],
-    c: usize,
-    now: f64,
-    overhead: f64,
-    events: &mut BinaryHeap<Reverse<(u64, u64, u8, usize, u32)>>,
-    seq: &mut u64,
-) {
+fn try_complete(engines: &mut [Engine], c: usize, now: f64, overhead: f64, events: &mut Events, seq: &mut u64) {
     let e = &mut engines[c];
     if e.done_ps.is_some() || e.received[e.cur] < e.prog[e.cur].recvs {
         return;
