@@ -957,7 +957,7 @@ fn run_mpi_ranks(a: &RunArgs, names: &[String], t: &mut trnsim_harness::mpi::Mpi
         let (sink, staged) = if rank == 0 { open_sink(tp.as_deref(), None)? } else { (None, Vec::new()) };
         let tracing = tp.as_ref().map(|_| TraceOptions::default());
         let sys = trnsim_harness::parallel::system(name, a.order).map_err(Failure::Usage)?;
-        let rule = a.partition.clone().unwrap_or_else(|| sys.default_rule(u32::try_from(ranks).unwrap_or(u32::MAX)));
+        let rule = a.partition.clone().unwrap_or_else(|| sys.default_rule(ranks));
         let run = sys.run_transport(t, &rule, tracing.as_ref(), sink).map_err(Failure::Run);
         commit_all(staged)?;
         let run = run?;
