@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The default build's own messages, checked on the release binary (`make test` runs the test
+# The default build's own messages, checked on a default-feature binary (`make test` gives its dev build; it runs the test
 # suite with features rtl and mpi, so the tests of the builds without them do not run there):
 # `trnsim diff` and `trnsim run --mpi` without those features are one-line usage errors (exit
 # 2) saying how to build them. Prints a libtest-style result line, which scripts/test-summary.sh
