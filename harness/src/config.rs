@@ -194,8 +194,8 @@ pub fn check_file(path: &Path) -> Result<String, String> {
         }
         Some("UltraClusterSpec") => {
             let doc = trnsim_system::doc::SystemDoc::load(path)?;
-            let Ok(trnsim_system::doc::Resolved::UltraCluster(c)) = doc.resolve() else {
-                return Err(doc.resolve().err().unwrap_or_else(|| format!("{f}: not an UltraCluster")));
+            let trnsim_system::doc::Resolved::UltraCluster(c) = doc.resolve()? else {
+                return Err(format!("{f}: not an UltraCluster"));
             };
             let t = &c.topology;
             Ok(format!(

@@ -185,19 +185,18 @@ pub fn run(topo: &Topology, progs: Vec<Program>, overhead_ps: u64, limit_ps: u64
         }
         now = t;
         let mut changed = false;
-        // Flows whose transfer ended: their last byte arrives after the tail.
-        let mut i = 0;
-        while i < flows.len() {
-            // Done, or done within a picosecond (flows of one step end together).
-            if flows[i].rate > 0.0 && flows[i].left <= flows[i].rate * 1.0 + 1e-6 {
-                let f = flows.remove(i);
+        // Flows whose transfer ended (or ends within a picosecond: a step's flows end
+        // together) leave; their last byte arrives after the tail. `retain` keeps the others
+        // in start order, which the FIFO sharing needs, in one pass.
+        flows.retain(|f| {
+            let done = f.rate > 0.0 && f.left <= f.rate * 1.0 + 1e-6;
+            if done {
                 seq += 1;
                 events.push(Reverse(((now + f.tail_ps).to_bits(), seq, 0, f.dst, f.tag)));
                 changed = true;
-            } else {
-                i += 1;
             }
-        }
+            !done
+        });
         while let Some(Reverse((tb, _, kind, who, tag))) = events.peek().copied() {
             if f64::from_bits(tb) > now {
                 break;

@@ -69,8 +69,8 @@ pub struct ScaleOut {
     pub placement: Placement,
 }
 
-/// The leaves and links a scale-out network needs, or why it cannot be built (a sentence
-/// naming the field that is wrong).
+/// The leaves a scale-out network needs and the parallel links between each leaf and each
+/// spine ([`ScaleOut::shape`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
     /// Leaf switches.
