@@ -168,6 +168,22 @@ pub fn build(
     opts: &CoreOptions,
     hbm: Option<HbmHookup<'_>>,
 ) -> Result<CoreIds, String> {
+    build_hooked(b, name, program, opts, hbm, Vec::new())
+}
+
+/// A hook on one bank of a core's SBUF (`psum` false) or PSUM: the swap-in of an RTL bank.
+pub type MemBankHook = (bool, Box<dyn trnsim_mem::sram::BankPortHook>);
+
+/// [`build`] with hooks on banks of the core's SBUF and PSUM (the error names a bank that
+/// does not exist).
+pub fn build_hooked(
+    b: &mut SimBuilder,
+    name: &str,
+    program: &Program,
+    opts: &CoreOptions,
+    hbm: Option<HbmHookup<'_>>,
+    bank_hooks: Vec<MemBankHook>,
+) -> Result<CoreIds, String> {
     let e = |x: trnsim_kernel::BuildError| x.to_string();
     let clock = |b: &mut SimBuilder, what: &str, f: Frequency| match &opts.shared_clocks {
         Some(p) => b.shared_clock(&format!("{p}.{what}"), f).map_err(e),
@@ -253,7 +269,10 @@ pub fn build(
         b.install(did, block).map_err(e)?;
     }
     let sbuf = opts.version.sbuf().geometry;
-    let unit = CoreMem::new(name, sbuf, opts.version.psum(), &clients, mem_ports, dma_from, opts.functional)?;
+    let mut unit = CoreMem::new(name, sbuf, opts.version.psum(), &clients, mem_ports, dma_from, opts.functional)?;
+    for (psum, hook) in bank_hooks {
+        unit.attach_bank_hook(psum, hook)?;
+    }
     b.install(mem, unit).map_err(e)?;
     let mut unit = SemUnit::new(sem_ports);
     let mut collective = None;

@@ -128,6 +128,20 @@ impl CoreMem {
         })
     }
 
+    /// Sends one bank's arbitration of SBUF (or PSUM with `psum`) to `hook` (swap-in of an RTL
+    /// bank, see `Sram::attach_bank_hook`; call before the run).
+    pub fn attach_bank_hook(
+        &mut self,
+        psum: bool,
+        hook: Box<dyn trnsim_mem::sram::BankPortHook>,
+    ) -> Result<(), String> {
+        if psum {
+            self.psum.attach_bank_hook(hook)
+        } else {
+            self.sbuf.attach_bank_hook(hook)
+        }
+    }
+
     /// Functional contents of SBUF (None in timing-only mode).
     pub fn sbuf_data(&mut self) -> Option<&mut SramData> {
         self.sbuf_data.as_mut()

@@ -7,7 +7,7 @@
 //! block's model against what ran), which reports the first divergence with both sides'
 //! history and writes `STEM.model.vcd`, `STEM.rtl.vcd` and the merged `STEM.diff.vcd`.
 //!
-//! Two adapters use it:
+//! Three adapters use it:
 //!
 //! ```text
 //!   kernel link "a.out -> b.in" ── LinkHook::sent/received ──► LinkFifoSwap ─► link_fifo
@@ -17,6 +17,9 @@
 //!   PcController::issue(cmd, bank b) ──── BankHook::command ──► HbmBankSwap ─► hbm_bank
 //!     (the controller's timing state      NOPs up to the command's cycle, then the command:
 //!      decides what issues)               `violation` = the RTL refuses what the model allowed
+//!   Sram arbiter, one bank's requests ─── BankPortHook::cycle ─► SramBankSwap ─► sbuf_bank
+//!     (the memory's arbiter decides       the requests in visiting order in the slots;
+//!      who streams)                       `grant` and `stalls` checked every cycle
 //! ```
 //!
 //! In both the model still decides what the system does and the block's outputs are checked
@@ -569,6 +572,212 @@ impl trnsim_kernel::LinkHook for LinkFifoSwap {
     }
 }
 
+/// A swappable instance of a chip, by name (docs/rtl.md, Swap-in).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Instance {
+    /// `hbm{k}.ch{c}.pc{p}.bank{b}`: one HBM bank's timing FSM.
+    HbmBank(HbmBankAt),
+    /// `nc{i}.sbuf.bank{b}` or `nc{i}.psum.bank{b}`: one SRAM bank's port arbitration.
+    SramBank(SramBankAt),
+    /// `SRC.PORT -> DST.PORT`: a kernel link's receive buffer and credits (component names
+    /// within the chip, as the link is called in a chip alone).
+    Link(String),
+}
+
+/// What a chip's `rtl` list accepts, for messages.
+pub const INSTANCE_FORMS: &str = "hbm{k}.ch{c}.pc{p}.bank{b} (an HBM bank's timing FSM), nc{i}.sbuf.bank{b} or \
+                                  nc{i}.psum.bank{b} (an SRAM bank's port arbitration), \"SRC.PORT -> DST.PORT\" (a \
+                                  link's receive buffer, e.g. \"nc0.tensor.sem -> nc0.sem.tensor.op\")";
+
+/// Parses an instance name (None if it has none of the shapes of [`Instance`]).
+pub fn parse_instance(s: &str) -> Option<Instance> {
+    if let Some(at) = parse_hbm_bank(s) {
+        return Some(Instance::HbmBank(at));
+    }
+    if let Some(at) = parse_sram_bank(s) {
+        return Some(Instance::SramBank(at));
+    }
+    let (src, dst) = s.split_once(" -> ")?;
+    let side = |x: &str| {
+        let (comp, port) = x.rsplit_once('.')?;
+        let ok = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_graphic() && b != b'"');
+        (ok(comp) && ok(port)).then_some(())
+    };
+    side(src)?;
+    side(dst)?;
+    Some(Instance::Link(s.to_string()))
+}
+
+/// Where an SRAM bank instance is: core, memory, bank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SramBankAt {
+    /// Core index on the chip.
+    pub core: u32,
+    /// PSUM (else SBUF).
+    pub psum: bool,
+    /// Bank of the memory.
+    pub bank: u32,
+}
+
+/// Parses `nc{i}.sbuf.bank{b}` or `nc{i}.psum.bank{b}` (None if `s` has another shape).
+pub fn parse_sram_bank(s: &str) -> Option<SramBankAt> {
+    let num = |p: &str, prefix: &str| -> Option<u32> {
+        let p = p.strip_prefix(prefix)?;
+        if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) || p.len() > 9 {
+            return None;
+        }
+        p.parse().ok()
+    };
+    let parts: Vec<&str> = s.split('.').collect();
+    let [core, mem, bank] = parts[..] else { return None };
+    let psum = match mem {
+        "sbuf" => false,
+        "psum" => true,
+        _ => return None,
+    };
+    Some(SramBankAt { core: num(core, "nc")?, psum, bank: num(bank, "bank")? })
+}
+
+/// The registry block of an SBUF (or PSUM, `psum`) bank whose geometry has `read_ports` and
+/// `write_ports` per bank (the error says which port counts are built).
+pub fn sram_bank_block(psum: bool, read_ports: u32, write_ports: u32) -> Result<&'static BlockEntry, String> {
+    let (name, built) = if psum { ("psum_bank", (1, 1)) } else { ("sbuf_bank", (2, 2)) };
+    if (read_ports, write_ports) != built {
+        return Err(format!(
+            "no {name} block is built for {read_ports} read / {write_ports} write ports per bank (built: {} / {})",
+            built.0, built.1
+        ));
+    }
+    registry::find(name).ok_or_else(|| format!("block {name} is not in the registry"))
+}
+
+/// One SBUF or PSUM bank's arbitration clocked through an `sbuf_bank` block, one block clock
+/// per memory cycle with requests on the bank: the requests in the arbiter's visiting order
+/// fill the block's slots (`req_valid`, `req_write`, `req_groups`); checked each cycle:
+/// `grant` per slot against the arbiter's decision, and `stalls` (registered) against the
+/// bank's stall count before the cycle; after the run one idle cycle checks the last count.
+///
+/// Leaves out: cycles without requests on the bank (the block's only state is its stall
+/// count, which they do not change), more requests on the bank in one cycle than the block
+/// has slots (reported as an error), and which client each slot is (the block arbitrates
+/// slots in the order given; the memory-wide rotating priority decides that order).
+pub struct SramBankSwap {
+    st: Rc<RefCell<SramBankState>>,
+}
+
+struct SramBankState {
+    host: Rc<RefCell<BlockHost>>,
+    bank: u32,
+    /// req_valid, req_write, req_groups, grant, stalls.
+    p: [usize; 5],
+    slots: usize,
+    groups: u32,
+    /// The `stalls` port's values (it wraps).
+    mask: u128,
+    /// The bank's stall count after the last cycle shown.
+    stalls: u64,
+}
+
+impl SramBankSwap {
+    /// Watches bank `bank` with `host` (an `sbuf_bank` block).
+    pub fn new(host: Rc<RefCell<BlockHost>>, bank: u32) -> Result<SramBankSwap, String> {
+        let h = host.borrow();
+        let names = [("req_valid", true), ("req_write", true), ("req_groups", true), ("grant", false), ("stalls", false)];
+        let mut p = [0; 5];
+        for (slot, (n, input)) in p.iter_mut().zip(names) {
+            *slot = h.port(n, input)?;
+        }
+        let ports = h.block.ports();
+        let slots = ports[p[0]].width as usize;
+        let groups = ports[p[2]].width / ports[p[0]].width.max(1);
+        if groups < 16 || slots == 0 {
+            return Err(format!("{}: block {} has {groups} groups per slot (16 needed)", h.instance, h.entry.name));
+        }
+        let w = ports[p[4]].width;
+        let mask = if w >= 128 { u128::MAX } else { (1 << w) - 1 };
+        drop(h);
+        let st = SramBankState { host, bank, p, slots, groups, mask, stalls: 0 };
+        Ok(SramBankSwap { st: Rc::new(RefCell::new(st)) })
+    }
+
+    /// Clocks one idle cycle that checks the last stall count (called after the run).
+    fn finisher(&self) -> Box<dyn Fn()> {
+        let st = self.st.clone();
+        Box::new(move || {
+            let st = st.borrow();
+            let mut h = st.host.borrow_mut();
+            if !h.failed() && h.clocks() > 1 {
+                st.check_stalls(&mut h, "after the run");
+                h.clock();
+            }
+        })
+    }
+}
+
+impl SramBankState {
+    /// Presents no requests, settles and checks `stalls` against the count so far.
+    fn check_stalls(&self, h: &mut BlockHost, at: &str) {
+        let [valid, write, groups, _, stalls] = self.p;
+        h.set(valid, 0);
+        h.set(write, 0);
+        h.set(groups, 0);
+        if h.settle() && h.get(stalls) != u128::from(self.stalls) & self.mask {
+            let c = h.clocks();
+            h.fail(format!(
+                "{at} (block cycle {c}): stalls {} where the bank's stall count is {}",
+                h.get(stalls),
+                self.stalls
+            ));
+        }
+    }
+}
+
+impl trnsim_mem::sram::BankPortHook for SramBankSwap {
+    fn bank(&self) -> u32 {
+        self.st.borrow().bank
+    }
+
+    fn cycle(&mut self, now: u64, reqs: &[trnsim_mem::sram::PortRequest], stalls: u64) {
+        let mut st = self.st.borrow_mut();
+        let host = st.host.clone();
+        let mut h = host.borrow_mut();
+        if h.failed() {
+            return;
+        }
+        if reqs.len() > st.slots {
+            h.fail(format!("cycle {now}: {} requests on the bank; the block has {} slots", reqs.len(), st.slots));
+            return;
+        }
+        let [p_valid, p_write, p_groups, p_grant, p_stalls] = st.p;
+        let (mut valid, mut write, mut groups) = (0u128, 0u128, 0u128);
+        for (k, r) in reqs.iter().enumerate() {
+            valid |= 1 << k;
+            write |= u128::from(r.write) << k;
+            groups |= u128::from(r.groups) << (k as u32 * st.groups);
+        }
+        h.set(p_valid, valid);
+        h.set(p_write, write);
+        h.set(p_groups, groups);
+        if !h.settle() {
+            return;
+        }
+        let c = h.clocks();
+        let before = stalls - reqs.iter().filter(|r| !r.granted).count() as u64;
+        let (grant, seen) = (h.get(p_grant), h.get(p_stalls));
+        if seen != u128::from(before) & st.mask {
+            h.fail(format!("cycle {now} (block cycle {c}): stalls {seen} where the bank's stall count is {before}"));
+        } else if let Some((k, r)) = reqs.iter().enumerate().find(|(k, r)| (grant >> k & 1 == 1) != r.granted) {
+            let (dir, does) = (if r.write { "write" } else { "read" }, if r.granted { "grants" } else { "refuses" });
+            h.fail(format!(
+                "cycle {now} (block cycle {c}): slot {k} (client {}, {dir}, groups {:#06x}): the arbiter {does} it, the RTL does not",
+                r.client.0, r.groups
+            ));
+        }
+        h.clock();
+        st.stalls = stalls;
+    }
+}
+
 /// The instances a system swapped in, for the check after the run.
 #[derive(Clone, Default)]
 pub struct SwapSet {
@@ -644,6 +853,24 @@ impl SwapSet {
         stack.attach_bank_hook(at.ch, at.pc, Box::new(hook)).map_err(|e| format!("{instance}: {e}"))?;
         self.add(host);
         Ok(())
+    }
+
+    /// Swaps bank `at.bank` of an SBUF (or PSUM) with `read_ports` and `write_ports` per bank
+    /// for its `sbuf_bank` block; the hook returned goes to the core's memory
+    /// (`trnsim_core::core::build_hooked`).
+    pub fn swap_sram_bank(
+        &mut self,
+        instance: &str,
+        at: SramBankAt,
+        (read_ports, write_ports): (u32, u32),
+        imp: Impl,
+    ) -> Result<Box<dyn trnsim_mem::sram::BankPortHook>, String> {
+        let entry = sram_bank_block(at.psum, read_ports, write_ports).map_err(|e| format!("{instance}: {e}"))?;
+        let host = Rc::new(RefCell::new(BlockHost::new(instance, entry, imp, self.wrap.clone())?));
+        let hook = SramBankSwap::new(host.clone(), at.bank)?;
+        self.finish.push(Rc::from(hook.finisher()));
+        self.add(host);
+        Ok(Box::new(hook))
     }
 
     /// Swaps the receive side of the link called `name` in `b` for the `link_fifo` block of

@@ -46,4 +46,4 @@ pub use error::{FieldError, SramError};
 pub use geometry::{SramGeometry, SramPreset};
 pub use pattern::{AccessPattern, Dim, Offsets};
 pub use stats::{ClientStats, SramStats};
-pub use timing::{AccessId, ClientId, Completion, Sram};
+pub use timing::{AccessId, BankPortHook, ClientId, Completion, PortRequest, Sram};

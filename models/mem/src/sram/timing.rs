@@ -86,6 +86,41 @@ struct Plan {
     banks: [u8; MAX_CLIENTS],
 }
 
+/// One requester of an arbitrated cycle on one bank, as a [`BankPortHook`] sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortRequest {
+    /// The requesting interface.
+    pub client: ClientId,
+    /// A write (else a read).
+    pub write: bool,
+    /// The partition groups its access covers (bit g = group g of 16; never 0).
+    pub groups: u16,
+    /// The arbiter granted it a port in every group.
+    pub granted: bool,
+}
+
+/// Something outside the model that sees one bank's arbitration as it happens: the swap-in of
+/// an RTL bank (trnsim-rtl's `swap_in`), which presents the same requests to the block and
+/// checks its grants and stall count. Attached with [`Sram::attach_bank_hook`]; without one,
+/// a cycle costs one branch on an `Option`.
+pub trait BankPortHook {
+    /// The bank this hook watches.
+    fn bank(&self) -> u32;
+    /// Cycle `now` (increasing from call to call) had requests on the bank: `reqs` in the
+    /// arbiter's visiting order, with its decisions; `stalls` is the bank's stall count
+    /// ([`SramStats::bank_stall_cycles`]) after the cycle.
+    fn cycle(&mut self, now: u64, reqs: &[PortRequest], stalls: u64);
+}
+
+/// A hook in its slot (not cloned: a clone of the memory runs without it).
+struct HookSlot(Box<dyn BankPortHook>);
+
+impl std::fmt::Debug for HookSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BankPortHook(bank {})", self.0.bank())
+    }
+}
+
 /// One banked SRAM's timing: clients, in-flight accesses, the arbiter and statistics. A plain
 /// library model (no kernel component): the owner drives it with [`Sram::start`],
 /// [`Sram::advance`], [`Sram::next_event`] and [`Sram::pop_completed`], all in cycles of the
@@ -94,7 +129,7 @@ struct Plan {
 /// Leaves out: data (see [`crate::sram::SramData`]), refresh and power, which engine may reach
 /// which memory, and any pipelining of the static overhead beyond overlapping it with the same
 /// client's previous access.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Sram {
     name: String,
     geom: SramGeometry,
@@ -105,6 +140,7 @@ pub struct Sram {
     priority: usize,
     done: BinaryHeap<Reverse<(u64, u64, u32, u64)>>,
     fast: bool,
+    hook: Option<HookSlot>,
 }
 
 impl Sram {
@@ -127,7 +163,7 @@ impl Sram {
         };
         let clients = clients.iter().map(|c| Client { name: c.to_string(), queue: VecDeque::new() }).collect();
         let done = BinaryHeap::new();
-        Ok(Sram { name: memory, geom, clients, stats, now: 0, next_id: 0, priority: 0, done, fast: true })
+        Ok(Sram { name: memory, geom, clients, stats, now: 0, next_id: 0, priority: 0, done, fast: true, hook: None })
     }
 
     /// The memory's name.
@@ -162,6 +198,18 @@ impl Sram {
     /// which a client streams is stepped; for checking that both agree).
     pub fn set_fast_forward(&mut self, on: bool) {
         self.fast = on;
+    }
+
+    /// Sends the arbitration of bank `hook.bank()` to `hook` from now on (swap-in of an RTL
+    /// bank; call before the run), every cycle with requests on it, those of skipped
+    /// uncontended runs included (the hook costs them per cycle; the results are unchanged).
+    /// The error names a bank that does not exist.
+    pub fn attach_bank_hook(&mut self, hook: Box<dyn BankPortHook>) -> Result<(), String> {
+        if hook.bank() >= self.geom.banks {
+            return Err(format!("{}: bank {} does not exist (banks 0..{})", self.name, hook.bank(), self.geom.banks));
+        }
+        self.hook = Some(HookSlot(hook));
+        Ok(())
     }
 
     /// Starts an access by `client` at cycle `now` (simulating up to it first). Refused, with
@@ -327,6 +375,9 @@ impl Sram {
 
     fn apply(&mut self, plan: &Plan) {
         let (c, k) = (self.now, plan.k);
+        if let Some(HookSlot(h)) = self.hook.as_mut() {
+            Self::show(h.as_mut(), plan, &self.clients, &self.geom, &self.stats, c);
+        }
         for pos in 0..plan.m {
             let ci = plan.reqs[pos] as usize;
             self.stats.clients[ci].stream_cycles += k;
@@ -345,6 +396,33 @@ impl Sram {
             }
         }
         self.now = c + k;
+    }
+
+    /// Shows the hooked bank's part of each cycle of a run, before it is applied (the
+    /// requesters' head accesses are still queued). In a run of more than one cycle every
+    /// requester is granted and its bank follows its elements.
+    fn show(h: &mut dyn BankPortHook, plan: &Plan, clients: &[Client], geom: &SramGeometry, stats: &SramStats, c: u64) {
+        let bank = h.bank();
+        let mut stalls = stats.bank_stall_cycles[bank as usize];
+        let mut reqs = [PortRequest { client: ClientId(0), write: false, groups: 0, granted: false }; MAX_CLIENTS];
+        for j in 0..plan.k {
+            let (mut n, mut refused) = (0, 0);
+            for pos in 0..plan.m {
+                let ci = plan.reqs[pos];
+                let Some(a) = clients[ci as usize].queue.front() else { continue };
+                if geom.bank_of(a.pattern.offset_of((a.units_done + j) / a.cost)) != bank {
+                    continue;
+                }
+                let granted = plan.grants & (1 << pos) != 0;
+                refused += u64::from(!granted);
+                reqs[n] = PortRequest { client: ClientId(u32::from(ci)), write: a.write, groups: a.quarters, granted };
+                n += 1;
+            }
+            if n > 0 {
+                stalls += refused;
+                h.cycle(c + j, &reqs[..n], stalls);
+            }
+        }
     }
 
     /// Client `ci`'s head access moves `k` port cycles, ending at cycle `c + k`.

@@ -4,7 +4,7 @@
 //! `i / cores_per_stack`. Stacks address their own 0-based space (`StackConfig::stacks` = 1).
 
 use super::spec::Chip;
-use trnsim_core::core::{build as build_core, CollectiveHookup, CoreIds, CoreOptions, HbmHookup};
+use trnsim_core::core::{build_hooked, CollectiveHookup, CoreIds, CoreOptions, HbmHookup, MemBankHook};
 use trnsim_core::engine::EngineUnit;
 use trnsim_core::isa::{Program, Sem};
 use trnsim_fabric::system::{node_name, ChipHooks, Nodes};
@@ -85,11 +85,28 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
         // A divergence found by the replay after the run writes both sides' VCDs here.
         swaps.vcd_dir = Some(std::env::temp_dir().join("trnsim-swap-in"));
     }
+    use trnsim_rtl::swap_in::{parse_instance, Instance};
+    let rtl = trnsim_rtl::swap::Impl::Rtl;
+    let mut bank_hooks: Vec<Vec<MemBankHook>> = (0..programs.len()).map(|_| Vec::new()).collect();
+    let mut links = Vec::new();
     for name in &s.rtl {
-        let at = trnsim_rtl::swap_in::parse_hbm_bank(name).ok_or_else(|| format!("rtl: unknown instance {name:?}"))?;
-        let (_, st) = stacks.get_mut(at.stack as usize).ok_or_else(|| format!("rtl: {name:?}: no such stack"))?;
         let instance = format!("{}{name}", o.prefix);
-        swaps.swap_hbm_bank(&instance, st, &s.hbm.preset, at, trnsim_rtl::swap::Impl::Rtl)?;
+        match parse_instance(name).ok_or_else(|| format!("rtl: unknown instance {name:?}"))? {
+            Instance::HbmBank(at) => {
+                let (_, st) =
+                    stacks.get_mut(at.stack as usize).ok_or_else(|| format!("rtl: {name:?}: no such stack"))?;
+                swaps.swap_hbm_bank(&instance, st, &s.hbm.preset, at, rtl)?;
+            }
+            Instance::SramBank(at) => {
+                let g = if at.psum { chip.version.psum() } else { chip.version.sbuf().geometry };
+                let hooks = bank_hooks.get_mut(at.core as usize).ok_or_else(|| format!("rtl: {name:?}: no such core"))?;
+                hooks.push((at.psum, swaps.swap_sram_bank(&instance, at, (g.read_ports, g.write_ports), rtl)?));
+            }
+            Instance::Link(l) => {
+                let (src, dst) = l.split_once(" -> ").unwrap_or((&l, ""));
+                links.push(format!("{p}{src} -> {p}{dst}", p = o.prefix));
+            }
+        }
     }
     let opts = CoreOptions {
         version: chip.version,
@@ -100,10 +117,13 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
         ..CoreOptions::default()
     };
     let mut cores = Vec::new();
-    for (i, program) in programs.iter().enumerate() {
+    for ((i, program), hooks) in programs.iter().enumerate().zip(bank_hooks) {
         let (id, st) = &mut stacks[chip.stack_of(i as u32) as usize];
         let hbm = Some(HbmHookup { id: *id, stack: st });
-        cores.push(build_core(b, &format!("{}nc{i}", o.prefix), program, &opts, hbm)?);
+        cores.push(build_hooked(b, &format!("{}nc{i}", o.prefix), program, &opts, hbm, hooks)?);
+    }
+    for l in &links {
+        swaps.swap_link(b, l, rtl).map_err(|e| format!("rtl: {e}"))?;
     }
     let ids = stacks.iter().map(|(id, _)| *id).collect();
     for (id, st) in stacks {

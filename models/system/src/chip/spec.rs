@@ -45,10 +45,14 @@ pub struct ChipSpec {
     pub efa: EfaPart,
     /// Published chip figures, for comparison in reports (not used by the model).
     pub documented: Documented,
-    /// Instances that run a registered RTL block in place of their model (swap-in,
-    /// docs/rtl.md): `hbm{k}.ch{c}.pc{p}.bank{b}`, bank `b` of pseudo-channel `p` of channel
-    /// `c` of stack `k`, whose commands are clocked through the `hbm_bank` timing FSM. Needs a
-    /// build with feature `rtl` and `hbm.fidelity` cycle; empty by default.
+    /// Instances that run a registered RTL block beside their model (swap-in, docs/rtl.md):
+    /// `hbm{k}.ch{c}.pc{p}.bank{b}`, bank `b` of pseudo-channel `p` of channel `c` of stack
+    /// `k`, whose commands are clocked through the `hbm_bank` timing FSM (needs `hbm.fidelity`
+    /// cycle); `nc{i}.sbuf.bank{b}` or `nc{i}.psum.bank{b}`, one bank of core `i`'s SBUF or
+    /// PSUM, whose arbitration is clocked through the `sbuf_bank` or `psum_bank` block;
+    /// `"SRC.PORT -> DST.PORT"`, a kernel link of the chip (names as in a chip alone),
+    /// whose receive side is clocked through the `link_fifo` block of its depth. Needs a
+    /// build with feature `rtl`; empty by default.
     #[serde(default)]
     pub rtl: Vec<String>,
 }
@@ -398,23 +402,33 @@ impl Validator<'_> {
     }
 
     /// The `rtl` list: each a swappable instance that exists, once (every entry checked for
-    /// that first), with its block built.
-    fn rtl(&self, spec: &ChipSpec, hbm: &Preset) -> Result<(), ChipError> {
+    /// that first), with its block built. A link's name is checked when the chip is built.
+    fn rtl(&self, spec: &ChipSpec, hbm: &Preset, version: NcVersion) -> Result<(), ChipError> {
         use trnsim_rtl::registry::{HAS_RTL, NO_RTL};
-        use trnsim_rtl::swap_in::{hbm_bank_block, parse_hbm_bank};
+        use trnsim_rtl::swap_in::{hbm_bank_block, parse_instance, sram_bank_block, Instance, INSTANCE_FORMS};
+        let mut found = Vec::new();
         for (i, name) in spec.rtl.iter().enumerate() {
             let at = |m: String| self.rtl_err(i, name, m);
-            let Some(b) = parse_hbm_bank(name) else {
-                return Err(at(format!("unknown instance {name:?} (swappable: hbm{{k}}.ch{{c}}.pc{{p}}.bank{{b}}, one HBM bank's timing FSM)")));
+            let Some(inst) = parse_instance(name) else {
+                return Err(at(format!("unknown instance {name:?} (swappable: {INSTANCE_FORMS})")));
             };
-            let org = (hbm.org)();
-            let (stacks, chs, pcs, banks) = (spec.hbm.stacks, org.channels, org.pseudo_channels, org.banks_per_pc());
-            for (what, v, n) in [
-                ("stack hbm", b.stack, stacks),
-                ("channel ch", b.ch, chs),
-                ("pseudo-channel pc", b.pc, pcs),
-                ("bank", b.bank, banks),
-            ] {
+            let checks: Vec<(&str, u32, u32)> = match &inst {
+                Instance::HbmBank(b) => {
+                    let org = (hbm.org)();
+                    vec![
+                        ("stack hbm", b.stack, spec.hbm.stacks),
+                        ("channel ch", b.ch, org.channels),
+                        ("pseudo-channel pc", b.pc, org.pseudo_channels),
+                        ("bank", b.bank, org.banks_per_pc()),
+                    ]
+                }
+                Instance::SramBank(b) => {
+                    let g = if b.psum { version.psum() } else { version.sbuf().geometry };
+                    vec![("core nc", b.core, spec.cores), ("bank", b.bank, g.banks)]
+                }
+                Instance::Link(_) => Vec::new(),
+            };
+            for (what, v, n) in checks {
                 if v >= n {
                     return Err(at(format!("unknown instance {name:?}: {what}{v} does not exist (0..{n})")));
                 }
@@ -422,15 +436,26 @@ impl Validator<'_> {
             if spec.rtl[..i].contains(name) {
                 return Err(at(format!("{name:?} is listed twice")));
             }
+            found.push(inst);
         }
-        for (i, name) in spec.rtl.iter().enumerate() {
+        for (i, (name, inst)) in spec.rtl.iter().zip(&found).enumerate() {
             let at = |m: String| self.rtl_err(i, name, m);
-            if spec.hbm.fidelity != trnsim_mem::hbm::Fidelity::Cycle {
-                return Err(at(format!("{name:?}: needs hbm.fidelity cycle (a fast stack issues no DRAM commands)")));
-            }
-            let block = hbm_bank_block(&spec.hbm.preset).map_err(|e| at(format!("{name:?}: {e}")))?;
+            let block = match inst {
+                Instance::HbmBank(_) => {
+                    if spec.hbm.fidelity != trnsim_mem::hbm::Fidelity::Cycle {
+                        let m = format!("{name:?}: needs hbm.fidelity cycle (a fast stack issues no DRAM commands)");
+                        return Err(at(m));
+                    }
+                    hbm_bank_block(&spec.hbm.preset).map_err(|e| at(format!("{name:?}: {e}")))?.name
+                }
+                Instance::SramBank(b) => {
+                    let g = if b.psum { version.psum() } else { version.sbuf().geometry };
+                    sram_bank_block(b.psum, g.read_ports, g.write_ports).map_err(|e| at(format!("{name:?}: {e}")))?.name
+                }
+                Instance::Link(_) => "link_fifo",
+            };
             if !HAS_RTL {
-                return Err(at(format!("{name:?}: block {} is not built: this trnsim was {NO_RTL}", block.name)));
+                return Err(at(format!("{name:?}: block {block} is not built: this trnsim was {NO_RTL}")));
             }
         }
         Ok(())
@@ -504,7 +529,7 @@ impl Validator<'_> {
         self.cc_and_efa(&spec)?;
         let neuronlink = self.neuronlink(&spec)?;
         let host = self.encoding("host", &spec.host.encoding, "lanes", spec.host.lanes)?;
-        self.rtl(&spec, hbm)?;
+        self.rtl(&spec, hbm, version)?;
         Ok(Chip { spec, version, hbm, dma, neuronlink, host })
     }
 }

@@ -211,3 +211,69 @@ fn a_kernel_component_drives_it_event_style_and_reports() {
     assert!(r.get("nc0.sbuf", "bank15_stall_cycles").is_some());
     assert!(r.get("nc0.sbuf", "pe_latency_cycles_p99").is_some());
 }
+
+/// Records a hooked bank's cycles and checks each against the port rule.
+struct Recorder {
+    bank: u32,
+    ports: (u32, u32),
+    log: std::rc::Rc<std::cell::RefCell<(u64, u64, u64)>>,
+    last: Option<u64>,
+}
+
+impl crate::sram::BankPortHook for Recorder {
+    fn bank(&self) -> u32 {
+        self.bank
+    }
+    fn cycle(&mut self, now: u64, reqs: &[crate::sram::PortRequest], stalls: u64) {
+        assert!(self.last.is_none_or(|l| now > l), "cycles increase");
+        self.last = Some(now);
+        // Replays the rule: in visiting order, granted iff every group has a port left.
+        let mut used = [[0u32; 16]; 2];
+        for r in reqs {
+            let gs = (0..16).filter(|g| r.groups & (1 << g) != 0);
+            let limit = if r.write { self.ports.1 } else { self.ports.0 };
+            let fits = gs.clone().all(|g| used[usize::from(r.write)][g] < limit);
+            assert_eq!(fits, r.granted, "cycle {now}: {reqs:?}");
+            if fits {
+                gs.for_each(|g| used[usize::from(r.write)][g] += 1);
+            }
+        }
+        let mut l = self.log.borrow_mut();
+        l.0 += 1;
+        l.1 += reqs.iter().filter(|r| !r.granted).count() as u64;
+        l.2 = stalls;
+    }
+}
+
+#[test]
+fn a_bank_hook_sees_every_arbitrated_cycle_of_its_bank_and_changes_nothing() {
+    let names = ["pe", "act", "dve", "pool", "dma0", "dma1"];
+    let mut seen = 0;
+    for seed in 0..120 {
+        let g = [TINY, PSUM.geometry, SBUF_NC_V4.geometry][seed as usize % 3];
+        let mix = random_mix(seed, &g, names.len());
+        let plain = run_mix(g, &names, &mix, true);
+        let bank = (seed as u32 / 3) % g.banks;
+        let log = std::rc::Rc::new(std::cell::RefCell::new((0, 0, 0)));
+        let mut s = Sram::new("m", g, &names).expect("valid");
+        let hook = Recorder { bank, ports: (g.read_ports, g.write_ports), log: log.clone(), last: None };
+        s.attach_bank_hook(Box::new(hook)).expect("bank exists");
+        let mut out = Vec::new();
+        for &(t, c, p, w) in &mix {
+            s.start(ClientId(c), &p, w, Cycles(t)).expect("valid access");
+            out.extend(std::iter::from_fn(|| s.pop_completed()));
+        }
+        out.extend(run_to_end(&mut s));
+        let mut stats = s.stats().clone();
+        stats.stepped_cycles = 0;
+        assert_eq!((out, stats), plain, "seed {seed}: the hook changed the run");
+        let (cycles, refused, stalls) = *log.borrow();
+        assert_eq!(refused, s.stats().bank_stall_cycles[bank as usize], "seed {seed}");
+        assert_eq!(stalls, refused, "seed {seed}");
+        seen += cycles;
+    }
+    assert!(seen > 1000, "hooked cycles seen: {seen}");
+    let mut s = Sram::new("m", TINY, &names).expect("valid");
+    let hook = Recorder { bank: 4, ports: (1, 1), log: Default::default(), last: None };
+    assert_eq!(s.attach_bank_hook(Box::new(hook)).unwrap_err(), "m: bank 4 does not exist (banks 0..4)");
+}
