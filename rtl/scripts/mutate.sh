@@ -5,7 +5,7 @@
 # mutant to be caught. Prints cycles-to-detection per mutant and configuration. Exit status 1
 # if one survives.
 # Usage: rtl/scripts/mutate.sh [cycles] [seed] [block]   (block: link_fifo, islip, sram_bank;
-# systolic_tile, hbm_bank, dma_queue, replay_buf; default all)
+# systolic_tile, hbm_bank, dma_queue, replay_buf, sbuf_bank; default all)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cycles=${1:-1000000}
@@ -61,6 +61,14 @@ mutants=(
   "replay_buf|new-unit-beyond-capacity|MUT:cap|s/cnt1 < CAP/cnt1 <= CAP/"
   "replay_buf|replay-runs-past-the-newest|MUT:rpend|s/rp1 + 1 < cnt1/rp1 + 1 <= cnt1/"
   "replay_buf|reset-keeps-sequence-number|MUT:reset|s/hs  <= '0;/hs  <= hs;/"
+  "sbuf_bank|read-granted-beyond-port-count|MUT:rports|s/used_r\[g\] < R/used_r[g] <= R/"
+  "sbuf_bank|refused-slot-takes-ports-where-room|MUT:partial|s/req_groups\[k\*G+g\] \&\& fits/req_groups[k*G+g] \&\& room[g]/"
+  "sbuf_bank|only-lowest-group-checked|MUT:lowest|s/(req_groups\[k\*G+:G\] \& ~room)/(req_groups[k*G+:G] \& (~req_groups[k*G+:G] + 1'b1) \& ~room)/"
+  "sbuf_bank|writes-take-read-ports|MUT:wtake|s/used_w\[g\]++;/used_r[g]++;/"
+  "sbuf_bank|refused-writes-not-counted|MUT:wstall|s/else refused = refused + 1;/else if (!req_write[k]) refused = refused + 1;/"
+  "sbuf_bank|stall-count-counts-cycles-not-refusals|MUT:count|s/cnt + refused;/cnt + 32'(refused != 0);/"
+  "sbuf_bank|grants-during-reset|MUT:rstgrant|s/req_valid\[k\] \&\& !rst/req_valid[k]/"
+  "sbuf_bank|reset-keeps-stall-count|MUT:reset|s/cnt <= '0;/cnt <= cnt;/"
 )
 
 run() {
@@ -79,6 +87,9 @@ run() {
     # Block 7 likewise (tests/replay_buf.rs).
     replay_buf) REPLAY_DIFF_CYCLES=$cycles REPLAY_DIFF_SEED=$seed cargo test -q --release --features rtl -p trnsim-rtl \
       --test replay_buf -- --ignored --nocapture --exact rtl::replay_buf_diff_probe 2>&1 ;;
+    # Block 8 likewise (tests/sbuf_bank.rs).
+    sbuf_bank) SBUF_DIFF_CYCLES=$cycles SBUF_DIFF_SEED=$seed cargo test -q --release --features rtl -p trnsim-rtl \
+      --test sbuf_bank -- --ignored --nocapture --exact rtl::sbuf_bank_diff_probe 2>&1 ;;
     *) cargo run -q --release --features rtl -p trnsim-rtl --example "diff_$1" -- "$cycles" "$seed" ;;
   esac
 }

@@ -69,6 +69,12 @@ fn run() -> Result<(), String> {
         let params = [("CAP", cap), ("SW", sw), ("DW", dw), ("TMO", tmo)];
         model(name, rust, "replay_buf", blocks.join("replay_buf.sv"), &params)
     };
+    // One bank of a banked SBUF / PSUM at the SRAM timing model's port boundary (block 8): N
+    // request slots, G partition groups, R read and W write ports per group.
+    let sbuf = |name: &str, rust: &str, [n, g, r, w]: [u32; 4]| {
+        let params = [("N", n), ("G", g), ("R", r), ("W", w)];
+        model(name, rust, "sbuf_bank", blocks.join("sbuf_bank.sv"), &params)
+    };
     let models = [
         model("link_fifo", "LinkFifoW64D4", "link_fifo", fifo.clone(), &[("WIDTH", 64), ("DEPTH", 4)]),
         model("link_fifo_w100_d5", "LinkFifoW100D5", "link_fifo", fifo, &[("WIDTH", 100), ("DEPTH", 5)]),
@@ -88,6 +94,9 @@ fn run() -> Result<(), String> {
         dmaq("dma_queue_q6_qos", "DmaQueueQ6D3Qos", [6, 3, 2, 1]),
         replay("replay_buf", "ReplayBufC256", [256, 10, 16, 1000]),
         replay("replay_buf_c5", "ReplayBufC5", [5, 4, 8, 24]),
+        // trnsim-mem's SBUF_NC_V4 (2R/2W per bank) and PSUM (1R/1W), 16 partition groups.
+        sbuf("sbuf_bank", "SbufBankN8G16R2W2", [8, 16, 2, 2]),
+        sbuf("psum_bank", "PsumBankN8G16R1W1", [8, 16, 1, 1]),
         model("finish_demo", "FinishDemo", "finish_demo", manifest.join("../blocks/test/finish_demo.sv"), &[]),
     ];
     vlt_build::build(&vlt, &models)

@@ -32,6 +32,8 @@ pub enum Expr {
     Lane(&'static str, u32, u32),
     /// 1 if every term is non-zero, else 0 (a handshake: valid and ready).
     All(Vec<Expr>),
+    /// 1 if some term is non-zero, else 0 (a condition on any of several lanes).
+    Any(Vec<Expr>),
     /// 1 if the expression equals the value, else 0.
     Eq(Box<Expr>, u128),
 }
@@ -58,6 +60,7 @@ impl Expr {
             Expr::Bit(n, k) => R::Bit(idx(n)?, *k),
             Expr::Lane(n, k, w) => R::Lane(idx(n)?, *k, *w),
             Expr::All(v) => R::All(v.iter().map(|e| e.resolve(ports)).collect::<Result<_, _>>()?),
+            Expr::Any(v) => R::Any(v.iter().map(|e| e.resolve(ports)).collect::<Result<_, _>>()?),
             Expr::Eq(e, x) => R::Eq(Box::new(e.resolve(ports)?), *x),
         })
     }
@@ -71,6 +74,7 @@ enum R {
     Bit(usize, u32),
     Lane(usize, u32, u32),
     All(Vec<R>),
+    Any(Vec<R>),
     Eq(Box<R>, u128),
 }
 
@@ -85,6 +89,7 @@ impl R {
                 v[*i].checked_shr(k * w).unwrap_or(0) & mask
             }
             R::All(es) => u128::from(es.iter().all(|e| e.eval(v) != 0)),
+            R::Any(es) => u128::from(es.iter().any(|e| e.eval(v) != 0)),
             R::Eq(e, x) => u128::from(e.eval(v) == *x),
         }
     }
@@ -461,5 +466,21 @@ mod tests {
         assert!(Coverage::new(&[Cover::bits("x", "nope")], &ports()).err().unwrap().contains("no port nope"));
         let huge = Cover::lanes("huge", "a", 1 << 20, 4, 16);
         assert!(Coverage::new(&[huge], &ports()).err().unwrap().contains("bins"));
+    }
+
+    #[test]
+    fn any_is_true_when_some_term_is() {
+        // "some lane of a at 3, or c": a term per lane.
+        let any = Expr::Any(vec![
+            Expr::Eq(Box::new(Expr::Lane("a", 0, 2)), 3),
+            Expr::Eq(Box::new(Expr::Lane("a", 1, 2)), 3),
+            Expr::port("c"),
+        ]);
+        let mut c = Coverage::new(&[Cover::values("any", any, 0..=1)], &ports()).unwrap();
+        for (v, hit) in [([0b0110, 0, 0], 0), ([0b1100, 0, 0], 1), ([0, 0, 1], 1), ([0b0011, 1, 0], 1)] {
+            let before = c.report().points[0].bins[1].hits;
+            c.sample(&v);
+            assert_eq!(c.report().points[0].bins[1].hits - before, hit, "{v:?}");
+        }
     }
 }

@@ -113,6 +113,11 @@ fn sram_sb() -> ScoreboardConfig {
     ScoreboardConfig::new(vec![read, grant], Order::ById, 0)
 }
 
+fn sbuf_bank_sb() -> ScoreboardConfig {
+    let grant = TxnStream { name: "grant", valid: "grant", ready: None, data: vec![], id: TxnId::Lane };
+    ScoreboardConfig::new(vec![grant], Order::ById, 0)
+}
+
 fn dma_queue_sb() -> ScoreboardConfig {
     let start = TxnStream {
         name: "packet start",
@@ -203,6 +208,50 @@ fn sram_cover(q: u32) -> Vec<Cover> {
         // A grant needs a valid request, and write means nothing without valid: the
         // granted-but-not-valid and write-without-valid combinations are ignored.
         Cover::cross("requester 0", req0, &[0b010, 0b100, 0b110]),
+    ]
+}
+
+/// One SBUF / PSUM bank of `n` slots and `g` groups: every number of grants and of valid slots
+/// in a cycle, every slot granted, a read refused x a write refused in one cycle (both: read and
+/// write ports exhausted in the same cycle), a full-mask request refused x one granted, the
+/// last slot's valid x write x grant (grant without valid, and write without valid, ignored),
+/// a valid slot with an empty mask, and the stall count at 0, below 4096, below 65536 and
+/// beyond.
+fn sbuf_bank_cover(n: u32, g: u32) -> Vec<Cover> {
+    let not = |e: Expr| Expr::Eq(Box::new(e), 0);
+    // Refused: valid, not granted, not in reset (when nothing is granted).
+    let refused = |k: u32| vec![Expr::Bit("req_valid", k), not(Expr::Bit("grant", k)), not(Expr::port("rst"))];
+    let dir = |k: u32, write: bool| if write { Expr::Bit("req_write", k) } else { not(Expr::Bit("req_write", k)) };
+    let refused_dir =
+        |write: bool| Expr::Any((0..n).map(|k| Expr::All([refused(k), vec![dir(k, write)]].concat())).collect());
+    let full = |k: u32| Expr::Eq(Box::new(Expr::Lane("req_groups", k, g)), (1u128 << g) - 1);
+    let full_refused = Expr::Any((0..n).map(|k| Expr::All([refused(k), vec![full(k)]].concat())).collect());
+    let full_granted = Expr::Any((0..n).map(|k| Expr::All(vec![Expr::Bit("grant", k), full(k)])).collect());
+    let empty = Expr::Any(
+        (0..n).map(|k| Expr::All(vec![Expr::Bit("req_valid", k), not(Expr::Lane("req_groups", k, g))])).collect(),
+    );
+    let last = vec![
+        ("valid", Expr::Bit("req_valid", n - 1)),
+        ("write", Expr::Bit("req_write", n - 1)),
+        ("grant", Expr::Bit("grant", n - 1)),
+    ];
+    vec![
+        Cover::values("grants per cycle", Expr::Pop("grant"), 0..=u128::from(n)),
+        Cover::values("valid slots at once", Expr::Pop("req_valid"), 0..=u128::from(n)),
+        Cover::bits("granted", "grant"),
+        Cover::cross(
+            "refused read x refused write",
+            vec![("read", refused_dir(false)), ("write", refused_dir(true))],
+            &[],
+        ),
+        Cover::cross("full mask refused x granted", vec![("refused", full_refused), ("granted", full_granted)], &[]),
+        Cover::cross("last slot", last, &[0b010, 0b100, 0b110]),
+        Cover::ranges("valid slot with an empty mask", empty, &[("seen", 1, 1)]),
+        Cover::ranges(
+            "stall count",
+            Expr::port("stalls"),
+            &[("0", 0, 0), ("1-4095", 1, 4095), ("4096-65535", 4096, 65535), ("65536-", 65536, u128::from(u32::MAX))],
+        ),
     ]
 }
 
@@ -527,6 +576,31 @@ pub static BLOCKS: &[BlockEntry] = &[
             let m = crate::model::ReplayBuf::new(5, 4, 8, 24);
             Box::new(LinkFarEnd::new(m.ports(), 4, seed))
         }),
+    },
+    BlockEntry {
+        name: "sbuf_bank",
+        description: "one SBUF bank at the SRAM model's port boundary: 8 request slots, 16 partition groups, \
+                      2 read / 2 write ports per group, all-or-nothing grants (rtl/blocks/sbuf_bank.sv)",
+        make_model: || Box::new(crate::model::SbufBank::new(8, 16, 2, 2)),
+        make_rtl: rtl!(SbufBankN8G16R2W2),
+        make_stimulus: |seed| Box::new(crate::model::SbufBankStimulus::new(8, 16, seed)),
+        diff_config: DiffConfig::sbuf_bank,
+        scoreboard: Some(sbuf_bank_sb),
+        coverage: || sbuf_bank_cover(8, 16),
+        monitors: Vec::new,
+        make_reactive: Some(|seed| Box::new(crate::model::SbufBankClients::new(8, 16, seed))),
+    },
+    BlockEntry {
+        name: "psum_bank",
+        description: "the SBUF bank block as a PSUM bank: 1 read / 1 write port per group",
+        make_model: || Box::new(crate::model::SbufBank::new(8, 16, 1, 1)),
+        make_rtl: rtl!(PsumBankN8G16R1W1),
+        make_stimulus: |seed| Box::new(crate::model::SbufBankStimulus::new(8, 16, seed)),
+        diff_config: DiffConfig::sbuf_bank,
+        scoreboard: Some(sbuf_bank_sb),
+        coverage: || sbuf_bank_cover(8, 16),
+        monitors: Vec::new,
+        make_reactive: Some(|seed| Box::new(crate::model::SbufBankClients::new(8, 16, seed))),
     },
 ];
 

@@ -13,6 +13,7 @@ pub use crate::model::DmaQueueStimulus;
 pub use crate::model::HbmBankStimulus;
 pub use crate::model::IslipStimulus;
 pub use crate::model::ReplayBufStimulus;
+pub use crate::model::SbufBankStimulus;
 pub use crate::model::SramBankStimulus;
 pub use crate::model::SystolicTileStimulus;
 
