@@ -653,7 +653,8 @@ pub fn sram_bank_block(psum: bool, read_ports: u32, write_ports: u32) -> Result<
 
 /// One SBUF or PSUM bank's arbitration clocked through an `sbuf_bank` block, one block clock
 /// per memory cycle with requests on the bank: the requests in the arbiter's visiting order
-/// fill the block's slots (`req_valid`, `req_write`, `req_groups`); checked each cycle:
+/// fill the block's slots (`req_valid`, `req_write`, and the first and last partition group
+/// each covers, `req_first` and `req_last`); checked each cycle:
 /// `grant` per slot against the arbiter's decision, and `stalls` (registered) against the
 /// bank's stall count before the cycle; after the run one idle cycle checks the last count.
 ///
@@ -668,10 +669,11 @@ pub struct SramBankSwap {
 struct SramBankState {
     host: Rc<RefCell<BlockHost>>,
     bank: u32,
-    /// req_valid, req_write, req_groups, grant, stalls.
-    p: [usize; 5],
+    /// req_valid, req_write, req_first, req_last, grant, stalls.
+    p: [usize; 6],
     slots: usize,
-    groups: u32,
+    /// Bits of a group number in `req_first` and `req_last`.
+    gbits: u32,
     /// The `stalls` port's values (it wraps).
     mask: u128,
     /// The bank's stall count after the last cycle shown.
@@ -682,21 +684,28 @@ impl SramBankSwap {
     /// Watches bank `bank` with `host` (an `sbuf_bank` block).
     pub fn new(host: Rc<RefCell<BlockHost>>, bank: u32) -> Result<SramBankSwap, String> {
         let h = host.borrow();
-        let names = [("req_valid", true), ("req_write", true), ("req_groups", true), ("grant", false), ("stalls", false)];
-        let mut p = [0; 5];
+        let names = [
+            ("req_valid", true),
+            ("req_write", true),
+            ("req_first", true),
+            ("req_last", true),
+            ("grant", false),
+            ("stalls", false),
+        ];
+        let mut p = [0; 6];
         for (slot, (n, input)) in p.iter_mut().zip(names) {
             *slot = h.port(n, input)?;
         }
         let ports = h.block.ports();
         let slots = ports[p[0]].width as usize;
-        let groups = ports[p[2]].width / ports[p[0]].width.max(1);
-        if groups < 16 || slots == 0 {
-            return Err(format!("{}: block {} has {groups} groups per slot (16 needed)", h.instance, h.entry.name));
+        let gbits = ports[p[2]].width / ports[p[0]].width.max(1);
+        if gbits < 4 || slots == 0 {
+            return Err(format!("{}: block {} numbers fewer than 16 groups", h.instance, h.entry.name));
         }
-        let w = ports[p[4]].width;
+        let w = ports[p[5]].width;
         let mask = if w >= 128 { u128::MAX } else { (1 << w) - 1 };
         drop(h);
-        let st = SramBankState { host, bank, p, slots, groups, mask, stalls: 0 };
+        let st = SramBankState { host, bank, p, slots, gbits, mask, stalls: 0 };
         Ok(SramBankSwap { st: Rc::new(RefCell::new(st)) })
     }
 
@@ -717,10 +726,10 @@ impl SramBankSwap {
 impl SramBankState {
     /// Presents no requests, settles and checks `stalls` against the count so far.
     fn check_stalls(&self, h: &mut BlockHost, at: &str) {
-        let [valid, write, groups, _, stalls] = self.p;
-        h.set(valid, 0);
-        h.set(write, 0);
-        h.set(groups, 0);
+        let [valid, write, first, last, _, stalls] = self.p;
+        for port in [valid, write, first, last] {
+            h.set(port, 0);
+        }
         if h.settle() && h.get(stalls) != u128::from(self.stalls) & self.mask {
             let c = h.clocks();
             h.fail(format!(
@@ -748,16 +757,24 @@ impl trnsim_mem::sram::BankPortHook for SramBankSwap {
             h.fail(format!("cycle {now}: {} requests on the bank; the block has {} slots", reqs.len(), st.slots));
             return;
         }
-        let [p_valid, p_write, p_groups, p_grant, p_stalls] = st.p;
-        let (mut valid, mut write, mut groups) = (0u128, 0u128, 0u128);
+        let [p_valid, p_write, p_first, p_last, p_grant, p_stalls] = st.p;
+        let (mut valid, mut write, mut first, mut last) = (0u128, 0u128, 0u128, 0u128);
         for (k, r) in reqs.iter().enumerate() {
+            let (lo, hi) = (r.groups.trailing_zeros(), 15u32.saturating_sub(r.groups.leading_zeros()));
+            let span = (((1u32 << (hi + 1)) - 1) & !((1u32 << lo) - 1)) as u16;
+            if r.groups == 0 || r.groups != span {
+                h.fail(format!("cycle {now}: slot {k}'s groups {:#06x} are not one contiguous range", r.groups));
+                return;
+            }
             valid |= 1 << k;
             write |= u128::from(r.write) << k;
-            groups |= u128::from(r.groups) << (k as u32 * st.groups);
+            first |= u128::from(lo) << (k as u32 * st.gbits);
+            last |= u128::from(hi) << (k as u32 * st.gbits);
         }
         h.set(p_valid, valid);
         h.set(p_write, write);
-        h.set(p_groups, groups);
+        h.set(p_first, first);
+        h.set(p_last, last);
         if !h.settle() {
             return;
         }

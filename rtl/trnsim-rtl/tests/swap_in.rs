@@ -323,3 +323,116 @@ fn an_hbm_bank_fsm_allowing_early_reads_is_found_by_running_the_system_with_both
     assert!(v.contains("$scope module model") && v.contains("$scope module rtl") && v.contains("mismatch"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+// ---- one SBUF bank inside a running core ---------------------------------------------------
+
+/// Three engines streaming through SBUF bank 0 at once (the vector engine two reads and a
+/// write, the scalar engine a read and a write, GpSimd a write to half the partitions): more
+/// reads and writes than the bank's two ports of each, so the arbiter refuses some.
+const CONTENDING: &str = "\
+.engine vector
+    tensor_tensor add sbuf[0:128] +0x0 [512] fp32, sbuf[0:128] +0x800 [512] fp32 -> sbuf[0:128] +0x1000 [512] fp32
+    tensor_tensor add sbuf[0:128] +0x800 [512] fp32, sbuf[0:128] +0x0 [512] fp32 -> sbuf[0:128] +0x1800 [512] fp32
+    halt
+.engine scalar
+    activation exp sbuf[0:128] +0x0 [512:1] fp32 -> sbuf[0:128] +0x2000 [512:1] fp32, scale=1.0, bias=0.0
+    activation exp sbuf[0:128] +0x800 [512:1] fp32 -> sbuf[0:128] +0x2800 [512:1] fp32, scale=1.0, bias=0.0
+    halt
+.engine gpsimd
+    iota -> sbuf[0:64] +0x3000 [512] i32
+    iota -> sbuf[64:64] +0x3000 [512] i32
+    halt
+";
+
+const SBUF_BANK: &str = "nc0.sbuf.bank0";
+
+/// One NC-v4 core running [`CONTENDING`]; SBUF bank 0 swapped in when `swap` is given.
+/// Returns the statistics JSON.
+fn core_run(swap: Option<&mut SwapSet>) -> String {
+    use trnsim_core::core::{build_hooked, CoreOptions};
+    use trnsim_core::isa::asm::{assemble, AsmOptions};
+    let program = assemble("contending.asm", CONTENDING, &AsmOptions::default()).unwrap_or_else(|e| panic!("{e:?}"));
+    let mut hooks = Vec::new();
+    if let Some(s) = swap {
+        let at = trnsim_rtl::swap_in::parse_sram_bank(SBUF_BANK).unwrap();
+        hooks.push((false, s.swap_sram_bank(SBUF_BANK, at, (2, 2), imp()).unwrap_or_else(|e| panic!("{e}"))));
+    }
+    let mut b = SimBuilder::new();
+    build_hooked(&mut b, "nc0", &program, &CoreOptions::default(), None, hooks).unwrap();
+    let mut sim = b.build().unwrap();
+    sim.run_until_idle(Dur::from_us(1000)).unwrap();
+    json(&sim)
+}
+
+#[test]
+fn an_sbuf_bank_swapped_into_a_running_core_gives_identical_statistics_and_replays_clean() {
+    let mut s = SwapSet::new();
+    let swapped = core_run(Some(&mut s));
+    let r = s.check().unwrap_or_else(|e| panic!("{e}"));
+    let plain = core_run(None);
+    assert!(swapped == plain, "statistics differ with the bank swapped in");
+    let stalls: serde_json::Value = serde_json::from_str(&plain).unwrap();
+    let found = stalls.to_string();
+    assert!(found.contains("\"sbuf.bank0_stall_cycles\""), "{plain}");
+    assert!(!found.contains("\"sbuf.bank0_stall_cycles\":0"), "the program contends on bank 0: {plain}");
+    assert_eq!((r[0].instance.as_str(), r[0].block), (SBUF_BANK, "sbuf_bank"));
+    assert!(r[0].cycles > 500, "one block clock per cycle with requests on the bank: {}", r[0].cycles);
+}
+
+/// The `rports` mutant of sbuf_bank.sv at the ports: every valid read is granted, beyond the
+/// two read ports.
+struct ReadsNeverRefused {
+    inner: Box<dyn Block>,
+    /// req_valid, req_write, grant.
+    p: [usize; 3],
+}
+
+impl Block for ReadsNeverRefused {
+    fn ports(&self) -> &[PortInfo] {
+        self.inner.ports()
+    }
+    fn set_input(&mut self, port: usize, v: u128) {
+        self.inner.set_input(port, v)
+    }
+    fn settle(&mut self) -> Result<(), VltError> {
+        self.inner.settle()
+    }
+    fn output(&self, port: usize) -> u128 {
+        let v = self.inner.output(port);
+        if port == self.p[2] {
+            v | (self.inner.output(self.p[0]) & !self.inner.output(self.p[1]))
+        } else {
+            v
+        }
+    }
+    fn posedge(&mut self) -> Result<(), VltError> {
+        self.inner.posedge()
+    }
+    fn open_vcd(&mut self, path: &std::path::Path) -> Result<(), VltError> {
+        self.inner.open_vcd(path)
+    }
+    fn close_vcd(&mut self) {
+        self.inner.close_vcd()
+    }
+}
+
+#[test]
+fn an_sbuf_bank_granting_reads_beyond_its_ports_is_found_by_the_running_core_with_both_sides_vcds() {
+    let dir = vcd_dir("sbuf");
+    let mut s = SwapSet::new();
+    let wrap: Wrap = Rc::new(|inner: Box<dyn Block>| {
+        let at = |n: &str| inner.ports().iter().position(|p| p.name == n).unwrap();
+        let p = [at("req_valid"), at("req_write"), at("grant")];
+        Box::new(ReadsNeverRefused { inner, p }) as Box<dyn Block>
+    });
+    (s.vcd_dir, s.wrap) = (Some(dir.clone()), Some(wrap));
+    let swapped = core_run(Some(&mut s));
+    assert!(swapped == core_run(None), "the arbiter still decides: the run is the all-model run");
+    let e = s.check().unwrap_err();
+    assert!(e.starts_with("nc0.sbuf.bank0 (sbuf_bank): cycle "), "{e}");
+    assert!(e.contains("read, groups 0xffff): the arbiter refuses it, the RTL does not"), "{e}");
+    assert!(e.contains("divergence at cycle") && e.contains("on port grant"), "{e}");
+    let v = std::fs::read_to_string(dir.join("nc0.sbuf.bank0.diff.vcd")).unwrap_or_else(|_| panic!("{e}"));
+    assert!(v.contains("$scope module model") && v.contains("$scope module rtl") && v.contains("mismatch"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
