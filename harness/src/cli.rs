@@ -160,12 +160,15 @@ struct RunArgs {
     /// one per core.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     jobs: u32,
-    /// Run this instance on its RTL block instead of its model (repeatable), e.g.
-    /// `hbm0.ch0.pc0.bank3`: bank 3's timing FSM (block hbm_bank) in pseudo-channel 0 of
-    /// channel 0 of stack 0. For the benchmarks that run on a chip (e2e-llm-layer, tp-matmul-N,
-    /// moe-alltoall-144) the same as `--set chip.rtl=[...]`. After the run the block's inputs
-    /// replay against its model: a command the block refuses, or a divergence, fails the run
-    /// with both sides' history and VCDs (docs/rtl.md, Swap-in). Needs a build with feature rtl.
+    /// Run this instance's RTL block beside its model, checked where the system uses it
+    /// (repeatable): `hbm0.ch0.pc0.bank3`, bank 3's timing FSM (block hbm_bank) in
+    /// pseudo-channel 0 of channel 0 of stack 0; `nc0.sbuf.bank0` (or `nc0.psum.bank0`), bank
+    /// 0 of core 0's SBUF (block sbuf_bank; psum_bank); `"nc0.tensor.sem -> nc0.sem.tensor.op"`,
+    /// a kernel link's receive side (block link_fifo). For the benchmarks that run on a chip
+    /// (e2e-llm-layer, tp-matmul-N, moe-alltoall-144) the same as `--set chip.rtl=[...]`.
+    /// After the run the block's inputs replay against its model: a decision the block does
+    /// not share, or a divergence, fails the run with both sides' history and VCDs
+    /// (docs/rtl.md, Swap-in). Needs a build with feature rtl.
     #[arg(long = "rtl", value_name = "INSTANCE")]
     rtl: Vec<String>,
 }

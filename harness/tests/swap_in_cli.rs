@@ -1,7 +1,8 @@
 //! `trnsim run --rtl INSTANCE` end to end: with feature `rtl`, e2e-llm-layer on trn2-chip with
-//! one HBM bank's timing FSM on the RTL gives the all-model run's results JSON (but for the
-//! recorded override) and says on stderr that the replay was clean; without it, asking for the
-//! RTL is an error saying how to build it, never an all-model run. Bad uses are usage errors.
+//! one HBM bank's timing FSM, one SBUF bank and one kernel link on the RTL gives the all-model
+//! run's results JSON (but for the recorded override) and says on stderr that each replay was
+//! clean; without it, asking for the RTL is an error saying how to build it, never an
+//! all-model run. Bad uses are usage errors.
 
 use std::process::{Command, Output};
 
@@ -24,18 +25,38 @@ fn rtl_needs_benchmarks_that_run_on_a_chip() {
 
 #[test]
 fn rtl_names_an_unknown_instance() {
-    let o = trnsim(&["run", "e2e-llm-layer", "--system", "trn2-chip", "--rtl", "nc0.sbuf.bank3"]);
-    assert_ne!(o.status.code(), Some(0));
-    assert!(stderr(&o).contains("rtl[0]: unknown instance \"nc0.sbuf.bank3\""), "{}", stderr(&o));
+    for (name, says) in [
+        ("nc0.dram.bank3", "rtl[0]: unknown instance \"nc0.dram.bank3\" (swappable: hbm{k}"),
+        ("nc0.sbuf.bank16", "rtl[0]: unknown instance \"nc0.sbuf.bank16\": bank16 does not exist (0..16)"),
+        ("nc9.psum.bank0", "rtl[0]: unknown instance \"nc9.psum.bank0\": core nc9 does not exist (0..8)"),
+    ] {
+        let o = trnsim(&["run", "e2e-llm-layer", "--system", "trn2-chip", "--rtl", name]);
+        assert_ne!(o.status.code(), Some(0));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
 }
 
 #[cfg(not(feature = "rtl"))]
 #[test]
 fn without_rtl_asking_for_the_rtl_is_an_error_saying_how_to_build() {
-    let o = trnsim(&["run", "e2e-llm-layer", "--system", "trn2-chip", "--rtl", "hbm0.ch0.pc0.bank3"]);
+    for (name, block) in [("hbm0.ch0.pc0.bank3", "hbm_bank"), ("nc0.sbuf.bank0", "sbuf_bank"), (LINK, "link_fifo")] {
+        let o = trnsim(&["run", "e2e-llm-layer", "--system", "trn2-chip", "--rtl", name]);
+        assert_ne!(o.status.code(), Some(0));
+        let e = stderr(&o);
+        assert!(e.contains(&format!("block {block} is not built")) && e.contains("--features rtl"), "{e}");
+    }
+}
+
+/// A kernel link of every core: the tensor engine's semaphore requests (depth 4).
+const LINK: &str = "nc0.tensor.sem -> nc0.sem.tensor.op";
+
+#[cfg(feature = "rtl")]
+#[test]
+fn rtl_names_a_link_that_does_not_exist_with_its_neighbours() {
+    let o = trnsim(&["run", "e2e-llm-layer", "--system", "trn2-chip", "--rtl", "nc0.tensor.sem -> nc0.sem.tensr.op"]);
     assert_ne!(o.status.code(), Some(0));
     let e = stderr(&o);
-    assert!(e.contains("block hbm_bank is not built") && e.contains("--features rtl"), "{e}");
+    assert!(e.contains("no link called \"nc0.tensor.sem -> nc0.sem.tensr.op\" (links out of that port: nc0.tensor.sem -> nc0.sem.tensor.op)"), "{e}");
 }
 
 #[cfg(feature = "rtl")]
@@ -46,21 +67,28 @@ fn e2e_with_an_hbm_bank_on_the_rtl_gives_the_all_model_results() {
     let (a, b) = (dir.join("model.json"), dir.join("rtl.json"));
     let o = trnsim(&["run", "e2e-llm-layer", "--system", "trn2-chip", "--json", a.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let bank = "hbm0.ch0.pc0.bank3";
-    let o = trnsim(&["run", "e2e-llm-layer", "--system", "trn2-chip", "--rtl", bank, "--json", b.to_str().unwrap()]);
+    let (bank, sbuf) = ("hbm0.ch0.pc0.bank3", "nc0.sbuf.bank0");
+    let json = b.to_str().unwrap();
+    let args =
+        ["run", "e2e-llm-layer", "--system", "trn2-chip", "--rtl", bank, "--rtl", sbuf, "--rtl", LINK, "--json", json];
+    let o = trnsim(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let e = stderr(&o);
-    assert!(
-        e.contains("hbm0.ch0.pc0.bank3: RTL hbm_bank clocked ") && e.contains("replay against its model clean"),
-        "{e}"
-    );
+    for (name, block) in [(bank, "hbm_bank"), (sbuf, "sbuf_bank"), (LINK, "link_fifo")] {
+        let line = e
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}: RTL {block} clocked ")))
+            .unwrap_or_else(|| panic!("{e}"));
+        assert!(line.ends_with("replay against its model clean"), "{e}");
+    }
     let read = |p| {
         let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
         let o = v["overrides"].take();
         (v, o)
     };
     let ((model, none), (rtl, set)) = (read(&a), read(&b));
-    assert!(model == rtl, "results differ with {bank} on the RTL");
-    assert_eq!((none, set), (serde_json::json!([]), serde_json::json!(["chip.rtl=[\"hbm0.ch0.pc0.bank3\"]"])));
+    assert!(model == rtl, "results differ with {bank}, {sbuf} and {LINK} on the RTL");
+    let set_as = format!("chip.rtl=[{bank:?}, {sbuf:?}, {LINK:?}]");
+    assert_eq!((none, set), (serde_json::json!([]), serde_json::json!([set_as])));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -205,16 +205,16 @@ impl SimBuilder {
     /// The error names a link that does not exist.
     pub fn hook_link(&mut self, name: &str, make: &mut crate::link::MakeLinkHook<'_>) -> Result<(), String> {
         let i = self.links.iter().position(|l| l.name == name).ok_or_else(|| {
-            let near: Vec<&str> = self
-                .links
-                .iter()
-                .map(|l| l.name.as_str())
-                .filter(|n| n.ends_with(name.rsplit(" -> ").next().unwrap_or("")))
-                .take(3)
-                .collect();
+            let (src, dst) = name.split_once(" -> ").unwrap_or((name, name));
+            let near = |keep: &dyn Fn(&str) -> bool| -> Vec<&str> {
+                self.links.iter().map(|l| l.name.as_str()).filter(|n| keep(n)).take(3).collect()
+            };
+            let (into, from) =
+                (near(&|n| n.ends_with(&format!(" -> {dst}"))), near(&|n| n.starts_with(&format!("{src} -> "))));
+            let (what, near) = if into.is_empty() { ("out of that port", from) } else { ("into that port", into) };
             format!(
                 "no link called {name:?}{}",
-                if near.is_empty() { String::new() } else { format!(" (links into that port: {})", near.join(", ")) }
+                if near.is_empty() { String::new() } else { format!(" (links {what}: {})", near.join(", ")) }
             )
         })?;
         let info = &self.links[i];

@@ -99,7 +99,8 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
             }
             Instance::SramBank(at) => {
                 let g = if at.psum { chip.version.psum() } else { chip.version.sbuf().geometry };
-                let hooks = bank_hooks.get_mut(at.core as usize).ok_or_else(|| format!("rtl: {name:?}: no such core"))?;
+                let hooks =
+                    bank_hooks.get_mut(at.core as usize).ok_or_else(|| format!("rtl: {name:?}: no such core"))?;
                 hooks.push((at.psum, swaps.swap_sram_bank(&instance, at, (g.read_ports, g.write_ports), rtl)?));
             }
             Instance::Link(l) => {
