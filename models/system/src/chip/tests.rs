@@ -59,9 +59,26 @@ fn swap_in_lists_name_existing_instances_with_built_blocks_or_fail_located() {
     let cases: &[(&str, &str, &str)] = &[
         (
             TRN2_CHIP_RON,
-            "\"nc0.sbuf.bank3\"",
-            "rtl[0]: unknown instance \"nc0.sbuf.bank3\" (swappable: hbm{k}.ch{c}.pc{p}.bank{b}",
+            "\"nc0.dram.bank3\"",
+            "rtl[0]: unknown instance \"nc0.dram.bank3\" (swappable: hbm{k}.ch{c}.pc{p}.bank{b}",
         ),
+        (
+            TRN2_CHIP_RON,
+            "\"nc0.sbuf.bank16\"",
+            "rtl[0]: unknown instance \"nc0.sbuf.bank16\": bank16 does not exist (0..16)",
+        ),
+        (
+            TRN2_CHIP_RON,
+            "\"nc8.psum.bank0\"",
+            "rtl[0]: unknown instance \"nc8.psum.bank0\": core nc8 does not exist (0..8)",
+        ),
+        (
+            TRN2_CHIP_RON,
+            "\"nc0.psum.bank8\"",
+            "rtl[0]: unknown instance \"nc0.psum.bank8\": bank8 does not exist (0..8)",
+        ),
+        (TRN2_CHIP_RON, "\"nc0.tensor.sem ->\"", "rtl[0]: unknown instance \"nc0.tensor.sem ->\" (swappable:"),
+        (TRN2_CHIP_RON, "\"nc0.sbuf.bank2\", \"nc0.sbuf.bank2\"", "rtl[1]: \"nc0.sbuf.bank2\" is listed twice"),
         (
             TRN2_CHIP_RON,
             "\"hbm4.ch0.pc0.bank0\"",
@@ -87,12 +104,20 @@ fn swap_in_lists_name_existing_instances_with_built_blocks_or_fail_located() {
     let (t, _) =
         with_rtl(&TRN2_CHIP_RON.replace("stacks: 4,", "stacks: 4,\n        fidelity: fast,"), "\"hbm0.ch0.pc0.bank1\"");
     assert!(err(&t).contains("needs hbm.fidelity cycle"), "{}", err(&t));
-    let (t, _) = with_rtl(TRN2_CHIP_RON, "\"hbm3.ch7.pc1.bank15\"");
-    if trnsim_rtl::registry::HAS_RTL {
-        assert_eq!(parse("chip.ron", &t).unwrap().spec.rtl, ["hbm3.ch7.pc1.bank15"]);
-    } else {
-        let e = err(&t);
-        assert!(e.contains("block hbm_bank is not built: this trnsim was built without RTL co-simulation"), "{e}");
+    for (name, block) in [
+        ("hbm3.ch7.pc1.bank15", "hbm_bank"),
+        ("nc7.sbuf.bank15", "sbuf_bank"),
+        ("nc7.psum.bank7", "psum_bank"),
+        ("nc0.tensor.sem -> nc0.sem.tensor.op", "link_fifo"),
+    ] {
+        let (t, _) = with_rtl(TRN2_CHIP_RON, &format!("{name:?}"));
+        if trnsim_rtl::registry::HAS_RTL {
+            assert_eq!(parse("chip.ron", &t).unwrap().spec.rtl, [name]);
+        } else {
+            let e = err(&t);
+            let want = format!("block {block} is not built: this trnsim was built without RTL co-simulation");
+            assert!(e.contains(&want), "{e}");
+        }
     }
 }
 
