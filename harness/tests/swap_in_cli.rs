@@ -56,7 +56,7 @@ fn rtl_names_a_link_that_does_not_exist_with_its_neighbours() {
     let o = trnsim(&["run", "e2e-llm-layer", "--system", "trn2-chip", "--rtl", "nc0.tensor.sem -> nc0.sem.tensr.op"]);
     assert_ne!(o.status.code(), Some(0));
     let e = stderr(&o);
-    assert!(e.contains("no link called \"nc0.tensor.sem -> nc0.sem.tensr.op\" (links out of that port: nc0.tensor.sem -> nc0.sem.tensor.op)"), "{e}");
+    assert!(e.contains("rtl[0]: no link called \"nc0.tensor.sem -> nc0.sem.tensr.op\" (links out of that port: nc0.tensor.sem -> nc0.sem.tensor.op)"), "{e}");
 }
 
 #[cfg(feature = "rtl")]

@@ -89,7 +89,7 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
     let rtl = trnsim_rtl::swap::Impl::Rtl;
     let mut bank_hooks: Vec<Vec<MemBankHook>> = (0..programs.len()).map(|_| Vec::new()).collect();
     let mut links = Vec::new();
-    for name in &s.rtl {
+    for (i, name) in s.rtl.iter().enumerate() {
         let instance = format!("{}{name}", o.prefix);
         match parse_instance(name).ok_or_else(|| format!("rtl: unknown instance {name:?}"))? {
             Instance::HbmBank(at) => {
@@ -105,7 +105,7 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
             }
             Instance::Link(l) => {
                 let (src, dst) = l.split_once(" -> ").unwrap_or((&l, ""));
-                links.push(format!("{p}{src} -> {p}{dst}", p = o.prefix));
+                links.push((i, format!("{p}{src} -> {p}{dst}", p = o.prefix)));
             }
         }
     }
@@ -123,8 +123,9 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
         let hbm = Some(HbmHookup { id: *id, stack: st });
         cores.push(build_hooked(b, &format!("{}nc{i}", o.prefix), program, &opts, hbm, hooks)?);
     }
-    for l in &links {
-        swaps.swap_link(b, l, rtl).map_err(|e| format!("rtl: {e}"))?;
+    for (i, l) in &links {
+        let at = chip.rtl_at.get(*i).map_or("rtl", String::as_str);
+        swaps.swap_link(b, l, rtl).map_err(|e| format!("{at}: {e}"))?;
     }
     let ids = stacks.iter().map(|(id, _)| *id).collect();
     for (id, st) in stacks {

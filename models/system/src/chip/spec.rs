@@ -218,6 +218,9 @@ pub struct Chip {
     pub neuronlink: &'static Encoding,
     /// The host port's lane encoding.
     pub host: &'static Encoding,
+    /// Where each `rtl` entry is written (`FILE:LINE:COL: rtl[i]`), for errors found when the
+    /// chip is built (a link that does not exist).
+    pub rtl_at: Vec<String>,
 }
 
 impl Chip {
@@ -530,6 +533,12 @@ impl Validator<'_> {
         let neuronlink = self.neuronlink(&spec)?;
         let host = self.encoding("host", &spec.host.encoding, "lanes", spec.host.lanes)?;
         self.rtl(&spec, hbm, version)?;
-        Ok(Chip { spec, version, hbm, dma, neuronlink, host })
+        let rtl_at = (0..spec.rtl.len())
+            .map(|i| {
+                let e = self.rtl_err(i, &spec.rtl[i], String::new());
+                format!("{}:{}:{}: {}", e.file, e.line, e.col, e.field)
+            })
+            .collect();
+        Ok(Chip { spec, version, hbm, dma, neuronlink, host, rtl_at })
     }
 }
