@@ -6,6 +6,7 @@
 //! is found by running the system, reported with the cycle and both sides' VCDs. The RTL runs
 //! need feature `rtl`; the same checks run on the port-level models without it.
 
+use std::cell::Cell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use trnsim_kernel::{
@@ -134,63 +135,11 @@ fn a_link_without_a_block_of_its_depth_or_name_is_an_error_naming_it() {
     assert!(e.starts_with("no link called \"src.out -> dst.nope\""), "{e}");
 }
 
-/// The `credit` mutant of link_fifo.sv (`credit_ret <= pop && !push`): the credit of a pop
-/// in a cycle that also pushes is lost.
-struct CreditLost {
-    inner: Box<dyn Block>,
-    /// in_valid, in_ready, credit_ret.
-    p: [usize; 3],
-    pushed: bool,
-}
-
-impl CreditLost {
-    fn wrap() -> Wrap {
-        Rc::new(|inner: Box<dyn Block>| {
-            let at = |n: &str| inner.ports().iter().position(|p| p.name == n).unwrap();
-            let p = [at("in_valid"), at("in_ready"), at("credit_ret")];
-            Box::new(CreditLost { inner, p, pushed: false }) as Box<dyn Block>
-        })
-    }
-}
-
-impl Block for CreditLost {
-    fn ports(&self) -> &[PortInfo] {
-        self.inner.ports()
-    }
-    fn set_input(&mut self, port: usize, v: u128) {
-        self.inner.set_input(port, v)
-    }
-    fn settle(&mut self) -> Result<(), VltError> {
-        self.inner.settle()
-    }
-    fn output(&self, port: usize) -> u128 {
-        let v = self.inner.output(port);
-        if port == self.p[2] && self.pushed {
-            0
-        } else {
-            v
-        }
-    }
-    fn posedge(&mut self) -> Result<(), VltError> {
-        let [valid, ready, _] = self.p;
-        let push = self.inner.output(valid) == 1 && self.inner.output(ready) == 1;
-        self.inner.posedge()?;
-        self.pushed = push;
-        Ok(())
-    }
-    fn open_vcd(&mut self, path: &std::path::Path) -> Result<(), VltError> {
-        self.inner.open_vcd(path)
-    }
-    fn close_vcd(&mut self) {
-        self.inner.close_vcd()
-    }
-}
-
 #[test]
 fn a_link_fifo_losing_credits_is_found_by_running_the_system_with_both_sides_vcds() {
     let dir = vcd_dir("link");
     let mut s = SwapSet::new();
-    (s.vcd_dir, s.wrap) = (Some(dir.clone()), Some(CreditLost::wrap()));
+    (s.vcd_dir, s.wrap) = (Some(dir.clone()), Some(credit_lost()));
     link_run(4, 1, Some(&mut s));
     let e = s.check().unwrap_err();
     assert!(e.starts_with("src.out -> dst.in (link_fifo): receiver cycle "), "{e}");
@@ -251,67 +200,11 @@ fn hbm_bank_fsm_swapped_into_a_stack_gives_identical_statistics_and_replays_clea
     }
 }
 
-/// The `trcd` mutant of hbm_bank.sv (`return RCD_WR` for RD): RD and RDA become legal
-/// tRCDWR (15) after the ACT instead of tRCDRD (31).
-struct ReadAfterRcdWr {
-    inner: Box<dyn Block>,
-    /// cmd, legal, violation, state.
-    p: [usize; 4],
-    since_act: u64,
-}
-
-impl ReadAfterRcdWr {
-    fn wrap() -> Wrap {
-        Rc::new(|inner: Box<dyn Block>| {
-            let at = |n: &str| inner.ports().iter().position(|p| p.name == n).unwrap();
-            let p = [at("cmd"), at("legal"), at("violation"), at("state")];
-            Box::new(ReadAfterRcdWr { inner, p, since_act: u64::MAX }) as Box<dyn Block>
-        })
-    }
-}
-
-impl Block for ReadAfterRcdWr {
-    fn ports(&self) -> &[PortInfo] {
-        self.inner.ports()
-    }
-    fn set_input(&mut self, port: usize, v: u128) {
-        self.inner.set_input(port, v)
-    }
-    fn settle(&mut self) -> Result<(), VltError> {
-        self.inner.settle()
-    }
-    fn output(&self, port: usize) -> u128 {
-        let v = self.inner.output(port);
-        let (rcd_rd, rcd_wr) = {
-            let t = (HBM3_6400.timing)();
-            (u64::from(t.rcd_rd), u64::from(t.rcd_wr))
-        };
-        let activating = self.inner.output(self.p[3]) == 1;
-        if port == self.p[1] && activating && (rcd_wr..rcd_rd).contains(&self.since_act) {
-            v | 1 << 2 | 1 << 6 // RD and RDA legal early
-        } else {
-            v
-        }
-    }
-    fn posedge(&mut self) -> Result<(), VltError> {
-        let act = self.inner.output(self.p[0]) == 1 && self.inner.output(self.p[2]) == 0;
-        self.inner.posedge()?;
-        self.since_act = if act { 1 } else { self.since_act.saturating_add(1) };
-        Ok(())
-    }
-    fn open_vcd(&mut self, path: &std::path::Path) -> Result<(), VltError> {
-        self.inner.open_vcd(path)
-    }
-    fn close_vcd(&mut self) {
-        self.inner.close_vcd()
-    }
-}
-
 #[test]
 fn an_hbm_bank_fsm_allowing_early_reads_is_found_by_running_the_system_with_both_sides_vcds() {
     let dir = vcd_dir("hbm");
     let mut s = SwapSet::new();
-    (s.vcd_dir, s.wrap) = (Some(dir.clone()), Some(ReadAfterRcdWr::wrap()));
+    (s.vcd_dir, s.wrap) = (Some(dir.clone()), Some(read_after_rcd_wr()));
     let swapped = hbm_run(Pattern::SameBank, 300, Some((bank_of_address_zero(), &mut s)));
     // The controller's own timing still decides: the run is the all-model run; the replay of
     // the block's inputs finds the early `legal` bit.
@@ -379,52 +272,11 @@ fn an_sbuf_bank_swapped_into_a_running_core_gives_identical_statistics_and_repla
     assert!(r[0].cycles > 500, "one block clock per cycle with requests on the bank: {}", r[0].cycles);
 }
 
-/// The `rports` mutant of sbuf_bank.sv at the ports: every valid read is granted, beyond the
-/// two read ports.
-struct ReadsNeverRefused {
-    inner: Box<dyn Block>,
-    /// req_valid, req_write, grant.
-    p: [usize; 3],
-}
-
-impl Block for ReadsNeverRefused {
-    fn ports(&self) -> &[PortInfo] {
-        self.inner.ports()
-    }
-    fn set_input(&mut self, port: usize, v: u128) {
-        self.inner.set_input(port, v)
-    }
-    fn settle(&mut self) -> Result<(), VltError> {
-        self.inner.settle()
-    }
-    fn output(&self, port: usize) -> u128 {
-        let v = self.inner.output(port);
-        if port == self.p[2] {
-            v | (self.inner.output(self.p[0]) & !self.inner.output(self.p[1]))
-        } else {
-            v
-        }
-    }
-    fn posedge(&mut self) -> Result<(), VltError> {
-        self.inner.posedge()
-    }
-    fn open_vcd(&mut self, path: &std::path::Path) -> Result<(), VltError> {
-        self.inner.open_vcd(path)
-    }
-    fn close_vcd(&mut self) {
-        self.inner.close_vcd()
-    }
-}
-
 #[test]
 fn an_sbuf_bank_granting_reads_beyond_its_ports_is_found_by_the_running_core_with_both_sides_vcds() {
     let dir = vcd_dir("sbuf");
     let mut s = SwapSet::new();
-    let wrap: Wrap = Rc::new(|inner: Box<dyn Block>| {
-        let at = |n: &str| inner.ports().iter().position(|p| p.name == n).unwrap();
-        let p = [at("req_valid"), at("req_write"), at("grant")];
-        Box::new(ReadsNeverRefused { inner, p }) as Box<dyn Block>
-    });
+    let wrap = reads_never_refused();
     (s.vcd_dir, s.wrap) = (Some(dir.clone()), Some(wrap));
     let swapped = core_run(Some(&mut s));
     assert!(swapped == core_run(None), "the arbiter still decides: the run is the all-model run");
@@ -435,4 +287,108 @@ fn an_sbuf_bank_granting_reads_beyond_its_ports_is_found_by_the_running_core_wit
     let v = std::fs::read_to_string(dir.join("nc0.sbuf.bank0.diff.vcd")).unwrap_or_else(|_| panic!("{e}"));
     assert!(v.contains("$scope module model") && v.contains("$scope module rtl") && v.contains("mismatch"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---- bugs planted at a block's ports ------------------------------------------------------
+
+/// A block with a bug planted at its ports: `out(inner, port, value)` is what output `port`
+/// reads instead of `value`, and `edge(inner)` runs before each rising edge (to keep the
+/// state the bug needs). How a test plants a `// MUT:` mutant's behaviour without rebuilding
+/// the RTL.
+struct Planted {
+    inner: Box<dyn Block>,
+    out: Box<dyn Fn(&dyn Block, usize, u128) -> u128>,
+    edge: Box<dyn FnMut(&dyn Block)>,
+}
+
+impl Planted {
+    /// A [`Wrap`] planting the bug `make(port index by name)` returns.
+    fn wrap<F>(make: F) -> Wrap
+    where
+        F: Fn(&dyn Fn(&str) -> usize) -> (Box<dyn Fn(&dyn Block, usize, u128) -> u128>, Box<dyn FnMut(&dyn Block)>)
+            + 'static,
+    {
+        Rc::new(move |inner: Box<dyn Block>| {
+            let (out, edge) = make(&|n: &str| inner.ports().iter().position(|p| p.name == n).unwrap());
+            Box::new(Planted { inner, out, edge }) as Box<dyn Block>
+        })
+    }
+}
+
+impl Block for Planted {
+    fn ports(&self) -> &[PortInfo] {
+        self.inner.ports()
+    }
+    fn set_input(&mut self, port: usize, v: u128) {
+        self.inner.set_input(port, v)
+    }
+    fn settle(&mut self) -> Result<(), VltError> {
+        self.inner.settle()
+    }
+    fn output(&self, port: usize) -> u128 {
+        (self.out)(&*self.inner, port, self.inner.output(port))
+    }
+    fn posedge(&mut self) -> Result<(), VltError> {
+        (self.edge)(&*self.inner);
+        self.inner.posedge()
+    }
+    fn open_vcd(&mut self, path: &std::path::Path) -> Result<(), VltError> {
+        self.inner.open_vcd(path)
+    }
+    fn close_vcd(&mut self) {
+        self.inner.close_vcd()
+    }
+}
+
+/// The `credit` mutant of link_fifo.sv (`credit_ret <= pop && !push`): the credit of a pop
+/// in a cycle that also pushes is lost.
+fn credit_lost() -> Wrap {
+    Planted::wrap(|at| {
+        let (valid, ready, credit) = (at("in_valid"), at("in_ready"), at("credit_ret"));
+        let pushed = Rc::new(Cell::new(false));
+        let p = pushed.clone();
+        let out = move |_: &dyn Block, port, v| if port == credit && p.get() { 0 } else { v };
+        let edge = move |b: &dyn Block| pushed.set(b.output(valid) == 1 && b.output(ready) == 1);
+        (Box::new(out), Box::new(edge))
+    })
+}
+
+/// The `trcd` mutant of hbm_bank.sv (`return RCD_WR` for RD): RD and RDA become legal
+/// tRCDWR (15) after the ACT instead of tRCDRD (31).
+fn read_after_rcd_wr() -> Wrap {
+    Planted::wrap(|at| {
+        let (cmd, legal, violation, state) = (at("cmd"), at("legal"), at("violation"), at("state"));
+        let t = (HBM3_6400.timing)();
+        let (rcd_rd, rcd_wr) = (u64::from(t.rcd_rd), u64::from(t.rcd_wr));
+        let since_act = Rc::new(Cell::new(u64::MAX));
+        let s = since_act.clone();
+        let out = move |b: &dyn Block, port, v| {
+            let activating = b.output(state) == 1;
+            if port == legal && activating && (rcd_wr..rcd_rd).contains(&s.get()) {
+                v | 1 << 2 | 1 << 6 // RD and RDA legal early
+            } else {
+                v
+            }
+        };
+        let edge = move |b: &dyn Block| {
+            let act = b.output(cmd) == 1 && b.output(violation) == 0;
+            since_act.set(if act { 1 } else { since_act.get().saturating_add(1) });
+        };
+        (Box::new(out), Box::new(edge))
+    })
+}
+
+/// The `rports` mutant of sbuf_bank.sv: every valid read is granted, beyond the read ports.
+fn reads_never_refused() -> Wrap {
+    Planted::wrap(|at| {
+        let (valid, write, grant) = (at("req_valid"), at("req_write"), at("grant"));
+        let out = move |b: &dyn Block, port, v| {
+            if port == grant {
+                v | (b.output(valid) & !b.output(write))
+            } else {
+                v
+            }
+        };
+        (Box::new(out), Box::new(|_: &dyn Block| {}))
+    })
 }
