@@ -297,16 +297,20 @@ fn an_sbuf_bank_granting_reads_beyond_its_ports_is_found_by_the_running_core_wit
 /// the RTL.
 struct Planted {
     inner: Box<dyn Block>,
-    out: Box<dyn Fn(&dyn Block, usize, u128) -> u128>,
-    edge: Box<dyn FnMut(&dyn Block)>,
+    out: OutFn,
+    edge: EdgeFn,
 }
+
+/// What an output of a [`Planted`] block reads: (inner block, port, its value) -> value.
+type OutFn = Box<dyn Fn(&dyn Block, usize, u128) -> u128>;
+/// What a [`Planted`] block does before each rising edge.
+type EdgeFn = Box<dyn FnMut(&dyn Block)>;
 
 impl Planted {
     /// A [`Wrap`] planting the bug `make(port index by name)` returns.
     fn wrap<F>(make: F) -> Wrap
     where
-        F: Fn(&dyn Fn(&str) -> usize) -> (Box<dyn Fn(&dyn Block, usize, u128) -> u128>, Box<dyn FnMut(&dyn Block)>)
-            + 'static,
+        F: Fn(&dyn Fn(&str) -> usize) -> (OutFn, EdgeFn) + 'static,
     {
         Rc::new(move |inner: Box<dyn Block>| {
             let (out, edge) = make(&|n: &str| inner.ports().iter().position(|p| p.name == n).unwrap());
