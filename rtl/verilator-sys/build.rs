@@ -95,8 +95,8 @@ fn run() -> Result<(), String> {
         replay("replay_buf", "ReplayBufC256", [256, 10, 16, 1000]),
         replay("replay_buf_c5", "ReplayBufC5", [5, 4, 8, 24]),
         // trnsim-mem's SBUF_NC_V4 (2R/2W per bank) and PSUM (1R/1W), 16 partition groups.
-        sbuf("sbuf_bank", "SbufBankN8G16R2W2", [8, 16, 2, 2]),
-        sbuf("psum_bank", "PsumBankN8G16R1W1", [8, 16, 1, 1]),
+        sbuf("sbuf_bank", "SbufBankN32G16R2W2", [32, 16, 2, 2]),
+        sbuf("psum_bank", "PsumBankN32G16R1W1", [32, 16, 1, 1]),
         model("finish_demo", "FinishDemo", "finish_demo", manifest.join("../blocks/test/finish_demo.sv"), &[]),
     ];
     vlt_build::build(&vlt, &models)

@@ -36,6 +36,8 @@ pub enum Expr {
     Any(Vec<Expr>),
     /// 1 if the expression equals the value, else 0.
     Eq(Box<Expr>, u128),
+    /// 1 if the first expression is greater than the second, else 0 (a field beyond another).
+    Gt(Box<Expr>, Box<Expr>),
 }
 
 impl Expr {
@@ -62,6 +64,7 @@ impl Expr {
             Expr::All(v) => R::All(v.iter().map(|e| e.resolve(ports)).collect::<Result<_, _>>()?),
             Expr::Any(v) => R::Any(v.iter().map(|e| e.resolve(ports)).collect::<Result<_, _>>()?),
             Expr::Eq(e, x) => R::Eq(Box::new(e.resolve(ports)?), *x),
+            Expr::Gt(a, b) => R::Gt(Box::new(a.resolve(ports)?), Box::new(b.resolve(ports)?)),
         })
     }
 }
@@ -76,6 +79,7 @@ enum R {
     All(Vec<R>),
     Any(Vec<R>),
     Eq(Box<R>, u128),
+    Gt(Box<R>, Box<R>),
 }
 
 impl R {
@@ -91,6 +95,7 @@ impl R {
             R::All(es) => u128::from(es.iter().all(|e| e.eval(v) != 0)),
             R::Any(es) => u128::from(es.iter().any(|e| e.eval(v) != 0)),
             R::Eq(e, x) => u128::from(e.eval(v) == *x),
+            R::Gt(a, b) => u128::from(a.eval(v) > b.eval(v)),
         }
     }
 }
@@ -478,6 +483,18 @@ mod tests {
         ]);
         let mut c = Coverage::new(&[Cover::values("any", any, 0..=1)], &ports()).unwrap();
         for (v, hit) in [([0b0110, 0, 0], 0), ([0b1100, 0, 0], 1), ([0, 0, 1], 1), ([0b0011, 1, 0], 1)] {
+            let before = c.report().points[0].bins[1].hits;
+            c.sample(&v);
+            assert_eq!(c.report().points[0].bins[1].hits - before, hit, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn gt_compares_two_fields() {
+        // "lane 1 of a above lane 0".
+        let gt = Expr::Gt(Box::new(Expr::Lane("a", 1, 2)), Box::new(Expr::Lane("a", 0, 2)));
+        let mut c = Coverage::new(&[Cover::values("gt", gt, 0..=1)], &ports()).unwrap();
+        for (v, hit) in [([0b0110, 0, 0], 0), ([0b1001, 0, 0], 1), ([0b1111, 0, 0], 0), ([0b0100, 0, 0], 1)] {
             let before = c.report().points[0].bins[1].hits;
             c.sample(&v);
             assert_eq!(c.report().points[0].bins[1].hits - before, hit, "{v:?}");

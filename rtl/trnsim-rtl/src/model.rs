@@ -14,7 +14,7 @@ pub use replay_buf::{replay_buf_port, ReplayBuf, ReplayBufStimulus};
 mod hbm_bank;
 pub use hbm_bank::{hbm_bank_port, same_bank_gap, vcode, BankState, HbmBank, HbmBankStimulus, HBM_OPCODES};
 mod sbuf_bank;
-pub use sbuf_bank::{sbuf_bank_port, SbufBank, SbufBankClients, SbufBankStimulus};
+pub use sbuf_bank::{sbuf_bank_group_bits, sbuf_bank_port, SbufBank, SbufBankClients, SbufBankStimulus};
 mod systolic_tile;
 pub use systolic_tile::{
     bf16_value, canonical_bits, pe_mac, systolic_tile_port, SystolicTile, SystolicTileStimulus, ValueMix, CANONICAL_NAN,

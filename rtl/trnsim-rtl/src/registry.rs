@@ -211,42 +211,66 @@ fn sram_cover(q: u32) -> Vec<Cover> {
     ]
 }
 
-/// One SBUF / PSUM bank of `n` slots and `g` groups: every number of grants and of valid slots
-/// in a cycle, every slot granted, a read refused x a write refused in one cycle (both: read and
-/// write ports exhausted in the same cycle), a full-mask request refused x one granted, the
-/// last slot's valid x write x grant (grant without valid, and write without valid, ignored),
-/// a valid slot with an empty mask, and the stall count at 0, below 4096, below 65536 and
+/// Bins 0, 1, 2-3, 4-7, ... by powers of two up to `n`, the last one `2^k..=top`.
+fn pow2_bins(n: u32, top: u32) -> Vec<(String, u128, u128)> {
+    let mut bins = vec![("0".to_string(), 0, 0)];
+    let mut lo = 1;
+    while lo <= n {
+        let hi = if 2 * lo > n { top } else { 2 * lo - 1 };
+        let name = if lo == hi { lo.to_string() } else { format!("{lo}-{hi}") };
+        bins.push((name, u128::from(lo), u128::from(hi)));
+        lo *= 2;
+    }
+    bins
+}
+
+/// One SBUF / PSUM bank of `n` slots and `g` groups: the number of grants (0, 1, 2-3, 4-7, ...,
+/// 16 and more for 32 slots) and of valid slots (likewise, and all `n`) in a cycle, every slot
+/// granted, a read refused x a write refused in one cycle (both: read and write ports exhausted
+/// in the same cycle), a full-range request refused x one granted, the last slot's valid x
+/// write x grant (grant without valid, and write without valid, ignored), a valid slot whose
+/// range covers no group (first > last), and the stall count at 0, below 4096, below 65536 and
 /// beyond.
 fn sbuf_bank_cover(n: u32, g: u32) -> Vec<Cover> {
+    let gw = crate::model::sbuf_bank_group_bits(g);
     let not = |e: Expr| Expr::Eq(Box::new(e), 0);
     // Refused: valid, not granted, not in reset (when nothing is granted).
     let refused = |k: u32| vec![Expr::Bit("req_valid", k), not(Expr::Bit("grant", k)), not(Expr::port("rst"))];
     let dir = |k: u32, write: bool| if write { Expr::Bit("req_write", k) } else { not(Expr::Bit("req_write", k)) };
     let refused_dir =
         |write: bool| Expr::Any((0..n).map(|k| Expr::All([refused(k), vec![dir(k, write)]].concat())).collect());
-    let full = |k: u32| Expr::Eq(Box::new(Expr::Lane("req_groups", k, g)), (1u128 << g) - 1);
-    let full_refused = Expr::Any((0..n).map(|k| Expr::All([refused(k), vec![full(k)]].concat())).collect());
-    let full_granted = Expr::Any((0..n).map(|k| Expr::All(vec![Expr::Bit("grant", k), full(k)])).collect());
+    let (first, last) = (|k: u32| Expr::Lane("req_first", k, gw), |k: u32| Expr::Lane("req_last", k, gw));
+    let full = |k: u32| vec![not(first(k)), Expr::Eq(Box::new(last(k)), u128::from(g - 1))];
+    let full_refused = Expr::Any((0..n).map(|k| Expr::All([refused(k), full(k)].concat())).collect());
+    let full_granted = Expr::Any((0..n).map(|k| Expr::All([vec![Expr::Bit("grant", k)], full(k)].concat())).collect());
     let empty = Expr::Any(
-        (0..n).map(|k| Expr::All(vec![Expr::Bit("req_valid", k), not(Expr::Lane("req_groups", k, g))])).collect(),
+        (0..n)
+            .map(|k| Expr::All(vec![Expr::Bit("req_valid", k), Expr::Gt(Box::new(first(k)), Box::new(last(k)))]))
+            .collect(),
     );
-    let last = vec![
+    let last_slot = vec![
         ("valid", Expr::Bit("req_valid", n - 1)),
         ("write", Expr::Bit("req_write", n - 1)),
         ("grant", Expr::Bit("grant", n - 1)),
     ];
+    fn as_str(bins: &[(String, u128, u128)]) -> Vec<(&str, u128, u128)> {
+        bins.iter().map(|(s, lo, hi)| (s.as_str(), *lo, *hi)).collect()
+    }
+    let grants = pow2_bins(n / 2, n);
+    let mut valid = pow2_bins(n - 1, n - 1);
+    valid.push((n.to_string(), u128::from(n), u128::from(n)));
     vec![
-        Cover::values("grants per cycle", Expr::Pop("grant"), 0..=u128::from(n)),
-        Cover::values("valid slots at once", Expr::Pop("req_valid"), 0..=u128::from(n)),
+        Cover::ranges("grants per cycle", Expr::Pop("grant"), &as_str(&grants)),
+        Cover::ranges("valid slots at once", Expr::Pop("req_valid"), &as_str(&valid)),
         Cover::bits("granted", "grant"),
         Cover::cross(
             "refused read x refused write",
             vec![("read", refused_dir(false)), ("write", refused_dir(true))],
             &[],
         ),
-        Cover::cross("full mask refused x granted", vec![("refused", full_refused), ("granted", full_granted)], &[]),
-        Cover::cross("last slot", last, &[0b010, 0b100, 0b110]),
-        Cover::ranges("valid slot with an empty mask", empty, &[("seen", 1, 1)]),
+        Cover::cross("full range refused x granted", vec![("refused", full_refused), ("granted", full_granted)], &[]),
+        Cover::cross("last slot", last_slot, &[0b010, 0b100, 0b110]),
+        Cover::ranges("valid slot with first > last", empty, &[("seen", 1, 1)]),
         Cover::ranges(
             "stall count",
             Expr::port("stalls"),
@@ -579,28 +603,29 @@ pub static BLOCKS: &[BlockEntry] = &[
     },
     BlockEntry {
         name: "sbuf_bank",
-        description: "one SBUF bank at the SRAM model's port boundary: 8 request slots, 16 partition groups, \
-                      2 read / 2 write ports per group, all-or-nothing grants (rtl/blocks/sbuf_bank.sv)",
-        make_model: || Box::new(crate::model::SbufBank::new(8, 16, 2, 2)),
-        make_rtl: rtl!(SbufBankN8G16R2W2),
-        make_stimulus: |seed| Box::new(crate::model::SbufBankStimulus::new(8, 16, seed)),
+        description: "one SBUF bank at the SRAM model's port boundary: 32 request slots, each a range of \
+                      16 partition groups, 2 read / 2 write ports per group, all-or-nothing grants \
+                      (rtl/blocks/sbuf_bank.sv)",
+        make_model: || Box::new(crate::model::SbufBank::new(32, 16, 2, 2)),
+        make_rtl: rtl!(SbufBankN32G16R2W2),
+        make_stimulus: |seed| Box::new(crate::model::SbufBankStimulus::new(32, 16, seed)),
         diff_config: DiffConfig::sbuf_bank,
         scoreboard: Some(sbuf_bank_sb),
-        coverage: || sbuf_bank_cover(8, 16),
+        coverage: || sbuf_bank_cover(32, 16),
         monitors: Vec::new,
-        make_reactive: Some(|seed| Box::new(crate::model::SbufBankClients::new(8, 16, seed))),
+        make_reactive: Some(|seed| Box::new(crate::model::SbufBankClients::new(32, 16, seed))),
     },
     BlockEntry {
         name: "psum_bank",
         description: "the SBUF bank block as a PSUM bank: 1 read / 1 write port per group",
-        make_model: || Box::new(crate::model::SbufBank::new(8, 16, 1, 1)),
-        make_rtl: rtl!(PsumBankN8G16R1W1),
-        make_stimulus: |seed| Box::new(crate::model::SbufBankStimulus::new(8, 16, seed)),
+        make_model: || Box::new(crate::model::SbufBank::new(32, 16, 1, 1)),
+        make_rtl: rtl!(PsumBankN32G16R1W1),
+        make_stimulus: |seed| Box::new(crate::model::SbufBankStimulus::new(32, 16, seed)),
         diff_config: DiffConfig::sbuf_bank,
         scoreboard: Some(sbuf_bank_sb),
-        coverage: || sbuf_bank_cover(8, 16),
+        coverage: || sbuf_bank_cover(32, 16),
         monitors: Vec::new,
-        make_reactive: Some(|seed| Box::new(crate::model::SbufBankClients::new(8, 16, seed))),
+        make_reactive: Some(|seed| Box::new(crate::model::SbufBankClients::new(32, 16, seed))),
     },
 ];
 
