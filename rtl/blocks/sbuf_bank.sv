@@ -21,6 +21,9 @@
 // whose range covers no group (first > last, or first >= G) is granted and takes nothing.
 // Invalid slots are ignored (their write, first and last bits mean nothing).
 //
+// The port use is kept as R + 1 (W + 1) group masks, level i holding the groups with more than
+// i grants, so a slot costs a few G-bit operations rather than a loop over its groups.
+//
 // Stall counter: each non-reset cycle adds the number of refused valid slots (0..N); it wraps
 // modulo 2^32.
 //
@@ -47,42 +50,37 @@ module sbuf_bank #(
 
   logic [31:0] cnt;
   logic [31:0] refused;
+  // Port use this cycle as levels of group masks: rl[i] holds the groups that have granted more
+  // than i reads so far (wl likewise for writes); level R (W) would hold a group over-granted.
+  logic [R:0][G-1:0] rl;
+  logic [W:0][G-1:0] wl;
+  logic over;
 
   // Grants, in slot order, and the number of refused valid slots.
   always_comb begin
-    int used_r[G];
-    int used_w[G];
-    logic [G-1:0] room;
-    logic [G-1:0] need;
-    logic [GW-1:0] first;
-    logic [GW-1:0] last;
+    logic [G-1:0] need, room, take, take_r, take_w;
+    logic [G:0] above;
     logic fits;
     grant = '0;
     refused = '0;
-    room = '0;
-    need = '0;
-    first = '0;
-    last = '0;
-    fits = 1'b0;
-    for (int g = 0; g < G; g++) begin
-      used_r[g] = 0;
-      used_w[g] = 0;
-    end
+    for (int i = 0; i <= R; i++) rl[i] = '0;
+    for (int i = 0; i <= W; i++) wl[i] = '0;
     for (int k = 0; k < N; k++) begin
+      // need: the groups first..=last of slot k (none when first > last).
+      above = {(G + 1) {1'b1}} << (32'(req_last[k*GW+:GW]) + 1);  // MUT:range
+      need = ({G{1'b1}} << req_first[k*GW+:GW]) & ~above[G-1:0];
+      // room: the groups with a port left in slot k's direction.
+      room = req_write[k] ? ~wl[W-1] : ~rl[R-1];  // MUT:rports
+      fits = (need & ~room) == '0;  // MUT:first
+      take = fits ? need : '0;  // MUT:partial
+      if (!req_valid[k] || rst) take = '0;
+      take_r = req_write[k] ? '0 : take;  // MUT:wtake
+      take_w = req_write[k] ? take : '0;
+      for (int i = R; i > 0; i--) rl[i] = rl[i] | (rl[i-1] & take_r);
+      rl[0] = rl[0] | take_r;
+      for (int i = W; i > 0; i--) wl[i] = wl[i] | (wl[i-1] & take_w);
+      wl[0] = wl[0] | take_w;
       if (req_valid[k] && !rst) begin  // MUT:rstgrant
-        first = req_first[k*GW+:GW];
-        last  = req_last[k*GW+:GW];
-        // need[g]: slot k needs group g; room[g]: group g of this bank has a port left in
-        // slot k's direction.
-        for (int g = 0; g < G; g++) need[g] = g >= 32'(first) && g <= 32'(last);  // MUT:range
-        for (int g = 0; g < G; g++) room[g] = req_write[k] ? used_w[g] < W : used_r[g] < R;  // MUT:rports
-        fits = (need & ~room) == '0;  // MUT:first
-        for (int g = 0; g < G; g++) begin
-          if (need[g] && fits) begin  // MUT:partial
-            if (req_write[k]) used_w[g]++;  // MUT:wtake
-            else used_r[g]++;
-          end
-        end
         if (fits) grant[k] = 1'b1;
         else refused = refused + 1;  // MUT:wstall
       end
@@ -95,25 +93,10 @@ module sbuf_bank #(
   end
 
   assign stalls = cnt;
+  assign over = (rl[R] | wl[W]) != '0;
 
   // Invariants, kept on by the build (--assert): grants go to valid slots only, and no group's
-  // ports are over-granted in either direction (ranges re-read from the inputs).
-  logic over;
-  always_comb begin
-    int nr, nw;
-    over = 1'b0;
-    for (int g = 0; g < G; g++) begin
-      nr = 0;
-      nw = 0;
-      for (int k = 0; k < N; k++) begin
-        if (grant[k] && g >= 32'(req_first[k*GW+:GW]) && g <= 32'(req_last[k*GW+:GW])) begin
-          if (req_write[k]) nw++;
-          else nr++;
-        end
-      end
-      if (nr > R || nw > W) over = 1'b1;
-    end
-  end
+  // ports are over-granted in either direction (nothing reached level R or W).
   a_grant_only_valid: assert property (@(posedge clk) (grant & ~req_valid) == '0);
   a_ports_bounded: assert property (@(posedge clk) disable iff (rst) !over);
 endmodule
