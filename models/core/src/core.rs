@@ -61,6 +61,15 @@ impl NcVersion {
     pub fn psum(self) -> SramGeometry {
         trnsim_mem::sram::geometry::PSUM.geometry
     }
+
+    /// PSUM's geometry with `psum`, else SBUF's.
+    pub fn sram(self, psum: bool) -> SramGeometry {
+        if psum {
+            self.psum()
+        } else {
+            self.sbuf().geometry
+        }
+    }
 }
 
 /// Options of a core.

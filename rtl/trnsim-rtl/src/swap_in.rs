@@ -276,15 +276,18 @@ pub struct HbmBankAt {
 /// Parses `hbm{k}.ch{c}.pc{p}.bank{b}` (None if `s` has another shape).
 pub fn parse_hbm_bank(s: &str) -> Option<HbmBankAt> {
     let mut parts = s.split('.');
-    let mut num = |prefix: &str| -> Option<u32> {
-        let p = parts.next()?.strip_prefix(prefix)?;
-        if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) || p.len() > 9 {
-            return None;
-        }
-        p.parse().ok()
-    };
+    let mut num = |prefix: &str| indexed(parts.next()?, prefix);
     let at = HbmBankAt { stack: num("hbm")?, ch: num("ch")?, pc: num("pc")?, bank: num("bank")? };
     parts.next().is_none().then_some(at)
+}
+
+/// The index of a name part `{prefix}{digits}` (at most 9 digits), e.g. 13 of `bank13`.
+fn indexed(part: &str, prefix: &str) -> Option<u32> {
+    let p = part.strip_prefix(prefix)?;
+    if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) || p.len() > 9 {
+        return None;
+    }
+    p.parse().ok()
 }
 
 /// The registry block of an HBM preset's bank FSM (the error lists the presets built).
@@ -621,13 +624,6 @@ pub struct SramBankAt {
 
 /// Parses `nc{i}.sbuf.bank{b}` or `nc{i}.psum.bank{b}` (None if `s` has another shape).
 pub fn parse_sram_bank(s: &str) -> Option<SramBankAt> {
-    let num = |p: &str, prefix: &str| -> Option<u32> {
-        let p = p.strip_prefix(prefix)?;
-        if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) || p.len() > 9 {
-            return None;
-        }
-        p.parse().ok()
-    };
     let parts: Vec<&str> = s.split('.').collect();
     let [core, mem, bank] = parts[..] else { return None };
     let psum = match mem {
@@ -635,7 +631,7 @@ pub fn parse_sram_bank(s: &str) -> Option<SramBankAt> {
         "psum" => true,
         _ => return None,
     };
-    Some(SramBankAt { core: num(core, "nc")?, psum, bank: num(bank, "bank")? })
+    Some(SramBankAt { core: indexed(core, "nc")?, psum, bank: indexed(bank, "bank")? })
 }
 
 /// The registry block of an SBUF (or PSUM, `psum`) bank whose geometry has `read_ports` and

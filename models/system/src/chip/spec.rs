@@ -426,7 +426,7 @@ impl Validator<'_> {
                     ]
                 }
                 Instance::SramBank(b) => {
-                    let g = if b.psum { version.psum() } else { version.sbuf().geometry };
+                    let g = version.sram(b.psum);
                     vec![("core nc", b.core, spec.cores), ("bank", b.bank, g.banks)]
                 }
                 Instance::Link(_) => Vec::new(),
@@ -452,7 +452,7 @@ impl Validator<'_> {
                     hbm_bank_block(&spec.hbm.preset).map_err(|e| at(format!("{name:?}: {e}")))?.name
                 }
                 Instance::SramBank(b) => {
-                    let g = if b.psum { version.psum() } else { version.sbuf().geometry };
+                    let g = version.sram(b.psum);
                     sram_bank_block(b.psum, g.read_ports, g.write_ports).map_err(|e| at(format!("{name:?}: {e}")))?.name
                 }
                 Instance::Link(_) => "link_fifo",
