@@ -18,9 +18,9 @@
 #
 # Usage: scripts/suite-determinism.sh [BENCH ...]
 #   With benchmark names, only those run (results JSON and traces of those compared); `make
-#   test` passes the suite without its three largest multi-chip runs (tp-matmul-16,
-#   tp-matmul-64, moe-alltoall-144: most of the suite's time), whose code paths tp-matmul-4 and
-#   the multi-chip tests cover. Without names: the whole default suite.
+#   test` passes the suite without its four multi-chip runs (tp-matmul-4, -16, -64,
+#   moe-alltoall-144: most of the suite's time), whose code paths the multi-chip tests run on
+#   small shapes under a shuffled tick order. Without names: the whole default suite.
 # Env:   TRNSIM  the binary (default target/release/trnsim of the repo;
 #                build it with `cargo build --release -p trnsim-harness`)
 #        TMPDIR  where the two run directories go (default /tmp)

@@ -76,21 +76,21 @@ run() {
   case $1 in
     # Block 3 has no example: an ignored test in tests/sram_bank.rs is its diff driver.
     sram_bank) SRAM_DIFF_CYCLES=$cycles SRAM_DIFF_SEED=$seed cargo test -q --release --features rtl -p trnsim-rtl \
-      --test sram_bank -- --ignored --nocapture --exact rtl::sram_bank_diff_probe 2>&1 ;;
+      --test all -- --ignored --nocapture --exact sram_bank::rtl::sram_bank_diff_probe 2>&1 ;;
     # Blocks 4 and 5 likewise (tests/systolic_tile.rs, tests/hbm_bank.rs).
     systolic_tile) TILE_DIFF_CYCLES=$cycles TILE_DIFF_SEED=$seed cargo test -q --release --features rtl -p trnsim-rtl \
-      --test systolic_tile -- --ignored --nocapture --exact rtl::systolic_tile_diff_probe 2>&1 ;;
+      --test all -- --ignored --nocapture --exact systolic_tile::rtl::systolic_tile_diff_probe 2>&1 ;;
     hbm_bank) HBM_DIFF_CYCLES=$cycles HBM_DIFF_SEED=$seed cargo test -q --release --features rtl -p trnsim-rtl \
-      --test hbm_bank -- --ignored --nocapture --exact rtl::hbm_bank_diff_probe 2>&1 ;;
+      --test all -- --ignored --nocapture --exact hbm_bank::rtl::hbm_bank_diff_probe 2>&1 ;;
     # Block 6 likewise (tests/dma_queue.rs).
     dma_queue) DMAQ_DIFF_CYCLES=$cycles DMAQ_DIFF_SEED=$seed cargo test -q --release --features rtl -p trnsim-rtl \
-      --test dma_queue -- --ignored --nocapture --exact rtl::dma_queue_diff_probe 2>&1 ;;
+      --test all -- --ignored --nocapture --exact dma_queue::rtl::dma_queue_diff_probe 2>&1 ;;
     # Block 7 likewise (tests/replay_buf.rs).
     replay_buf) REPLAY_DIFF_CYCLES=$cycles REPLAY_DIFF_SEED=$seed cargo test -q --release --features rtl -p trnsim-rtl \
-      --test replay_buf -- --ignored --nocapture --exact rtl::replay_buf_diff_probe 2>&1 ;;
+      --test all -- --ignored --nocapture --exact replay_buf::rtl::replay_buf_diff_probe 2>&1 ;;
     # Block 8 likewise (tests/sbuf_bank.rs).
     sbuf_bank) SBUF_DIFF_CYCLES=$cycles SBUF_DIFF_SEED=$seed cargo test -q --release --features rtl -p trnsim-rtl \
-      --test sbuf_bank -- --ignored --nocapture --exact rtl::sbuf_bank_diff_probe 2>&1 ;;
+      --test all -- --ignored --nocapture --exact sbuf_bank::rtl::sbuf_bank_diff_probe 2>&1 ;;
     *) cargo run -q --release --features rtl -p trnsim-rtl --example "diff_$1" -- "$cycles" "$seed" ;;
   esac
 }

@@ -4,7 +4,10 @@
 //! window on a 2-core VM (measured); spinning costs well under 1 µs.
 //! When the machine is oversubscribed (more partitions than cores) spinning would starve the
 //! thread being waited for, so there a waiter spins only briefly and then sleeps on a condition
-//! variable until the last arrival wakes it; otherwise after a short spin it yields its core.
+//! variable until the last arrival wakes it; otherwise after a short spin it yields its core,
+//! and after a while of yielding it sleeps too: a partition whose core another process took
+//! (a build beside the run, other tests) is then not kept waiting by waiters that burn the
+//! remaining core. The last arrival takes the lock to wake sleepers only when there are any.
 
 use super::Summary;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -16,6 +19,11 @@ const SPINS_BEFORE_YIELD: u32 = 2_000;
 /// Spins this many times before sleeping, when oversubscribed.
 const SPINS_BEFORE_SLEEP: u32 = 100;
 
+/// Yields this many times (after spinning) before sleeping, when not oversubscribed: a yield
+/// returns at once on an idle core, so this is about a millisecond of waiting unless the core
+/// is shared (a window is rarely that long; a sleep costs a futex wake-up, ~10-50 us).
+const YIELDS_BEFORE_SLEEP: u32 = 1_000;
+
 /// All partitions meet here once per window.
 pub(crate) struct SpinBarrier {
     n: u32,
@@ -23,6 +31,8 @@ pub(crate) struct SpinBarrier {
     generation: AtomicU32,
     /// More threads than cores: waiters sleep instead of spinning.
     oversubscribed: bool,
+    /// Waiters asleep on `wake` (or about to be): the last arrival notifies only when non-zero.
+    sleepers: AtomicU32,
     lock: Mutex<()>,
     wake: Condvar,
 }
@@ -40,14 +50,19 @@ impl SpinBarrier {
             arrived: AtomicU32::new(0),
             generation: AtomicU32::new(0),
             oversubscribed: oversubscribed(n),
+            sleepers: AtomicU32::new(0),
             lock: Mutex::new(()),
             wake: Condvar::new(),
         }
     }
 
-    /// Wakes sleeping waiters (after the generation moved or the run was poisoned).
+    /// Wakes sleeping waiters (after the generation moved or the run was poisoned). The
+    /// `sleepers` load is SeqCst, as are the generation store before it and a sleeper's
+    /// increment and generation check: either the sleeper sees the new generation or this
+    /// sees the sleeper, and then the notify waits for the lock the sleeper holds until it
+    /// waits. No lost wake-up (the sleep's timeout is a second guard).
     pub fn wake_all(&self) {
-        if self.oversubscribed {
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
             let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
             self.wake.notify_all();
         }
@@ -59,28 +74,34 @@ impl SpinBarrier {
         let gen = self.generation.load(Ordering::Acquire);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
             self.arrived.store(0, Ordering::Relaxed);
-            self.generation.store(gen.wrapping_add(1), Ordering::Release);
+            self.generation.store(gen.wrapping_add(1), Ordering::SeqCst);
             self.wake_all();
             return true;
         }
-        let mut spins = 0u32;
+        let (mut spins, mut yields) = (0u32, 0u32);
         while self.generation.load(Ordering::Acquire) == gen {
             if poisoned.load(Ordering::Acquire) {
                 return false;
             }
-            if self.oversubscribed && spins >= SPINS_BEFORE_SLEEP {
+            let sleep = if self.oversubscribed { spins >= SPINS_BEFORE_SLEEP } else { yields >= YIELDS_BEFORE_SLEEP };
+            if sleep {
                 // Checked under the lock the last arrival takes to notify: no lost wake-up. The
                 // timeout re-checks `poisoned` (a failing thread may not reach the barrier).
                 let g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-                if self.generation.load(Ordering::Acquire) == gen && !poisoned.load(Ordering::Acquire) {
+                self.sleepers.fetch_add(1, Ordering::SeqCst);
+                if self.generation.load(Ordering::SeqCst) == gen && !poisoned.load(Ordering::Acquire) {
                     let _ = self.wake.wait_timeout(g, std::time::Duration::from_millis(5));
+                } else {
+                    drop(g);
                 }
+                self.sleepers.fetch_sub(1, Ordering::SeqCst);
                 continue;
             }
             if spins < SPINS_BEFORE_YIELD {
                 spins += 1;
                 std::hint::spin_loop();
             } else {
+                yields += 1;
                 std::thread::yield_now();
             }
         }

@@ -35,49 +35,71 @@ fn commands(cfg: &StackConfig, pattern: Pattern, seed: u64, exhaustive: bool) ->
     v
 }
 
+/// One test per preset, so the test threads share them.
+macro_rules! stepping_tests {
+    ($($name:ident: $preset:expr;)*) => {$(
+        #[test]
+        fn $name() {
+            event_driven_stepping_matches_planning_every_cycle(&$preset);
+        }
+    )*};
+}
+
+stepping_tests! {
+    event_driven_stepping_matches_planning_every_cycle_hbm2: presets::HBM2_2000;
+    event_driven_stepping_matches_planning_every_cycle_hbm3: presets::HBM3_6400;
+    event_driven_stepping_matches_planning_every_cycle_hbm3e: presets::HBM3E_9600;
+    event_driven_stepping_matches_planning_every_cycle_hbm4_8000: presets::HBM4_8000;
+    event_driven_stepping_matches_planning_every_cycle_hbm4_9600: presets::HBM4_9600;
+}
+
 #[test]
-fn event_driven_stepping_matches_planning_every_cycle() {
-    for p in presets::ALL {
-        for (k, (page, refresh, sched)) in [
-            (PagePolicy::Open, "per-bank", "frfcfs"),
-            (PagePolicy::Closed, "all-bank", "frfcfs"),
-            (PagePolicy::Open, "all-bank", "fcfs"),
-            (PagePolicy::Open, "per-bank-hold", "frfcfs"),
-            (PagePolicy::Closed, "per-bank-hold", "fcfs"),
-            (PagePolicy::Open, "all-bank-flex", "frfcfs"),
-            (PagePolicy::Closed, "all-bank-flex", "fcfs"),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let mut cfg = StackConfig::from_preset(p);
-            cfg.controller.page_policy = page;
-            cfg.controller.refresh = refresh.into();
-            cfg.controller.scheduler = sched.into();
-            cfg.controller.write_queue = 16;
-            cfg.controller.write_high = 12;
-            cfg.controller.write_low = 4;
-            for pattern in [Pattern::Mix, Pattern::StreamWrite, Pattern::SameBank] {
-                let fast = commands(&cfg, pattern, k as u64 + 1, false);
-                let slow = commands(&cfg, pattern, k as u64 + 1, true);
-                assert!(fast.len() > 3000, "{} {pattern:?}: {} commands", p.name, fast.len());
-                if let Some(i) = (0..fast.len().min(slow.len())).find(|&i| fast[i] != slow[i]) {
-                    let near = |r: &&CommandRecord| {
-                        r.channel == fast[i].channel && r.cycle + 60 > fast[i].cycle && r.cycle < fast[i].cycle + 5
-                    };
-                    for r in fast.iter().filter(near) {
-                        eprintln!("E {}", r.to_line());
-                    }
-                    for r in slow.iter().filter(near) {
-                        eprintln!("S {}", r.to_line());
-                    }
-                    panic!(
-                        "{} {page:?} {refresh} {sched} {pattern:?}: command {i} differs:\n event   {:?}\n every   {:?}",
-                        p.name, fast[i], slow[i]
-                    );
+fn every_preset_has_a_stepping_test() {
+    let tested = [presets::HBM2_2000, presets::HBM3_6400, presets::HBM3E_9600, presets::HBM4_8000, presets::HBM4_9600];
+    let names = |v: &[presets::Preset]| v.iter().map(|p| p.name).collect::<Vec<_>>();
+    assert_eq!(names(presets::ALL), names(&tested), "a preset was added: give it a stepping test above");
+}
+
+fn event_driven_stepping_matches_planning_every_cycle(p: &presets::Preset) {
+    for (k, (page, refresh, sched)) in [
+        (PagePolicy::Open, "per-bank", "frfcfs"),
+        (PagePolicy::Closed, "all-bank", "frfcfs"),
+        (PagePolicy::Open, "all-bank", "fcfs"),
+        (PagePolicy::Open, "per-bank-hold", "frfcfs"),
+        (PagePolicy::Closed, "per-bank-hold", "fcfs"),
+        (PagePolicy::Open, "all-bank-flex", "frfcfs"),
+        (PagePolicy::Closed, "all-bank-flex", "fcfs"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut cfg = StackConfig::from_preset(p);
+        cfg.controller.page_policy = page;
+        cfg.controller.refresh = refresh.into();
+        cfg.controller.scheduler = sched.into();
+        cfg.controller.write_queue = 16;
+        cfg.controller.write_high = 12;
+        cfg.controller.write_low = 4;
+        for pattern in [Pattern::Mix, Pattern::StreamWrite, Pattern::SameBank] {
+            let fast = commands(&cfg, pattern, k as u64 + 1, false);
+            let slow = commands(&cfg, pattern, k as u64 + 1, true);
+            assert!(fast.len() > 3000, "{} {pattern:?}: {} commands", p.name, fast.len());
+            if let Some(i) = (0..fast.len().min(slow.len())).find(|&i| fast[i] != slow[i]) {
+                let near = |r: &&CommandRecord| {
+                    r.channel == fast[i].channel && r.cycle + 60 > fast[i].cycle && r.cycle < fast[i].cycle + 5
+                };
+                for r in fast.iter().filter(near) {
+                    eprintln!("E {}", r.to_line());
                 }
-                assert_eq!(fast.len(), slow.len(), "{} {pattern:?}", p.name);
+                for r in slow.iter().filter(near) {
+                    eprintln!("S {}", r.to_line());
+                }
+                panic!(
+                    "{} {page:?} {refresh} {sched} {pattern:?}: command {i} differs:\n event   {:?}\n every   {:?}",
+                    p.name, fast[i], slow[i]
+                );
             }
+            assert_eq!(fast.len(), slow.len(), "{} {pattern:?}", p.name);
         }
     }
 }
