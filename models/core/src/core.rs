@@ -241,7 +241,8 @@ pub fn build_hooked(
             }
         }
         let ports = EnginePorts { sem: sem_out, grant: grant_in, mem: mem_out, mem_done: done_in, dma };
-        b.install(id, EngineUnit::new(*engine, stream.clone(), ports, opts.functional)).map_err(e)?;
+        let (engine_kind, stream, functional) = (*engine, stream.clone(), opts.functional);
+        b.install_with(id, move || Ok(EngineUnit::new(engine_kind, stream, ports, functional))).map_err(e)?;
         engines.push((*engine, id));
         clocks.push((*engine, clk));
     }
@@ -278,11 +279,15 @@ pub fn build_hooked(
         b.install(did, block).map_err(e)?;
     }
     let sbuf = opts.version.sbuf().geometry;
-    let mut unit = CoreMem::new(name, sbuf, opts.version.psum(), &clients, mem_ports, dma_from, opts.functional)?;
-    for (psum, hook) in bank_hooks {
-        unit.attach_bank_hook(psum, hook)?;
-    }
-    b.install(mem, unit).map_err(e)?;
+    let (psum, functional, core_name) = (opts.version.psum(), opts.functional, name.to_string());
+    b.install_with(mem, move || {
+        let mut unit = CoreMem::new(&core_name, sbuf, psum, &clients, mem_ports, dma_from, functional)?;
+        for (psum, hook) in bank_hooks {
+            unit.attach_bank_hook(psum, hook)?;
+        }
+        Ok(unit)
+    })
+    .map_err(e)?;
     let mut unit = SemUnit::new(sem_ports);
     let mut collective = None;
     if let Some(h) = opts.collective {

@@ -21,7 +21,7 @@ use std::collections::{BinaryHeap, VecDeque};
 pub struct SimBuilder {
     opts: SimOptions,
     clocks: Vec<Clock>,
-    comps: Vec<Option<Box<dyn Component>>>,
+    comps: Vec<Slot>,
     names: Vec<String>,
     domain_of: Vec<u32>,
     by_name: FxHashMap<String, u32>,
@@ -86,7 +86,7 @@ impl SimBuilder {
             return Err(BuildError::DuplicateName { what: "component", name: name.to_string() });
         }
         let id = self.comps.len() as u32;
-        self.comps.push(None);
+        self.comps.push(Slot::Empty);
         self.names.push(name.to_string());
         self.domain_of.push(clock.0);
         self.by_name.insert(name.to_string(), id);
@@ -99,11 +99,30 @@ impl SimBuilder {
 
     /// Installs the component for a reserved slot.
     pub fn install(&mut self, id: ComponentId, comp: impl Component) -> Result<(), BuildError> {
+        self.fill(id, Slot::Built(Box::new(comp)))
+    }
+
+    /// Installs a constructor for a reserved slot, called when the simulation is built, in id
+    /// order: a partitioned run's partition constructs only its own components (the others'
+    /// constructors are dropped uncalled), so each partition's memory and build time are its
+    /// share of the system's, while ids, names, links and trace tracks, declared as before,
+    /// agree in every partition by construction. Heavy components (memories, engines, whole
+    /// chips' parts) use this; the constructor must not depend on anything but what it
+    /// captures. A constructor's error fails the build, naming the component.
+    pub fn install_with<C, F>(&mut self, id: ComponentId, make: F) -> Result<(), BuildError>
+    where
+        C: Component,
+        F: FnOnce() -> Result<C, String> + 'static,
+    {
+        self.fill(id, Slot::Deferred(Box::new(move || make().map(|c| Box::new(c) as Box<dyn Component>))))
+    }
+
+    fn fill(&mut self, id: ComponentId, with: Slot) -> Result<(), BuildError> {
         let slot = &mut self.comps[id.index()];
-        if slot.is_some() {
+        if !matches!(slot, Slot::Empty) {
             return Err(BuildError::AlreadyInstalled { name: self.names[id.index()].clone() });
         }
-        *slot = Some(Box::new(comp));
+        *slot = with;
         Ok(())
     }
 
@@ -111,6 +130,17 @@ impl SimBuilder {
     pub fn add(&mut self, name: &str, clock: ClockId, comp: impl Component) -> Result<ComponentId, BuildError> {
         let id = self.reserve(name, clock)?;
         self.install(id, comp)?;
+        Ok(id)
+    }
+
+    /// Reserves and installs a constructor in one call (see [`SimBuilder::install_with`]).
+    pub fn add_with<C, F>(&mut self, name: &str, clock: ClockId, make: F) -> Result<ComponentId, BuildError>
+    where
+        C: Component,
+        F: FnOnce() -> Result<C, String> + 'static,
+    {
+        let id = self.reserve(name, clock)?;
+        self.install_with(id, make)?;
         Ok(id)
     }
 
@@ -287,8 +317,13 @@ impl SimBuilder {
     }
 
     fn build_inner(mut self, part: Option<(&PartitionPlan, u32)>) -> Result<Simulation, BuildError> {
-        let missing: Vec<String> =
-            self.comps.iter().zip(&self.names).filter(|(c, _)| c.is_none()).map(|(_, n)| n.clone()).collect();
+        let missing: Vec<String> = self
+            .comps
+            .iter()
+            .zip(&self.names)
+            .filter(|(c, _)| matches!(c, Slot::Empty))
+            .map(|(_, n)| n.clone())
+            .collect();
         if !missing.is_empty() {
             return Err(BuildError::NotInstalled { names: missing });
         }
@@ -328,9 +363,18 @@ impl SimBuilder {
             }
             for (i, c) in self.comps.iter_mut().enumerate() {
                 if !local(i) {
-                    *c = Some(Box::new(Remote));
+                    *c = Slot::Built(Box::new(Remote));
                 }
             }
+        }
+        // Deferred constructors run here, in id order, only for this partition's components.
+        let mut comps: Vec<Box<dyn Component>> = Vec::with_capacity(self.comps.len());
+        for (slot, name) in self.comps.into_iter().zip(&self.names) {
+            comps.push(match slot {
+                Slot::Built(c) => c,
+                Slot::Deferred(make) => make().map_err(|why| BuildError::Construct { name: name.clone(), why })?,
+                Slot::Empty => unreachable!("checked above: every slot is installed"),
+            });
         }
         // Preloaded messages count where they are received.
         let in_links = self
@@ -340,7 +384,6 @@ impl SimBuilder {
             .filter(|(l, _)| local(l.dst.index()))
             .map(|(_, r)| self.arenas[r.arena as usize].len(r.slot) as u64)
             .sum();
-        let comps: Vec<Box<dyn Component>> = self.comps.into_iter().flatten().collect();
         let n_comps = comps.len();
         let core = Core {
             now: Time::ZERO,
@@ -373,6 +416,15 @@ impl SimBuilder {
     }
 }
 
+/// A component slot: reserved, installed, or installed as a constructor to call at build.
+#[derive(Default)]
+enum Slot {
+    #[default]
+    Empty,
+    Built(Box<dyn Component>),
+    Deferred(Box<dyn FnOnce() -> Result<Box<dyn Component>, String>>),
+}
+
 /// Stands in for a component that lives in another partition; never ticked.
 struct Remote;
 
@@ -401,5 +453,70 @@ fn validate(name: &str, spec: &LinkSpec) -> Result<(), BuildError> {
             bad("bandwidth", "0".into(), "> 0 bytes or messages per cycle, or unlimited")
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Cycles;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    struct Idle;
+    impl Component for Idle {
+        fn tick(&mut self, _cx: &mut crate::Ctx<'_>) -> crate::Activity {
+            crate::Activity::Idle
+        }
+    }
+
+    /// Two chips of two parts each, chained by links; every component installed as a
+    /// constructor that records its name when called.
+    fn system(made: &Rc<RefCell<Vec<String>>>) -> SimBuilder {
+        let mut b = SimBuilder::new();
+        let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
+        let names = ["chip0.a", "chip0.b", "chip1.a", "chip1.b"];
+        let ids: Vec<ComponentId> = names.iter().map(|n| b.reserve(n, clk).unwrap()).collect();
+        let spec = LinkSpec { latency: Cycles(4), ..LinkSpec::default() };
+        for w in ids.windows(2) {
+            b.link::<u64>(w[0], "out", w[1], "in", spec).unwrap();
+        }
+        for (id, name) in ids.iter().zip(names) {
+            let made = made.clone();
+            b.install_with(*id, move || {
+                made.borrow_mut().push(name.to_string());
+                Ok(Idle)
+            })
+            .unwrap();
+        }
+        b
+    }
+
+    #[test]
+    fn a_partition_constructs_only_its_own_components() {
+        let made = Rc::new(RefCell::new(Vec::new()));
+        let b = system(&made);
+        assert!(made.borrow().is_empty(), "constructors run at build, not at install");
+        let plan = b.plan(&PartitionRule::ByName { depth: 1 }, 2, None).unwrap();
+        let sim = b.build_partition(&plan, 1).unwrap();
+        assert_eq!(*made.borrow(), ["chip1.a", "chip1.b"]);
+        assert!(sim.component::<Idle>(ComponentId(2)).is_some());
+        assert!(sim.component::<Idle>(ComponentId(0)).is_none(), "a remote component is a stand-in");
+        made.borrow_mut().clear();
+        system(&made).build().unwrap();
+        assert_eq!(*made.borrow(), ["chip0.a", "chip0.b", "chip1.a", "chip1.b"], "serial: all, in id order");
+    }
+
+    #[test]
+    fn a_failing_constructor_names_its_component() {
+        let mut b = SimBuilder::new();
+        let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
+        b.add_with("chip0.hbm", clk, || -> Result<Idle, String> { Err("no memory".into()) }).unwrap();
+        let err = b.build().err().unwrap();
+        assert_eq!(err.to_string(), "component \"chip0.hbm\": no memory");
+        let mut b = SimBuilder::new();
+        let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
+        let id = b.add_with("x", clk, || Ok(Idle)).unwrap();
+        assert!(matches!(b.install(id, Idle), Err(BuildError::AlreadyInstalled { .. })));
     }
 }

@@ -57,6 +57,13 @@ pub enum BuildError {
         /// Component name.
         name: String,
     },
+    /// A component's constructor (see `SimBuilder::install_with`) failed.
+    Construct {
+        /// Component name.
+        name: String,
+        /// The constructor's error.
+        why: String,
+    },
     /// A partition plan that does not fit the system being built.
     PartitionMismatch {
         /// What does not match.
@@ -84,6 +91,7 @@ impl fmt::Display for BuildError {
             BuildError::AlreadyInstalled { name } => {
                 write!(f, "component {name:?} installed twice")
             }
+            BuildError::Construct { name, why } => write!(f, "component {name:?}: {why}"),
             BuildError::PartitionMismatch { why } => write!(f, "partitioned build: {why}"),
         }
     }

@@ -282,9 +282,10 @@ pub fn build_jobs(
             NodeKind::Chip => {
                 let (ph, ib) = (phases.next().expect("one program per chip"), inbound.next().expect("one per chip"));
                 let hk = hooks.next().unwrap_or_default();
-                b.install(ids[node], ChipNode::new(node as u32, pkt, p.step_overhead.as_ps(), ports, ph, ib, hk))
+                let overhead = p.step_overhead.as_ps();
+                b.install_with(ids[node], move || Ok(ChipNode::new(node as u32, pkt, overhead, ports, ph, ib, hk)))
             }
-            NodeKind::Switch => b.install(ids[node], SwitchNode::new(ports)),
+            NodeKind::Switch => b.install_with(ids[node], move || Ok(SwitchNode::new(ports))),
         };
         r.map_err(|e| e.to_string())?;
     }
