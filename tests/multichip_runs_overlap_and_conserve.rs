@@ -168,3 +168,26 @@ fn tp_trace_loads_with_a_track_per_engine_queue_pseudo_channel_and_link_used() {
     assert_eq!(one(4), 4 * i64::from(TP.phases), "a collective slice per all-reduce per chip");
     assert_eq!(one(5), 0);
 }
+
+/// Whole chips split by chip (each partition makes only its own chips' engines, memories and
+/// HBM stacks) run as they do serially: statistics identical, and the headline the serial
+/// run's; a rule that would split a chip is refused, naming the chip.
+#[test]
+fn tp_run_partitioned_by_chip_equals_the_serial_run() {
+    use trnsim_harness::parallel::tp_system;
+    use trnsim_kernel::PartitionRule;
+    let chip = trnsim_harness::chip::trn3().unwrap();
+    let t = preset("trn3-gen1-nl32x2");
+    let sys = tp_system(chip.clone(), t.clone(), TP, 4, TickOrder::Structural).unwrap();
+    let (serial, _) = sys.run_serial(None).unwrap();
+    let rule = sys.default_rule(2);
+    assert_eq!(rule, PartitionRule::ByName { depth: 1 });
+    let (run, _) = sys.run_parallel(2, &rule, None).unwrap();
+    assert!(run.plan.cut.len() >= 4, "only {} links cut", run.plan.cut.len());
+    let json = |r: &trnsim_kernel::StatsReport| serde_json::to_string(r).unwrap();
+    assert!(json(&serial) == json(&run.report), "statistics differ between serial and 2 partitions by chip");
+    let r = tp::run(&chip, &t, &TP, 4, TickOrder::Structural, None).unwrap();
+    assert_eq!(sys.headline(&run.report).unwrap(), tp::headline(&r, &chip, &t, &TP, 4).unwrap());
+    let err = sys.run_parallel(3, &PartitionRule::ByName { depth: 2 }, None).unwrap_err();
+    assert!(err.starts_with("--partition by-name:2: splits chip chip"), "{err}");
+}

@@ -141,13 +141,16 @@ struct RunArgs {
     plots: Option<PathBuf>,
     /// Run partitioned on N threads (results identical to the serial run). Only for the
     /// systems that can be split: fabric-allreduce-nl72x2-nodes,
-    /// fabric-allreduce-ultracluster-nodes, kernel-ring.
+    /// fabric-allreduce-ultracluster-nodes, kernel-ring, tp-matmul-N (whole chips: each
+    /// partition makes only its own chips' components).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: Option<u32>,
     /// How to split the system with --threads or --mpi: auto (cut the longest links, balance
     /// component counts), by-name (group by the first dotted name segment, e.g. per chip, or
     /// per UltraServer on a cluster) or by-name:DEPTH. Default: by-name on clusters (by
-    /// UltraServer, when there are at least as many UltraServers as partitions), auto otherwise.
+    /// UltraServer, when there are at least as many UltraServers as partitions) and for
+    /// tp-matmul-N (by chip), auto otherwise. A rule that splits a chip of tp-matmul-N is an
+    /// error.
     #[arg(long, value_name = "RULE", value_parser = PartitionRule::parse)]
     partition: Option<PartitionRule>,
     /// Run partitioned across MPI ranks, one partition per rank: `mpirun -np N trnsim run --mpi
@@ -908,7 +911,7 @@ fn partitioned_names(a: &RunArgs, names: &[String]) -> Result<Vec<String>, Failu
     let names: Vec<String> = if a.benches.is_empty() {
         trnsim_harness::parallel::PARTITIONABLE
             .iter()
-            .filter(|(n, _)| !n.contains(':'))
+            .filter(|(n, _)| !n.contains(':') && !n.ends_with("-N"))
             .map(|(n, _)| n.to_string())
             .collect()
     } else {

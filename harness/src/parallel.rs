@@ -23,6 +23,10 @@ pub const PARTITIONABLE: &[(&str, &str)] = &[
         "fabric-allreduce-ultracluster-nodes",
         "128-chip Trn3 Gen1 UltraCluster (2 UltraServers over EFA) hierarchical all-reduce of 4 MiB, built per chip and switch (partitionable; by UltraServer by default)",
     ),
+    (
+        "tp-matmul-N",
+        "N whole Trn3 chips (8 NeuronCores, 4 HBM3E stacks each) on the Gen1 UltraServer fabric: the tensor-parallel matmul (partitionable by chip, the default; a partition holds whole chips)",
+    ),
     ("kernel-ring", "64-module token ring (1-cycle links: one window per cycle; correctness, not speed)"),
     ("kernel-random-graph:SEED", "a random graph of chattering components (the kernel's stress system; many deadlock)"),
 ];
@@ -35,11 +39,27 @@ pub struct System {
     /// The partition rule when none is asked for, and the most partitions it can make (more
     /// partitions than that fall back to auto).
     default_rule: (PartitionRule, u32),
+    /// A system of whole chips: a partition rule must not split one (components named
+    /// `chip003` and `chip003.…` stay in one partition).
+    whole_chips: bool,
 }
 
 enum Kind {
-    Collective { size: u64, chips: usize, busbw_factor: f64 },
-    Ring { cycles: u64 },
+    Collective {
+        size: u64,
+        chips: usize,
+        busbw_factor: f64,
+    },
+    Tp {
+        n: u32,
+        shape: crate::tp::TpShape,
+        chip: Box<crate::chip::Chip>,
+        topo: Box<Topology>,
+        algo: trnsim_fabric::collective::Algo,
+    },
+    Ring {
+        cycles: u64,
+    },
     Graph,
 }
 
@@ -74,7 +94,13 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
                 Ok(b)
             };
             let kind = Kind::Collective { size, chips, busbw_factor };
-            Ok(System { build: Box::new(build), limit, kind, default_rule: (PartitionRule::Auto, u32::MAX) })
+            Ok(System {
+                build: Box::new(build),
+                limit,
+                kind,
+                default_rule: (PartitionRule::Auto, u32::MAX),
+                whole_chips: false,
+            })
         }
         "fabric-allreduce-ultracluster-nodes" => {
             let (topo, coll) = ultracluster()?;
@@ -92,7 +118,7 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
             // By UltraServer: components are named `us0.…`, `us1.…`, `efa.…`; as many
             // partitions as UltraServers at most.
             let default_rule = (PartitionRule::ByName { depth: 1 }, ultraservers);
-            Ok(System { build: Box::new(build), limit, kind, default_rule })
+            Ok(System { build: Box::new(build), limit, kind, default_rule, whole_chips: false })
         }
         "kernel-ring" => {
             let p = crate::ring::RingParams { modules: 64, tokens: 16, depth: 4 };
@@ -100,7 +126,20 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
             let build = move || crate::ring::builder(p, opts());
             // The ring's clock is 1 GHz: `cycles` cycles are `cycles` ns.
             let (limit, kind) = (Dur::from_ns(cycles), Kind::Ring { cycles });
-            Ok(System { build: Box::new(build), limit, kind, default_rule: (PartitionRule::Auto, u32::MAX) })
+            Ok(System {
+                build: Box::new(build),
+                limit,
+                kind,
+                default_rule: (PartitionRule::Auto, u32::MAX),
+                whole_chips: false,
+            })
+        }
+        n if n.starts_with("tp-matmul-") => {
+            let us = trnsim_system::chip::ultraserver::trn3_gen1()?;
+            let chips: u32 = n["tp-matmul-".len()..]
+                .parse()
+                .map_err(|_| format!("{n}: expected tp-matmul-N with N a chip count (2..={})", us.topology.chips))?;
+            tp_system(us.chip, us.topology, crate::tp::SHAPE, chips, order)
         }
         n if n.starts_with("kernel-random-graph:") => {
             let seed: u64 = n["kernel-random-graph:".len()..]
@@ -108,13 +147,37 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
                 .map_err(|_| format!("{n:?}: the seed after `kernel-random-graph:` must be a number"))?;
             let build = move || Ok(crate::random_graph::builder(seed, order).0);
             let (limit, kind) = (Dur::from_us(200), Kind::Graph);
-            Ok(System { build: Box::new(build), limit, kind, default_rule: (PartitionRule::Auto, u32::MAX) })
+            Ok(System {
+                build: Box::new(build),
+                limit,
+                kind,
+                default_rule: (PartitionRule::Auto, u32::MAX),
+                whole_chips: false,
+            })
         }
         _ => {
             let names: Vec<&str> = PARTITIONABLE.iter().map(|(n, _)| *n).collect();
             Err(format!("benchmark {name:?} cannot be partitioned (partitionable: {})", names.join(", ")))
         }
     }
+}
+
+/// The TP matmul of `shape` over `n` whole chips of `topo` as a partitionable system (by chip by
+/// default; see [`System::check_rule`]).
+pub fn tp_system(
+    chip: crate::chip::Chip,
+    topo: Topology,
+    shape: crate::tp::TpShape,
+    n: u32,
+    order: TickOrder,
+) -> Result<System, String> {
+    let algo = crate::tp::declare(&chip, &topo, &shape, n, order, false)?.algo;
+    let (c2, t2) = (chip.clone(), topo.clone());
+    let build = move || Ok(crate::tp::declare(&c2, &t2, &shape, n, order, false)?.b);
+    // By chip: `chip003` with its `chip003.nc0…` and `chip003.hbm1…`; switches alone.
+    let default_rule = (PartitionRule::ByName { depth: 1 }, n);
+    let kind = Kind::Tp { n, shape, chip: Box::new(chip), topo: Box::new(topo), algo };
+    Ok(System { build: Box::new(build), limit: crate::tp::LIMIT, kind, default_rule, whole_chips: true })
 }
 
 impl System {
@@ -149,10 +212,46 @@ impl System {
         tracing: Option<&TraceOptions>,
         sink: Option<Box<dyn TraceSink>>,
     ) -> Result<Option<(ParallelRun, f64)>, String> {
+        self.check_rule(rule, t.size(), "--partition")?;
+        if tracing.is_some() && self.whole_chips {
+            return Err("--trace: partitioned runs of whole chips are not traced yet (trace the serial run)".into());
+        }
         let sw = Stopwatch::start();
         let run = trnsim_kernel::run_transport(&*self.build, rule, None, t, self.limit, tracing, sink)
             .map_err(|e| e.to_string())?;
         Ok(run.map(|r| (r, sw.elapsed().0)))
+    }
+
+    /// Refuses a rule that would split a chip of a system of whole chips: plans it on the
+    /// declared system (cheap: heavy components are made only at build) and names the first
+    /// chip whose components land in two partitions.
+    pub fn check_rule(&self, rule: &PartitionRule, parts: u32, flag: &str) -> Result<(), String> {
+        if !self.whole_chips || parts < 2 {
+            return Ok(());
+        }
+        let b = (self.build)()?;
+        let plan = b.plan(rule, parts, None).map_err(|e| e.to_string())?;
+        let mut first: fxhash::FxHashMap<&str, (usize, u32)> = fxhash::FxHashMap::default();
+        for (i, &part) in plan.part_of.iter().enumerate() {
+            let name = b.name(trnsim_kernel::ComponentId::from_index(i));
+            let chip = name.split('.').next().unwrap_or(name);
+            if !chip.starts_with("chip") {
+                continue;
+            }
+            match first.get(chip) {
+                Some(&(j, p)) if p != part => {
+                    let other = b.name(trnsim_kernel::ComponentId::from_index(j));
+                    return Err(format!(
+                        "{flag} {rule}: splits chip {chip} ({other} in partition {p}, {name} in partition {part}); partitions of this system hold whole chips (by-name:1, the default, puts each chip in one)"
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    first.insert(chip, (i, part));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Runs on `threads` threads under `rule`; returns the run and the wall time.
@@ -162,6 +261,10 @@ impl System {
         rule: &PartitionRule,
         trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
     ) -> Result<(ParallelRun, f64), String> {
+        self.check_rule(rule, threads, "--partition")?;
+        if trace.is_some() && self.whole_chips {
+            return Err("--trace: partitioned runs of whole chips are not traced yet (trace the serial run)".into());
+        }
         let sw = Stopwatch::start();
         let cfg = ParallelConfig { threads, rule: rule.clone(), min_lookahead: None };
         let (run, _) = run_threads(&*self.build, &cfg, self.limit, trace, |_| ()).map_err(|e| e.to_string())?;
@@ -191,6 +294,15 @@ impl System {
                     ("time_us".into(), time_s * 1e6),
                     ("busbw_GBps".into(), algbw * busbw_factor),
                 ])
+            }
+            Kind::Tp { n, shape, ref chip, ref topo, algo } => {
+                let end_ps = stats.int("kernel", "sim_time_ps").ok_or("no kernel sim_time_ps statistic")?;
+                let unfinished: Vec<&String> =
+                    stats.owners.iter().filter(|(_, s)| s.contains_key("unfinished")).map(|(o, _)| o).collect();
+                if let Some(o) = unfinished.first() {
+                    return Err(format!("{o}: engine did not finish its stream"));
+                }
+                crate::tp::headline_of(stats, end_ps as f64 / 1e3, algo, chip, topo, &shape, n)
             }
             Kind::Graph => {
                 let count =
@@ -232,6 +344,8 @@ pub fn result(
     }
     let mut headline = sys.headline(&run.report)?;
     headline.push((how.0.into(), f64::from(how.1)));
+    // As the serial run reports it: other chips' internals left out.
+    let report = if sys.whole_chips { crate::suite::keep_first_chip(run.report.clone()) } else { run.report.clone() };
     let sim_s = run.now.as_ps() as f64 * 1e-12;
     let ticks = run.report.int("kernel", "ticks").unwrap_or(0) as f64;
     let speed = Speed {
@@ -241,7 +355,7 @@ pub fn result(
         ticks_per_s: ticks / wall_s.max(1e-9),
     };
     let table = run.timing_table();
-    Ok((BenchResult { name: name.into(), headline, stats: run.report, speed }, table))
+    Ok((BenchResult { name: name.into(), headline, stats: report, speed }, table))
 }
 
 /// `trnsim bench parallel`: the serial run, then each thread count, best of `reps` wall times;

@@ -29,7 +29,6 @@ use crate::cpu::Stopwatch;
 use crate::e2e::{self, Shape, CC_DONE_SEM, DOORBELL_SEM};
 use crate::neuroncore::assemble_text;
 use crate::suite::{BenchResult, Speed};
-use trnsim_core::engine::EngineUnit;
 use trnsim_core::isa::{Engine, Sem};
 use trnsim_fabric::collective::{Algo, Collective, Op, Params};
 use trnsim_fabric::system::{self as fsys, ChipNode, Job};
@@ -112,6 +111,19 @@ pub struct TpRun {
     pub algo: Algo,
 }
 
+/// A declared run: the builder, each member chip's ids, their collective engines, the
+/// all-reduce algorithm.
+pub struct TpDecl {
+    /// The system, declared (heavy components made at build, see `SimBuilder::install_with`).
+    pub b: SimBuilder,
+    /// Each member chip's component ids.
+    pub chips: Vec<ChipIds>,
+    /// Each member chip's collective-engine component.
+    pub engines: Vec<trnsim_kernel::ComponentId>,
+    /// The algorithm the all-reduces use (`auto` resolved).
+    pub algo: Algo,
+}
+
 /// Builds and runs the TP matmul over the first `n` chips of `topo` (chips of one server
 /// first), each a `chip`.
 pub fn run(
@@ -122,6 +134,24 @@ pub fn run(
     order: TickOrder,
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<TpRun, String> {
+    let d = declare(chip, topo, s, n, order, trace.is_some())?;
+    let sim = crate::progress::run_to_end(d.b, &d.chips, trace, Dur::from_us(100_000))?;
+    Ok(TpRun { sim, chips: d.chips, engines: d.engines, algo: d.algo })
+}
+
+/// The run's simulated-time limit.
+pub const LIMIT: Dur = Dur::from_us(100_000);
+
+/// Declares the TP matmul over the first `n` chips of `topo` into a fresh builder (`tracing`:
+/// declare the trace tracks a traced run has).
+pub fn declare(
+    chip: &Chip,
+    topo: &Topology,
+    s: &TpShape,
+    n: u32,
+    order: TickOrder,
+    tracing: bool,
+) -> Result<TpDecl, String> {
     if n as usize > topo.chips {
         return Err(format!("tp over {n} chips: {} has {} chips", topo.name, topo.chips));
     }
@@ -136,15 +166,13 @@ pub fn run(
         .collect::<Result<Vec<_>, _>>()?;
     let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
     let nodes = fsys::reserve_nodes(&mut b, topo)?;
-    let tracing = trace.is_some();
     let sems = (Sem(DOORBELL_SEM), Sem(CC_DONE_SEM));
     let (chips, hooks) = chip::build_on_fabric(&mut b, chip, &programs, topo, &nodes, &members, sems, tracing)?;
     let jobs = jobs(s, topo, &members, cs.chunks(), true)?;
     let algo = Collective { op: Op::AllReduce, algo: Algo::Auto }.resolve(n as usize, s.phase_bytes()).algo;
     fsys::build_jobs(&mut b, topo, &nodes, &jobs, &Params::default(), hooks, tracing)?;
-    let sim = crate::progress::run_to_end(b, &chips, trace, Dur::from_us(100_000))?;
     let engines = members.iter().map(|&c| nodes.ids[c]).collect();
-    Ok(TpRun { sim, chips, engines, algo })
+    Ok(TpDecl { b, chips, engines, algo })
 }
 
 /// The same all-reduces alone on the fabric, back to back (no compute): each one's time in
@@ -184,17 +212,30 @@ pub fn compute_alone_ns(chip: &Chip, s: &TpShape, n: u32) -> Result<f64, String>
 
 /// Headline figures of a finished run beside the compute alone and the all-reduces alone.
 pub fn headline(r: &TpRun, chip: &Chip, topo: &Topology, s: &TpShape, n: u32) -> Result<Vec<(String, f64)>, String> {
-    let end_ns = r.sim.now().as_ns_f64();
+    headline_of(&r.sim.report(), r.sim.now().as_ns_f64(), r.algo, chip, topo, s, n)
+}
+
+/// [`headline`] from a run's statistics (a serial run's or a partitioned run's merged report)
+/// and its end time: every figure is read from the chips' statistics.
+pub fn headline_of(
+    stats: &trnsim_kernel::StatsReport,
+    end_ns: f64,
+    algo: Algo,
+    chip: &Chip,
+    topo: &Topology,
+    s: &TpShape,
+    n: u32,
+) -> Result<Vec<(String, f64)>, String> {
     let te_hz = chip.version.clock(Engine::Tensor).as_hz() as f64;
     let mut busy = 0.0f64;
     let mut cores = 0.0;
-    for ids in &r.chips {
-        for core in &ids.cores {
-            for (e, id) in &core.engines {
-                if *e == Engine::Tensor {
-                    busy += r.sim.component::<EngineUnit>(*id).ok_or("engine")?.stats.busy_cycles as f64 / te_hz * 1e9;
-                    cores += 1.0;
-                }
+    for c in 0..n as usize {
+        let node = fsys::node_name(topo, c);
+        for i in 0..chip.spec.cores {
+            let owner = format!("{node}.nc{i}.{}", Engine::Tensor.name());
+            if let Some(cycles) = stats.int(&owner, "busy_cycles") {
+                busy += cycles as f64 / te_hz * 1e9;
+                cores += 1.0;
             }
         }
     }
@@ -202,21 +243,19 @@ pub fn headline(r: &TpRun, chip: &Chip, topo: &Topology, s: &TpShape, n: u32) ->
     let mut done = 0u64;
     let mut ready = vec![0u64; s.phases as usize];
     let mut phase_done = vec![0u64; s.phases as usize];
-    for &id in &r.engines {
-        let node = r.sim.component::<ChipNode>(id).ok_or("collective engine")?;
-        compute_end = compute_end.max(node.last_doorbell_ps().unwrap_or(0));
-        done = done.max(node.done_ps().ok_or("a chip's all-reduces did not finish")?);
-        for (r, p) in ready.iter_mut().zip(node.phase_ready_ps()) {
-            *r = (*r).max(p.ok_or("a phase never had its doorbells")?);
+    for c in 0..n as usize {
+        let node = fsys::node_name(topo, c);
+        let get = |k: &str| stats.int(&node, k);
+        compute_end = compute_end.max(get("last_doorbell_ps").unwrap_or(0));
+        for p in 0..s.phases as usize {
+            ready[p] = ready[p].max(get(&format!("phase{p}_ready_ps")).ok_or("a phase never had its doorbells")?);
+            phase_done[p] = phase_done[p].max(get(&format!("phase{p}_done_ps")).ok_or("an all-reduce did not finish")?);
         }
-        for (d, p) in phase_done.iter_mut().zip(node.phase_done_ps()) {
-            *d = (*d).max(p.ok_or("an all-reduce did not finish")?);
-        }
+        done = done.max(get("finish_ps").ok_or("a chip's all-reduces did not finish")?);
     }
     let cs = s.chip_shape(n, chip.spec.cores)?;
-    let stats = r.sim.report();
     let mut hbm_bytes = 0u64;
-    for c in 0..r.chips.len() {
+    for c in 0..n as usize {
         for k in 0..chip.spec.hbm.stacks {
             hbm_bytes += stats.int(&format!("{}.hbm{k}", fsys::node_name(topo, c)), "bytes").unwrap_or(0);
         }
@@ -245,7 +284,7 @@ pub fn headline(r: &TpRun, chip: &Chip, topo: &Topology, s: &TpShape, n: u32) ->
         ("hbm_GBps_per_chip".into(), hbm_bytes as f64 / f64::from(n) / (compute_end as f64 / 1e3)),
         ("allreduce_end_ns".into(), done as f64 / 1e3),
         ("allreduce_bytes_per_chip".into(), (s.phase_bytes() * u64::from(s.phases)) as f64),
-        ("allreduce_algo_halving_doubling".into(), f64::from(u8::from(r.algo == Algo::HalvingDoubling))),
+        ("allreduce_algo_halving_doubling".into(), f64::from(u8::from(algo == Algo::HalvingDoubling))),
         ("compute_alone_ns".into(), compute_ns),
         ("compute_analytic_ns".into(), e2e::estimate(&cs, chip).total_ns()),
         ("first_phase_ready_ns".into(), ready_ns[0]),

@@ -17,7 +17,7 @@ use crate::msg::{DmaCmd, MemAccess, MemDone, SemGrant, SemOp};
 use crate::sem::SemCollective;
 use crate::sem::{SemPort, SemUnit};
 use trnsim_kernel::{Bandwidth, ClockId, ComponentId, Cycles, Frequency, InPort, LinkSpec, OutPort, SimBuilder};
-use trnsim_mem::hbm::{HbmStack, MemReq, MemResp};
+use trnsim_mem::hbm::{MemReq, MemResp};
 use trnsim_mem::sram::{SramGeometry, SramPreset};
 
 /// NeuronCore generation.
@@ -154,8 +154,8 @@ pub struct CoreIds {
 pub struct HbmHookup<'a> {
     /// The stack's component id.
     pub id: ComponentId,
-    /// The stack (installed by the caller after every core is built).
-    pub stack: &'a mut HbmStack,
+    /// The stack, or its declaration (installed by the caller after every core is built).
+    pub stack: &'a mut dyn trnsim_mem::hbm::StackSetup,
 }
 
 fn link(latency: u64, depth: u32) -> LinkSpec {
@@ -272,11 +272,17 @@ pub fn build_hooked(
             hbm_ports.push((hreq_out, hresp_in));
         }
         let ports = DmaPorts { cmds: dma_cmds, sem: sem_out, sbuf: sbuf_ports, hbm: hbm_ports };
-        let mut block = DmaBlock::try_new(params, ports, opts.functional)?;
-        if opts.trace_tracks {
-            block.declare_tracks(b, did);
-        }
-        b.install(did, block).map_err(e)?;
+        params.validate()?;
+        let tracks = opts.trace_tracks.then(|| DmaBlock::tracks(&params, b, did));
+        let functional = opts.functional;
+        b.install_with(did, move || {
+            let mut block = DmaBlock::try_new(params, ports, functional)?;
+            if let Some(t) = tracks {
+                block.set_tracks(t);
+            }
+            Ok(block)
+        })
+        .map_err(e)?;
     }
     let sbuf = opts.version.sbuf().geometry;
     let (psum, functional, core_name) = (opts.version.psum(), opts.functional, name.to_string());

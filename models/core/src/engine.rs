@@ -487,6 +487,10 @@ impl Component for EngineUnit {
         out.count("instructions", s.instrs);
         out.count("control_instructions", s.control_instrs);
         out.count("busy_cycles", s.busy_cycles);
+        if !self.finished() {
+            // Read back by runs that check every stream ended (partitioned runs among them).
+            out.count("unfinished", 1);
+        }
         out.count("flops", s.flops);
         out.count("sem_wait_cycles", s.sem_wait_cycles);
         out.count("dmas", s.dmas);

@@ -58,6 +58,17 @@ impl PartitionRule {
     }
 }
 
+/// As `--partition` takes it: `auto`, `by-name:DEPTH`, or `explicit` (a list from code).
+impl fmt::Display for PartitionRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PartitionRule::Auto => f.write_str("auto"),
+            PartitionRule::ByName { depth } => write!(f, "by-name:{depth}"),
+            PartitionRule::Explicit(v) => write!(f, "explicit ({} assignments)", v.len()),
+        }
+    }
+}
+
 /// A computed partitioning of one system.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartitionPlan {

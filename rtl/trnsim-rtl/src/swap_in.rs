@@ -855,7 +855,7 @@ impl SwapSet {
     pub fn swap_hbm_bank(
         &mut self,
         instance: &str,
-        stack: &mut trnsim_mem::hbm::HbmStack,
+        stack: &mut dyn trnsim_mem::hbm::StackSetup,
         preset: &str,
         at: HbmBankAt,
         imp: Impl,

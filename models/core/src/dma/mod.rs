@@ -82,7 +82,8 @@ use book::Book;
 use engine::{Engine, EnginePorts, Env, Part};
 use plan::Plan;
 use trnsim_kernel::{
-    Activity, Component, ComponentId, Ctx, Dur, Flow, InPort, OutPort, SimBuilder, StatsWriter, Time, TrackKind,
+    Activity, Component, ComponentId, Ctx, Dur, Flow, InPort, OutPort, SimBuilder, StatsWriter, Time, TrackId,
+    TrackKind,
 };
 use trnsim_mem::hbm::{MemReq, MemResp};
 
@@ -106,6 +107,12 @@ pub struct DmaBlock {
     sem: OutPort<SemOp>,
     engines: Vec<Engine>,
     book: Book,
+}
+
+/// A DMA block's trace tracks (one per engine, one per queue), declared before it is made.
+pub struct DmaTracks {
+    engines: Vec<TrackId>,
+    queues: Vec<TrackId>,
 }
 
 impl DmaBlock {
@@ -154,12 +161,26 @@ impl DmaBlock {
     /// packet, from its start to its write's completion. Commands appear on the component's
     /// own track, ending the issuing instruction's flow.
     pub fn declare_tracks(&mut self, b: &mut SimBuilder, id: ComponentId) {
-        for (e, eng) in self.engines.iter_mut().enumerate() {
-            eng.track = Some(b.track(id, &format!("engine{e}"), TrackKind::Slice));
+        let t = DmaBlock::tracks(&self.p, b, id);
+        self.set_tracks(t);
+    }
+
+    /// The tracks [`DmaBlock::declare_tracks`] declares, declared before the block is made (a
+    /// block installed as a constructor, `SimBuilder::install_with`); give them to the block
+    /// with [`DmaBlock::set_tracks`].
+    pub fn tracks(p: &DmaParams, b: &mut SimBuilder, id: ComponentId) -> DmaTracks {
+        DmaTracks {
+            engines: (0..p.engines).map(|e| b.track(id, &format!("engine{e}"), TrackKind::Slice)).collect(),
+            queues: (0..p.queues).map(|q| b.track(id, &format!("queue{q}"), TrackKind::Slice)).collect(),
         }
-        for q in 0..self.p.queues {
-            self.book.queue_tracks.push(b.track(id, &format!("queue{q}"), TrackKind::Slice));
+    }
+
+    /// Takes tracks declared by [`DmaBlock::tracks`] for this block's parameters.
+    pub fn set_tracks(&mut self, t: DmaTracks) {
+        for (eng, track) in self.engines.iter_mut().zip(t.engines) {
+            eng.track = Some(track);
         }
+        self.book.queue_tracks.extend(t.queues);
     }
 
     /// The parameters.

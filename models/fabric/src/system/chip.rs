@@ -369,6 +369,21 @@ impl Component for ChipNode {
         out.count("ticks", self.ticks);
         if !self.hooks.doorbells.is_empty() {
             out.count("doorbells", self.doorbells());
+            // What a run of whole chips reads back from statistics (partitioned runs have no
+            // single simulation to ask): the compute's end and each phase's start and end.
+            if let Some(t) = self.last_doorbell_ps {
+                out.count("last_doorbell_ps", t);
+            }
+            for (p, t) in self.phase_ready_ps.iter().enumerate() {
+                if let Some(t) = t {
+                    out.count(&format!("phase{p}_ready_ps"), *t);
+                }
+            }
+            for (p, t) in self.phase_done_ps.iter().enumerate() {
+                if let Some(t) = t {
+                    out.count(&format!("phase{p}_done_ps"), *t);
+                }
+            }
         }
         self.ports.report(out);
     }

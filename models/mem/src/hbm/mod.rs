@@ -39,5 +39,5 @@ pub use config::{ControllerConfig, PagePolicy};
 pub use mapping::{AddressMap, MapError};
 pub use org::{Location, Organization};
 pub use presets::Preset;
-pub use stack::{Fidelity, HbmStack, MemReq, MemResp, StackConfig};
+pub use stack::{Fidelity, HbmStack, MemReq, MemResp, StackConfig, StackDecl, StackSetup};
 pub use timing::{constraints, Constraint, Scope, TimingParams};

@@ -173,6 +173,137 @@ struct Held {
     intake: u64,
 }
 
+/// A bank hook's place checked: the stack issues commands (cycle fidelity) and has `ch`, `pc`
+/// and `bank`.
+fn check_bank_hook(org: &Organization, fast: bool, ch: u32, pc: u32, bank: u32) -> Result<(), String> {
+    if fast {
+        return Err("a fast-fidelity stack issues no DRAM commands (use fidelity cycle)".into());
+    }
+    let (chs, pcs, banks) = (org.channels, org.pseudo_channels, org.banks_per_pc());
+    if bank >= banks {
+        return Err(format!("bank {bank} does not exist (a pseudo-channel has banks 0..{banks})"));
+    }
+    if ch >= chs {
+        return Err(format!("channel {ch} does not exist (0..{chs})"));
+    }
+    if pc >= pcs {
+        return Err(format!("pseudo-channel {pc} does not exist (0..{pcs})"));
+    }
+    Ok(())
+}
+
+/// Per pseudo-channel trace tracks under component `id`: with `detail` a command track, a
+/// queue-depth counter and a bandwidth counter; without, the two counters (commands go to
+/// the bandwidth track, which never shows them).
+fn pc_tracks(org: &Organization, b: &mut SimBuilder, id: ComponentId, detail: bool) -> Vec<PcTracks> {
+    let mut v = Vec::new();
+    for c in 0..org.channels {
+        for p in 0..org.pseudo_channels {
+            let cmds = detail.then(|| b.track(id, &format!("ch{c}.pc{p} commands"), TrackKind::Slice));
+            let queue = b.track(id, &format!("ch{c}.pc{p} queue"), TrackKind::Counter { unit: "requests" });
+            let bw = b.track(id, &format!("ch{c}.pc{p} bandwidth"), TrackKind::Counter { unit: "GB/s" });
+            v.push(PcTracks { cmds: cmds.unwrap_or(bw), queue, bw, last_depth: 0, window_start: 0, window_bytes: 0 });
+        }
+    }
+    v
+}
+
+/// What a system sets on a stack before the run: implemented by the stack and by its
+/// declaration ([`StackDecl`]), so a builder need not know which it has.
+pub trait StackSetup {
+    /// Adds a request/response port pair.
+    fn add_port(&mut self, req: InPort<MemReq>, resp: OutPort<MemResp>);
+    /// Sends the commands of bank `hook.bank()` of pseudo-channel `pc` of channel `ch` to
+    /// `hook` (see [`HbmStack::attach_bank_hook`]).
+    fn attach_bank_hook(
+        &mut self,
+        ch: u32,
+        pc: u32,
+        hook: Box<dyn crate::hbm::controller::BankHook>,
+    ) -> Result<(), String>;
+}
+
+impl StackSetup for HbmStack {
+    fn add_port(&mut self, req: InPort<MemReq>, resp: OutPort<MemResp>) {
+        HbmStack::add_port(self, req, resp);
+    }
+    fn attach_bank_hook(
+        &mut self,
+        ch: u32,
+        pc: u32,
+        hook: Box<dyn crate::hbm::controller::BankHook>,
+    ) -> Result<(), String> {
+        HbmStack::attach_bank_hook(self, ch, pc, hook)
+    }
+}
+
+/// A stack declared in a system and made when the simulation is built
+/// (`SimBuilder::install_with` with [`StackDecl::make`]): its ports, trace tracks and bank
+/// hooks are set while the system is declared (track ids then agree in every partition of a
+/// partitioned run) and applied to the stack when it is made, which only the partition that
+/// runs it does. Everything checked at declaration is checked as the stack itself checks it.
+pub struct StackDecl {
+    cfg: StackConfig,
+    ports: Vec<(InPort<MemReq>, OutPort<MemResp>)>,
+    tracks: Option<(Vec<PcTracks>, bool)>,
+    hooks: Vec<(u32, u32, Box<dyn crate::hbm::controller::BankHook>)>,
+}
+
+impl StackDecl {
+    /// Declares a stack of `cfg`; the configuration is checked here as [`HbmStack::new`]
+    /// checks it.
+    pub fn new(cfg: &StackConfig) -> Result<StackDecl, String> {
+        cfg.validate()?;
+        sched::by_name(&cfg.controller.scheduler).ok_or("controller.scheduler: unknown")?;
+        let t = &cfg.timing;
+        refresh::by_name(&cfg.controller.refresh, t.refi, t.refi_pb, cfg.org.banks_per_pc(), 0)
+            .ok_or("controller.refresh: unknown")?;
+        Ok(StackDecl { cfg: cfg.clone(), ports: Vec::new(), tracks: None, hooks: Vec::new() })
+    }
+
+    /// As [`HbmStack::declare_tracks`].
+    pub fn declare_tracks(&mut self, b: &mut SimBuilder, id: ComponentId) {
+        self.tracks = Some((pc_tracks(&self.cfg.org, b, id, true), true));
+    }
+
+    /// As [`HbmStack::declare_summary_tracks`].
+    pub fn declare_summary_tracks(&mut self, b: &mut SimBuilder, id: ComponentId) {
+        self.tracks = Some((pc_tracks(&self.cfg.org, b, id, false), false));
+    }
+
+    /// Makes the stack with everything declared on it.
+    pub fn make(self) -> Result<HbmStack, String> {
+        let mut st = HbmStack::new(&self.cfg)?;
+        for (req, resp) in self.ports {
+            st.add_port(req, resp);
+        }
+        if let Some((tracks, detail)) = self.tracks {
+            st.tracks = tracks;
+            st.trace_detail = detail;
+        }
+        for (ch, pc, hook) in self.hooks {
+            st.attach_bank_hook(ch, pc, hook)?;
+        }
+        Ok(st)
+    }
+}
+
+impl StackSetup for StackDecl {
+    fn add_port(&mut self, req: InPort<MemReq>, resp: OutPort<MemResp>) {
+        self.ports.push((req, resp));
+    }
+    fn attach_bank_hook(
+        &mut self,
+        ch: u32,
+        pc: u32,
+        hook: Box<dyn crate::hbm::controller::BankHook>,
+    ) -> Result<(), String> {
+        check_bank_hook(&self.cfg.org, self.cfg.fidelity == Fidelity::Fast, ch, pc, hook.bank())?;
+        self.hooks.push((ch, pc, hook));
+        Ok(())
+    }
+}
+
 struct PcTracks {
     cmds: TrackId,
     queue: TrackId,
@@ -316,15 +447,8 @@ impl HbmStack {
         pc: u32,
         hook: Box<dyn crate::hbm::controller::BankHook>,
     ) -> Result<(), String> {
-        if self.fast.is_some() {
-            return Err("a fast-fidelity stack issues no DRAM commands (use fidelity cycle)".into());
-        }
-        let (chs, pcs, banks) = (self.sh.org.channels, self.sh.org.pseudo_channels, self.sh.org.banks_per_pc());
-        if hook.bank() >= banks {
-            return Err(format!("bank {} does not exist (a pseudo-channel has banks 0..{banks})", hook.bank()));
-        }
-        let c = self.channels.get_mut(ch as usize).ok_or(format!("channel {ch} does not exist (0..{chs})"))?;
-        let p = c.pcs.get_mut(pc as usize).ok_or(format!("pseudo-channel {pc} does not exist (0..{pcs})"))?;
+        check_bank_hook(&self.sh.org, self.fast.is_some(), ch, pc, hook.bank())?;
+        let p = &mut self.channels[ch as usize].pcs[pc as usize];
         p.set_bank_hook(hook);
         self.idle_skip = false;
         Ok(())
@@ -349,14 +473,7 @@ impl HbmStack {
     /// Declares this stack's trace tracks under component `id`: per pseudo-channel a command
     /// track (one slice per command), a queue-depth counter and a bandwidth counter (GB/s).
     pub fn declare_tracks(&mut self, b: &mut SimBuilder, id: ComponentId) {
-        for c in 0..self.sh.org.channels {
-            for p in 0..self.sh.org.pseudo_channels {
-                let cmds = b.track(id, &format!("ch{c}.pc{p} commands"), TrackKind::Slice);
-                let queue = b.track(id, &format!("ch{c}.pc{p} queue"), TrackKind::Counter { unit: "requests" });
-                let bw = b.track(id, &format!("ch{c}.pc{p} bandwidth"), TrackKind::Counter { unit: "GB/s" });
-                self.tracks.push(PcTracks { cmds, queue, bw, last_depth: 0, window_start: 0, window_bytes: 0 });
-            }
-        }
+        self.tracks.extend(pc_tracks(&self.sh.org, b, id, true));
         self.trace_detail = true;
     }
 
@@ -365,13 +482,7 @@ impl HbmStack {
     /// which the pseudo-channel completed an access; no command slices. A traced 64-chip run
     /// then writes megabytes, not gigabytes.
     pub fn declare_summary_tracks(&mut self, b: &mut SimBuilder, id: ComponentId) {
-        for c in 0..self.sh.org.channels {
-            for p in 0..self.sh.org.pseudo_channels {
-                let queue = b.track(id, &format!("ch{c}.pc{p} queue"), TrackKind::Counter { unit: "requests" });
-                let bw = b.track(id, &format!("ch{c}.pc{p} bandwidth"), TrackKind::Counter { unit: "GB/s" });
-                self.tracks.push(PcTracks { cmds: bw, queue, bw, last_depth: 0, window_start: 0, window_bytes: 0 });
-            }
-        }
+        self.tracks.extend(pc_tracks(&self.sh.org, b, id, false));
         self.trace_detail = false;
     }
 

@@ -1,4 +1,4 @@
-//! Assembles a chip into one kernel simulation with the existing builders: an [`HbmStack`] per
+//! Assembles a chip into one kernel simulation with the existing builders: an [`HbmStack`](trnsim_mem::hbm::HbmStack) per
 //! stack (named `hbm{k}`, one clock `hbm`) and a NeuronCore per core (named `nc{i}`, built by
 //! `trnsim_core::core::build`), core `i`'s 16 DMA engines each getting a port pair on stack
 //! `i / cores_per_stack`. Stacks address their own 0-based space (`StackConfig::stacks` = 1).
@@ -10,7 +10,7 @@ use trnsim_core::isa::{Program, Sem};
 use trnsim_fabric::system::{node_name, ChipHooks, Nodes};
 use trnsim_fabric::topo::Topology;
 use trnsim_kernel::{ComponentId, Dur, SimBuilder, Simulation, TraceOptions, TraceSink};
-use trnsim_mem::hbm::{HbmStack, StackConfig};
+use trnsim_mem::hbm::{StackConfig, StackDecl};
 
 /// Component ids of a built chip.
 #[derive(Clone, Debug)]
@@ -72,7 +72,7 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
         c.controller.intake_buffer = intake_for(chip, c.controller.intake_buffer, c.org.pcs());
         c.fidelity = s.hbm.fidelity;
         let id = b.reserve(&format!("{}hbm{k}", o.prefix), clk).map_err(e)?;
-        let mut st = HbmStack::new(&c)?;
+        let mut st = StackDecl::new(&c)?;
         if trace_tracks && o.hbm_summary {
             st.declare_summary_tracks(b, id);
         } else if trace_tracks {
@@ -129,7 +129,7 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
     }
     let ids = stacks.iter().map(|(id, _)| *id).collect();
     for (id, st) in stacks {
-        b.install(id, st).map_err(e)?;
+        b.install_with(id, move || st.make()).map_err(e)?;
     }
     Ok(ChipIds { cores, stacks: ids, prefix: o.prefix.clone(), swaps })
 }
