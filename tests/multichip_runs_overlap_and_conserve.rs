@@ -190,4 +190,7 @@ fn tp_run_partitioned_by_chip_equals_the_serial_run() {
     assert_eq!(sys.headline(&run.report).unwrap(), tp::headline(&r, &chip, &t, &TP, 4).unwrap());
     let err = sys.run_parallel(3, &PartitionRule::ByName { depth: 2 }, None).unwrap_err();
     assert!(err.starts_with("--partition by-name:2: splits chip chip"), "{err}");
+    let sink = Box::new(trnsim_traces::PerfettoWriter::new(SharedBuf::default(), "perfetto"));
+    let err = sys.run_parallel(2, &rule, Some((sink, Default::default()))).unwrap_err();
+    assert!(err.contains("not traced yet"), "{err}");
 }
