@@ -198,7 +198,7 @@ impl SimBuilder {
             window_sends: 0,
             cut: Cut::Local,
         };
-        let state = LinkState::<T>::new(timing, spec.depth);
+        let state = LinkState::<T>::new(timing);
         let arena = self.arena_for::<T>();
         let any = self.arenas[arena as usize].as_any_mut();
         let typed = any.downcast_mut::<Arena<T>>().expect("arena registered for this payload type");
@@ -375,6 +375,13 @@ impl SimBuilder {
                 Slot::Deferred(make) => make().map_err(|why| BuildError::Construct { name: name.clone(), why })?,
                 Slot::Empty => unreachable!("checked above: every slot is installed"),
             });
+        }
+        // Buffers only for links with an end here: a partition holds no room for the traffic
+        // between other partitions' components.
+        for (l, r) in self.links.iter().zip(&self.refs) {
+            if local(l.src.index()) || local(l.dst.index()) {
+                self.arenas[r.arena as usize].reserve(r.slot, l.spec.depth);
+            }
         }
         // Preloaded messages count where they are received.
         let in_links = self

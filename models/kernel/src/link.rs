@@ -183,7 +183,9 @@ pub const MAX_LINK_DEPTH: u32 = 1 << 20;
 /// The longest link or credit latency, in cycles (a second at 1 GHz).
 pub const MAX_LINK_CYCLES: u64 = 1_000_000_000;
 
-/// Buffer slots reserved up front per link; deeper buffers grow on demand.
+/// Buffer slots reserved per link when the simulation is built (only for links with an end
+/// in the simulation: a partition reserves nothing for links between other partitions'
+/// components); deeper buffers grow on demand.
 pub(crate) const PREALLOCATED_SLOTS: u32 = 64;
 
 /// A link's parameters, fixed at assembly.
@@ -373,10 +375,11 @@ pub(crate) struct LinkState<T> {
 }
 
 impl<T> LinkState<T> {
-    pub fn new(timing: Timing, depth: u32) -> LinkState<T> {
+    /// A link with an empty buffer: its slots are reserved at build ([`ErasedArena::reserve`]).
+    pub fn new(timing: Timing) -> LinkState<T> {
         LinkState {
             timing,
-            buf: VecDeque::with_capacity(depth.min(PREALLOCATED_SLOTS) as usize),
+            buf: VecDeque::new(),
             stats: LinkStats::default(),
             out: Vec::new(),
             sent_log: Vec::new(),
@@ -436,6 +439,8 @@ pub(crate) trait ErasedArena {
     fn set_hook(&mut self, slot: u32, hook: Box<dyn LinkHook>);
     /// Marks a link as cut (partitioned runs).
     fn set_cut(&mut self, slot: u32, cut: Cut);
+    /// Reserves buffer room for `depth` messages, at most [`PREALLOCATED_SLOTS`].
+    fn reserve(&mut self, slot: u32, depth: u32);
     /// Moves this window's messages on cut links towards partition `dst` into `batch`
     /// (created on first use, reused after). Returns the earliest arrival moved (or NEVER) and
     /// the number of messages.
@@ -484,6 +489,10 @@ impl<T: Payload> ErasedArena for Arena<T> {
     }
     fn set_hook(&mut self, slot: u32, hook: Box<dyn LinkHook>) {
         self.links[slot as usize].hook = Some(hook);
+    }
+    fn reserve(&mut self, slot: u32, depth: u32) {
+        let buf = &mut self.links[slot as usize].buf;
+        buf.reserve_exact((depth.min(PREALLOCATED_SLOTS) as usize).saturating_sub(buf.len()));
     }
     fn set_cut(&mut self, slot: u32, cut: Cut) {
         self.links[slot as usize].timing.cut = cut;
