@@ -15,6 +15,7 @@ use clap::Args;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use trnsim_fabric::collective::{self, Algo, Collective, Op, Params};
+use trnsim_system::cluster::Level;
 use trnsim_system::doc::SystemDoc;
 
 /// `trnsim collective` arguments.
@@ -233,7 +234,10 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
     for s in &a.sets {
         doc.set(s).map_err(usage)?;
     }
-    let sys = doc.resolve().map_err(usage)?;
+    // A cluster is checked within the limits of the network that runs it (the flow-level
+    // network takes far larger clusters than the packet-level one).
+    let level = if a.network == "flow" { Level::Flow } else { Level::Packet };
+    let sys = doc.resolve_for(level).map_err(usage)?;
     let topo = sys.fabric().ok_or_else(|| usage(format!("{} is a chip: a collective needs a fabric", doc.file())))?;
     let members: Vec<usize> = match (&a.group, a.nworkers) {
         (Some(g), _) => parse_group(g, topo.chips).map_err(usage)?,

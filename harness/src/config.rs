@@ -194,12 +194,20 @@ pub fn check_file(path: &Path) -> Result<String, String> {
         }
         Some("UltraClusterSpec") => {
             let doc = trnsim_system::doc::SystemDoc::load(path)?;
-            let trnsim_system::doc::Resolved::UltraCluster(c) = doc.resolve()? else {
+            let trnsim_system::doc::Resolved::UltraCluster(c) = doc.resolve_for(trnsim_system::cluster::Level::Flow)?
+            else {
                 return Err(format!("{f}: not an UltraCluster"));
             };
             let t = &c.topology;
+            // Checked for the flow-level network; say when the packet-level one refuses it.
+            let (max_us, max_chips) = trnsim_system::cluster::Level::Packet.limits();
+            let only = if c.spec.ultraservers > max_us || t.chips > max_chips {
+                "; flow-level network only (--network flow)"
+            } else {
+                ""
+            };
             Ok(format!(
-                "{f}: ok (UltraCluster {}: {} x {} = {} chips, scale-out {} leaves and {} spines of {}, {} nodes, {} link directions)",
+                "{f}: ok (UltraCluster {}: {} x {} = {} chips, scale-out {} leaves and {} spines of {}, {} nodes, {} link directions{only})",
                 c.spec.name,
                 c.spec.ultraservers,
                 c.spec.ultraserver,

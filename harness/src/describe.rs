@@ -262,7 +262,8 @@ fn describe_ultraserver(u: &trnsim_harness::chip::UltraServer, full: bool) {
 /// the NIC, estimates.
 fn describe_cluster(name: &str, full: bool) -> Result<(), String> {
     let doc = trnsim_system::doc::SystemDoc::open(name)?;
-    let trnsim_system::doc::Resolved::UltraCluster(c) = doc.resolve()? else {
+    let level = trnsim_system::cluster::Level::Flow;
+    let trnsim_system::doc::Resolved::UltraCluster(c) = doc.resolve_for(level)? else {
         return Err(format!("{name} is a {}, not an UltraCluster", doc.kind().name()));
     };
     let s = &c.spec;

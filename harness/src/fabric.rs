@@ -200,7 +200,7 @@ pub fn ping_pong_ns(topo: &trnsim_fabric::topo::Topology, a: usize, b: usize, by
     let mut analytic = 0u64;
     let mut n = a;
     while n != b {
-        let e = &topo.edges[topo.next_edges(n, b)[0] as usize];
+        let e = &topo.edges[topo.next_edges(n, b).first().expect("every chip reaches every chip") as usize];
         analytic += e.serialization_ps(bytes) + e.latency_ps;
         n = e.to;
     }

@@ -14,10 +14,14 @@
 //!
 //! Rules checked: the scale-out links run at the chips' NIC port rate and at the switch's port
 //! rate; the chip's NIC has a latency; leaves and spines fit the switch's radix; at most
-//! [`MAX_CLUSTER_CHIPS`] chips (the packet-level network's routing table).
+//! [`MAX_ULTRASERVERS`] UltraServers and [`MAX_CLUSTER_CHIPS`] chips for the packet-level
+//! network (its simulation time grows with every packet), at most [`MAX_FLOW_ULTRASERVERS`] and
+//! [`MAX_FLOW_CLUSTER_CHIPS`] for the flow-level network ([`Level`]).
 //!
 //! Left out: hosts, the NIC's message rate, switch buffers (documented, not modelled), and
-//! three-tier networks.
+//! three-tier networks (a two-tier Clos of radix-`R` switches connects at most `R^2 / 2`
+//! NIC ports: 131,072 with 512-port switches such as
+//! models/configs/system/flow-only/eth-102.4t.ron).
 
 use crate::chip::spec::{efa_latency_ps, Chip, ChipError};
 use crate::chip::ultraserver::UltraServer;
@@ -65,7 +69,8 @@ pub struct UltraClusterSpec {
     pub estimated: Vec<String>,
     /// An UltraServer preset name (models/configs/system/*-ultraserver.ron).
     pub ultraserver: String,
-    /// UltraServers in the cluster (1..=[`MAX_ULTRASERVERS`]).
+    /// UltraServers in the cluster (1..=[`MAX_ULTRASERVERS`] for the packet-level network,
+    /// 1..=[`MAX_FLOW_ULTRASERVERS`] for the flow-level one).
     pub ultraservers: u32,
     /// The scale-out network.
     pub scale_out: ScaleOutPart,
@@ -75,8 +80,8 @@ pub struct UltraClusterSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScaleOutPart {
-    /// A scale-out switch preset name (models/configs/scaleout/*.ron), used for leaves and
-    /// spines alike.
+    /// A scale-out switch preset name (a file beside the cluster's, or
+    /// models/configs/scaleout/*.ron), used for leaves and spines alike.
     pub switch: String,
     /// One scale-out link (NIC port to leaf, leaf to spine).
     pub link: EfaLinkPart,
@@ -136,11 +141,39 @@ pub fn presets_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../configs/scaleout")
 }
 
-/// The most UltraServers in a cluster.
+/// The most UltraServers in a cluster for the packet-level network.
 pub const MAX_ULTRASERVERS: u32 = 64;
-/// The most chips of a cluster the packet-level network takes (its routing table grows as
-/// chips x nodes).
+/// The most chips of a cluster the packet-level network takes (its run time grows with every
+/// packet of every message: 4,096 chips already take minutes per all-reduce).
 pub const MAX_CLUSTER_CHIPS: usize = 4096;
+/// The most UltraServers in a cluster for the flow-level network.
+pub const MAX_FLOW_ULTRASERVERS: u32 = 2048;
+/// The most chips of a cluster the flow-level network takes: 131,072, as many NIC ports as a
+/// two-tier Clos of 512-port switches connects. Routes are computed from the cluster's
+/// structure, so memory grows with chips and links (about 1.5 GB at this size with a
+/// hierarchical all-reduce in flight).
+pub const MAX_FLOW_CLUSTER_CHIPS: usize = 131_072;
+
+/// Which network a cluster is checked for: the limits differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// The packet-level network (the default everywhere): at most [`MAX_ULTRASERVERS`]
+    /// UltraServers and [`MAX_CLUSTER_CHIPS`] chips.
+    Packet,
+    /// The flow-level network (`trnsim collective --network flow`): at most
+    /// [`MAX_FLOW_ULTRASERVERS`] UltraServers and [`MAX_FLOW_CLUSTER_CHIPS`] chips.
+    Flow,
+}
+
+impl Level {
+    /// (most UltraServers, most chips).
+    pub fn limits(self) -> (u32, usize) {
+        match self {
+            Level::Packet => (MAX_ULTRASERVERS, MAX_CLUSTER_CHIPS),
+            Level::Flow => (MAX_FLOW_ULTRASERVERS, MAX_FLOW_CLUSTER_CHIPS),
+        }
+    }
+}
 
 /// A checked switch preset.
 #[derive(Clone, Debug)]
@@ -240,8 +273,8 @@ pub fn check_switch(file: &str, text: &str, spec: ScaleOutSwitchSpec) -> Result<
     Ok(ScaleOutSwitch { spec, latency_ps })
 }
 
-/// Validates a cluster spec read from `text` of `file` on a checked UltraServer and switch;
-/// errors are located in `text` (the chip's NIC is named in the message).
+/// Validates a cluster spec read from `text` of `file` on a checked UltraServer and switch,
+/// for the packet-level network ([`check_for`] with [`Level::Packet`]).
 pub fn check(
     file: &str,
     text: &str,
@@ -249,19 +282,45 @@ pub fn check(
     ultraserver: UltraServer,
     switch: ScaleOutSwitch,
 ) -> Result<UltraCluster, ChipError> {
+    check_for(file, text, spec, ultraserver, switch, Level::Packet)
+}
+
+/// Validates a cluster spec read from `text` of `file` on a checked UltraServer and switch,
+/// within the limits of the network `level`; errors are located in `text` (the chip's NIC is
+/// named in the message).
+pub fn check_for(
+    file: &str,
+    text: &str,
+    spec: UltraClusterSpec,
+    ultraserver: UltraServer,
+    switch: ScaleOutSwitch,
+    level: Level,
+) -> Result<UltraCluster, ChipError> {
     let v = Validator { file, text };
     let so = &spec.scale_out;
-    if !(1..=MAX_ULTRASERVERS).contains(&spec.ultraservers) {
-        let m = format!("{} is out of range (allowed: 1..={MAX_ULTRASERVERS})", spec.ultraservers);
+    let (max_us, max_chips) = level.limits();
+    let flow_way = "the flow-level network (--network flow)";
+    if !(1..=max_us).contains(&spec.ultraservers) {
+        let mut m = format!("{} is out of range (allowed: 1..={max_us})", spec.ultraservers);
+        if level == Level::Packet && (1..=MAX_FLOW_ULTRASERVERS).contains(&spec.ultraservers) {
+            m += &format!(" for the packet-level network; {flow_way} takes up to {MAX_FLOW_ULTRASERVERS}");
+        }
         return Err(v.err("", "ultraservers", "ultraservers", m));
     }
     let per_us = ultraserver.topology.chips;
-    let chips = per_us * spec.ultraservers as usize;
-    if chips > MAX_CLUSTER_CHIPS {
-        let m = format!(
-            "{} UltraServers of {per_us} chips = {chips} chips; the packet-level network takes at most {MAX_CLUSTER_CHIPS}",
-            spec.ultraservers
-        );
+    let chips = usize::try_from(spec.ultraservers).ok().and_then(|u| per_us.checked_mul(u));
+    if chips.is_none_or(|c| c > max_chips) {
+        let total = chips.map_or_else(|| "too many".to_string(), |c| c.to_string());
+        let m = match level {
+            Level::Packet => format!(
+                "{} UltraServers of {per_us} chips = {total} chips; the packet-level network takes at most {MAX_CLUSTER_CHIPS}; {flow_way} takes up to {MAX_FLOW_CLUSTER_CHIPS}",
+                spec.ultraservers
+            ),
+            Level::Flow => format!(
+                "{} UltraServers of {per_us} chips = {total} chips; the flow-level network takes at most {MAX_FLOW_CLUSTER_CHIPS}",
+                spec.ultraservers
+            ),
+        };
         return Err(v.err("", "ultraservers", "ultraservers", m));
     }
     let efa = &ultraserver.chip.spec.efa;

@@ -448,8 +448,15 @@ impl SystemDoc {
     }
 
     /// Validates the system with its overrides: the same checks as the files alone, every
-    /// error located in the file the field was read from.
+    /// error located in the file the field was read from. A cluster is checked for the
+    /// packet-level network ([`SystemDoc::resolve_for`]).
     pub fn resolve(&self) -> Result<Resolved, String> {
+        self.resolve_for(cluster::Level::Packet)
+    }
+
+    /// [`SystemDoc::resolve`] with a cluster checked within the limits of the network `level`
+    /// (the flow-level network takes far larger clusters).
+    pub fn resolve_for(&self, level: cluster::Level) -> Result<Resolved, String> {
         let chip = match (&self.chip, self.tree.get("chip")) {
             (Some(src), Some(v)) => {
                 let spec: ChipSpec = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
@@ -501,7 +508,7 @@ impl SystemDoc {
                     let field = e.field.clone();
                     self.annotate("scale_out.switch", e.to_string(), &field)
                 })?;
-                let cl = cluster::check(&self.top.file, &self.top.text, spec, u, sw).map_err(|e| {
+                let cl = cluster::check_for(&self.top.file, &self.top.text, spec, u, sw, level).map_err(|e| {
                     let field = e.field.clone();
                     self.annotate("", e.to_string(), &field)
                 })?;

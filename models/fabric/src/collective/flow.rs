@@ -12,7 +12,12 @@
 //! the slowest (store and forward).
 //!
 //! Costs events per message, not per packet: a step of `n` messages is `O(n x hops)` work per
-//! rate update. Exact for one flow alone on a path. Its known gap: an all-to-all, where the
+//! rate update, and one update serves every flow that starts or ends at the same time (the
+//! chips of a step-synchronous collective mostly do). Scaled for clusters of 100,000 chips:
+//! programs are runs of equal steps (`schedule::Runs`), timers and deliveries are kept in
+//! buckets by time, paths and tails inside an UltraServer are computed once per pair of local
+//! chips and shared by every copy, and a leaf's uplinks (and the spines' downlinks to it) are
+//! one aggregate link. Exact for one flow alone on a path. Its known gap: an all-to-all, where the
 //! packet-level sources queue all their messages at once in destination order, so every
 //! source feeds the same destinations at the same time and the switches' output queues
 //! build up (17-22 % slower than the fluid flows, which leave no link idle).
@@ -20,14 +25,50 @@
 //! Leaves out: everything the packet-level network leaves out (docs/fabric.md), plus
 //! queues inside the network: a flow's rate is set at once along its whole path.
 
-use crate::collective::schedule::Program;
+use crate::collective::schedule::{Program, Runs, Step};
+use crate::topo::cluster::ClusterRoutes;
 use crate::topo::Topology;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, VecDeque};
 
-/// Timers and deliveries: (time in ps as f64 bits, sequence, kind (0 delivery, 1 timer),
-/// chip, step tag), earliest first.
-type Events = BinaryHeap<Reverse<(u64, u64, u8, usize, u32)>>;
+/// One timer or delivery: (kind (0 delivery, 1 timer), chip, step tag).
+type Ev = (u8, usize, u32);
+
+/// Timers and deliveries, earliest first and, at one time, in the order they were pushed (as
+/// a heap of (time, sequence) would pop them). Kept by time: the chips of a step-synchronous
+/// collective mostly share their times, so a time's events are one bucket, not one heap entry
+/// each.
+#[derive(Default)]
+struct Events {
+    /// Events per time in ps as f64 bits (non-negative times order as their bits do).
+    by_time: BTreeMap<u64, VecDeque<Ev>>,
+    /// Emptied buckets, reused.
+    spare: Vec<VecDeque<Ev>>,
+}
+
+impl Events {
+    fn push(&mut self, t: f64, ev: Ev) {
+        let spare = &mut self.spare;
+        self.by_time.entry(t.to_bits()).or_insert_with(|| spare.pop().unwrap_or_default()).push_back(ev);
+    }
+
+    /// The earliest time.
+    fn next_time(&self) -> Option<f64> {
+        self.by_time.first_key_value().map(|(&t, _)| f64::from_bits(t))
+    }
+
+    /// The earliest event if it is due at `now`.
+    fn pop_due(&mut self, now: f64) -> Option<Ev> {
+        let mut first = self.by_time.first_entry()?;
+        if f64::from_bits(*first.key()) > now {
+            return None;
+        }
+        let ev = first.get_mut().pop_front();
+        if first.get().is_empty() {
+            self.spare.push(first.remove());
+        }
+        ev
+    }
+}
 
 /// One active flow.
 struct Flow {
@@ -43,13 +84,56 @@ struct Flow {
     tail_ps: f64,
 }
 
-/// One chip's collective engine (as the packet-level runner's).
+/// One chip's collective engine (as the packet-level runner's), its program kept as runs of
+/// equal steps: a hierarchical all-reduce on 100,000 chips is three runs per chip, not 1,700
+/// steps.
 struct Engine {
-    prog: Program,
-    cur: usize,
+    runs: Runs,
+    /// The current step: its run, its repetition within the run, its index (the tag).
+    run: usize,
+    rep: u32,
+    cur: u32,
+    /// Steps in all.
+    len: u64,
     issued: bool,
-    received: Vec<u32>,
+    /// Messages received per step tag, for the current and later steps only: (tag, count).
+    received: Vec<(u32, u32)>,
     done_ps: Option<f64>,
+}
+
+impl Engine {
+    fn new(runs: Runs) -> Engine {
+        let len = runs.iter().map(|r| u64::from(r.1)).sum::<u64>();
+        let done_ps = (len == 0).then_some(0.0);
+        Engine { runs, run: 0, rep: 0, cur: 0, len, issued: false, received: Vec::new(), done_ps }
+    }
+
+    fn step(&self) -> &Step {
+        &self.runs[self.run].0
+    }
+
+    fn received(&self, tag: u32) -> u32 {
+        self.received.iter().find(|r| r.0 == tag).map_or(0, |r| r.1)
+    }
+
+    fn receive(&mut self, tag: u32) {
+        match self.received.iter_mut().find(|r| r.0 == tag) {
+            Some(r) => r.1 += 1,
+            None => self.received.push((tag, 1)),
+        }
+    }
+
+    /// Moves to the next step (the caller checked there is one).
+    fn advance(&mut self) {
+        let cur = self.cur;
+        self.received.retain(|r| r.0 != cur);
+        self.cur += 1;
+        self.rep += 1;
+        while self.run < self.runs.len() && self.rep >= self.runs[self.run].1 {
+            self.run += 1;
+            self.rep = 0;
+        }
+    }
 }
 
 /// The result of a flow-level run.
@@ -87,8 +171,8 @@ fn spread(topo: &Topology, src: usize, dst: usize, cap: &[f64]) -> Vec<(u32, f64
                 continue;
             }
             let cands = topo.next_edges(n, dst);
-            let total: f64 = cands.iter().map(|&e| cap[e as usize]).sum();
-            for &e in cands {
+            let total: f64 = cands.clone().map(|e| cap[e as usize]).sum();
+            for e in cands {
                 let s = share * cap[e as usize] / total;
                 match out.iter_mut().find(|(x, _)| *x == e) {
                     Some(x) => x.1 += s,
@@ -106,13 +190,160 @@ fn spread(topo: &Topology, src: usize, dst: usize, cap: &[f64]) -> Vec<(u32, f64
     out
 }
 
+/// The paths of messages with their shares per edge. On a cluster ([`ClusterRoutes`]) the
+/// paths inside an UltraServer are its own fabric's (computed once per pair of local chips,
+/// shared by every copy), and a path between UltraServers is the source NIC, the source leaf's
+/// uplinks, the destination leaf's downlinks and the destination NIC, with each leaf's uplinks
+/// (and the spines' downlinks to it) as one aggregate link of their summed capacity: every
+/// flow crossing them is spread over all of them alike, so they always carry equal shares and
+/// the aggregate is exact (bit for bit when the spine count is a power of two, as on every
+/// preset). Elsewhere the spread is computed per message.
+struct Paths<'t> {
+    topo: &'t Topology,
+    cluster: Option<&'t ClusterRoutes>,
+    /// Capacity per edge, then per aggregate (leaf `l`'s uplinks at `edges + l`, the
+    /// downlinks to it at `edges + leaves + l`), in bytes per ps.
+    cap: Vec<f64>,
+    /// Shares of a path between leaves: (uplink aggregate, downlink aggregate, NIC down).
+    cross: Option<(f64, f64, f64)>,
+    /// Inside an UltraServer, per local source x chips per UltraServer + local destination:
+    /// the spread, and the tail of the last message size asked.
+    local: Vec<Option<Box<Local>>>,
+    /// The last (message bytes, tail) between UltraServers, on one leaf and across leaves.
+    cross_tail: [Option<(u64, f64)>; 2],
+}
+
+impl<'t> Paths<'t> {
+    fn new(topo: &'t Topology) -> Result<Paths<'t>, String> {
+        let mut cap: Vec<f64> = topo.edges.iter().map(|e| e.bytes_per_s * f64::from(e.servers) / 1e12).collect();
+        let cluster = topo.cluster_routes();
+        let mut cross = None;
+        if let Some(c) = cluster {
+            let (leaves, spines) = c.leaves_and_spines();
+            let e0 = cap.len();
+            if e0.checked_add(2 * leaves).is_none_or(|n| u32::try_from(n).is_err()) {
+                return Err(format!("{e0} link directions: too many for the flow-level network"));
+            }
+            let mut agg = vec![0.0; 2 * leaves];
+            for l in 0..leaves {
+                // Summed as the per-edge spread sums its candidates.
+                agg[l] = c.leaf_spine_edges(l).map(|(up, _)| cap[up]).sum::<f64>();
+                agg[leaves + l] = c.leaf_spine_edges(l).map(|(_, down)| cap[down]).sum::<f64>();
+            }
+            if spines > 0 {
+                // Every uplink and downlink has the same capacity (checked by the shape): the
+                // shares of one path between leaves are those of any.
+                let (up, down) = c.leaf_spine_edges(0).next().map_or((1.0, 1.0), |(u, d)| (cap[u], cap[d]));
+                let total = agg[0];
+                let s_up = 1.0 * up / total;
+                let s_down = s_up * down / down;
+                let mut s_nic = s_down;
+                for _ in 1..spines {
+                    s_nic += s_down;
+                }
+                let (_, nic_down) = c.nic_edges(0);
+                let s_nic = s_nic * cap[nic_down] / cap[nic_down];
+                let n = spines as f64;
+                cross = Some((n * s_up, n * s_down, s_nic));
+            }
+            cap.extend(agg);
+        }
+        let local = match cluster {
+            Some(c) => {
+                let k = c.chips_per_ultraserver();
+                let n = k.checked_mul(k).ok_or("too many chips per UltraServer")?;
+                std::iter::repeat_with(|| None).take(n).collect()
+            }
+            None => Vec::new(),
+        };
+        Ok(Paths { topo, cluster, cap, cross, local, cross_tail: [None; 2] })
+    }
+
+    /// Inside an UltraServer, the cached spread (and last tail) of local chips `js` to `jd`,
+    /// computed on its own fabric (the same edges in the same order).
+    fn local(&mut self, c: &ClusterRoutes, js: usize, jd: usize) -> &mut Local {
+        let k = c.chips_per_ultraserver();
+        let su = c.scale_up();
+        self.local[js * k + jd].get_or_insert_with(|| {
+            let su_cap: Vec<f64> = su.edges.iter().map(|e| e.bytes_per_s * f64::from(e.servers) / 1e12).collect();
+            Box::new(Local { path: spread(su, js, jd, &su_cap), tail: None })
+        })
+    }
+
+    /// [`tail`] of a message from `src` to `dst` (inside an UltraServer, cached).
+    fn tail(&mut self, src: usize, dst: usize, bytes: u64) -> f64 {
+        match self.cluster {
+            Some(c) if src / c.chips_per_ultraserver() == dst / c.chips_per_ultraserver() => {
+                let k = c.chips_per_ultraserver();
+                let l = self.local(c, src % k, dst % k);
+                match l.tail {
+                    Some((b, t)) if b == bytes => t,
+                    _ => {
+                        let t = tail(c.scale_up(), src % k, dst % k, bytes);
+                        l.tail = Some((bytes, t));
+                        t
+                    }
+                }
+            }
+            Some(c) => {
+                // Between UltraServers every NIC, uplink and downlink is alike (the cluster
+                // builder makes them so): the tail depends only on whether the chips share a
+                // leaf, and on the size.
+                let i = usize::from(c.leaf_of(src) != c.leaf_of(dst));
+                match self.cross_tail[i] {
+                    Some((b, t)) if b == bytes => t,
+                    _ => {
+                        let t = tail(self.topo, src, dst, bytes);
+                        self.cross_tail[i] = Some((bytes, t));
+                        t
+                    }
+                }
+            }
+            None => tail(self.topo, src, dst, bytes),
+        }
+    }
+
+    /// The edges (and aggregates) a message from `src` to `dst` uses, with its share on each.
+    fn path(&mut self, src: usize, dst: usize, mut out: Vec<(u32, f64)>) -> Vec<(u32, f64)> {
+        out.clear();
+        let Some(c) = self.cluster else {
+            out.extend(spread(self.topo, src, dst, &self.cap));
+            return out;
+        };
+        let k = c.chips_per_ultraserver();
+        if src / k == dst / k {
+            let shift = c.edges_per_ultraserver() * (src / k) as u32;
+            let local = self.local(c, src % k, dst % k);
+            out.extend(local.path.iter().map(|&(e, sh)| (e + shift, sh)));
+            return out;
+        }
+        let (up, down) = (c.nic_edges(src).0 as u32, c.nic_edges(dst).1 as u32);
+        let (ls, ld) = (c.leaf_of(src), c.leaf_of(dst));
+        match self.cross {
+            Some((s_up, s_down, s_nic)) if ls != ld => {
+                let (e0, leaves) = (self.topo.edges.len(), c.leaves_and_spines().0);
+                out.extend([(up, 1.0), ((e0 + ls) as u32, s_up), ((e0 + leaves + ld) as u32, s_down), (down, s_nic)]);
+            }
+            _ => out.extend([(up, 1.0), (down, 1.0)]),
+        }
+        out
+    }
+}
+
+/// A path inside an UltraServer, cached: the spread, and the tail of messages of `bytes`.
+struct Local {
+    path: Vec<(u32, f64)>,
+    /// (message bytes, tail in ps) of the last size asked.
+    tail: Option<(u64, f64)>,
+}
+
 /// The tail of a message of `bytes` on the first-candidate path: every hop's latency, plus one
 /// packet's serialization on every hop but the slowest, in ps.
 fn tail(topo: &Topology, src: usize, dst: usize, bytes: u64) -> f64 {
     let pkt = bytes.min(u64::from(topo.packet_bytes)) as f64;
     let (mut n, mut lat, mut ser, mut worst) = (src, 0.0, 0.0, 0.0f64);
     while n != dst {
-        let Some(&e) = topo.next_edges(n, dst).first() else { break };
+        let Some(e) = topo.next_edges(n, dst).first() else { break };
         let edge = &topo.edges[e as usize];
         lat += edge.latency_ps as f64;
         let s = pkt * 1e12 / edge.bytes_per_s;
@@ -125,53 +356,75 @@ fn tail(topo: &Topology, src: usize, dst: usize, bytes: u64) -> f64 {
 
 /// First come, first served at fluid rates: flows in the order they started (`flows` is kept
 /// in that order) each take all they can of what the older flows left on their edges, as a
-/// link FIFO serves older packets first.
-fn fifo(flows: &mut [Flow], cap: &[f64], residual: &mut [f64]) {
-    for f in flows.iter() {
-        for &(e, _) in &f.path {
-            residual[e as usize] = cap[e as usize];
-        }
-    }
+/// link FIFO serves older packets first. An edge's residual starts at its capacity when the
+/// pass first meets it (`seen` holds the pass that last did). Returns when the next transfer
+/// ends, from `now`.
+fn fifo(flows: &mut [Flow], links: &mut [Link], pass: u64, now: f64) -> f64 {
+    let mut next = f64::INFINITY;
     for f in flows.iter_mut() {
-        let r = f.path.iter().map(|&(e, s)| residual[e as usize].max(0.0) / s).fold(f64::INFINITY, f64::min);
+        let mut r = f64::INFINITY;
+        for &(e, s) in &f.path {
+            let l = &mut links[e as usize];
+            if l.seen != pass {
+                l.seen = pass;
+                l.residual = l.cap;
+            }
+            r = f64::min(r, l.residual.max(0.0) / s);
+        }
         f.rate = if r.is_finite() { r } else { 0.0 };
         for &(e, s) in &f.path {
-            residual[e as usize] -= f.rate * s;
+            links[e as usize].residual -= f.rate * s;
+        }
+        if f.rate > 0.0 {
+            next = next.min(now + f.left / f.rate);
         }
     }
+    next
+}
+
+/// One edge (or aggregate) in a FIFO pass: what the flows met so far leave of it, its
+/// capacity in bytes per ps, and the pass that last met it (kept together: one cache line per
+/// visit on a cluster's million edges).
+#[derive(Clone, Copy)]
+struct Link {
+    residual: f64,
+    cap: f64,
+    seen: u64,
 }
 
 /// Runs per-chip step programs (index = chip) over `topo` as flows, with `overhead_ps` of
 /// software time before each step's sends, until every chip is done or `limit_ps` passes.
 pub fn run(topo: &Topology, progs: Vec<Program>, overhead_ps: u64, limit_ps: u64) -> Result<FlowRun, String> {
+    run_runs(topo, progs.into_iter().map(crate::collective::schedule::runs_of).collect(), overhead_ps, limit_ps)
+}
+
+/// [`run`] with each program as runs of equal steps ([`crate::collective::schedule::runs`]).
+pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u64) -> Result<FlowRun, String> {
     if progs.len() != topo.chips {
         return Err(format!("{} programs for {} chips", progs.len(), topo.chips));
     }
-    let cap: Vec<f64> = topo.edges.iter().map(|e| e.bytes_per_s * f64::from(e.servers) / 1e12).collect();
-    let mut residual = vec![0.0; cap.len()];
+    if let Some(c) = progs.iter().position(|p| p.iter().map(|r| u64::from(r.1)).sum::<u64>() > u64::from(u32::MAX)) {
+        return Err(format!("chip {c}: more than {} steps", u32::MAX));
+    }
+    let mut paths = Paths::new(topo)?;
+    let mut links: Vec<Link> = paths.cap.iter().map(|&cap| Link { residual: 0.0, cap, seen: 0 }).collect();
     let overhead = overhead_ps as f64;
-    let mut engines: Vec<Engine> = progs
-        .into_iter()
-        .map(|prog| {
-            let done_ps = prog.is_empty().then_some(0.0);
-            Engine { received: vec![0; prog.len()], prog, cur: 0, issued: false, done_ps }
-        })
-        .collect();
-    // Timers and deliveries as (time bits, sequence, kind, chip or destination, tag): f64
-    // times of non-negative values order as their bits do.
-    let mut events: Events = BinaryHeap::new();
-    let mut seq = 0u64;
+    let mut engines: Vec<Engine> = progs.into_iter().map(Engine::new).collect();
+    let mut events = Events::default();
     for (c, e) in engines.iter().enumerate() {
         if e.done_ps.is_none() {
-            seq += 1;
-            events.push(Reverse((overhead.to_bits(), seq, 1, c, 0)));
+            events.push(overhead, (1, c, 0));
         }
     }
     let mut flows: Vec<Flow> = Vec::new();
     let (mut now, mut updates, mut messages) = (0.0f64, 0u64, 0u64);
+    // When the next transfer ends: the earliest `now + left / rate` of the moving flows, kept
+    // from the pass that last changed or advanced them.
+    let mut t_flow = f64::INFINITY;
+    // Paths of ended flows, reused by new ones (no allocation per message).
+    let mut spent: Vec<Vec<(u32, f64)>> = Vec::new();
     loop {
-        let t_event = events.peek().map(|Reverse(e)| f64::from_bits(e.0));
-        let t_flow = flows.iter().filter(|f| f.rate > 0.0).map(|f| now + f.left / f.rate).fold(f64::INFINITY, f64::min);
+        let t_event = events.next_time();
         let t = match t_event {
             Some(te) if te <= t_flow => te,
             _ if t_flow.is_finite() => t_flow,
@@ -180,58 +433,57 @@ pub fn run(topo: &Topology, progs: Vec<Program>, overhead_ps: u64, limit_ps: u64
         if t > limit_ps as f64 {
             return Err(format!("the collective did not finish within {} us", limit_ps / 1_000_000));
         }
-        for f in flows.iter_mut() {
-            f.left -= f.rate * (t - now);
-        }
+        let dt = t - now;
         now = t;
         let mut changed = false;
-        // Flows whose transfer ended (or ends within a picosecond: a step's flows end
-        // together) leave; their last byte arrives after the tail. `retain` keeps the others
-        // in start order, which the FIFO sharing needs, in one pass.
-        flows.retain(|f| {
+        // Every flow advances to `now`; those whose transfer ended (or ends within a
+        // picosecond: a step's flows end together) leave, their last byte arriving after the
+        // tail. `retain` keeps the others in start order, which the FIFO sharing needs, in one
+        // pass.
+        t_flow = f64::INFINITY;
+        flows.retain_mut(|f| {
+            f.left -= f.rate * dt;
             let done = f.rate > 0.0 && f.left <= f.rate * 1.0 + 1e-6;
             if done {
-                seq += 1;
-                events.push(Reverse(((now + f.tail_ps).to_bits(), seq, 0, f.dst, f.tag)));
+                events.push(now + f.tail_ps, (0, f.dst, f.tag));
+                spent.push(std::mem::take(&mut f.path));
                 changed = true;
+            } else if f.rate > 0.0 {
+                t_flow = t_flow.min(now + f.left / f.rate);
             }
             !done
         });
-        while let Some(Reverse((tb, _, kind, who, tag))) = events.peek().copied() {
-            if f64::from_bits(tb) > now {
-                break;
-            }
-            events.pop();
+        while let Some((kind, who, tag)) = events.pop_due(now) {
             if kind == 0 {
                 let e = &mut engines[who];
-                e.received[tag as usize] += 1;
-                if e.cur == tag as usize && e.issued {
-                    try_complete(&mut engines, who, now, overhead, &mut events, &mut seq);
+                e.receive(tag);
+                if e.cur == tag && e.issued {
+                    try_complete(&mut engines, who, now, overhead, &mut events);
                 }
             } else {
                 let c = who;
                 let step = engines[c].cur;
                 engines[c].issued = true;
-                let sends = std::mem::take(&mut engines[c].prog[step].sends);
+                let run = engines[c].run;
+                let sends = std::mem::take(&mut engines[c].runs[run].0.sends);
                 for &(dst, bytes) in &sends {
                     messages += 1;
                     if dst == c || bytes == 0 {
-                        seq += 1;
-                        events.push(Reverse((now.to_bits(), seq, 0, dst, step as u32)));
+                        events.push(now, (0, dst, step));
                         continue;
                     }
-                    let path = spread(topo, c, dst, &cap);
-                    let tail_ps = tail(topo, c, dst, bytes);
-                    flows.push(Flow { dst, tag: step as u32, left: bytes as f64, rate: 0.0, path, tail_ps });
+                    let path = paths.path(c, dst, spent.pop().unwrap_or_default());
+                    let tail_ps = paths.tail(c, dst, bytes);
+                    flows.push(Flow { dst, tag: step, left: bytes as f64, rate: 0.0, path, tail_ps });
                     changed = true;
                 }
-                engines[c].prog[step].sends = sends;
-                try_complete(&mut engines, c, now, overhead, &mut events, &mut seq);
+                engines[c].runs[run].0.sends = sends;
+                try_complete(&mut engines, c, now, overhead, &mut events);
             }
         }
         if changed && !flows.is_empty() {
-            fifo(&mut flows, &cap, &mut residual);
             updates += 1;
+            t_flow = fifo(&mut flows, &mut links, updates, now);
         }
     }
     let done_ps: Vec<f64> = engines.iter().map(|e| e.done_ps.unwrap_or(f64::NAN)).collect();
@@ -241,17 +493,16 @@ pub fn run(topo: &Topology, progs: Vec<Program>, overhead_ps: u64, limit_ps: u64
     Ok(FlowRun { done_ps, updates, messages })
 }
 
-fn try_complete(engines: &mut [Engine], c: usize, now: f64, overhead: f64, events: &mut Events, seq: &mut u64) {
+fn try_complete(engines: &mut [Engine], c: usize, now: f64, overhead: f64, events: &mut Events) {
     let e = &mut engines[c];
-    if e.done_ps.is_some() || e.received[e.cur] < e.prog[e.cur].recvs {
+    if e.done_ps.is_some() || e.received(e.cur) < e.step().recvs {
         return;
     }
-    if e.cur + 1 == e.prog.len() {
+    if u64::from(e.cur) + 1 == e.len {
         e.done_ps = Some(now);
         return;
     }
-    e.cur += 1;
+    e.advance();
     e.issued = false;
-    *seq += 1;
-    events.push(Reverse(((now + overhead).to_bits(), *seq, 1, c, 0)));
+    events.push(now + overhead, (1, c, 0));
 }

@@ -285,8 +285,8 @@ pub fn run(topo: &Topology, coll: Collective, size: u64, p: &Params) -> Result<R
 /// sharing links max-min fairly.
 pub fn run_flow(topo: &Topology, coll: Collective, size: u64, p: &Params) -> Result<Row, String> {
     let coll = coll.resolve_in(topo.chips, size, Some(topo.chips_per_server));
-    let progs = schedule::build_in(coll.op, coll.algo, topo.chips, size, &topo.ring, topo.chips_per_server)?;
-    let r = flow::run(topo, progs, p.step_overhead.as_ps(), p.limit.as_ps())?;
+    let progs = schedule::build_runs(coll.op, coll.algo, topo.chips, size, &topo.ring, topo.chips_per_server)?;
+    let r = flow::run_runs(topo, progs, p.step_overhead.as_ps(), p.limit.as_ps())?;
     let time_s = r.finish_ps() * 1e-12;
     let algbw = if time_s <= 0.0 { 0.0 } else { size as f64 / time_s / 1e9 };
     let busbw_gbps = algbw * coll.op.busbw_factor(topo.chips);

@@ -21,6 +21,38 @@ pub struct Step {
 /// The steps of one chip, in order.
 pub type Program = Vec<Step>;
 
+/// The steps of one chip as runs of equal steps: (step, how many times in a row, >= 1).
+pub type Runs = Vec<(Step, u32)>;
+
+/// `prog` as runs of equal consecutive steps.
+pub fn runs_of(prog: Program) -> Runs {
+    let mut out: Runs = Vec::new();
+    for st in prog {
+        match out.last_mut() {
+            Some((last, n)) if *last == st && *n < u32::MAX => *n += 1,
+            _ => out.push((st, 1)),
+        }
+    }
+    out
+}
+
+/// [`build_in`] as runs of equal steps ([`runs_of`]), built without the step lists where the
+/// algorithm's steps repeat (hierarchical: three runs per rank however many ranks).
+pub fn build_runs(
+    op: Op,
+    algo: Algo,
+    n: usize,
+    size: u64,
+    ring: &[usize],
+    per_server: usize,
+) -> Result<Vec<Runs>, String> {
+    let resolved = if algo == Algo::Auto { crate::collective::auto_algo(op, n, size) } else { algo };
+    if resolved == Algo::Hierarchical && op == Op::AllReduce && n >= 2 {
+        return hierarchical_runs(n, size, per_server);
+    }
+    Ok(build_in(op, algo, n, size, ring, per_server)?.into_iter().map(runs_of).collect())
+}
+
 /// Builds one program per rank (index = rank) for `n` ranks and `size` bytes; `ring` is the
 /// ring order of the ranks, and ranks `s x per_server .. (s + 1) x per_server` share a server.
 pub type ScheduleFn =
@@ -268,6 +300,39 @@ fn hierarchical(_op: Op, n: usize, size: u64, _ring: &[usize], per_server: usize
             let mut p: Program = inside.clone().collect();
             p.extend((0..2 * (m - 1)).map(|_| Step { sends: vec![(remote_next, across)], recvs: 1 }));
             p.extend(inside);
+            p
+        })
+        .collect())
+}
+
+/// [`hierarchical`] as runs: the same steps, three runs per rank (a phase with one rank
+/// none).
+fn hierarchical_runs(n: usize, size: u64, per_server: usize) -> Result<Vec<Runs>, String> {
+    let k = per_server.max(1);
+    if !n.is_multiple_of(k) {
+        return Err(format!("hierarchical: {n} ranks do not fill servers of {k}"));
+    }
+    let m = n / k;
+    let count = |x: usize| u32::try_from(x).map_err(|_| format!("hierarchical: {x} steps in one phase"));
+    let (inside_n, across_n) = (count(k - 1)?, count(2 * (m - 1))?);
+    let piece = size.div_ceil(k as u64);
+    let across = piece.div_ceil(m as u64);
+    Ok((0..n)
+        .map(|r| {
+            let (s, j) = (r / k, r % k);
+            let local_next = s * k + (j + 1) % k;
+            let remote_next = ((s + 1) % m) * k + j;
+            let inside = Step { sends: vec![(local_next, piece)], recvs: 1 };
+            let mut p: Runs = Vec::with_capacity(3);
+            if inside_n > 0 {
+                p.push((inside.clone(), inside_n));
+            }
+            if across_n > 0 {
+                p.push((Step { sends: vec![(remote_next, across)], recvs: 1 }, across_n));
+            }
+            if inside_n > 0 {
+                p.push((inside, inside_n));
+            }
             p
         })
         .collect())

@@ -409,3 +409,23 @@ fn pipelined_all_reduce_on_gen2_beats_hierarchical_and_runs_among_members() {
     let e = crate::collective::run_group(&t, coll("all_reduce:pipelined"), size, &[0, 1, 4], &p).err().unwrap();
     assert!(e.contains("pipelined needs the members listed server by server"), "{e}");
 }
+
+#[test]
+fn hierarchical_runs_are_the_hierarchical_steps_run_length_coded() {
+    use crate::collective::schedule::{build_in, build_runs, runs_of};
+    use crate::collective::{Algo, Op};
+    for (n, k, size) in [(8, 4, 1u64 << 20), (12, 4, 1000), (6, 1, 4096), (4, 4, 77), (2, 2, 1)] {
+        let ring: Vec<usize> = (0..n).collect();
+        let want: Vec<_> =
+            build_in(Op::AllReduce, Algo::Hierarchical, n, size, &ring, k).unwrap().into_iter().map(runs_of).collect();
+        let got = build_runs(Op::AllReduce, Algo::Hierarchical, n, size, &ring, k).unwrap();
+        // Expanded, step by step, the same programs.
+        let expand = |p: &[(crate::collective::schedule::Step, u32)]| -> Vec<_> {
+            p.iter().flat_map(|(s, c)| std::iter::repeat_n(s.clone(), *c as usize)).collect()
+        };
+        for c in 0..n {
+            assert_eq!(expand(&got[c]), expand(&want[c]), "{n} ranks, {k} per server, chip {c}");
+        }
+        assert!(got.iter().all(|p| p.len() <= 3), "at most three runs per rank");
+    }
+}

@@ -255,7 +255,7 @@ pub fn build_jobs(
         let routes: Vec<Vec<u32>> = (0..n)
             .map(|d| {
                 let mut r = Vec::new();
-                for &e in topo.next_edges(node, d) {
+                for e in topo.next_edges(node, d) {
                     let (from, off, k) = edge_links[e as usize];
                     debug_assert_eq!(from, node, "a next edge leaves its node");
                     r.extend((off..off + k).map(|l| l as u32));

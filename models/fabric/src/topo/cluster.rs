@@ -32,7 +32,7 @@
 //! unbounded, as everywhere in the packet-level network), three-tier Clos, and multi-plane
 //! NICs (a chip's ports go to one leaf as parallel links).
 
-use crate::topo::graph::{Edge, Node, NodeKind, Routes, RoutingKind, Topology};
+use crate::topo::graph::{Edge, NextEdges, Node, NodeKind, RouteStore, RoutingKind, Topology};
 
 /// Where chips' NICs attach to leaves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,6 +147,123 @@ impl ScaleOut {
     }
 }
 
+/// A cluster's routes computed from its structure instead of a table per (node, destination):
+/// the UltraServer's own routes (one table for its shape, shared by every copy, indexed by local
+/// node and chip) inside a copy, arithmetic on the placement between copies. Memory: the
+/// scale-up topology and one list of each leaf's uplinks, `O(chips + links)` in all.
+#[derive(Clone, Debug)]
+pub struct ClusterRoutes {
+    /// The UltraServer's topology (its routes answer inside every copy).
+    scale_up: Box<Topology>,
+    /// Chips per UltraServer.
+    k: usize,
+    /// UltraServers.
+    ultraservers: usize,
+    /// Chips in all.
+    chips: usize,
+    /// Switches per UltraServer.
+    us_switches: usize,
+    /// Link directions per UltraServer.
+    us_edges: u32,
+    /// First leaf node, first spine node.
+    leaf0: usize,
+    spine0: usize,
+    /// First NIC edge (chip `c` up: `nic0 + 2c`, down: `nic0 + 2c + 1`), first leaf-spine edge
+    /// (leaf `l` to spine `s`: `up0 + 2(l S + s)`, back: `+ 1`).
+    nic0: usize,
+    up0: usize,
+    /// Leaves and spines (0 spines with one leaf).
+    leaves: usize,
+    spines: usize,
+    /// Chips per leaf and placement.
+    chips_per_leaf: usize,
+    placement: Placement,
+    /// Leaf `l`'s uplinks, one per spine: `uplinks[l S .. (l + 1) S]`.
+    uplinks: Vec<u32>,
+}
+
+impl ClusterRoutes {
+    /// The leaf chip `c`'s NICs attach to.
+    pub fn leaf_of(&self, c: usize) -> usize {
+        match self.placement {
+            Placement::Contiguous => c / self.chips_per_leaf,
+            Placement::Rail => (c % self.k) / (self.chips_per_leaf / self.ultraservers),
+        }
+    }
+
+    /// Chips per UltraServer.
+    pub fn chips_per_ultraserver(&self) -> usize {
+        self.k
+    }
+
+    /// The UltraServer's own topology.
+    pub fn scale_up(&self) -> &Topology {
+        &self.scale_up
+    }
+
+    /// Link directions per UltraServer: copy `u`'s edges are its UltraServer's plus `u` times
+    /// this.
+    pub fn edges_per_ultraserver(&self) -> u32 {
+        self.us_edges
+    }
+
+    /// Leaves, and spines (0 with one leaf).
+    pub fn leaves_and_spines(&self) -> (usize, usize) {
+        (self.leaves, self.spines)
+    }
+
+    /// Chip `c`'s NIC edge to its leaf, and its leaf's back to it.
+    pub fn nic_edges(&self, c: usize) -> (usize, usize) {
+        (self.nic0 + 2 * c, self.nic0 + 2 * c + 1)
+    }
+
+    /// Leaf `l`'s uplinks (one per spine) and the spines' downlinks to it, as edge lists.
+    pub fn leaf_spine_edges(&self, l: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        (0..self.spines).map(move |s| (self.up0 + 2 * (l * self.spines + s), self.up0 + 2 * (l * self.spines + s) + 1))
+    }
+
+    /// Candidate next edges from `node` towards chip `dst`, in the order the table of every
+    /// (node, destination) would hold them (see the module doc).
+    pub(crate) fn next_edges(&self, node: usize, dst: usize) -> NextEdges<'_> {
+        let (k, chips) = (self.k, self.chips);
+        if dst >= chips {
+            return NextEdges::none();
+        }
+        let (ud, jd) = (dst / k, dst % k);
+        let shift = |u: usize| self.us_edges * u as u32;
+        if node < chips {
+            if node == dst {
+                NextEdges::none()
+            } else if node / k == ud {
+                let l = self.scale_up.next_edges(node % k, jd);
+                NextEdges::shifted(l.as_slice(), l.add_of() + shift(ud))
+            } else {
+                NextEdges::one((self.nic0 + 2 * node) as u32)
+            }
+        } else if node < self.leaf0 {
+            let (c, local) = ((node - chips) / self.us_switches, k + (node - chips) % self.us_switches);
+            if c == ud {
+                let l = self.scale_up.next_edges(local, jd);
+                NextEdges::shifted(l.as_slice(), l.add_of() + shift(ud))
+            } else {
+                NextEdges::none()
+            }
+        } else if node < self.spine0 {
+            let l = node - self.leaf0;
+            if l == self.leaf_of(dst) {
+                NextEdges::one((self.nic0 + 2 * dst + 1) as u32)
+            } else {
+                NextEdges::shifted(&self.uplinks[l * self.spines..(l + 1) * self.spines], 0)
+            }
+        } else if node < self.spine0 + self.spines {
+            let s = node - self.spine0;
+            NextEdges::one((self.up0 + 2 * (self.leaf_of(dst) * self.spines + s) + 1) as u32)
+        } else {
+            NextEdges::none()
+        }
+    }
+}
+
 /// `ultraservers` copies of `scale_up` joined by `net` (see the module doc); `name` names the
 /// result. The error is a sentence (the caller locates it).
 pub fn build(name: &str, scale_up: &Topology, net: &ScaleOut) -> Result<Topology, String> {
@@ -209,41 +326,28 @@ pub fn build(name: &str, scale_up: &Topology, net: &ScaleOut) -> Result<Topology
     }
     let ring: Vec<usize> = (0..u).flat_map(|c| scale_up.ring.iter().map(move |&j| c * k + j)).collect();
 
-    let mut next = Routes::default();
-    let mut rows: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
-    for d in 0..chips {
-        let (ud, jd) = (d / k, d % k);
-        let leaf_d = leaf_of(d);
-        for (n, row) in rows.iter_mut().enumerate() {
-            row.clear();
-            if n < chips {
-                if n == d {
-                } else if n / k == ud {
-                    let local = scale_up.next_edges(n % k, jd);
-                    row.extend(local.iter().map(|&e| (ud * us_edges) as u32 + e));
-                } else {
-                    row.push((nic0 + 2 * n) as u32);
-                }
-            } else if n < leaf0 {
-                let (c, local) = ((n - chips) / us_switches, k + (n - chips) % us_switches);
-                if c == ud {
-                    let l = scale_up.next_edges(local, jd);
-                    row.extend(l.iter().map(|&e| (ud * us_edges) as u32 + e));
-                }
-            } else if n < spine0 {
-                let l = n - leaf0;
-                if l == leaf_d {
-                    row.push((nic0 + 2 * d + 1) as u32);
-                } else {
-                    row.extend((0..spines).map(|s| (up0 + 2 * (l * spines + s)) as u32));
-                }
-            } else {
-                let s = n - spine0;
-                row.push((up0 + 2 * (leaf_d * spines + s) + 1) as u32);
-            }
-        }
-        next.push_dst(rows.iter().map(|r| r.iter().copied()))?;
-    }
+    let to_u32 = |x: usize, what: &str| u32::try_from(x).map_err(|_| format!("{what} over 4 G: {x}"));
+    to_u32(edges.len(), "link directions")?;
+    to_u32(nodes.len(), "nodes")?;
+    let uplinks: Vec<u32> =
+        (0..shape.leaves).flat_map(|l| (0..spines).map(move |s| (up0 + 2 * (l * spines + s)) as u32)).collect();
+    let routes = ClusterRoutes {
+        scale_up: Box::new(scale_up.clone()),
+        k,
+        ultraservers: u,
+        chips,
+        us_switches,
+        us_edges: to_u32(us_edges, "link directions")?,
+        leaf0,
+        spine0,
+        nic0,
+        up0,
+        leaves: shape.leaves,
+        spines,
+        chips_per_leaf: net.chips_per_leaf as usize,
+        placement: net.placement,
+        uplinks,
+    };
     let t = Topology {
         name: name.to_string(),
         nodes,
@@ -254,7 +358,7 @@ pub fn build(name: &str, scale_up: &Topology, net: &ScaleOut) -> Result<Topology
         ring,
         out,
         chips_per_server: k,
-        next,
+        next: RouteStore::Cluster(Box::new(routes)),
     };
     t.check_reachable()?;
     Ok(t)
@@ -307,10 +411,94 @@ mod tests {
         assert_eq!(t.hops(0, 8), 4);
         let e = t.next_edges(0, 8);
         assert_eq!(e.len(), 1);
-        assert_eq!(t.nodes[t.edges[e[0] as usize].to].name, "efa.leaf0");
-        let leaf = t.edges[e[0] as usize].to;
+        let e0 = e.first().unwrap() as usize;
+        assert_eq!(t.nodes[t.edges[e0].to].name, "efa.leaf0");
+        let leaf = t.edges[e0].to;
         assert_eq!(t.next_edges(leaf, 8).len(), 2, "every spine is a candidate");
         assert!(t.nodes.iter().any(|n| n.name == "us3.intra.s1.0"));
+    }
+
+    /// The routing table the cluster stored before its routes were computed: every (node,
+    /// destination) row, built by walking the layout (the reference the computed routes match).
+    fn table_routes(scale_up: &Topology, net: &ScaleOut, t: &Topology) -> Vec<Vec<Vec<u32>>> {
+        let k = scale_up.chips;
+        let u = net.ultraservers;
+        let shape = net.shape(k).unwrap();
+        let chips = k * u;
+        let us_switches = scale_up.nodes.len() - k;
+        let us_edges = scale_up.edges.len();
+        let leaf0 = chips + u * us_switches;
+        let spine0 = leaf0 + shape.leaves;
+        let spines = if shape.leaves > 1 { net.spines as usize } else { 0 };
+        let leaf_of = |chip: usize| match net.placement {
+            Placement::Contiguous => chip / net.chips_per_leaf as usize,
+            Placement::Rail => (chip % k) / (net.chips_per_leaf as usize / u),
+        };
+        let nic0 = u * us_edges;
+        let up0 = nic0 + 2 * chips;
+        let mut table = Vec::new();
+        for d in 0..chips {
+            let (ud, jd) = (d / k, d % k);
+            let leaf_d = leaf_of(d);
+            let mut rows = vec![Vec::new(); t.nodes.len()];
+            for (n, row) in rows.iter_mut().enumerate() {
+                if n < chips {
+                    if n == d {
+                    } else if n / k == ud {
+                        row.extend(scale_up.next_edges(n % k, jd).map(|e| (ud * us_edges) as u32 + e));
+                    } else {
+                        row.push((nic0 + 2 * n) as u32);
+                    }
+                } else if n < leaf0 {
+                    let (c, local) = ((n - chips) / us_switches, k + (n - chips) % us_switches);
+                    if c == ud {
+                        row.extend(scale_up.next_edges(local, jd).map(|e| (ud * us_edges) as u32 + e));
+                    }
+                } else if n < spine0 {
+                    let l = n - leaf0;
+                    if l == leaf_d {
+                        row.push((nic0 + 2 * d + 1) as u32);
+                    } else {
+                        row.extend((0..spines).map(|s| (up0 + 2 * (l * spines + s)) as u32));
+                    }
+                } else {
+                    let s = n - spine0;
+                    row.push((up0 + 2 * (leaf_d * spines + s) + 1) as u32);
+                }
+            }
+            table.push(rows);
+        }
+        table
+    }
+
+    #[test]
+    fn computed_routes_equal_the_stored_table_on_every_node_and_destination() {
+        let su = scale_up();
+        for (u, cpl, spines, placement) in [
+            (4, 8, 2, Placement::Contiguous),
+            (4, 8, 2, Placement::Rail),
+            (3, 6, 3, Placement::Contiguous),
+            (1, 8, 0, Placement::Rail),
+        ] {
+            let n = net(u, cpl, spines, placement);
+            let t = build("c", &su, &n).unwrap();
+            let table = table_routes(&su, &n, &t);
+            let mut across = 0;
+            for (d, rows) in table.iter().enumerate() {
+                for (node, row) in rows.iter().enumerate() {
+                    let got: Vec<u32> = t.next_edges(node, d).collect();
+                    assert_eq!(&got, row, "{placement:?} {u} x 8, {cpl} per leaf: node {node} -> chip{d}");
+                    across += usize::from(row.len() > 1 && node >= t.chips);
+                }
+            }
+            // Every layout edge is where the table says (the walk above did not drift).
+            for (d, rows) in table.iter().enumerate() {
+                for (node, row) in rows.iter().enumerate() {
+                    assert!(row.iter().all(|&e| t.edges[e as usize].from == node), "edge of node {node} -> {d}");
+                }
+            }
+            assert!(u == 1 || across > 0, "{placement:?}: some switch has several candidates");
+        }
     }
 
     #[test]
@@ -356,7 +544,7 @@ mod tests {
         }
         let m = &network.msgs[0];
         assert_eq!(m.delivered_bytes, 1 << 20);
-        let (nic, pkt) = (&t.edges[t.next_edges(3, 11)[0] as usize], t.packet_bytes);
+        let (nic, pkt) = (&t.edges[t.next_edges(3, 11).first().unwrap() as usize], t.packet_bytes);
         let floor = 256 * nic.serialization_ps(pkt) + 10_000_000;
         let done = m.done_ps.unwrap();
         assert!(done >= floor && done < floor + 5_000_000, "{done} vs {floor}");

@@ -1,6 +1,10 @@
 //! The topology as a graph: nodes are chips (first, indices `0..chips`) and switches; directed
 //! edges are link directions, each a bundle of `servers` parallel links with one bandwidth and
-//! latency. Routing tables give, for every (node, destination chip), the candidate next edges.
+//! latency. Routes give, for every (node, destination chip), the candidate next edges: a table
+//! per (node, destination) for the scale-up shapes, and for clusters an answer computed from
+//! the cluster's structure ([`crate::topo::cluster`]: one shared table for the UltraServer's own
+//! fabric and arithmetic for the scale-out network), so memory grows with chips and links, not
+//! with their square.
 
 use crate::link::effective_payload_bytes_per_s;
 use crate::topo::spec::{Checked, Kind, Scope};
@@ -89,10 +93,80 @@ pub struct Topology {
     /// plane (Trn2: 4 x 4 per server), else every chip. The hierarchical collectives work
     /// inside servers first.
     pub chips_per_server: usize,
-    /// Candidate next edges from `node` towards chip `dst` (sorted), as one compressed
-    /// table: entry `dst x nodes + node` is `next_data[next_off[i]..next_off[i + 1]]`.
-    pub(crate) next: Routes,
+    /// Candidate next edges from `node` towards chip `dst` (sorted): a compressed table (entry
+    /// `dst x nodes + node`) or, for clusters, computed from the structure.
+    pub(crate) next: RouteStore,
 }
+
+/// Where a topology's routes come from.
+#[derive(Clone, Debug)]
+pub(crate) enum RouteStore {
+    /// One row per (destination, node).
+    Table(Routes),
+    /// Computed from a cluster's structure ([`crate::topo::cluster::ClusterRoutes`]).
+    Cluster(Box<crate::topo::cluster::ClusterRoutes>),
+}
+
+/// Candidate next edges of a node towards a destination (see [`Topology::next_edges`]): a
+/// stored list of edges, each plus a fixed offset (a copy's edges are its UltraServer's shifted
+/// by the copy's first edge). Iterates in the routing's order (lowest edge first).
+#[derive(Clone, Debug)]
+pub struct NextEdges<'a> {
+    edges: std::slice::Iter<'a, u32>,
+    add: u32,
+}
+
+/// The one-element list a single computed edge is an offset of.
+static ZERO: [u32; 1] = [0];
+
+impl<'a> NextEdges<'a> {
+    /// `edges`, each plus `add`.
+    pub(crate) fn shifted(edges: &'a [u32], add: u32) -> NextEdges<'a> {
+        NextEdges { edges: edges.iter(), add }
+    }
+
+    /// The one edge `e`.
+    pub(crate) fn one(e: u32) -> NextEdges<'static> {
+        NextEdges { edges: ZERO.iter(), add: e }
+    }
+
+    /// No candidates (at the destination, or unreachable).
+    pub(crate) fn none() -> NextEdges<'static> {
+        NextEdges { edges: [].iter(), add: 0 }
+    }
+
+    /// The first candidate (the one a single-path walk takes).
+    pub fn first(&self) -> Option<u32> {
+        self.edges.clone().next().map(|&e| e + self.add)
+    }
+
+    /// Whether there are no candidates.
+    pub fn is_empty(&self) -> bool {
+        self.edges.len() == 0
+    }
+
+    /// The stored list (each candidate is an entry plus [`NextEdges::add_of`]).
+    pub(crate) fn as_slice(&self) -> &'a [u32] {
+        self.edges.as_slice()
+    }
+
+    /// The offset added to every stored entry.
+    pub(crate) fn add_of(&self) -> u32 {
+        self.add
+    }
+}
+
+impl Iterator for NextEdges<'_> {
+    type Item = u32;
+    fn next(&mut self) -> Option<u32> {
+        self.edges.next().map(|&e| e + self.add)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.edges.size_hint()
+    }
+}
+
+impl ExactSizeIterator for NextEdges<'_> {}
 
 /// A routing table in compressed rows (4 bytes per (destination, node) pair plus the edges):
 /// a 1,152-chip cluster's table is ~25 MB where nested vectors took ~100 MB.
@@ -251,7 +325,7 @@ impl Topology {
             ring,
             out,
             chips_per_server,
-            next: Routes::default(),
+            next: RouteStore::Table(Routes::default()),
         };
         let mut next = Routes::default();
         for d in 0..chips {
@@ -262,13 +336,22 @@ impl Topology {
             };
             next.push_dst(rows)?;
         }
-        t.next = next;
+        t.next = RouteStore::Table(next);
         t.check_reachable()?;
         Ok(t)
     }
 
-    /// Every chip reaches every other chip, or the error names a pair that does not.
+    /// Every chip reaches every other chip, or the error names a pair that does not. A
+    /// cluster's routes reach by construction when its UltraServer's do (checked when that was
+    /// built): there only chip 0's routes to and from every chip are checked, in `O(chips)`.
     pub(crate) fn check_reachable(&self) -> Result<(), String> {
+        if matches!(self.next, RouteStore::Cluster(_)) {
+            let unreached = |s: usize, d: usize| s != d && self.next_edges(s, d).is_empty();
+            if let Some(c) = (1..self.chips).find(|&c| unreached(0, c) || unreached(c, 0)) {
+                return Err(format!("topology {:?}: chip0 and chip{c} cannot reach each other", self.name));
+            }
+            return Ok(());
+        }
         for d in 0..self.chips {
             if let Some(s) = (0..self.chips).find(|&s| s != d && self.next_edges(s, d).is_empty()) {
                 return Err(format!("topology {:?}: chip{s} cannot reach chip{d}", self.name));
@@ -278,8 +361,19 @@ impl Topology {
     }
 
     /// Candidate next edges from `node` towards chip `dst` (empty at `dst`).
-    pub fn next_edges(&self, node: usize, dst: usize) -> &[u32] {
-        self.next.get(dst * self.nodes.len() + node)
+    pub fn next_edges(&self, node: usize, dst: usize) -> NextEdges<'_> {
+        match &self.next {
+            RouteStore::Table(t) => NextEdges::shifted(t.get(dst * self.nodes.len() + node), 0),
+            RouteStore::Cluster(c) => c.next_edges(node, dst),
+        }
+    }
+
+    /// The cluster structure the routes are computed from, if this is a cluster.
+    pub fn cluster_routes(&self) -> Option<&crate::topo::cluster::ClusterRoutes> {
+        match &self.next {
+            RouteStore::Cluster(c) => Some(c),
+            RouteStore::Table(_) => None,
+        }
     }
 
     /// The edge from `a` to `b`, if any.
@@ -291,7 +385,8 @@ impl Topology {
     pub fn hops(&self, src: usize, dst: usize) -> usize {
         let (mut n, mut h) = (src, 0);
         while n != dst {
-            n = self.edges[self.next_edges(n, dst)[0] as usize].to;
+            let e = self.next_edges(n, dst).first().expect("every chip reaches every chip");
+            n = self.edges[e as usize].to;
             h += 1;
         }
         h

@@ -177,7 +177,7 @@ impl Network {
     fn place(&mut self, now: u64, msg: MsgId, node: usize, bytes: u32) -> Event {
         let dst = self.msgs[msg].dst;
         let mut best: Option<(u64, usize, usize)> = None;
-        for &e in self.topo.next_edges(node, dst) {
+        for e in self.topo.next_edges(node, dst) {
             let e = e as usize;
             for (s, &f) in self.free_at[e].iter().enumerate() {
                 if best.is_none_or(|(bf, _, _)| f.max(now) < bf) {

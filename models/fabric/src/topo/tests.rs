@@ -84,12 +84,12 @@ fn dimension_order_routes_x_before_y_and_takes_the_plus_way_on_ties() {
     let mut path = vec![0];
     let mut n = 0;
     while n != 10 {
-        n = t.edges[t.next_edges(n, 10)[0] as usize].to;
+        n = t.edges[t.next_edges(n, 10).first().unwrap() as usize].to;
         path.push(n);
     }
     assert_eq!(path, vec![0, 1, 2, 6, 10]);
     assert_eq!(t.next_edges(3, 0).len(), 1);
-    assert_eq!(t.edges[t.next_edges(3, 0)[0] as usize].to, 0, "(3,0) -> (0,0) wraps round");
+    assert_eq!(t.edges[t.next_edges(3, 0).first().unwrap() as usize].to, 0, "(3,0) -> (0,0) wraps round");
 }
 
 #[test]
@@ -115,7 +115,7 @@ fn switched_routes_are_chip_switch_chip_or_direct_to_the_peer() {
             for d in (0..n).filter(|&d| d != s) {
                 let want = if d == (s + n / 2) % n { 1 } else { 2 };
                 assert_eq!(t.hops(s, d), want, "{name}: chip{s} -> chip{d}");
-                for &e in t.next_edges(s, d) {
+                for e in t.next_edges(s, d) {
                     let mid = t.edges[e as usize].to;
                     assert!(mid == d || t.nodes[mid].kind == NodeKind::Switch);
                 }
@@ -245,8 +245,8 @@ fn fat_tree_up_port_is_the_destinations_digit() {
     // radix 8 (k = 4), 2 levels: 16 chips, leaves ft.l0.0..3, tops ft.l1.0..3.
     let t = fat_tree(8, 2);
     for d in [8, 9, 14] {
-        let leaf = t.edges[t.next_edges(1, d)[0] as usize].to;
-        let top = t.edges[t.next_edges(leaf, d)[0] as usize].to;
+        let leaf = t.edges[t.next_edges(1, d).first().unwrap() as usize].to;
+        let top = t.edges[t.next_edges(leaf, d).first().unwrap() as usize].to;
         assert_eq!(t.nodes[top].name, format!("ft.l1.{}", d % 4), "chip1 -> chip{d}");
     }
 }

@@ -216,12 +216,24 @@ impl Presets {
         }
     }
 
-    /// The scale-out switch preset `name` (models/configs/scaleout): its file name and text,
-    /// or the names known.
+    /// The scale-out switch preset `name`: beside the file, then in models/configs/scaleout;
+    /// its file name and text, or the names known.
     pub fn switch(&self, name: &str) -> Found {
         match self {
             Presets::BuiltIn => builtin(crate::cluster::BUILTIN_SWITCHES, name),
-            Presets::Disk { .. } => on_disk(&crate::cluster::presets_dir(), name, "ScaleOutSwitchSpec"),
+            Presets::Disk { chip_dirs, .. } => {
+                let mut known = Vec::new();
+                let beside = chip_dirs.first().filter(|d| **d != presets_dir());
+                for d in beside.into_iter().cloned().chain([crate::cluster::presets_dir()]) {
+                    match on_disk(&d, name, "ScaleOutSwitchSpec") {
+                        Ok(hit) => return Ok(hit),
+                        Err(k) => known.extend(k),
+                    }
+                }
+                known.sort();
+                known.dedup();
+                Err(known)
+            }
         }
     }
 }

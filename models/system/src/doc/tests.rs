@@ -82,3 +82,70 @@ fn ultraserver_checks_see_overridden_parts() {
     let e = d.resolve().unwrap_err();
     assert!(e.contains("wires 11 links per chip") && e.contains("10 NeuronLink ports"), "{e}");
 }
+
+/// `file:line:col: field:` at the start of a one-line error.
+fn located_at(e: &str, file: &str, field: &str) -> bool {
+    let Some(rest) = e.strip_prefix(file).and_then(|r| r.strip_prefix(':')) else { return false };
+    let mut parts = rest.splitn(3, ':');
+    let (line, col) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    line.parse::<u32>().is_ok()
+        && col.parse::<u32>().is_ok()
+        && parts.next().is_some_and(|r| r.starts_with(&format!(" {field}:")))
+        && !e.contains('\n')
+}
+
+#[test]
+fn a_cluster_above_4096_chips_is_refused_by_the_packet_network_and_taken_by_the_flow_network() {
+    use crate::cluster::{Level, MAX_CLUSTER_CHIPS};
+    // 65 Gen1 UltraServers of 64 chips: 4,160 chips.
+    let mut d = doc("trn3-gen1-ultracluster-64");
+    d.set("ultraservers=65").unwrap();
+    d.set("scale_out.spines=32").unwrap();
+    let e = d.resolve().unwrap_err();
+    assert!(located_at(&e, "trn3-gen1-ultracluster-64.ron (built in)", "ultraservers"), "{e}");
+    assert!(e.contains("out of range (allowed: 1..=64) for the packet-level network"), "{e}");
+    assert!(e.contains("--network flow"), "names the way: {e}");
+    let Resolved::UltraCluster(c) = d.resolve_for(Level::Flow).unwrap() else { panic!("not a cluster") };
+    assert_eq!(c.topology.chips, 4160);
+    assert!(c.topology.chips > MAX_CLUSTER_CHIPS);
+    // Within 64 UltraServers but over 4,096 chips: 29 Gen2 UltraServers of 144.
+    let mut d = doc("trn3-gen2-ultracluster-8");
+    d.set("ultraservers=29").unwrap();
+    let e = d.resolve().unwrap_err();
+    assert!(located_at(&e, "trn3-gen2-ultracluster-8.ron (built in)", "ultraservers"), "{e}");
+    assert!(e.contains("= 4176 chips; the packet-level network takes at most 4096"), "{e}");
+    assert!(e.contains("the flow-level network (--network flow) takes up to 131072"), "{e}");
+}
+
+#[test]
+fn the_flow_networks_own_limits_are_checked_and_located() {
+    use crate::cluster::Level;
+    let cases = [
+        ("ultraservers=2049", "2049 is out of range (allowed: 1..=2048) (the value of --set ultraservers=2049)"),
+        (
+            "ultraservers=911",
+            "911 UltraServers of 144 chips = 131184 chips; the flow-level network takes at most 131072",
+        ),
+        ("ultraservers=0", "0 is out of range (allowed: 1..=2048)"),
+    ];
+    for (set, want) in cases {
+        let mut d = doc("trn3-gen2-ultracluster-8");
+        d.set(set).unwrap();
+        let e = d.resolve_for(Level::Flow).unwrap_err();
+        assert!(located_at(&e, "trn3-gen2-ultracluster-8.ron (built in)", "ultraservers"), "{e}");
+        assert!(e.contains(want), "{set}: expected {want:?} in {e}");
+    }
+}
+
+#[test]
+fn the_100000_chip_cluster_file_runs_on_the_flow_network_only() {
+    use crate::cluster::Level;
+    let path = crate::chip::ultraserver::presets_dir().join("flow-only/trn3-gen2-ultracluster-695.ron");
+    let d = SystemDoc::load(&path).unwrap();
+    let e = d.resolve().unwrap_err();
+    assert!(e.contains(":16:5: ultraservers: 695 is out of range (allowed: 1..=64)"), "{e}");
+    assert!(e.contains("--network flow"), "{e}");
+    let Resolved::UltraCluster(c) = d.resolve_for(Level::Flow).unwrap() else { panic!("not a cluster") };
+    assert_eq!(c.topology.chips, 100_080);
+    assert_eq!(c.switch.spec.name, "eth-102.4t", "the switch beside the file");
+}
