@@ -34,8 +34,8 @@ run:
 
 ## test: format and lint checks, every test of the workspace with features rtl and mpi (one
 ##       build for all: the RTL co-simulation and the MPI transport are tested in the same pass),
-##       the default-feature dev build (linted; its `diff` and `--mpi` messages checked) beside
-##       the suite's determinism check on the test pass's binary;
+##       the default-feature dev build (linted), its `diff` and `--mpi` messages and the suite's
+##       determinism checked on it;
 ##       ends with `tests: P passed, F failed, S skipped`
 FEATURES_ALL := trnsim-rtl/rtl,trnsim-harness/rtl,trnsim-harness/mpi
 # Lint while building: clippy-driver (what `cargo clippy` runs) compiles the workspace's own
@@ -52,13 +52,9 @@ test: test-deps
 	$(CARGO) fmt --all -- --check
 	$(LINTED) $(CARGO) test --workspace --all-targets --features $(FEATURES_ALL) --no-run
 	$(LINTED) $(CARGO) test --workspace --features $(FEATURES_ALL) 2>&1 | tee -a $(TEST_LOG)
-	@# The suite's determinism runs on the test pass's binary (copied: the default-feature build
-	@# replaces target/debug/trnsim) while that build runs beside it; both must pass.
-	cp target/debug/trnsim target/debug/trnsim-features
-	( $(LINTED) $(CARGO) build -p trnsim-harness > target/default-build.log 2>&1; echo $$? > target/default-build.rc ) & \
-	det=0; TRNSIM=./target/debug/trnsim-features scripts/suite-determinism.sh $$(./target/debug/trnsim-features list | awk '{ print $$1 }' | grep -vxE '$(DETERMINISM_LEAVE_OUT)') || det=$$?; \
-	wait; cat target/default-build.log; test $$det = 0 && test "$$(cat target/default-build.rc)" = 0
+	$(LINTED) $(CARGO) build -p trnsim-harness
 	scripts/default-build-check.sh ./target/debug/trnsim 2>&1 | tee -a $(TEST_LOG)
+	TRNSIM=./target/debug/trnsim scripts/suite-determinism.sh $$(./target/debug/trnsim list | awk '{ print $$1 }' | grep -vxE '$(DETERMINISM_LEAVE_OUT)')
 	@scripts/test-summary.sh $(TEST_LOG) $(TRNSIM_SKIP_LOG)
 
 ## test-deps: what the tests need beyond cargo (rustfmt/clippy, node and Perfetto's trace processor, Verilator, Open MPI)
