@@ -94,13 +94,7 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
                 Ok(b)
             };
             let kind = Kind::Collective { size, chips, busbw_factor };
-            Ok(System {
-                build: Box::new(build),
-                limit,
-                kind,
-                default_rule: (PartitionRule::Auto, u32::MAX),
-                whole_chips: false,
-            })
+            Ok(System::new(build, limit, kind))
         }
         "fabric-allreduce-ultracluster-nodes" => {
             let (topo, coll) = ultracluster()?;
@@ -118,7 +112,7 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
             // By UltraServer: components are named `us0.…`, `us1.…`, `efa.…`; as many
             // partitions as UltraServers at most.
             let default_rule = (PartitionRule::ByName { depth: 1 }, ultraservers);
-            Ok(System { build: Box::new(build), limit, kind, default_rule, whole_chips: false })
+            Ok(System { default_rule, ..System::new(build, limit, kind) })
         }
         "kernel-ring" => {
             let p = crate::ring::RingParams { modules: 64, tokens: 16, depth: 4 };
@@ -126,13 +120,7 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
             let build = move || crate::ring::builder(p, opts());
             // The ring's clock is 1 GHz: `cycles` cycles are `cycles` ns.
             let (limit, kind) = (Dur::from_ns(cycles), Kind::Ring { cycles });
-            Ok(System {
-                build: Box::new(build),
-                limit,
-                kind,
-                default_rule: (PartitionRule::Auto, u32::MAX),
-                whole_chips: false,
-            })
+            Ok(System::new(build, limit, kind))
         }
         n if n.starts_with("tp-matmul-") => {
             let us = trnsim_system::chip::ultraserver::trn3_gen1()?;
@@ -147,13 +135,7 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
                 .map_err(|_| format!("{n:?}: the seed after `kernel-random-graph:` must be a number"))?;
             let build = move || Ok(crate::random_graph::builder(seed, order).0);
             let (limit, kind) = (Dur::from_us(200), Kind::Graph);
-            Ok(System {
-                build: Box::new(build),
-                limit,
-                kind,
-                default_rule: (PartitionRule::Auto, u32::MAX),
-                whole_chips: false,
-            })
+            Ok(System::new(build, limit, kind))
         }
         _ => {
             let names: Vec<&str> = PARTITIONABLE.iter().map(|(n, _)| *n).collect();
@@ -177,10 +159,22 @@ pub fn tp_system(
     // By chip: `chip003` with its `chip003.nc0…` and `chip003.hbm1…`; switches alone.
     let default_rule = (PartitionRule::ByName { depth: 1 }, n);
     let kind = Kind::Tp { n, shape, chip: Box::new(chip), topo: Box::new(topo), algo };
-    Ok(System { build: Box::new(build), limit: crate::tp::LIMIT, kind, default_rule, whole_chips: true })
+    Ok(System { default_rule, whole_chips: true, ..System::new(build, crate::tp::LIMIT, kind) })
 }
 
 impl System {
+    /// A system of `kind` built by `build`, run until `limit`: split by `auto` by default,
+    /// any rule allowed.
+    fn new(build: impl Fn() -> Result<SimBuilder, String> + Sync + 'static, limit: Dur, kind: Kind) -> System {
+        System {
+            build: Box::new(build),
+            limit,
+            kind,
+            default_rule: (PartitionRule::Auto, u32::MAX),
+            whole_chips: false,
+        }
+    }
+
     /// The partition rule used for `parts` partitions when none is asked for: by UltraServer
     /// on a cluster with at least `parts` UltraServers, else auto.
     pub fn default_rule(&self, parts: u32) -> PartitionRule {
