@@ -153,7 +153,12 @@ pub fn tp_system(
     n: u32,
     order: TickOrder,
 ) -> Result<System, String> {
-    let algo = crate::tp::declare(&chip, &topo, &shape, n, order, false)?.algo;
+    // What the declaration checks first, checked here so a bad N is refused before any run.
+    if n as usize > topo.chips {
+        return Err(format!("tp over {n} chips: {} has {} chips", topo.name, topo.chips));
+    }
+    shape.chip_shape(n, chip.spec.cores)?;
+    let algo = crate::tp::algo(&shape, n);
     let (c2, t2) = (chip.clone(), topo.clone());
     let build = move || Ok(crate::tp::declare(&c2, &t2, &shape, n, order, false)?.b);
     // By chip: `chip003` with its `chip003.nc0…` and `chip003.hbm1…`; switches alone.

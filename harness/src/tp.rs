@@ -135,8 +135,13 @@ pub fn run(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<TpRun, String> {
     let d = declare(chip, topo, s, n, order, trace.is_some())?;
-    let sim = crate::progress::run_to_end(d.b, &d.chips, trace, Dur::from_us(100_000))?;
+    let sim = crate::progress::run_to_end(d.b, &d.chips, trace, LIMIT)?;
     Ok(TpRun { sim, chips: d.chips, engines: d.engines, algo: d.algo })
+}
+
+/// The algorithm the all-reduces of `s` over `n` chips use (`auto` resolved).
+pub fn algo(s: &TpShape, n: u32) -> Algo {
+    Collective { op: Op::AllReduce, algo: Algo::Auto }.resolve(n as usize, s.phase_bytes()).algo
 }
 
 /// The run's simulated-time limit.
@@ -169,7 +174,7 @@ pub fn declare(
     let sems = (Sem(DOORBELL_SEM), Sem(CC_DONE_SEM));
     let (chips, hooks) = chip::build_on_fabric(&mut b, chip, &programs, topo, &nodes, &members, sems, tracing)?;
     let jobs = jobs(s, topo, &members, cs.chunks(), true)?;
-    let algo = Collective { op: Op::AllReduce, algo: Algo::Auto }.resolve(n as usize, s.phase_bytes()).algo;
+    let algo = algo(s, n);
     fsys::build_jobs(&mut b, topo, &nodes, &jobs, &Params::default(), hooks, tracing)?;
     let engines = members.iter().map(|&c| nodes.ids[c]).collect();
     Ok(TpDecl { b, chips, engines, algo })
@@ -185,7 +190,7 @@ pub fn allreduce_alone_ns(topo: &Topology, s: &TpShape, n: u32, chunks: u32) -> 
     let nodes = fsys::reserve_nodes(&mut b, topo)?;
     fsys::build_jobs(&mut b, topo, &nodes, &jobs, &Params::default(), Vec::new(), false)?;
     let mut sim = b.build().map_err(|e| e.to_string())?;
-    crate::progress::run_until_idle(&mut sim, Dur::from_us(100_000)).map_err(|e| e.to_string())?;
+    crate::progress::run_until_idle(&mut sim, LIMIT).map_err(|e| e.to_string())?;
     let mut done = vec![0u64; s.phases as usize];
     for &c in &members {
         let node = sim.component::<ChipNode>(nodes.ids[c]).ok_or("chip node")?;

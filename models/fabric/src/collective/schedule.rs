@@ -50,7 +50,7 @@ pub fn build_runs(
     if resolved == Algo::Hierarchical && op == Op::AllReduce && n >= 2 {
         return hierarchical_runs(n, size, per_server);
     }
-    Ok(build_in(op, algo, n, size, ring, per_server)?.into_iter().map(runs_of).collect())
+    Ok(build_in(op, resolved, n, size, ring, per_server)?.into_iter().map(runs_of).collect())
 }
 
 /// Builds one program per rank (index = rank) for `n` ranks and `size` bytes; `ring` is the
