@@ -59,7 +59,9 @@ pub struct HbmArgs {
     /// Scheduler: frfcfs or fcfs.
     #[arg(long, default_value = "frfcfs")]
     scheduler: String,
-    /// Address map, MSB first (see docs/memory.md), e.g. ro-ba-bg-sid-pc-ch-co or ...+xor.
+    /// Address map, MSB first (docs/memory.md, "Address maps"), or a reference tool's by name
+    /// (RoBaRaCoCh, ChRaBaRoCo, MOP4CLXOR, rorabgbachco). Default: ro-sid-ba-co-bg-pc-ch-co:1
+    /// (channels interleaved every 64 B; the Trainium chips use ro-sid-ba-co-bg-pc-ch).
     #[arg(long)]
     address_map: Option<String>,
     /// Requests per pseudo-channel that may wait in its intake buffer when its queue is full

@@ -10,7 +10,7 @@ use trnsim_core::engine::EngineUnit;
 use trnsim_core::isa::asm::{assemble, render_errors, AsmOptions};
 use trnsim_core::isa::Program;
 use trnsim_kernel::{Dur, SimBuilder, SimOptions, Simulation, TickOrder, TraceOptions, TraceSink};
-use trnsim_mem::hbm::{presets, Fidelity, HbmStack, StackConfig};
+use trnsim_mem::hbm::{Fidelity, HbmStack};
 
 /// Assembles `text` (named `source` in errors).
 pub fn assemble_text(source: &str, text: &str) -> Result<Program, String> {
@@ -92,7 +92,8 @@ pub fn run_cores_at(
         .any(|(_, s)| s.instrs.iter().any(|i| matches!(i, trnsim_core::isa::Instr::DmaStart { .. })));
     let mut stacks = Vec::new();
     if needs_hbm {
-        let mut cfg = StackConfig::from_preset(&presets::HBM3E_9600);
+        // One Trn3 stack as the chip has it (preset and address map of trn3-chip).
+        let mut cfg = trnsim_system::chip::trn3()?.stack_config();
         cfg.fidelity = fidelity;
         let clk = b.clock("hbm", cfg.timing.frequency()).map_err(|e| e.to_string())?;
         for k in 0..cores.div_ceil(2) {

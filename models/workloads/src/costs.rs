@@ -340,8 +340,8 @@ pub const DMA_ROUND_TRIP_NS: f64 = 62.0;
 /// measured on the stack model alone: 100,000 reads, 4096 in flight, 64 offered per clock.
 pub fn stack_stream_bytes_per_ns(chip: &Chip) -> Result<f64, String> {
     use trnsim_mem::hbm::traffic::{attach, GenParams, Pattern, Synthetic};
-    use trnsim_mem::hbm::{HbmStack, StackConfig};
-    let cfg = StackConfig::from_preset(chip.hbm);
+    use trnsim_mem::hbm::HbmStack;
+    let cfg = chip.stack_config();
     let n = 100_000;
     let mut b = SimBuilder::new();
     let clk = b.clock("hbm", cfg.timing.frequency()).map_err(|e| e.to_string())?;

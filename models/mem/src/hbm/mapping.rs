@@ -141,11 +141,19 @@ pub struct AddressMap {
 }
 
 impl AddressMap {
-    /// The default map: `ro-sid-ba-co-bg-pc-ch`: consecutive bursts rotate over channels,
-    /// pseudo-channels and bank groups (so a stream's back-to-back reads on one pseudo-channel
-    /// alternate bank groups and are spaced tCCDS, not tCCDL), then walk a row's columns, then
-    /// move to the next bank and SID (SID switches cost tCCDR, so they come last).
-    pub const DEFAULT: &'static str = "ro-sid-ba-co-bg-pc-ch";
+    /// The default map: `ro-sid-ba-co-bg-pc-ch-co:1`: channels interleave every 64 B, a cache
+    /// line. A line's two bursts (the lowest column bit) stay in one bank of one
+    /// pseudo-channel, so a random line costs one ACT, not two; consecutive lines rotate over
+    /// channels, pseudo-channels and bank groups (so a stream's lines on one pseudo-channel
+    /// alternate bank groups, spaced tCCDS, not tCCDL), then walk a row's columns, then move to
+    /// the next bank and SID (SID switches cost tCCDR, so they come last).
+    pub const DEFAULT: &'static str = "ro-sid-ba-co-bg-pc-ch-co:1";
+    /// Burst-interleaved map `ro-sid-ba-co-bg-pc-ch`, the Trainium chip presets' (an
+    /// estimate: their DMA engines move 32 B bursts, not cache lines): consecutive bursts
+    /// rotate over channels, pseudo-channels and bank groups (a stream's back-to-back bursts
+    /// on one pseudo-channel alternate bank groups, tCCDS apart), then walk a row's columns,
+    /// then banks and SIDs. A random 64 B line takes two channels, so two ACTs.
+    pub const BURST_INTERLEAVED: &'static str = "ro-sid-ba-co-bg-pc-ch";
     /// Row-contiguous map `ro-ba-bg-sid-pc-ch-co` (like DRAMsim3's "rorabgbachco", which is
     /// `ro-sid-bg-ba-pc-ch-co`): a row's bursts are contiguous; consecutive rows rotate over
     /// channels, then pseudo-channels.
@@ -424,6 +432,7 @@ mod tests {
             let org = (p.org)();
             for text in [
                 AddressMap::DEFAULT,
+                AddressMap::BURST_INTERLEAVED,
                 AddressMap::ROW_CONTIGUOUS,
                 "ro-ba-bg-sid-pc-ch-co+xor",
                 "st-ro-co-ba-bg-sid-pc-ch",

@@ -10,7 +10,7 @@ use trnsim_core::isa::{Program, Sem};
 use trnsim_fabric::system::{node_name, ChipHooks, Nodes};
 use trnsim_fabric::topo::Topology;
 use trnsim_kernel::{ComponentId, Dur, SimBuilder, Simulation, TraceOptions, TraceSink};
-use trnsim_mem::hbm::{StackConfig, StackDecl};
+use trnsim_mem::hbm::StackDecl;
 
 /// Component ids of a built chip.
 #[derive(Clone, Debug)]
@@ -58,7 +58,7 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
         return Err(format!("chip {}: {} programs for {} cores (one per core)", s.name, programs.len(), s.cores));
     }
     let e = |x: trnsim_kernel::BuildError| x.to_string();
-    let cfg = StackConfig::from_preset(chip.hbm);
+    let cfg = chip.stack_config();
     let clk = if o.shared_clocks {
         b.shared_clock("hbm", cfg.timing.frequency())
     } else {

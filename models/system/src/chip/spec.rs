@@ -72,6 +72,15 @@ pub struct HbmPart {
     /// completion computed on arrival, no reordering: `trnsim_mem::hbm::fast`).
     #[serde(default)]
     pub fidelity: trnsim_mem::hbm::Fidelity,
+    /// The stacks' address map (docs/memory.md, "Address maps"), e.g. "ro-ba-bg-sid-pc-ch-co"
+    /// or a reference tool's by name ("RoBaRaCoCh"); absent: the default map
+    /// (`trnsim_mem::hbm::AddressMap::DEFAULT`, channels interleaved every 64 B).
+    #[serde(default = "default_address_map")]
+    pub address_map: String,
+}
+
+fn default_address_map() -> String {
+    trnsim_mem::hbm::AddressMap::DEFAULT.into()
 }
 
 /// One core's DMA block (the rest of [`DmaParams`] is the generation's preset).
@@ -224,6 +233,13 @@ pub struct Chip {
 }
 
 impl Chip {
+    /// One stack's configuration: the preset's, with the chip's address map if it names one.
+    pub fn stack_config(&self) -> trnsim_mem::hbm::StackConfig {
+        let mut c = trnsim_mem::hbm::StackConfig::from_preset(self.hbm);
+        c.controller.address_map = self.spec.hbm.address_map.clone();
+        c
+    }
+
     /// The stack core `core` is wired to.
     pub fn stack_of(&self, core: u32) -> u32 {
         core / self.spec.hbm.cores_per_stack
@@ -482,6 +498,12 @@ impl Validator<'_> {
             self.err("preset", "hbm.preset", m)
         })?;
         self.between("hbm.stacks", h.stacks, 1, MAX_CORES)?;
+        let map = trnsim_mem::hbm::AddressMap::new(&h.address_map, &(hbm.org)(), 1)
+            .map_err(|e| self.err("address_map", "hbm.address_map", e.0))?;
+        if map.has_stack_level() {
+            let m = format!("{:?} has a stack level (`st`): each stack maps its own addresses", h.address_map);
+            return Err(self.err("address_map", "hbm.address_map", m));
+        }
         self.at_least("hbm.cores_per_stack", h.cores_per_stack, 1)?;
         if h.stacks.checked_mul(h.cores_per_stack) != Some(spec.cores) {
             let m = format!(

@@ -252,3 +252,24 @@ mod ultraserver {
         assert!(e.contains(&format!("x.ron:{line}:5: {want}")), "{e}");
     }
 }
+
+#[test]
+fn the_address_map_is_the_default_unless_the_file_names_one() {
+    use trnsim_mem::hbm::AddressMap;
+    let c = trn3().unwrap();
+    assert_eq!(c.spec.hbm.address_map, AddressMap::BURST_INTERLEAVED);
+    assert_eq!(c.stack_config().controller.address_map, AddressMap::BURST_INTERLEAVED);
+    let named = "        address_map: \"ro-sid-ba-co-bg-pc-ch\",\n";
+    assert!(TRN3_CHIP_RON.contains(named));
+    let c = parse("chip.ron", &TRN3_CHIP_RON.replace(named, "")).unwrap();
+    assert_eq!(c.stack_config().controller.address_map, AddressMap::DEFAULT);
+    let with = |m: &str| TRN3_CHIP_RON.replace(named, &format!("        address_map: \"{m}\",\n"));
+    let c = parse("chip.ron", &with("RoBaRaCoCh")).unwrap();
+    assert_eq!(c.stack_config().controller.address_map, "RoBaRaCoCh");
+    let text = with("ro-ba-bg-sid-pc-ch-cq");
+    let line = text.lines().position(|l| l.contains("address_map:")).unwrap() + 1;
+    let e = err(&text);
+    assert!(e.starts_with(&format!("chip.ron:{line}:")) && e.contains(": hbm.address_map: unknown level `cq`"), "{e}");
+    let e = err(&with("st-ro-sid-ba-co-bg-pc-ch"));
+    assert!(e.contains(": hbm.address_map: ") && e.contains("stack level"), "{e}");
+}

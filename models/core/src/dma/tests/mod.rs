@@ -197,6 +197,8 @@ fn spec(depth: u32) -> LinkSpec {
 /// A DMA block on an HBM3E stack (Trn3) and a fake SBUF, fed `cmds` by a driver.
 pub(super) fn rig(p: DmaParams, cmds: Vec<(Time, DmaCmd)>, functional: bool) -> Rig {
     let mut cfg = StackConfig::from_preset(&presets::HBM3E_9600);
+    // The Trainium chip presets' map (models/configs/system/trn3-chip.ron).
+    cfg.controller.address_map = trnsim_mem::hbm::AddressMap::BURST_INTERLEAVED.into();
     cfg.functional = functional;
     let mut b = SimBuilder::new();
     let clk = b.clock("dma", p.clock).unwrap();
