@@ -78,3 +78,35 @@ fn bad_trace_lines_and_presets_are_located_errors() {
     assert_eq!(code, 2);
     assert!(err.contains("/nonexistent.trace"), "{err}");
 }
+
+#[test]
+fn the_trace_cpu_requester_is_one_request_per_cycle_with_no_cap_in_flight() {
+    let dir = scratch("hbm_cli_requester");
+    let path = dir.join("mix.trace");
+    let mut f = std::fs::File::create(&path).unwrap();
+    write_trace(&mut f, TraceFormat::Dramsim3, synth(SynthKind::Mix, 60_000, 5, 16 << 30, 32)).unwrap();
+    drop(f);
+    let p = path.to_str().unwrap();
+    let base =
+        ["hbm", "--trace", p, "--request-bytes", "32", "--address-map", "RoBaRaCoCh", "--refresh", "per-bank-hold"];
+    let with = |extra: &[&str]| {
+        let (code, out, err) = run(&[&base[..], extra].concat());
+        assert_eq!(code, 0, "{extra:?}: {err}");
+        (figure(&out, "bandwidth_GBps"), figure(&out, "read_latency_ns_mean"))
+    };
+    let cpu = with(&["--requester", "trace-cpu"]);
+    // The same as its flags spelt out, with a cap that never binds (4 x 32 x 128 = 16384)...
+    assert_eq!(cpu, with(&["--width", "1", "--in-flight", "16384", "--intake-buffer", "0"]));
+    assert_eq!(cpu, with(&["--width", "1", "--in-flight", "4096", "--intake-buffer", "0"]));
+    // ...where 256 in flight binds: writes stay outstanding while the refresh hold delays them.
+    let capped = with(&["--width", "1", "--in-flight", "256", "--intake-buffer", "0"]);
+    assert!(capped.0 < 0.97 * cpu.0, "{capped:?} against {cpu:?}");
+    for flag in ["--width", "--in-flight", "--intake-buffer"] {
+        let (code, _, err) = run(&[&base[..], &["--requester", "trace-cpu", flag, "2"]].concat());
+        assert_eq!(code, 2, "{flag}: {err}");
+        assert!(err.contains("cannot be used with"), "{flag}: {err}");
+    }
+    let (code, _, err) = run(&[&base[..], &["--requester", "cpu"]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--requester: unknown `cpu` (known: port, trace-cpu)"), "{err}");
+}

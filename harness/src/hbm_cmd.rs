@@ -49,6 +49,13 @@ pub struct HbmArgs {
     /// Most requests offered per memory cycle.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
     width: u32,
+    /// The requester: `port` (the open-loop generator of --width and --in-flight) or
+    /// `trace-cpu`, the trace front ends of DRAMsim3 and Ramulator 2: one request per memory
+    /// cycle, no limit on requests in flight (four times what the queues hold, so it never
+    /// binds), and a full queue holds the whole stream (no intake buffer). `trace-cpu` sets
+    /// --width, --in-flight and --intake-buffer, so it takes none of them.
+    #[arg(long, default_value = "port", conflicts_with_all = ["width", "in_flight", "intake_buffer"])]
+    requester: String,
     /// Row-buffer policy: open or closed.
     #[arg(long, default_value = "open")]
     page_policy: String,
@@ -151,6 +158,16 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     if let Some(n) = a.intake_buffer {
         cfg.controller.intake_buffer = n;
     }
+    let (width, in_flight) = match a.requester.as_str() {
+        "port" => (a.width, a.in_flight),
+        "trace-cpu" => {
+            cfg.controller.intake_buffer = 0;
+            let c = &cfg.controller;
+            let held = u64::from(cfg.org.pcs()) * (u64::from(c.read_queue) + u64::from(c.write_queue));
+            (1, u32::try_from(held.saturating_mul(4).clamp(4096, 1_000_000)).unwrap_or(1_000_000))
+        }
+        o => return Err(usage(format!("--requester: unknown `{o}` (known: port, trace-cpu)"))),
+    };
     cfg.fidelity = trnsim_mem::hbm::Fidelity::parse(&a.fidelity)
         .ok_or_else(|| usage(format!("--fidelity: unknown `{}` (known: cycle, fast)", a.fidelity)))?;
     if cfg.fidelity == trnsim_mem::hbm::Fidelity::Fast && (a.cmd_trace.is_some() || a.check) {
@@ -161,7 +178,7 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
         describe(p, &cfg);
         return Ok(());
     }
-    let gen = GenParams { width: a.width, in_flight: a.in_flight, rate: f64::INFINITY, bytes: cfg.org.access_bytes() };
+    let gen = GenParams { width, in_flight, rate: f64::INFINITY, bytes: cfg.org.access_bytes() };
     let spec = HbmSpec {
         name: format!("hbm {}", p.name),
         cfg,
