@@ -233,7 +233,7 @@ pub struct Chip {
 }
 
 impl Chip {
-    /// One stack's configuration: the preset's, with the chip's address map if it names one.
+    /// One stack's configuration: the preset's, with the chip's address map.
     pub fn stack_config(&self) -> trnsim_mem::hbm::StackConfig {
         let mut c = trnsim_mem::hbm::StackConfig::from_preset(self.hbm);
         c.controller.address_map = self.spec.hbm.address_map.clone();
