@@ -359,6 +359,10 @@ fn tail(topo: &Topology, src: usize, dst: usize, bytes: u64) -> f64 {
 /// link FIFO serves older packets first. An edge's residual starts at its capacity when the
 /// pass first meets it (`seen` holds the pass that last did). Returns when the next transfer
 /// ends, from `now`.
+///
+/// Flows only see what older flows leave, so flows appended since the last pass can be given
+/// their rates by continuing that pass (`flows` = the new ones, the same `pass`): the older
+/// flows' rates and the edges' residuals are what a whole pass would compute again.
 fn fifo(flows: &mut [Flow], links: &mut [Link], pass: u64, now: f64) -> f64 {
     let mut next = f64::INFINITY;
     for f in flows.iter_mut() {
@@ -418,6 +422,8 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
     }
     let mut flows: Vec<Flow> = Vec::new();
     let (mut now, mut updates, mut messages) = (0.0f64, 0u64, 0u64);
+    // The FIFO pass the edges' residuals belong to (`Link::seen`).
+    let mut pass = 0u64;
     // When the next transfer ends: the earliest `now + left / rate` of the moving flows, kept
     // from the pass that last changed or advanced them.
     let mut t_flow = f64::INFINITY;
@@ -435,7 +441,9 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
         }
         let dt = t - now;
         now = t;
-        let mut changed = false;
+        // A flow ended (every younger flow's share may grow: a whole pass) or only flows
+        // started (appended: the last pass continues over them).
+        let (mut ended, started) = (false, flows.len());
         // Every flow advances to `now`; those whose transfer ended (or ends within a
         // picosecond: a step's flows end together) leave, their last byte arriving after the
         // tail. `retain` keeps the others in start order, which the FIFO sharing needs, in one
@@ -447,7 +455,7 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
             if done {
                 events.push(now + f.tail_ps, (0, f.dst, f.tag));
                 spent.push(std::mem::take(&mut f.path));
-                changed = true;
+                ended = true;
             } else if f.rate > 0.0 {
                 t_flow = t_flow.min(now + f.left / f.rate);
             }
@@ -475,15 +483,20 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
                     let path = paths.path(c, dst, spent.pop().unwrap_or_default());
                     let tail_ps = paths.tail(c, dst, bytes);
                     flows.push(Flow { dst, tag: step, left: bytes as f64, rate: 0.0, path, tail_ps });
-                    changed = true;
                 }
                 engines[c].runs[run].0.sends = sends;
                 try_complete(&mut engines, c, now, overhead, &mut events);
             }
         }
-        if changed && !flows.is_empty() {
+        if ended && !flows.is_empty() {
+            (updates, pass) = (updates + 1, pass + 1);
+            t_flow = fifo(&mut flows, &mut links, pass, now);
+        } else if started < flows.len() {
             updates += 1;
-            t_flow = fifo(&mut flows, &mut links, updates, now);
+            if started == 0 {
+                pass += 1; // the network was idle: a new pass
+            }
+            t_flow = t_flow.min(fifo(&mut flows[started..], &mut links, pass, now));
         }
     }
     let done_ps: Vec<f64> = engines.iter().map(|e| e.done_ps.unwrap_or(f64::NAN)).collect();
