@@ -141,8 +141,9 @@ struct RunArgs {
     plots: Option<PathBuf>,
     /// Run partitioned on N threads (results identical to the serial run). Only for the
     /// systems that can be split: fabric-allreduce-nl72x2-nodes,
-    /// fabric-allreduce-ultracluster-nodes, kernel-ring, tp-matmul-N (whole chips: each
-    /// partition makes only its own chips' components).
+    /// fabric-allreduce-ultracluster-nodes, kernel-ring, tp-matmul-N (whole chips),
+    /// dp-step-N (a data-parallel step on N UltraServers); each partition makes only its own
+    /// components.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: Option<u32>,
     /// How to split the system with --threads or --mpi: auto (cut the longest links, balance
@@ -315,6 +316,16 @@ pub fn main() -> i32 {
         Cmd::List => {
             for (n, d) in BENCHES {
                 println!("{n:<26} {d}");
+            }
+            println!("\nFamilies, run by name (not in the default suite):");
+            println!("{:<26} {}", "dp-step-N[:G[:B[:T]]]", trnsim_harness::dp::SYNTAX);
+            for (n, d) in trnsim_harness::parallel::PARTITIONABLE
+                .iter()
+                .filter(|(n, _)| n.ends_with("-N") || n.ends_with(":SEED"))
+            {
+                if !n.starts_with("dp-step") {
+                    println!("{n:<26} {d}");
+                }
             }
             Ok(())
         }
@@ -550,8 +561,8 @@ fn cmd_run(mut a: RunArgs) -> Result<(), Failure> {
     }
     for n in &names {
         // Families beyond the suite's members: kernel-random-graph:SEED, tp-matmul-N (any chip
-        // count the shape splits over; tp::TpShape::chip_shape says which).
-        let family = n.starts_with("kernel-random-graph:") || n.starts_with("tp-matmul-");
+        // count the shape splits over; tp::TpShape::chip_shape says which), dp-step-N[:...].
+        let family = n.starts_with("kernel-random-graph:") || n.starts_with("tp-matmul-") || n.starts_with("dp-step-");
         if !BENCHES.iter().any(|(b, _)| b == n) && !family {
             let all: Vec<&str> = BENCHES.iter().map(|(b, _)| *b).collect();
             return Err(Failure::Usage(format!("unknown benchmark {n:?} (allowed: {})", all.join(", "))));
@@ -1032,7 +1043,7 @@ fn run_one(
     match name {
         "sbuf-bandwidth" => trnsim_harness::memory::sbuf_bandwidth(),
         "fabric-allreduce-nl72x2-nodes" | "fabric-allreduce-ultracluster-nodes" => suite::run_partitionable(name, opts),
-        n if n.starts_with("kernel-random-graph:") => suite::run_partitionable(name, opts),
+        n if n.starts_with("kernel-random-graph:") || n.starts_with("dp-step-") => suite::run_partitionable(name, opts),
         n if n.starts_with("fabric-") => trnsim_harness::fabric::run_named(n, plots),
         "e2e-llm-layer" => trnsim_harness::e2e::run_named(name, opts.order, opts.trace),
         n if n.starts_with("tp-matmul-") => trnsim_harness::tp::run_named(n, opts.order, opts.trace, plots),

@@ -8,6 +8,7 @@ pub use trnsim_system::chip;
 pub mod config;
 pub mod cpu;
 pub mod diff_cmd;
+pub mod dp;
 pub mod e2e;
 pub mod fabric;
 pub mod gemm_cycle;

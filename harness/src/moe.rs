@@ -148,7 +148,7 @@ fn alltoallv(name: &str, chips: usize, doorbells: u64, bytes: impl Fn(usize, usi
             vec![Step { sends, recvs: chips as u32 - 1 }]
         })
         .collect();
-    Job { name: name.into(), progs, doorbells }
+    Job::new(name, progs, doorbells)
 }
 
 /// A finished step.

@@ -27,6 +27,10 @@ pub const PARTITIONABLE: &[(&str, &str)] = &[
         "tp-matmul-N",
         "N whole Trn3 chips (8 NeuronCores, 4 HBM3E stacks each) on the Gen1 UltraServer fabric: the tensor-parallel matmul (partitionable by chip, the default; a partition holds whole chips)",
     ),
+    (
+        "dp-step-N",
+        "a data-parallel step on N Trn3 Gen2 UltraServers over EFA (144 N chips): backward compute per chip, gradient all-reduced bucket by bucket, overlapped (partitionable; by UltraServer by default; dp-step-N:GRADIENT:BUCKETS:TOKENS)",
+    ),
     ("kernel-ring", "64-module token ring (1-cycle links: one window per cycle; correctness, not speed)"),
     ("kernel-random-graph:SEED", "a random graph of chattering components (the kernel's stress system; many deadlock)"),
 ];
@@ -57,6 +61,7 @@ enum Kind {
         topo: Box<Topology>,
         algo: trnsim_fabric::collective::Algo,
     },
+    Dp(Box<crate::dp::DpSystem>),
     Ring {
         cycles: u64,
     },
@@ -128,6 +133,16 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
                 .parse()
                 .map_err(|_| format!("{n}: expected tp-matmul-N with N a chip count (2..={})", us.topology.chips))?;
             tp_system(us.chip, us.topology, crate::tp::SHAPE, chips, order)
+        }
+        n if n.starts_with("dp-step-") => {
+            let dp = crate::dp::DpSystem::new(crate::dp::DpStep::parse(n)?)?;
+            let ultraservers = dp.step.ultraservers;
+            let d2 = dp.clone();
+            let build = move || d2.declare(order);
+            // Long enough for the backward pass and every all-reduce (the run ends when idle).
+            let limit = Dur::from_ms(10_000);
+            let default_rule = (PartitionRule::ByName { depth: 1 }, ultraservers);
+            Ok(System { default_rule, ..System::new(build, limit, Kind::Dp(Box::new(dp))) })
         }
         n if n.starts_with("kernel-random-graph:") => {
             let seed: u64 = n["kernel-random-graph:".len()..]
@@ -228,7 +243,7 @@ impl System {
         if !self.whole_chips || parts < 2 {
             return Ok(());
         }
-        let b = (self.build)()?;
+        let b = trnsim_kernel::BuildScope::Declare.enter(&*self.build)?;
         let plan = b.plan(rule, parts, None).map_err(|e| e.to_string())?;
         let mut first: fxhash::FxHashMap<&str, (usize, u32)> = fxhash::FxHashMap::default();
         for (i, &part) in plan.part_of.iter().enumerate() {
@@ -303,6 +318,7 @@ impl System {
                 }
                 crate::tp::headline_of(stats, end_ps as f64 / 1e3, algo, chip, topo, &shape, n)
             }
+            Kind::Dp(ref dp) => dp.headline(stats),
             Kind::Graph => {
                 let count =
                     |k: &str| -> f64 { stats.owners.values().filter_map(|s| s.get(k)).map(|v| v.as_f64()).sum() };

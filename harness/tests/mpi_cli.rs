@@ -56,6 +56,7 @@ fn mpi_runs_give_the_serial_statistics() {
     for name in [
         "fabric-allreduce-nl72x2-nodes",
         "fabric-allreduce-ultracluster-nodes",
+        "dp-step-2:1M:4:262144",
         "kernel-random-graph:4",
         "kernel-random-graph:15",
     ] {

@@ -14,7 +14,62 @@ use crate::trace::{TrackDecl, TrackId, TrackKind};
 use crate::trace_state::declare_path;
 use fxhash::FxHashMap;
 use std::any::TypeId;
+use std::cell::RefCell;
 use std::collections::{BinaryHeap, VecDeque};
+use std::sync::Arc;
+
+/// What a builder is for, and so which components it makes. A partitioned runner declares the
+/// system twice per partition: once to plan (only names, clocks, links: [`BuildScope::Declare`])
+/// and once to build its partition ([`BuildScope::Part`]). Ids, names, links and trace tracks
+/// are declared in the same order every time, so they agree in every partition by
+/// construction; what differs is what is *made*: a constructor installed with
+/// [`SimBuilder::install_with`] for a component the builder does not make is dropped uncalled,
+/// and a system's build function asks [`SimBuilder::builds`] to skip preparing what only such a
+/// component would use (its routing rows, its programs, its queues). So a partition's memory is
+/// its declaration of the whole system (names and links, small) plus its own components.
+#[derive(Clone, Debug, Default)]
+pub enum BuildScope {
+    /// A serial run: every component is made.
+    #[default]
+    All,
+    /// Planning: nothing is made; the builder can plan ([`SimBuilder::plan`]) but not build.
+    Declare,
+    /// Partition `me` of a plan: component `i` is made when `part_of[i] == me`.
+    Part {
+        /// The partition of each component, by id.
+        part_of: Arc<[u32]>,
+        /// This partition.
+        me: u32,
+    },
+}
+
+thread_local! {
+    static SCOPE: RefCell<BuildScope> = const { RefCell::new(BuildScope::All) };
+}
+
+impl BuildScope {
+    /// Calls `f` with this scope in force: every [`SimBuilder`] made in it on this thread
+    /// ([`SimBuilder::new`], [`SimBuilder::with_options`]) takes it. The previous scope is back
+    /// when `f` returns or panics.
+    pub fn enter<R>(self, f: impl FnOnce() -> R) -> R {
+        struct Restore(Option<BuildScope>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                if let Some(s) = self.0.take() {
+                    SCOPE.with(|c| *c.borrow_mut() = s);
+                }
+            }
+        }
+        let before = SCOPE.with(|c| std::mem::replace(&mut *c.borrow_mut(), self));
+        let _restore = Restore(Some(before));
+        f()
+    }
+
+    /// The scope in force on this thread.
+    pub fn current() -> BuildScope {
+        SCOPE.with(|c| c.borrow().clone())
+    }
+}
 
 /// Builds a [`Simulation`]. See the crate docs for a walk-through.
 #[derive(Default)]
@@ -36,17 +91,33 @@ pub struct SimBuilder {
     decls: Vec<TrackDecl>,
     groups: FxHashMap<(Option<TrackId>, String), TrackId>,
     comp_tracks: Vec<TrackId>,
+    scope: BuildScope,
 }
 
 impl SimBuilder {
-    /// An empty simulation with default options.
+    /// An empty simulation with default options, in the scope in force ([`BuildScope::enter`]).
     pub fn new() -> SimBuilder {
-        SimBuilder::default()
+        SimBuilder { scope: BuildScope::current(), ..SimBuilder::default() }
     }
 
-    /// An empty simulation with `opts`.
+    /// An empty simulation with `opts`, in the scope in force ([`BuildScope::enter`]).
     pub fn with_options(opts: SimOptions) -> SimBuilder {
-        SimBuilder { opts, ..SimBuilder::default() }
+        SimBuilder { opts, scope: BuildScope::current(), ..SimBuilder::default() }
+    }
+
+    /// Whether this builder makes component `id` (see [`BuildScope`]): a system's build
+    /// function skips preparing state that only a component it does not make would use.
+    pub fn builds(&self, id: ComponentId) -> bool {
+        match &self.scope {
+            BuildScope::All => true,
+            BuildScope::Declare => false,
+            BuildScope::Part { part_of, me } => part_of.get(id.index()).is_some_and(|p| p == me),
+        }
+    }
+
+    /// Whether this builder makes every component (a serial run's).
+    pub fn builds_all(&self) -> bool {
+        matches!(self.scope, BuildScope::All)
     }
 
     /// Declares a clock domain.
@@ -114,6 +185,9 @@ impl SimBuilder {
         C: Component,
         F: FnOnce() -> Result<C, String> + 'static,
     {
+        if !self.builds(id) {
+            return self.fill(id, Slot::Elsewhere);
+        }
         self.fill(id, Slot::Deferred(Box::new(move || make().map(|c| Box::new(c) as Box<dyn Component>))))
     }
 
@@ -192,7 +266,12 @@ impl SimBuilder {
             src_period: src_clock.cycles_to_dur(crate::time::Cycles(1)),
             bandwidth: spec.bandwidth,
             credits: spec.depth,
-            returns: VecDeque::with_capacity(spec.depth.min(crate::link::PREALLOCATED_SLOTS) as usize),
+            // Room for credits in flight only where this builder makes an end of the link.
+            returns: if self.builds(src) || self.builds(dst) {
+                VecDeque::with_capacity(spec.depth.min(crate::link::PREALLOCATED_SLOTS) as usize)
+            } else {
+                VecDeque::new()
+            },
             busy_until: Time::ZERO,
             window_start: Time::NEVER,
             window_sends: 0,
@@ -274,7 +353,20 @@ impl SimBuilder {
     /// Checks that every reserved component was installed and builds the simulation. Every
     /// component ticks on its clock's first edge (time 0) and then sleeps if it is idle.
     pub fn build(self) -> Result<Simulation, BuildError> {
+        if !self.builds_all() {
+            return Err(BuildError::PartitionMismatch {
+                why: format!("this builder was declared for {:?}, not for a serial run", self.scope_name()),
+            });
+        }
         self.build_inner(None)
+    }
+
+    fn scope_name(&self) -> String {
+        match &self.scope {
+            BuildScope::All => "a serial run".into(),
+            BuildScope::Declare => "planning only".into(),
+            BuildScope::Part { me, .. } => format!("partition {me}"),
+        }
     }
 
     /// Plans a partitioning of this system into `parts` partitions under `rule` (see
@@ -311,6 +403,20 @@ impl SimBuilder {
                     plan.parts,
                     self.comps.len()
                 ),
+            });
+        }
+        if let BuildScope::Part { part_of, me: m } = &self.scope {
+            if *m != me || **part_of != *plan.part_of {
+                return Err(BuildError::PartitionMismatch {
+                    why: format!(
+                        "this builder was declared for {}, with another plan, not for partition {me}",
+                        self.scope_name()
+                    ),
+                });
+            }
+        } else if !self.builds_all() {
+            return Err(BuildError::PartitionMismatch {
+                why: format!("this builder was declared for {}", self.scope_name()),
             });
         }
         self.build_inner(Some((plan, me)))
@@ -373,6 +479,11 @@ impl SimBuilder {
             comps.push(match slot {
                 Slot::Built(c) => c,
                 Slot::Deferred(make) => make().map_err(|why| BuildError::Construct { name: name.clone(), why })?,
+                Slot::Elsewhere => {
+                    return Err(BuildError::PartitionMismatch {
+                        why: format!("component {name:?} was declared as made elsewhere but belongs to this partition"),
+                    })
+                }
                 Slot::Empty => unreachable!("checked above: every slot is installed"),
             });
         }
@@ -430,6 +541,8 @@ enum Slot {
     Empty,
     Built(Box<dyn Component>),
     Deferred(Box<dyn FnOnce() -> Result<Box<dyn Component>, String>>),
+    /// A constructor dropped uncalled: this builder does not make the component.
+    Elsewhere,
 }
 
 /// Stands in for a component that lives in another partition; never ticked.

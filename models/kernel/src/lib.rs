@@ -98,7 +98,7 @@ pub mod time;
 pub mod trace;
 mod trace_state;
 
-pub use builder::SimBuilder;
+pub use builder::{BuildScope, SimBuilder};
 pub use component::{Activity, Component, ComponentId};
 pub use ctx::{Ctx, Tracer};
 pub use error::{BlockedComponent, BuildError, DeadlockReport, RunError};

@@ -7,7 +7,7 @@ use super::packet::Packet;
 use super::ports::Ports;
 use super::switch::SwitchNode;
 use super::{CollectiveHandles, MsgMeta};
-use crate::collective::schedule::{self, Program};
+use crate::collective::schedule::{self, Program, Runs};
 use crate::collective::{Collective, Params};
 use crate::topo::{NodeKind, RoutingKind, Topology};
 use trnsim_kernel::{ClockId, ComponentId, InPort, OutPort, SimBuilder, TrackKind};
@@ -56,10 +56,11 @@ pub fn reserve_nodes(b: &mut SimBuilder, topo: &Topology) -> Result<Nodes, Strin
 pub struct Job {
     /// Name (reports, errors).
     pub name: String,
-    /// Each chip's step program (index = chip; an empty program: the chip takes no part). The
-    /// schedule contract holds within the job: a message sent in the sender's step `s` counts
-    /// for the receiver's step `s` of this job.
-    pub progs: Vec<Program>,
+    /// Each chip's step program as runs of equal steps (index = chip; an empty program: the
+    /// chip takes no part; [`schedule::runs_of`] makes one from a step list). The schedule
+    /// contract holds within the job: a message sent in the sender's step `s` counts for the
+    /// receiver's step `s` of this job.
+    pub progs: Vec<Runs>,
     /// Doorbells each taking part chip waits for on *each* of its doorbell inputs before this
     /// job's first step, counted from the previous job's threshold (0: starts as soon as the
     /// previous job is complete).
@@ -79,7 +80,7 @@ impl Job {
     ) -> Result<Job, String> {
         let coll = coll.resolve(n, size);
         let progs = schedule::build(coll.op, coll.algo, n, size, ring)?;
-        Ok(Job { name: name.into(), progs, doorbells })
+        Ok(Job::new(name, progs, doorbells))
     }
 
     /// `coll` over the chips `members` (their order is the ring order) of a topology with
@@ -95,7 +96,12 @@ impl Job {
         let coll = coll.resolve(members.len(), size);
         let progs = schedule::for_members(coll.op, coll.algo, chips, members, size, chips)
             .map_err(|e| format!("job {name}: {e}"))?;
-        Ok(Job { name: name.into(), progs, doorbells })
+        Ok(Job::new(name, progs, doorbells))
+    }
+
+    /// A job of step lists `progs` (one per chip), kept as runs of equal steps.
+    pub fn new(name: &str, progs: Vec<Program>, doorbells: u64) -> Job {
+        Job { name: name.into(), progs: progs.into_iter().map(schedule::runs_of).collect(), doorbells }
     }
 }
 
@@ -111,7 +117,7 @@ pub fn build_collective(
 ) -> Result<CollectiveHandles, String> {
     let n = topo.chips;
     let coll = coll.resolve_in(n, size, Some(topo.chips_per_server));
-    let progs = schedule::build_in(coll.op, coll.algo, n, size, &topo.ring, topo.chips_per_server)?;
+    let progs = schedule::build_runs(coll.op, coll.algo, n, size, &topo.ring, topo.chips_per_server)?;
     let job = Job { name: coll.op.name().into(), progs, doorbells: 0 };
     let nodes = reserve_nodes(b, topo)?;
     let h = build_jobs(b, topo, &nodes, &[job], p, Vec::new(), false)?;
@@ -134,7 +140,8 @@ pub struct JobHandles {
     /// Per topology edge: (sender node, index of its first output link, parallel links).
     pub edge_links: Vec<(usize, usize, usize)>,
     /// Every message, in (source chip, step, send) order; `tag` = the sender's step index
-    /// counted over all its jobs.
+    /// counted over all its jobs. Empty unless the builder makes every component (a
+    /// partition's builder keeps only what its own components need).
     pub msgs: Vec<MsgMeta>,
     /// Per chip, per job: (first step index, step count) in the chip's program.
     pub job_steps: Vec<Vec<(u32, u32)>>,
@@ -166,27 +173,34 @@ pub fn build_jobs(
     for (c, js) in job_steps.iter_mut().enumerate() {
         let mut at = 0u32;
         for j in jobs {
-            let len = u32::try_from(j.progs[c].len()).map_err(|_| "more than 2^32 steps")?;
+            let len = j.progs[c].iter().try_fold(0u32, |a, (_, k)| a.checked_add(*k)).ok_or("more than 2^32 steps")?;
             js.push((at, len));
-            at += len;
+            at = at.checked_add(len).ok_or("more than 2^32 steps")?;
         }
     }
 
     // Messages in (source chip, job, step, send) order; each gets a slot at its destination.
+    // Ids and slots count every message; programs, inbound tables and the message list are
+    // kept only for the chips this builder makes (a partition's own: `SimBuilder::builds`).
     let pkt = topo.packet_bytes;
+    let all = b.builds_all();
+    let makes: Vec<bool> = (0..n).map(|c| b.builds(ids[c])).collect();
     let mut msgs = Vec::new();
+    let mut next_msg = 0u32;
+    let mut inbound_len = vec![0u32; n];
     let mut inbound: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut phases: Vec<Vec<PhaseSteps>> = Vec::with_capacity(n);
     let mut min_packet = pkt;
     for c in 0..n {
-        let mut chip_phases = Vec::with_capacity(jobs.len());
+        let mut chip_phases = Vec::with_capacity(if makes[c] { jobs.len() } else { 0 });
         let mut need = 0u64;
         for (ji, j) in jobs.iter().enumerate() {
             need += j.doorbells;
             let (first, _) = job_steps[c][ji];
-            let mut chip_steps = Vec::with_capacity(j.progs[c].len());
-            for (s, step) in j.progs[c].iter().enumerate() {
-                let mut sends = Vec::with_capacity(step.sends.len());
+            let mut chip_steps = Vec::with_capacity(if makes[c] { job_steps[c][ji].1 as usize } else { 0 });
+            let steps = j.progs[c].iter().flat_map(|(step, k)| std::iter::repeat_n(step, *k as usize));
+            for (s, step) in steps.enumerate() {
+                let mut sends = Vec::with_capacity(if makes[c] { step.sends.len() } else { 0 });
                 for &(dst, bytes) in &step.sends {
                     if dst == c {
                         return Err(format!(
@@ -204,19 +218,31 @@ pub fn build_jobs(
                             j.name
                         ));
                     }
-                    let id = u32::try_from(msgs.len()).map_err(|_| "more than 2^32 messages")?;
+                    let id = next_msg;
+                    next_msg = next_msg.checked_add(1).ok_or("more than 2^32 messages")?;
                     let packets = bytes.div_ceil(u64::from(pkt)).max(1);
                     let last = bytes - (packets - 1) * u64::from(pkt);
                     min_packet = min_packet.min(last as u32);
-                    let rx_slot = inbound[dst].len() as u32;
-                    inbound[dst].push(u32::try_from(packets).map_err(|_| "message of more than 2^32 packets")?);
+                    let rx_slot = inbound_len[dst];
+                    inbound_len[dst] += 1;
+                    if makes[dst] {
+                        inbound[dst].push(u32::try_from(packets).map_err(|_| "message of more than 2^32 packets")?);
+                    }
                     let tag = first + s as u32;
-                    msgs.push(MsgMeta { src: c, dst, bytes, tag, rx_slot });
-                    sends.push(Send { dst: dst as u32, bytes, msg: id, rx_slot, rx_tag: dfirst + s as u32 });
+                    if all {
+                        msgs.push(MsgMeta { src: c, dst, bytes, tag, rx_slot });
+                    }
+                    if makes[c] {
+                        sends.push(Send { dst: dst as u32, bytes, msg: id, rx_slot, rx_tag: dfirst + s as u32 });
+                    }
                 }
-                chip_steps.push((sends, step.recvs));
+                if makes[c] {
+                    chip_steps.push((sends, step.recvs));
+                }
             }
-            chip_phases.push(PhaseSteps { steps: chip_steps, need });
+            if makes[c] {
+                chip_phases.push(PhaseSteps { steps: chip_steps, need });
+            }
         }
         phases.push(chip_phases);
     }
@@ -251,6 +277,20 @@ pub fn build_jobs(
     let mut inbound = inbound.into_iter();
     let mut hooks = hooks.into_iter();
     for (node, (inputs, outputs)) in ins.into_iter().zip(outs).enumerate() {
+        if !b.builds(ids[node]) {
+            // Made in another partition: no routes, queues or program here.
+            let r = match topo.nodes[node].kind {
+                NodeKind::Chip => {
+                    let _ = (phases.next(), inbound.next(), hooks.next());
+                    b.install_with(ids[node], || -> Result<ChipNode, String> { Err("made elsewhere".into()) })
+                }
+                NodeKind::Switch => {
+                    b.install_with(ids[node], || -> Result<SwitchNode, String> { Err("made elsewhere".into()) })
+                }
+            };
+            r.map_err(|e| e.to_string())?;
+            continue;
+        }
         // Candidate output links towards each chip, in (edge, link) order.
         let routes: Vec<Vec<u32>> = (0..n)
             .map(|d| {

@@ -16,6 +16,8 @@
 //! - `ports`: a node's inputs, per-link output queues and routing (shared by chips and switches).
 //! - [`chip`]: a chip ([`ChipNode`]): its collective engine and its NIC queues.
 //! - [`switch`]: a switch ([`SwitchNode`]).
+//! - [`timeline`]: a chip's compute as spans of given length, ringing its engine's doorbell
+//!   after each ([`ComputeTimeline`]).
 //! - [`build`]: [`build_collective`] (names `chip000`.., `sw000`..); [`reserve_nodes`] +
 //!   [`build_jobs`] for a sequence of collectives ([`Job`]) triggered by the chips' cores
 //!   through doorbells ([`ChipHooks`]).
@@ -36,6 +38,7 @@ pub mod packet;
 mod ports;
 pub mod readout;
 pub mod switch;
+pub mod timeline;
 
 #[cfg(test)]
 mod tests;
@@ -46,6 +49,7 @@ pub use clock::FabricClock;
 pub use packet::Packet;
 pub use readout::{result, run_kernel, run_kernel_with};
 pub use switch::SwitchNode;
+pub use timeline::ComputeTimeline;
 
 use crate::collective::Collective;
 use trnsim_kernel::{ClockId, ComponentId};
@@ -82,7 +86,8 @@ pub struct CollectiveHandles {
     pub chips: usize,
     /// Per topology edge: (sender node, index of its first output link, parallel links).
     pub edge_links: Vec<(usize, usize, usize)>,
-    /// Every message, in (source chip, step, send) order.
+    /// Every message, in (source chip, step, send) order (empty in a partition's builder: see
+    /// [`JobHandles::msgs`]).
     pub msgs: Vec<MsgMeta>,
     /// Number of topology edges.
     pub edge_count: usize,

@@ -38,8 +38,11 @@ pub(crate) struct Ports {
     outs: Vec<OutLink>,
     /// Indices into `outs` with a non-empty queue.
     active: Vec<u32>,
-    /// `route[route_off[d]..route_off[d + 1]]`: candidate output links towards chip `d`.
-    route_off: Vec<u32>,
+    /// `route[row_off[r]..row_off[r + 1]]` with `r = row_of[d]`: candidate output links
+    /// towards chip `d`. Equal rows are stored once (a leaf switch sends every chip behind
+    /// the spines to the same uplinks).
+    row_of: Vec<u32>,
+    row_off: Vec<u32>,
     route: Vec<u32>,
     /// Packets queued on all output links.
     queued: usize,
@@ -67,15 +70,20 @@ impl Ports {
                 busy_cycles: 0,
             })
             .collect::<Vec<_>>();
-        let mut route_off = Vec::with_capacity(routes.len() + 1);
-        let mut route = Vec::new();
-        route_off.push(0);
+        let mut row_of = Vec::with_capacity(routes.len());
+        let (mut row_off, mut route) = (vec![0u32], Vec::new());
+        let mut seen: fxhash::FxHashMap<&[u32], u32> = fxhash::FxHashMap::default();
         for r in routes {
-            route.extend_from_slice(r);
-            route_off.push(route.len() as u32);
+            let next = seen.len() as u32;
+            let row = *seen.entry(r.as_slice()).or_insert_with(|| {
+                route.extend_from_slice(r);
+                row_off.push(route.len() as u32);
+                next
+            });
+            row_of.push(row);
         }
         let active = Vec::with_capacity(outs.len());
-        Ports { inputs, outs, active, route_off, route, queued: 0, max_queued: 0, credit_stalls: 0 }
+        Ports { inputs, outs, active, row_of, row_off, route, queued: 0, max_queued: 0, credit_stalls: 0 }
     }
 
     /// The output links, in creation order.
@@ -97,7 +105,8 @@ impl Ports {
     /// Queues `p` at cycle `now` on the candidate link towards `p.dst` that frees first.
     pub fn enqueue(&mut self, now: u64, p: Packet) {
         let d = p.dst as usize;
-        let (lo, hi) = (self.route_off[d] as usize, self.route_off[d + 1] as usize);
+        let r = self.row_of[d] as usize;
+        let (lo, hi) = (self.row_off[r] as usize, self.row_off[r + 1] as usize);
         let mut best = (u64::MAX, u32::MAX);
         for &l in &self.route[lo..hi] {
             let start = self.outs[l as usize].free.max(now);

@@ -262,11 +262,12 @@ pub(crate) trait Exchanger {
     fn waited(&self) -> Duration;
 }
 
-/// Builds partition `me` of `plan` in this thread or process and attaches the capturing trace
-/// state (all partitions) and the merging writer (`sink`, on the writer only).
+/// Builds partition `me` of `plan` in this thread or process (declared again in the scope of
+/// that partition, so that only its components are made: [`crate::BuildScope`]) and attaches
+/// the capturing trace state (all partitions) and the merging writer (`sink`, on the writer
+/// only).
 pub(crate) fn build_part<B>(
     build: &B,
-    planned: Option<SimBuilder>,
     plan: &PartitionPlan,
     me: u32,
     tracing: bool,
@@ -275,11 +276,8 @@ pub(crate) fn build_part<B>(
 where
     B: Fn() -> Result<SimBuilder, String> + ?Sized,
 {
-    // The builder the plan was made from, if this partition has it, saves a build.
-    let b = match planned {
-        Some(b) => b,
-        None => build().map_err(ParallelError::Build)?,
-    };
+    let scope = crate::BuildScope::Part { part_of: plan.part_of.clone().into(), me };
+    let b = scope.enter(build).map_err(ParallelError::Build)?;
     let mut sim = b.build_partition(plan, me)?;
     if tracing {
         sim.core.comp_tracks = sim.comp_tracks.clone();

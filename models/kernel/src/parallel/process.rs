@@ -155,11 +155,14 @@ where
     B: Fn() -> Result<SimBuilder, String>,
 {
     let (parts, me) = (t.size(), t.rank());
-    let planned = build().map_err(ParallelError::Build)?;
-    let plan = planned.plan(rule, parts, min_lookahead)?;
+    // Declared (nothing made) to plan, then dropped; then this rank's partition is built.
+    let plan = {
+        let declared = crate::BuildScope::Declare.enter(&build).map_err(ParallelError::Build)?;
+        declared.plan(rule, parts, min_lookahead)?
+    };
     check_trace(tracing)?;
     let sink = if me == 0 { sink } else { None };
-    let (sim, merger) = build_part(&build, Some(planned), &plan, me, tracing.is_some(), sink)?;
+    let (sim, merger) = build_part(&build, &plan, me, tracing.is_some(), sink)?;
     let mut x = ByteExchanger {
         t,
         me,
@@ -182,10 +185,13 @@ where
         return Ok(None);
     }
     let mut results = vec![Ok(outcome)];
+    // Each rank's bytes are freed once decoded: rank 0 holds the merged statistics of the
+    // whole system, and no more than one rank's encoding besides.
     for q in 1..parts {
-        let bytes = &x.inbox[q as usize];
-        results.push(get_outcome(&mut Reader::new(bytes, "final statistics")).map_err(|e| bad(q, e)));
+        let bytes = std::mem::take(&mut x.inbox[q as usize]);
+        results.push(get_outcome(&mut Reader::new(&bytes, "final statistics")).map_err(|e| bad(q, e)));
     }
+    drop(x);
     merge(plan, results).map(|(run, _)| Some(run))
 }
 

@@ -143,19 +143,21 @@ where
         capture: [(0..parts).map(|_| Mutex::default()).collect(), (0..parts).map(|_| Mutex::default()).collect()],
         poisoned: AtomicBool::new(false),
     };
-    // Every thread builds the system at once; thread 0 plans from its builder and the others
-    // wait for the plan (one std barrier, once), so a run pays one build's time, not two.
+    // Thread 0 declares the system (nothing made: names, clocks, links) and plans; the others
+    // wait for the plan (one std barrier, once); then every thread builds its own partition.
     let plan_cell: OnceLock<PartitionPlan> = OnceLock::new();
     let start = Barrier::new(parts as usize);
     let tracing = trace.is_some();
     let mut sink = trace.map(|(sink, _)| sink);
     let thread = |me: u32, sink: Option<Box<dyn TraceSink>>| -> Result<Outcome<R>, ParallelError> {
-        let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&build))
-            .unwrap_or_else(|_| Err("the system builder panicked".into()));
         // Thread 0 plans; if its build or plan fails it reports why, the others stop quietly.
         let mut own_error = None;
         if me == 0 {
-            let plan = match &built {
+            let declared = crate::BuildScope::Declare.enter(|| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(&build))
+                    .unwrap_or_else(|_| Err("the system builder panicked".into()))
+            });
+            let plan = match &declared {
                 Ok(b) => b.plan(&cfg.rule, parts, cfg.min_lookahead).map_err(ParallelError::Partition),
                 Err(e) => Err(ParallelError::Build(e.clone())),
             };
@@ -170,7 +172,9 @@ where
         let Some(plan) = plan_cell.get() else {
             return Err(own_error.unwrap_or(ParallelError::Stopped));
         };
-        let (sim, merger) = build_part(&build, Some(built.map_err(ParallelError::Build)?), plan, me, tracing, sink)?;
+        let (sim, merger) =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| build_part(&build, plan, me, tracing, sink)))
+                .unwrap_or_else(|_| Err(ParallelError::Build("the system builder panicked".into())))?;
         let mut x = ThreadExchanger {
             shared: &shared,
             me,
