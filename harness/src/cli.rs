@@ -78,6 +78,9 @@ enum Cmd {
 struct RunArgs {
     /// Benchmarks to run (see `trnsim list`); none = the default suite, which ends with a
     /// summary table of Trn3 figures against their references (also in --json as `summary`).
+    /// Families run by name too: tp-matmul-N (N whole chips), kernel-random-graph:SEED and
+    /// dp-step-N[:GRADIENT[:BUCKETS[:TOKENS]]] (a data-parallel step on N Trn3 Gen2
+    /// UltraServers; docs/scaleout.md).
     benches: Vec<String>,
     /// Run the system described in this RON file (after any named benchmarks). A chip,
     /// UltraServer or fabric file runs the benchmarks named by --workload on it.
@@ -316,16 +319,6 @@ pub fn main() -> i32 {
         Cmd::List => {
             for (n, d) in BENCHES {
                 println!("{n:<26} {d}");
-            }
-            println!("\nFamilies, run by name (not in the default suite):");
-            println!("{:<26} {}", "dp-step-N[:G[:B[:T]]]", trnsim_harness::dp::SYNTAX);
-            for (n, d) in trnsim_harness::parallel::PARTITIONABLE
-                .iter()
-                .filter(|(n, _)| n.ends_with("-N") || n.ends_with(":SEED"))
-            {
-                if !n.starts_with("dp-step") {
-                    println!("{n:<26} {d}");
-                }
             }
             Ok(())
         }

@@ -188,6 +188,9 @@ pub const MAX_LINK_CYCLES: u64 = 1_000_000_000;
 /// components); deeper buffers grow on demand.
 pub(crate) const PREALLOCATED_SLOTS: u32 = 64;
 
+/// The slot of a link a partition keeps no state for (no end among its components).
+pub(crate) const NO_SLOT: u32 = u32::MAX;
+
 /// A link's parameters, fixed at assembly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LinkSpec {
@@ -412,16 +415,18 @@ impl<T> LinkState<T> {
     }
 }
 
-/// Messages crossing from one partition to another in one window: (slot, send time, arrival,
-/// message), links in slot order, each link's messages in send order.
+/// Messages crossing from one partition to another in one window: (link id, send time,
+/// arrival, message), links in id order, each link's messages in send order. Link ids agree in
+/// every partition; arena slots do not (a partition stores only links with an end there).
 pub(crate) type Batch<T> = Vec<(u32, Time, Time, T)>;
 
 /// All links carrying one payload type.
 pub(crate) struct Arena<T> {
     pub links: Vec<LinkState<T>>,
-    /// Partitioned runs: slots of the cut links whose sender / receiver is here.
-    pub cut_out: Vec<u32>,
-    pub cut_in: Vec<u32>,
+    /// Partitioned runs: (slot, link id) of the cut links whose sender / receiver is here, in
+    /// link id order (so `cut_in` is searched by id).
+    pub cut_out: Vec<(u32, u32)>,
+    pub cut_in: Vec<(u32, u32)>,
 }
 
 /// Type-erased access to an arena, for what the scheduler and reports need.
@@ -437,8 +442,8 @@ pub(crate) trait ErasedArena {
     fn stats(&self, slot: u32) -> &LinkStats;
     /// Attaches a swap-in hook to a link.
     fn set_hook(&mut self, slot: u32, hook: Box<dyn LinkHook>);
-    /// Marks a link as cut (partitioned runs).
-    fn set_cut(&mut self, slot: u32, cut: Cut);
+    /// Marks link `id` (in `slot`) as cut (partitioned runs); called in increasing id order.
+    fn set_cut(&mut self, slot: u32, id: u32, cut: Cut);
     /// Reserves buffer room for `depth` messages, at most [`PREALLOCATED_SLOTS`].
     fn reserve(&mut self, slot: u32, depth: u32);
     /// Moves this window's messages on cut links towards partition `dst` into `batch`
@@ -494,17 +499,17 @@ impl<T: Payload> ErasedArena for Arena<T> {
         let buf = &mut self.links[slot as usize].buf;
         buf.reserve_exact((depth.min(PREALLOCATED_SLOTS) as usize).saturating_sub(buf.len()));
     }
-    fn set_cut(&mut self, slot: u32, cut: Cut) {
+    fn set_cut(&mut self, slot: u32, id: u32, cut: Cut) {
         self.links[slot as usize].timing.cut = cut;
         match cut {
             Cut::Local => {}
-            Cut::Out { .. } => self.cut_out.push(slot),
-            Cut::In { .. } => self.cut_in.push(slot),
+            Cut::Out { .. } => self.cut_out.push((slot, id)),
+            Cut::In { .. } => self.cut_in.push((slot, id)),
         }
     }
     fn export(&mut self, dst: u32, batch: &mut Option<Box<dyn Any + Send>>) -> (Time, u64) {
         let (mut first, mut n) = (Time::NEVER, 0);
-        for &slot in &self.cut_out {
+        for &(slot, id) in &self.cut_out {
             let link = &mut self.links[slot as usize];
             if link.timing.cut != (Cut::Out { part: dst }) || link.out.is_empty() {
                 continue;
@@ -514,7 +519,7 @@ impl<T: Payload> ErasedArena for Arena<T> {
             for (sent, arrival, msg) in link.out.drain(..) {
                 first = first.min(arrival);
                 n += 1;
-                b.push((slot, sent, arrival, msg));
+                b.push((id, sent, arrival, msg));
             }
         }
         (first, n)
@@ -522,8 +527,11 @@ impl<T: Payload> ErasedArena for Arena<T> {
     fn import(&mut self, batch: &mut (dyn Any + Send), arrive: &mut dyn FnMut(ComponentId, Time)) -> u64 {
         let b = batch.downcast_mut::<Batch<T>>().expect("a batch slot always holds one payload type");
         let n = b.len() as u64;
-        for (slot, sent, arrival, msg) in b.drain(..) {
-            let link = &mut self.links[slot as usize];
+        for (id, sent, arrival, msg) in b.drain(..) {
+            let link = match self.cut_in.binary_search_by_key(&id, |&(_, i)| i) {
+                Ok(k) => &mut self.links[self.cut_in[k].0 as usize],
+                Err(_) => unreachable!("a batch holds only links received here (threads share one plan)"),
+            };
             link.buf.push_back((arrival, msg));
             link.sent_log.push(sent);
             arrive(link.timing.dst, arrival);
@@ -535,7 +543,7 @@ impl<T: Payload> ErasedArena for Arena<T> {
         let (mut first, mut n) = (Time::NEVER, 0u64);
         let count_at = out.len();
         put_u32(out, 0);
-        for &slot in &self.cut_out {
+        for &(slot, id) in &self.cut_out {
             let link = &mut self.links[slot as usize];
             if link.timing.cut != (Cut::Out { part: dst }) {
                 continue;
@@ -543,7 +551,7 @@ impl<T: Payload> ErasedArena for Arena<T> {
             for (sent, arrival, msg) in link.out.drain(..) {
                 first = first.min(arrival);
                 n += 1;
-                put_u32(out, slot);
+                put_u32(out, id);
                 put_u64(out, sent.as_ps());
                 put_u64(out, arrival.as_ps());
                 let len_at = out.len();
@@ -569,16 +577,17 @@ impl<T: Payload> ErasedArena for Arena<T> {
     ) -> Result<u64, String> {
         let n = r.u32()?;
         for _ in 0..n {
-            let slot = r.u32()?;
+            let id = r.u32()?;
             let sent = Time::from_ps(r.u64()?);
             let arrival = Time::from_ps(r.u64()?);
             let bytes = r.bytes_u32()?;
             let msg =
                 T::decode(bytes).ok_or_else(|| format!("a {} message does not decode", std::any::type_name::<T>()))?;
-            let link = self.links.get_mut(slot as usize).ok_or_else(|| format!("link slot {slot} out of range"))?;
-            if !matches!(link.timing.cut, Cut::In { .. }) {
-                return Err(format!("link slot {slot} is not received here"));
-            }
+            let k = self
+                .cut_in
+                .binary_search_by_key(&id, |&(_, i)| i)
+                .map_err(|_| format!("link {id} is not received here"))?;
+            let link = &mut self.links[self.cut_in[k].0 as usize];
             link.buf.push_back((arrival, msg));
             link.sent_log.push(sent);
             arrive(link.timing.dst, arrival);
@@ -586,7 +595,7 @@ impl<T: Payload> ErasedArena for Arena<T> {
         Ok(u64::from(n))
     }
     fn settle(&mut self) {
-        for &slot in &self.cut_in {
+        for &(slot, _) in &self.cut_in {
             let link = &mut self.links[slot as usize];
             if !(link.sent_log.is_empty() && link.recv_log.is_empty()) {
                 link.settle_occupancy();

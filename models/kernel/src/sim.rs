@@ -455,6 +455,9 @@ impl Simulation {
         let mut full_out = vec![false; self.comps.len()];
         for (i, l) in self.links.iter().enumerate() {
             let r = self.core.links.refs[i];
+            if r.slot == crate::link::NO_SLOT {
+                continue; // another partition's link
+            }
             let arena = &self.core.links.arenas[r.arena as usize];
             waiting_msgs[l.dst.index()] += arena.arrived(r.slot, now);
             if arena.len(r.slot) as u32 >= l.spec.depth {
@@ -566,7 +569,7 @@ impl Simulation {
         let r = *self.core.links.refs.get(id.index())?;
         let arena = self.core.links.arenas[r.arena as usize].as_any_mut();
         let typed = arena.downcast_mut::<crate::link::Arena<T>>()?;
-        Some(typed.links[r.slot as usize].buf.iter().map(|(_, m)| m).collect())
+        Some(typed.links.get(r.slot as usize)?.buf.iter().map(|(_, m)| m).collect())
     }
 
     /// Messages currently in links (in flight or buffered).

@@ -319,8 +319,8 @@ pub(crate) fn run_part<R>(
         m.finish(now).map_err(|e| ParallelError::Run(RunError::Trace(e)))?;
     }
     timing.ticks = sim.counters.ticks;
-    let report = sim.part_report(now);
     let inspected = inspect(&sim);
+    let report = sim.part_report(now);
     Ok(Outcome { stop, now, report, timing, trace_records, inspected })
 }
 
@@ -460,8 +460,9 @@ pub(crate) fn merge<R>(
         outcome = Err(RunError::Deadlock(Box::new(rep.expect("a deadlock report"))));
     }
     let mut report = StatsReport::default();
-    let mut traffic: Vec<Option<LinkStats>> = Vec::new();
-    let mut received: Vec<Option<LinkStats>> = Vec::new();
+    // Per link: its statistics as merged so far, and which sides have come in (1: the
+    // sender's, which counts traffic; 2: the receiver's, which counts waits and occupancy).
+    let mut links: Vec<(Option<LinkStats>, u8)> = Vec::new();
     let mut ticks = 0;
     let mut trace_records = 0;
     let mut partitions = Vec::new();
@@ -471,17 +472,18 @@ pub(crate) fn merge<R>(
         report.owners.extend(o.report.comps.owners);
         for (l, st, is_src, is_dst) in o.report.links {
             let l = l as usize;
-            if traffic.len() <= l {
-                traffic.resize(l + 1, None);
-                received.resize(l + 1, None);
+            if links.len() <= l {
+                links.resize_with(l + 1, || (None, 0));
             }
-            // The sender's side counts traffic; the receiver's side waits and occupancy.
-            if is_src {
-                traffic[l] = Some(st.clone());
+            let sides = u8::from(is_src) | (u8::from(is_dst) << 1);
+            let (merged, have) = &mut links[l];
+            match merged.as_mut() {
+                None => *merged = Some(st),
+                // The other side came first: take this side's share.
+                Some(m) if is_src => (m.msgs, m.bytes, m.refused) = (st.msgs, st.bytes, st.refused),
+                Some(m) => (m.occupancy, m.wait_ps) = (st.occupancy, st.wait_ps),
             }
-            if is_dst {
-                received[l] = Some(st);
-            }
+            *have |= sides;
         }
         ticks += o.report.ticks;
         trace_records += o.trace_records;
@@ -491,16 +493,10 @@ pub(crate) fn merge<R>(
             infos = o.report.infos;
         }
     }
-    for (i, info) in infos.iter().enumerate() {
-        let (Some(Some(t)), Some(Some(r))) = (traffic.get(i), received.get(i)) else {
+    links.resize_with(infos.len().max(links.len()), || (None, 0));
+    for (info, (st, have)) in infos.iter().zip(links) {
+        let (Some(st), 3) = (st, have) else {
             return Err(ParallelError::Unsupported(format!("link {} has no owner", info.name)));
-        };
-        let st = LinkStats {
-            msgs: t.msgs,
-            bytes: t.bytes,
-            refused: t.refused,
-            occupancy: r.occupancy.clone(),
-            wait_ps: r.wait_ps.clone(),
         };
         write_link_stats(&mut report, info, &st, now);
     }

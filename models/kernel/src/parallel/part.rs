@@ -197,7 +197,9 @@ impl Simulation {
     }
 
     /// This partition's statistics: its components' own, and every link with an end here.
-    pub(crate) fn part_report(&self, end: Time) -> PartReport {
+    /// Partition 0 hands over its link records (names included) for the merge: the last use
+    /// of the simulation.
+    pub(crate) fn part_report(&mut self, end: Time) -> PartReport {
         let me = self.part.as_ref().expect("a partition").me;
         let part_of = &self.part.as_ref().expect("a partition").plan.part_of;
         let mut comps = StatsReport::default();
@@ -215,7 +217,7 @@ impl Simulation {
                 links.push((i as u32, self.core.links.arenas[r.arena as usize].stats(r.slot).clone(), src, dst));
             }
         }
-        let infos = if me == 0 { self.links.clone() } else { Vec::new() };
+        let infos = if me == 0 { std::mem::take(&mut self.links) } else { Vec::new() };
         PartReport { comps, links, ticks: self.counters.ticks, infos }
     }
 
