@@ -1110,13 +1110,29 @@ fn write_json_with(
     results: &[BenchResult],
     summary: &[trnsim_harness::summary::SummaryRow],
 ) -> Result<(), Failure> {
-    let mut doc = serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "benchmarks": results });
-    if !summary.is_empty() {
-        doc["summary"] = serde_json::json!(summary);
+    // Written straight from the results (fields in name order, as a JSON value would print
+    // them), not through a JSON value: a cluster's statistics would be copied whole.
+    #[derive(serde::Serialize)]
+    struct Doc<'a> {
+        benchmarks: &'a [BenchResult],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        summary: Option<serde_json::Value>,
+        trnsim: &'static str,
     }
-    let body = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
-    outputs::write_atomic(p, (body + "\n").as_bytes())
-        .map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))
+    let summary = (!summary.is_empty()).then(|| serde_json::json!(summary));
+    let doc = Doc { benchmarks: results, summary, trnsim: env!("CARGO_PKG_VERSION") };
+    // Streamed to the file (a cluster's results are tens of megabytes of text), then renamed.
+    let staged = outputs::Staged::new(p);
+    let io = |e: std::io::Error| Failure::Usage(format!("--json {}: {e}", p.display()));
+    let mut w = std::io::BufWriter::new(std::fs::File::create(staged.path()).map_err(io)?);
+    serde_json::to_writer_pretty(&mut w, &doc).map_err(|e| match e.io_error_kind() {
+        Some(_) => Failure::Usage(format!("--json {}: {e}", p.display())),
+        None => Failure::Run(format!("{}: {e}", p.display())),
+    })?;
+    std::io::Write::write_all(&mut w, b"\n").map_err(io)?;
+    std::io::Write::flush(&mut w).map_err(io)?;
+    drop(w);
+    staged.commit().map_err(|e| Failure::Usage(format!("--json {e}")))
 }
 
 /// The widest `bench nc-gemm --n`: B streams through SBUF in 512-column blocks, and the

@@ -119,10 +119,10 @@ impl Speed {
 /// The outcome of one benchmark.
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchResult {
-    /// Benchmark name.
-    pub name: String,
     /// Headline figures (simulated, deterministic), units in the names.
     pub headline: Vec<(String, f64)>,
+    /// Benchmark name. (Fields in name order: results JSON lists them so.)
+    pub name: String,
     /// Every statistic of the run.
     pub stats: StatsReport,
     /// Host speed (not deterministic; kept out of results JSON).
