@@ -156,11 +156,13 @@ fn the_cluster_all_reduce_is_identical_serial_on_threads_and_over_bytes_by_ultra
     let serial = serde_json::to_string(&sim.report()).unwrap();
     assert!(serial.contains("us1.chip127") && serial.contains("efa.leaf0"), "names say where nodes are");
     let by_us = PartitionRule::ByName { depth: 1 };
-    for (threads, rule) in [(2, by_us.clone()), (4, PartitionRule::Auto)] {
+    // The default: by UltraServer, the EFA switches spread over the partitions.
+    let spread = PartitionRule::ByNameAttached { depth: 1, attach: "efa".into() };
+    for (threads, rule) in [(2, by_us.clone()), (2, spread), (4, PartitionRule::Auto)] {
         let cfg = ParallelConfig { threads, rule: rule.clone(), min_lookahead: None };
         let (run, _) = run_threads(cluster_builder, &cfg, limit, None, |_| ()).unwrap();
         assert_eq!(serial, serde_json::to_string(&run.report).unwrap(), "{threads} threads, {rule:?}");
-        if threads == 2 {
+        if rule == by_us {
             // By UltraServer: only the EFA links between one UltraServer's chips and the leaf
             // (in the other partition) are cut.
             assert_eq!(run.plan.cut.len(), 2 * 64, "{rule:?}");

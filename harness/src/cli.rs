@@ -151,8 +151,10 @@ struct RunArgs {
     threads: Option<u32>,
     /// How to split the system with --threads or --mpi: auto (cut the longest links, balance
     /// component counts), by-name (group by the first dotted name segment, e.g. per chip, or
-    /// per UltraServer on a cluster) or by-name:DEPTH. Default: by-name on clusters (by
-    /// UltraServer, when there are at least as many UltraServers as partitions) and for
+    /// per UltraServer on a cluster) or by-name:DEPTH, either followed by ,attach=GROUP to
+    /// spread GROUP's components (e.g. efa, a cluster's scale-out switches) over the
+    /// partitions next to their links. Default: by-name,attach=efa on clusters (by
+    /// UltraServer, when there are at least as many UltraServers as partitions), by-name for
     /// tp-matmul-N (by chip), auto otherwise. A rule that splits a chip of tp-matmul-N is an
     /// error.
     #[arg(long, value_name = "RULE", value_parser = PartitionRule::parse)]
@@ -208,8 +210,8 @@ enum BenchCmd {
         /// Thread counts to try.
         #[arg(long, value_delimiter = ',', default_value = "2", value_parser = clap::value_parser!(u32).range(1..=256))]
         threads: Vec<u32>,
-        /// How to split (auto, by-name, by-name:DEPTH; default: by UltraServer on clusters, auto
-        /// on the others).
+        /// How to split (auto, by-name, by-name:DEPTH, optionally ,attach=GROUP; default: by
+        /// UltraServer on clusters, auto on the others).
         #[arg(long, value_parser = PartitionRule::parse)]
         partition: Option<PartitionRule>,
         /// Runs per configuration (the best wall time counts).

@@ -115,8 +115,8 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
             };
             let kind = Kind::Collective { size, chips, busbw_factor };
             // By UltraServer: components are named `us0.…`, `us1.…`, `efa.…`; as many
-            // partitions as UltraServers at most.
-            let default_rule = (PartitionRule::ByName { depth: 1 }, ultraservers);
+            // partitions as UltraServers at most, the EFA switches spread among them.
+            let default_rule = (by_ultraserver(), ultraservers);
             Ok(System { default_rule, ..System::new(build, limit, kind) })
         }
         "kernel-ring" => {
@@ -141,7 +141,7 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
             let build = move || d2.declare(order);
             // Long enough for the backward pass and every all-reduce (the run ends when idle).
             let limit = Dur::from_ms(10_000);
-            let default_rule = (PartitionRule::ByName { depth: 1 }, ultraservers);
+            let default_rule = (by_ultraserver(), ultraservers);
             Ok(System { default_rule, ..System::new(build, limit, Kind::Dp(Box::new(dp))) })
         }
         n if n.starts_with("kernel-random-graph:") => {
@@ -157,6 +157,14 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
             Err(format!("benchmark {name:?} cannot be partitioned (partitionable: {})", names.join(", ")))
         }
     }
+}
+
+/// The default rule on a cluster: one group per UltraServer (`us3.…`), the scale-out
+/// switches (`efa.leaf2`, `efa.spine0`) not a group of their own but spread over the
+/// partitions, each next to most of its links (they would otherwise all join the first
+/// partition, which also gathers the statistics).
+fn by_ultraserver() -> PartitionRule {
+    PartitionRule::ByNameAttached { depth: 1, attach: "efa".into() }
 }
 
 /// The TP matmul of `shape` over `n` whole chips of `topo` as a partitionable system (by chip by

@@ -16,7 +16,9 @@
 //! Rules: [`PartitionRule::Auto`] cuts the links of largest latency first, then grows each
 //! partition greedily over the remaining groups (most links into it first) to its share of
 //! the weight (1 + link count per component, a proxy for work); [`PartitionRule::ByName`] keeps components whose names share their first
-//! `depth` dotted segments together ("chip017.core3.pe" with depth 1 groups by chip);
+//! `depth` dotted segments together ("chip017.core3.pe" with depth 1 groups by chip), and
+//! [`PartitionRule::ByNameAttached`] does so but spreads one group's components (a cluster's
+//! scale-out switches) over the partitions, each next to most of its links;
 //! [`PartitionRule::Explicit`] gives every component's partition. Mistakes (a cut link shorter
 //! than the requested lookahead, a partition left empty, a wrong count) are located errors.
 
@@ -38,20 +40,45 @@ pub enum PartitionRule {
         /// Dotted segments that form the group key (1 = "chip017" of "chip017.core3").
         depth: usize,
     },
+    /// As [`PartitionRule::ByName`], except that the components of group `attach` (switches
+    /// shared by many groups, such as a cluster's scale-out network) form no group: each joins
+    /// a partition holding most of its already placed link neighbours, no partition taking more
+    /// than its share (rounded up) of them; ties go to the partition with the fewest attached
+    /// components, then the lowest index. Attached components are placed in id order.
+    ByNameAttached {
+        /// Dotted segments that form the group key.
+        depth: usize,
+        /// The group key whose components are spread (`efa` for `efa.leaf3`, depth 1).
+        attach: String,
+    },
     /// Partition of every component, by component id.
     Explicit(Vec<u32>),
 }
 
 impl PartitionRule {
-    /// Parses `auto`, `by-name` / `by-name:DEPTH`.
+    /// Parses `auto`, `by-name` / `by-name:DEPTH`, optionally followed by `,attach=GROUP`.
     pub fn parse(s: &str) -> Result<PartitionRule, String> {
+        if let Some((base, attach)) = s.split_once(",attach=") {
+            let depth = match PartitionRule::parse(base) {
+                Ok(PartitionRule::ByName { depth }) => depth,
+                _ => {
+                    return Err(format!(
+                        "`{s}` is not a partition rule (`,attach=GROUP` follows by-name or by-name:DEPTH)"
+                    ))
+                }
+            };
+            if attach.is_empty() || attach.contains(',') {
+                return Err(format!("`{s}` is not a partition rule (attach= names one group key, such as efa)"));
+            }
+            return Ok(PartitionRule::ByNameAttached { depth, attach: attach.to_string() });
+        }
         match s {
             "auto" => Ok(PartitionRule::Auto),
             "by-name" => Ok(PartitionRule::ByName { depth: 1 }),
             _ => match s.strip_prefix("by-name:").map(str::parse::<usize>) {
                 Some(Ok(depth)) if depth >= 1 => Ok(PartitionRule::ByName { depth }),
                 _ => Err(format!(
-                    "`{s}` is not a partition rule (expected auto, by-name or by-name:DEPTH with DEPTH >= 1)"
+                    "`{s}` is not a partition rule (expected auto, by-name or by-name:DEPTH with DEPTH >= 1, optionally followed by ,attach=GROUP)"
                 )),
             },
         }
@@ -64,6 +91,7 @@ impl fmt::Display for PartitionRule {
         match self {
             PartitionRule::Auto => f.write_str("auto"),
             PartitionRule::ByName { depth } => write!(f, "by-name:{depth}"),
+            PartitionRule::ByNameAttached { depth, attach } => write!(f, "by-name:{depth},attach={attach}"),
             PartitionRule::Explicit(v) => write!(f, "explicit ({} assignments)", v.len()),
         }
     }
@@ -168,24 +196,8 @@ pub(crate) fn plan(
             }
             v.clone()
         }
-        PartitionRule::ByName { depth } => {
-            let key = |s: &str| -> String { s.split('.').take(*depth).collect::<Vec<_>>().join(".") };
-            let mut group_of = vec![0u32; n];
-            let mut keys: Vec<String> = Vec::new();
-            let mut index = std::collections::BTreeMap::new();
-            for (i, name) in names.iter().enumerate() {
-                let k = key(name);
-                let g = *index.entry(k.clone()).or_insert_with(|| {
-                    keys.push(k);
-                    keys.len() as u32 - 1
-                });
-                group_of[i] = g;
-            }
-            // Groups in name order, dealt contiguously so neighbours stay together.
-            let mut order: Vec<u32> = (0..keys.len() as u32).collect();
-            order.sort_by(|a, b| keys[*a as usize].cmp(&keys[*b as usize]));
-            contiguous(&group_of, &order, parts)?
-        }
+        PartitionRule::ByName { depth } => by_name(names, *depth, None, links, parts)?,
+        PartitionRule::ByNameAttached { depth, attach } => by_name(names, *depth, Some(attach), links, parts)?,
         PartitionRule::Auto => auto(n, links, parts)?,
     };
     let mut sizes = vec![0usize; parts as usize];
@@ -210,6 +222,83 @@ pub(crate) fn plan(
         }
     }
     Ok(PartitionPlan { parts, part_of, cut, lookahead, sizes })
+}
+
+/// Groups components by the first `depth` dotted segments of their names and deals the groups
+/// contiguously in name order; components of group `attach` are then placed one by one (see
+/// [`PartitionRule::ByNameAttached`]).
+fn by_name(
+    names: &[String],
+    depth: usize,
+    attach: Option<&str>,
+    links: &[LinkEdge],
+    parts: u32,
+) -> Result<Vec<u32>, PartitionError> {
+    let key = |s: &str| -> String { s.split('.').take(depth).collect::<Vec<_>>().join(".") };
+    // Grouped components (not attached), by their index among grouped components.
+    let mut grouped: Vec<u32> = Vec::with_capacity(names.len());
+    let mut attached: Vec<u32> = Vec::new();
+    let mut group_of = Vec::with_capacity(names.len());
+    let mut keys: Vec<String> = Vec::new();
+    let mut index = std::collections::BTreeMap::new();
+    for (i, name) in names.iter().enumerate() {
+        let k = key(name);
+        if attach == Some(k.as_str()) {
+            attached.push(i as u32);
+            continue;
+        }
+        let g = *index.entry(k.clone()).or_insert_with(|| {
+            keys.push(k);
+            keys.len() as u32 - 1
+        });
+        grouped.push(i as u32);
+        group_of.push(g);
+    }
+    // Groups in name order, dealt contiguously so neighbours stay together.
+    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+    order.sort_by(|a, b| keys[*a as usize].cmp(&keys[*b as usize]));
+    let dealt = contiguous(&group_of, &order, parts)?;
+    const UNPLACED: u32 = u32::MAX;
+    let mut part_of = vec![UNPLACED; names.len()];
+    for (&c, &p) in grouped.iter().zip(&dealt) {
+        part_of[c as usize] = p;
+    }
+    if attached.is_empty() {
+        return Ok(part_of);
+    }
+    // Neighbours of each attached component (by its index in `attached`).
+    let mut slot = vec![u32::MAX; names.len()];
+    for (k, &c) in attached.iter().enumerate() {
+        slot[c as usize] = k as u32;
+    }
+    let mut nbrs: Vec<Vec<u32>> = vec![Vec::new(); attached.len()];
+    for l in links {
+        for (a, b) in [(l.src.0, l.dst.0), (l.dst.0, l.src.0)] {
+            let k = slot[a as usize];
+            if k != u32::MAX {
+                nbrs[k as usize].push(b);
+            }
+        }
+    }
+    let cap = attached.len().div_ceil(parts as usize);
+    let mut taken = vec![0usize; parts as usize];
+    let mut near = vec![0usize; parts as usize];
+    for (k, &c) in attached.iter().enumerate() {
+        near.iter_mut().for_each(|x| *x = 0);
+        for &b in &nbrs[k] {
+            let p = part_of[b as usize];
+            if p != UNPLACED {
+                near[p as usize] += 1;
+            }
+        }
+        let best = (0..parts as usize)
+            .filter(|&p| taken[p] < cap)
+            .min_by_key(|&p| (std::cmp::Reverse(near[p]), taken[p], p))
+            .expect("the share, rounded up, leaves room for every attached component");
+        taken[best] += 1;
+        part_of[c as usize] = best as u32;
+    }
+    Ok(part_of)
 }
 
 /// Deals groups (in `order`) to `parts` partitions contiguously, each taking groups until it
@@ -435,6 +524,34 @@ mod tests {
         assert_eq!(p.lookahead, Dur::from_ns(5));
         let err = plan(&names(6), &links, &PartitionRule::ByName { depth: 1 }, 4, None).unwrap_err();
         assert_eq!(err, PartitionError::TooFewGroups { groups: 3, parts: 4 });
+    }
+
+    #[test]
+    fn attached_components_spread_next_to_their_links() {
+        // Groups a, b (two components each); switches s.0 and s.1 each linked to both groups,
+        // s.2 linked to b only; s.3 linked to the switches only.
+        let names: Vec<String> =
+            ["a.0", "a.1", "b.0", "b.1", "s.0", "s.1", "s.2", "s.3"].iter().map(|s| s.to_string()).collect();
+        let links =
+            [edge(0, 4, 5), edge(2, 4, 5), edge(1, 5, 5), edge(3, 5, 5), edge(6, 3, 5), edge(4, 7, 3), edge(7, 6, 3)];
+        let rule = PartitionRule::parse("by-name:1,attach=s").unwrap();
+        assert_eq!(rule.to_string(), "by-name:1,attach=s");
+        let p = plan(&names, &links, &rule, 2, None).unwrap();
+        // s.0 and s.1 tie on neighbours: the partition with fewer switches takes s.1; s.2 goes
+        // to b; s.3 (one neighbour in each) to the partition with fewer.
+        assert_eq!(p.part_of, vec![0, 0, 1, 1, 0, 1, 1, 0]);
+        assert_eq!(p.lookahead, Dur::from_ns(3));
+        // No partition takes more than its share of switches (2 of 4), even if closer.
+        let links = [edge(0, 4, 5), edge(0, 5, 5), edge(0, 6, 5), edge(0, 7, 5)];
+        let p = plan(&names, &links, &rule, 2, None).unwrap();
+        assert_eq!(p.part_of[4..], [0, 0, 1, 1]);
+        for bad in ["by-name,attach=", "auto,attach=s", "by-name:1,attach=s,t", "by-name:0,attach=s"] {
+            assert!(PartitionRule::parse(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            PartitionRule::parse("by-name,attach=efa"),
+            Ok(PartitionRule::ByNameAttached { depth: 1, attach: "efa".into() })
+        );
     }
 
     #[test]
