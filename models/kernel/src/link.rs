@@ -186,7 +186,7 @@ pub const MAX_LINK_CYCLES: u64 = 1_000_000_000;
 /// Buffer slots reserved per link when the simulation is built (only for links with an end
 /// in the simulation: a partition reserves nothing for links between other partitions'
 /// components); deeper buffers grow on demand.
-pub(crate) const PREALLOCATED_SLOTS: u32 = 64;
+pub(crate) const PREALLOCATED_SLOTS: u32 = 8;
 
 /// The slot of a link a partition keeps no state for (no end among its components).
 pub(crate) const NO_SLOT: u32 = u32::MAX;

@@ -381,8 +381,10 @@ impl HbmStack {
         };
         let t = &cfg.timing;
         let banks = cfg.org.banks_per_pc();
+        // The cycle-level controllers (a fast stack has none: its model keeps its own state).
         let mut channels = Vec::new();
-        for c in 0..cfg.org.channels {
+        let cycle_channels = if cfg.fidelity == Fidelity::Cycle { cfg.org.channels } else { 0 };
+        for c in 0..cycle_channels {
             let mut v = Vec::new();
             for p in 0..cfg.org.pseudo_channels {
                 // Stagger refresh over the pseudo-channels so they do not all refresh at once.
@@ -506,18 +508,23 @@ impl HbmStack {
         &self.sh.timing
     }
 
-    /// The controller of pseudo-channel `pc` of channel `ch` (for tests and inspection).
-    pub fn controller(&self, ch: u32, pc: u32) -> &PcController {
-        &self.channels[ch as usize].pcs[pc as usize]
+    /// The controller of pseudo-channel `pc` of channel `ch` (for tests and inspection; `None`
+    /// in the fast fidelity, which has no cycle-level controllers).
+    pub fn controller(&self, ch: u32, pc: u32) -> Option<&PcController> {
+        self.channels.get(ch as usize)?.pcs.get(pc as usize)
+    }
+
+    /// Every (channel, pseudo-channel), in order.
+    fn pc_indices(&self) -> impl Iterator<Item = (usize, usize)> {
+        let (chs, pcs) = (self.sh.org.channels as usize, self.sh.org.pseudo_channels as usize);
+        (0..chs).flat_map(move |c| (0..pcs).map(move |p| (c, p)))
     }
 
     /// Statistics summed over every pseudo-channel.
     pub fn totals(&self) -> PcStats {
         let mut t = PcStats::default();
-        for (ci, ch) in self.channels.iter().enumerate() {
-            for pi in 0..ch.pcs.len() {
-                t.merge(self.pc_stats(ci, pi));
-            }
+        for (ci, pi) in self.pc_indices() {
+            t.merge(self.pc_stats(ci, pi));
         }
         t
     }
@@ -949,14 +956,12 @@ impl Component for HbmStack {
         let tot = self.totals();
         tot.write(out, "", ns, cycles, bytes, banks * self.sh.org.pcs());
         let peak = bytes as f64 / self.sh.timing.bl as f64 * self.sh.timing.ck_mhz as f64 * 1e6;
-        for (ci, ch) in self.channels.iter().enumerate() {
-            for pi in 0..ch.pcs.len() {
-                let s = self.pc_stats(ci, pi);
-                let moved = (s.reads + s.writes) * bytes as u64;
-                let secs = cycles as f64 * ns * 1e-9;
-                let util = if secs > 0.0 { moved as f64 / secs / peak } else { 0.0 };
-                out.value(&format!("ch{ci}.pc{pi}.utilization"), util);
-            }
+        for (ci, pi) in self.pc_indices() {
+            let s = self.pc_stats(ci, pi);
+            let moved = (s.reads + s.writes) * bytes as u64;
+            let secs = cycles as f64 * ns * 1e-9;
+            let util = if secs > 0.0 { moved as f64 / secs / peak } else { 0.0 };
+            out.value(&format!("ch{ci}.pc{pi}.utilization"), util);
         }
         out.count("port_stall_cycles", self.port_stall_cycles);
         out.count("intake_buffered", self.intake_buffered);
