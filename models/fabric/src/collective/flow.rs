@@ -25,30 +25,51 @@
 //! Leaves out: everything the packet-level network leaves out (docs/fabric.md), plus
 //! queues inside the network: a flow's rate is set at once along its whole path.
 
-use crate::collective::schedule::{Program, Runs, Step};
+use crate::collective::schedule::{Program, Runs};
 use crate::topo::cluster::ClusterRoutes;
 use crate::topo::Topology;
 use std::collections::{BTreeMap, VecDeque};
 
-/// One timer or delivery: (kind (0 delivery, 1 timer), chip, step tag).
-type Ev = (u8, usize, u32);
+/// One timer or delivery: the chip, with [`TIMER`] set for a timer, and the step tag.
+type Ev = (u32, u32);
+
+/// The flag of a timer in [`Ev`]'s chip (the run refuses `2^31` chips or more).
+const TIMER: u32 = 1 << 31;
 
 /// Timers and deliveries, earliest first and, at one time, in the order they were pushed (as
 /// a heap of (time, sequence) would pop them). Kept by time: the chips of a step-synchronous
 /// collective mostly share their times, so a time's events are one bucket, not one heap entry
-/// each.
+/// each, and a push to the time last pushed to finds its bucket without a search.
 #[derive(Default)]
 struct Events {
-    /// Events per time in ps as f64 bits (non-negative times order as their bits do).
-    by_time: BTreeMap<u64, VecDeque<Ev>>,
-    /// Emptied buckets, reused.
-    spare: Vec<VecDeque<Ev>>,
+    /// The bucket (in `buckets`) per time in ps as f64 bits (non-negative times order as their
+    /// bits do).
+    by_time: BTreeMap<u64, usize>,
+    buckets: Vec<VecDeque<Ev>>,
+    /// Buckets emptied, reused.
+    free: Vec<usize>,
+    /// The time last pushed to and its bucket.
+    last: Option<(u64, usize)>,
 }
 
 impl Events {
     fn push(&mut self, t: f64, ev: Ev) {
-        let spare = &mut self.spare;
-        self.by_time.entry(t.to_bits()).or_insert_with(|| spare.pop().unwrap_or_default()).push_back(ev);
+        let key = t.to_bits();
+        let b = match self.last {
+            Some((k, b)) if k == key => b,
+            _ => {
+                let (buckets, free) = (&mut self.buckets, &mut self.free);
+                let b = *self.by_time.entry(key).or_insert_with(|| {
+                    free.pop().unwrap_or_else(|| {
+                        buckets.push(VecDeque::new());
+                        buckets.len() - 1
+                    })
+                });
+                self.last = Some((key, b));
+                b
+            }
+        };
+        self.buckets[b].push_back(ev);
     }
 
     /// The earliest time.
@@ -58,13 +79,18 @@ impl Events {
 
     /// The earliest event if it is due at `now`.
     fn pop_due(&mut self, now: f64) -> Option<Ev> {
-        let mut first = self.by_time.first_entry()?;
+        let first = self.by_time.first_entry()?;
         if f64::from_bits(*first.key()) > now {
             return None;
         }
-        let ev = first.get_mut().pop_front();
-        if first.get().is_empty() {
-            self.spare.push(first.remove());
+        let b = *first.get();
+        let ev = self.buckets[b].pop_front();
+        if self.buckets[b].is_empty() {
+            first.remove();
+            self.free.push(b);
+            if self.last.is_some_and(|(_, l)| l == b) {
+                self.last = None;
+            }
         }
         ev
     }
@@ -72,7 +98,7 @@ impl Events {
 
 /// One active flow.
 struct Flow {
-    dst: usize,
+    dst: u32,
     tag: u32,
     /// Bytes still to move.
     left: f64,
@@ -84,56 +110,120 @@ struct Flow {
     tail_ps: f64,
 }
 
-/// One chip's collective engine (as the packet-level runner's), its program kept as runs of
-/// equal steps: a hierarchical all-reduce on 100,000 chips is three runs per chip, not 1,700
-/// steps.
+/// One run of equal steps of one chip, in the programs flattened ([`Programs`]).
+struct Run {
+    /// The step's sends: `Programs::sends[sends.0..sends.1]`.
+    sends: (usize, usize),
+    recvs: u32,
+    /// Repetitions.
+    reps: u32,
+}
+
+/// Every chip's program as runs of equal steps, flattened into two arrays in chip order (no
+/// allocation per chip or step: a hierarchical all-reduce on 100,000 chips is 300,000 runs).
+struct Programs {
+    runs: Vec<Run>,
+    /// Messages sent: (destination chip, payload bytes).
+    sends: Vec<(u32, u64)>,
+}
+
+/// One chip's collective engine (as the packet-level runner's), its program a range of
+/// [`Programs::runs`]: the current step's state in one small record per chip.
 struct Engine {
-    runs: Runs,
-    /// The current step: its run, its repetition within the run, its index (the tag).
-    run: usize,
+    /// The current run (an index into `Programs::runs`) and the end of the chip's runs.
+    run: u32,
+    runs_end: u32,
+    /// The current step's repetition within its run, and its index (the tag).
     rep: u32,
     cur: u32,
     /// Steps in all.
-    len: u64,
+    len: u32,
+    /// Messages the current step needs.
+    recvs: u32,
+    /// Messages received for the current step and the next; those for later steps are in the
+    /// chip's list of `far` receipts, `far` of them.
+    got: [u32; 2],
+    far: u32,
     issued: bool,
-    /// Messages received per step tag, for the current and later steps only: (tag, count).
-    received: Vec<(u32, u32)>,
-    done_ps: Option<f64>,
+    /// When the chip finished (NaN until it does).
+    done_ps: f64,
 }
 
 impl Engine {
-    fn new(runs: Runs) -> Engine {
-        let len = runs.iter().map(|r| u64::from(r.1)).sum::<u64>();
-        let done_ps = (len == 0).then_some(0.0);
-        Engine { runs, run: 0, rep: 0, cur: 0, len, issued: false, received: Vec::new(), done_ps }
+    fn done(&self) -> bool {
+        !self.done_ps.is_nan()
     }
 
-    fn step(&self) -> &Step {
-        &self.runs[self.run].0
-    }
-
-    fn received(&self, tag: u32) -> u32 {
-        self.received.iter().find(|r| r.0 == tag).map_or(0, |r| r.1)
-    }
-
-    fn receive(&mut self, tag: u32) {
-        match self.received.iter_mut().find(|r| r.0 == tag) {
-            Some(r) => r.1 += 1,
-            None => self.received.push((tag, 1)),
+    /// Counts a message tagged `tag` (messages for steps already complete are dropped: no
+    /// step waits for them).
+    fn receive(&mut self, tag: u32, far: &mut Vec<(u32, u32)>) {
+        if tag == self.cur {
+            self.got[0] += 1;
+        } else if tag > self.cur && tag - self.cur == 1 {
+            self.got[1] += 1;
+        } else if tag > self.cur {
+            match far.iter_mut().find(|r| r.0 == tag) {
+                Some(r) => r.1 += 1,
+                None => {
+                    far.push((tag, 1));
+                    self.far += 1;
+                }
+            }
         }
     }
 
     /// Moves to the next step (the caller checked there is one).
-    fn advance(&mut self) {
-        let cur = self.cur;
-        self.received.retain(|r| r.0 != cur);
+    fn advance(&mut self, runs: &[Run], far: &mut Vec<(u32, u32)>) {
         self.cur += 1;
+        self.got = [self.got[1], 0];
+        if self.far > 0 {
+            // The step after the new current one: `cur + 1` (no overflow: `cur + 1 < len`).
+            let next = self.cur + 1;
+            if let Some(i) = far.iter().position(|r| r.0 == next) {
+                self.got[1] = far.swap_remove(i).1;
+                self.far -= 1;
+            }
+        }
         self.rep += 1;
-        while self.run < self.runs.len() && self.rep >= self.runs[self.run].1 {
+        while self.run < self.runs_end && self.rep >= runs[self.run as usize].reps {
             self.run += 1;
             self.rep = 0;
         }
+        if self.run < self.runs_end {
+            self.recvs = runs[self.run as usize].recvs;
+        }
     }
+}
+
+/// Flattens `progs` ([`Programs`]) and makes each chip's engine; refuses programs the engines'
+/// fields cannot count, and sends to chips that do not exist.
+fn flatten(progs: Vec<Runs>) -> Result<(Programs, Vec<Engine>), String> {
+    let chips = progs.len();
+    if u32::try_from(chips).is_err() || u32::try_from(chips).is_ok_and(|n| n >= TIMER) {
+        return Err(format!("{chips} chips: too many for the flow-level network"));
+    }
+    let (mut runs, mut sends, mut engines) = (Vec::new(), Vec::new(), Vec::with_capacity(chips));
+    for (c, p) in progs.into_iter().enumerate() {
+        let len = p.iter().map(|r| u64::from(r.1)).sum::<u64>();
+        let len = u32::try_from(len).map_err(|_| format!("chip {c}: more than {} steps", u32::MAX))?;
+        let first = runs.len();
+        for (st, reps) in p {
+            let s0 = sends.len();
+            for (dst, bytes) in st.sends {
+                let d = u32::try_from(dst).ok().filter(|_| dst < chips);
+                let d = d.ok_or_else(|| format!("chip {c}: a send to chip {dst} of {chips}"))?;
+                sends.push((d, bytes));
+            }
+            runs.push(Run { sends: (s0, sends.len()), recvs: st.recvs, reps });
+        }
+        let too_many = || format!("{} runs of steps: too many for the flow-level network", runs.len());
+        let run = u32::try_from(first).map_err(|_| too_many())?;
+        let runs_end = u32::try_from(runs.len()).map_err(|_| too_many())?;
+        let recvs = runs.get(first).map_or(0, |r: &Run| r.recvs);
+        let done_ps = if len == 0 { 0.0 } else { f64::NAN };
+        engines.push(Engine { run, runs_end, rep: 0, cur: 0, len, recvs, got: [0; 2], far: 0, issued: false, done_ps });
+    }
+    Ok((Programs { runs, sends }, engines))
 }
 
 /// The result of a flow-level run.
@@ -407,17 +497,16 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
     if progs.len() != topo.chips {
         return Err(format!("{} programs for {} chips", progs.len(), topo.chips));
     }
-    if let Some(c) = progs.iter().position(|p| p.iter().map(|r| u64::from(r.1)).sum::<u64>() > u64::from(u32::MAX)) {
-        return Err(format!("chip {c}: more than {} steps", u32::MAX));
-    }
+    let (prog, mut engines) = flatten(progs)?;
+    let mut far: Vec<Vec<(u32, u32)>> = std::iter::repeat_with(Vec::new).take(engines.len()).collect();
     let mut paths = Paths::new(topo)?;
     let mut links: Vec<Link> = paths.cap.iter().map(|&cap| Link { residual: 0.0, cap, seen: 0 }).collect();
     let overhead = overhead_ps as f64;
-    let mut engines: Vec<Engine> = progs.into_iter().map(Engine::new).collect();
     let mut events = Events::default();
+    // Chips number below `TIMER` (`flatten`): the casts keep every chip number.
     for (c, e) in engines.iter().enumerate() {
-        if e.done_ps.is_none() {
-            events.push(overhead, (1, c, 0));
+        if !e.done() {
+            events.push(overhead, (c as u32 | TIMER, 0));
         }
     }
     let mut flows: Vec<Flow> = Vec::new();
@@ -453,7 +542,7 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
             f.left -= f.rate * dt;
             let done = f.rate > 0.0 && f.left <= f.rate * 1.0 + 1e-6;
             if done {
-                events.push(now + f.tail_ps, (0, f.dst, f.tag));
+                events.push(now + f.tail_ps, (f.dst, f.tag));
                 spent.push(std::mem::take(&mut f.path));
                 ended = true;
             } else if f.rate > 0.0 {
@@ -461,31 +550,32 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
             }
             !done
         });
-        while let Some((kind, who, tag)) = events.pop_due(now) {
-            if kind == 0 {
-                let e = &mut engines[who];
-                e.receive(tag);
+        while let Some((who, tag)) = events.pop_due(now) {
+            if who & TIMER == 0 {
+                let c = who as usize;
+                let e = &mut engines[c];
+                e.receive(tag, &mut far[c]);
                 if e.cur == tag && e.issued {
-                    try_complete(&mut engines, who, now, overhead, &mut events);
+                    try_complete(&mut engines, &prog.runs, &mut far, c, now, overhead, &mut events);
                 }
             } else {
-                let c = who;
-                let step = engines[c].cur;
-                engines[c].issued = true;
-                let run = engines[c].run;
-                let sends = std::mem::take(&mut engines[c].runs[run].0.sends);
-                for &(dst, bytes) in &sends {
+                let c = (who & !TIMER) as usize;
+                let e = &mut engines[c];
+                let step = e.cur;
+                e.issued = true;
+                let (s0, s1) = prog.runs[e.run as usize].sends;
+                for &(dst, bytes) in &prog.sends[s0..s1] {
                     messages += 1;
-                    if dst == c || bytes == 0 {
-                        events.push(now, (0, dst, step));
+                    if dst == who & !TIMER || bytes == 0 {
+                        events.push(now, (dst, step));
                         continue;
                     }
-                    let path = paths.path(c, dst, spent.pop().unwrap_or_default());
-                    let tail_ps = paths.tail(c, dst, bytes);
+                    let (src, d) = (c, dst as usize);
+                    let path = paths.path(src, d, spent.pop().unwrap_or_default());
+                    let tail_ps = paths.tail(src, d, bytes);
                     flows.push(Flow { dst, tag: step, left: bytes as f64, rate: 0.0, path, tail_ps });
                 }
-                engines[c].runs[run].0.sends = sends;
-                try_complete(&mut engines, c, now, overhead, &mut events);
+                try_complete(&mut engines, &prog.runs, &mut far, c, now, overhead, &mut events);
             }
         }
         if ended && !flows.is_empty() {
@@ -499,23 +589,34 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
             t_flow = t_flow.min(fifo(&mut flows[started..], &mut links, pass, now));
         }
     }
-    let done_ps: Vec<f64> = engines.iter().map(|e| e.done_ps.unwrap_or(f64::NAN)).collect();
+    let done_ps: Vec<f64> = engines.iter().map(|e| e.done_ps).collect();
     if let Some(c) = done_ps.iter().position(|d| d.is_nan()) {
         return Err(format!("chip {c} never finished (a receive that no send matches)"));
     }
     Ok(FlowRun { done_ps, updates, messages })
 }
 
-fn try_complete(engines: &mut [Engine], c: usize, now: f64, overhead: f64, events: &mut Events) {
+/// Completes chip `c`'s current step if its sends are issued and its messages have arrived:
+/// the chip is done, or its next step's timer is set.
+fn try_complete(
+    engines: &mut [Engine],
+    runs: &[Run],
+    far: &mut [Vec<(u32, u32)>],
+    c: usize,
+    now: f64,
+    overhead: f64,
+    events: &mut Events,
+) {
     let e = &mut engines[c];
-    if e.done_ps.is_some() || e.received(e.cur) < e.step().recvs {
+    if e.done() || e.got[0] < e.recvs {
         return;
     }
-    if u64::from(e.cur) + 1 == e.len {
-        e.done_ps = Some(now);
+    if u64::from(e.cur) + 1 == u64::from(e.len) {
+        e.done_ps = now;
         return;
     }
-    e.advance();
+    e.advance(runs, &mut far[c]);
     e.issued = false;
-    events.push(now + overhead, (1, c, 0));
+    // `c` is below `TIMER` (`flatten`).
+    events.push(now + overhead, (c as u32 | TIMER, 0));
 }
