@@ -96,7 +96,7 @@ impl Events {
     }
 }
 
-/// One active flow.
+/// One active flow (64 bytes: its route inline on a cluster).
 struct Flow {
     dst: u32,
     tag: u32,
@@ -104,10 +104,22 @@ struct Flow {
     left: f64,
     /// Current rate in bytes per picosecond.
     rate: f64,
-    /// (edge, share of the flow on it).
-    path: Vec<(u32, f64)>,
     /// Time from the end of the fluid transfer to the last byte's arrival, in ps.
     tail_ps: f64,
+    route: Route,
+}
+
+/// The edges (and aggregates) a flow uses, with its share on each ([`Paths::each`]).
+enum Route {
+    /// Between UltraServers: the source NIC, the source leaf's uplinks, the downlinks to the
+    /// destination leaf and the destination NIC, at the shares of `Paths::cross` (`across`
+    /// leaves); or the two NICs alone, each at share 1 (on one leaf).
+    Cross { edges: [u32; 4], across: bool },
+    /// Inside UltraServer copy `shift / edges per UltraServer`: the cached path of local chip
+    /// pair `pair`, its edges plus `shift`.
+    Local { pair: u32, shift: u32 },
+    /// Any other topology's: (edge, share).
+    Any(Vec<(u32, f64)>),
 }
 
 /// One run of equal steps of one chip, in the programs flattened ([`Programs`]).
@@ -245,18 +257,26 @@ impl FlowRun {
 }
 
 /// The share of a message from `src` to `dst` on each edge: split over each node's candidate
-/// next edges in proportion to their capacity.
-fn spread(topo: &Topology, src: usize, dst: usize, cap: &[f64]) -> Vec<(u32, f64)> {
-    let mut at: Vec<(usize, f64)> = vec![(src, 1.0)];
-    let mut out: Vec<(u32, f64)> = Vec::new();
+/// next edges in proportion to their capacity. Appends to `out`; `at` and `next` are scratch.
+fn spread(
+    topo: &Topology,
+    src: usize,
+    dst: usize,
+    cap: &[f64],
+    out: &mut Vec<(u32, f64)>,
+    scratch: &mut [Vec<(usize, f64)>; 2],
+) {
+    let [at, next] = scratch;
+    at.clear();
+    at.push((src, 1.0));
     let mut guard = 0;
     while !at.is_empty() {
         guard += 1;
         if guard > 64 {
             break; // routes are minimal: never this long
         }
-        let mut next: Vec<(usize, f64)> = Vec::new();
-        for (n, share) in at {
+        next.clear();
+        for &(n, share) in at.iter() {
             if n == dst {
                 continue;
             }
@@ -275,9 +295,8 @@ fn spread(topo: &Topology, src: usize, dst: usize, cap: &[f64]) -> Vec<(u32, f64
                 }
             }
         }
-        at = next;
+        std::mem::swap(at, next);
     }
-    out
 }
 
 /// The paths of messages with their shares per edge. On a cluster ([`ClusterRoutes`]) the
@@ -301,6 +320,8 @@ struct Paths<'t> {
     local: Vec<Option<Box<Local>>>,
     /// The last (message bytes, tail) between UltraServers, on one leaf and across leaves.
     cross_tail: [Option<(u64, f64)>; 2],
+    /// Scratch lists of [`spread`].
+    scratch: [Vec<(usize, f64)>; 2],
 }
 
 impl<'t> Paths<'t> {
@@ -341,12 +362,13 @@ impl<'t> Paths<'t> {
         let local = match cluster {
             Some(c) => {
                 let k = c.chips_per_ultraserver();
-                let n = k.checked_mul(k).ok_or("too many chips per UltraServer")?;
+                let n =
+                    k.checked_mul(k).filter(|&n| u32::try_from(n).is_ok()).ok_or("too many chips per UltraServer")?;
                 std::iter::repeat_with(|| None).take(n).collect()
             }
             None => Vec::new(),
         };
-        Ok(Paths { topo, cluster, cap, cross, local, cross_tail: [None; 2] })
+        Ok(Paths { topo, cluster, cap, cross, local, cross_tail: [None; 2], scratch: Default::default() })
     }
 
     /// Inside an UltraServer, the cached spread (and last tail) of local chips `js` to `jd`,
@@ -354,9 +376,12 @@ impl<'t> Paths<'t> {
     fn local(&mut self, c: &ClusterRoutes, js: usize, jd: usize) -> &mut Local {
         let k = c.chips_per_ultraserver();
         let su = c.scale_up();
+        let scratch = &mut self.scratch;
         self.local[js * k + jd].get_or_insert_with(|| {
             let su_cap: Vec<f64> = su.edges.iter().map(|e| e.bytes_per_s * f64::from(e.servers) / 1e12).collect();
-            Box::new(Local { path: spread(su, js, jd, &su_cap), tail: None })
+            let mut path = Vec::new();
+            spread(su, js, jd, &su_cap, &mut path, scratch);
+            Box::new(Local { path, tail: None })
         })
     }
 
@@ -393,30 +418,62 @@ impl<'t> Paths<'t> {
         }
     }
 
-    /// The edges (and aggregates) a message from `src` to `dst` uses, with its share on each.
-    fn path(&mut self, src: usize, dst: usize, mut out: Vec<(u32, f64)>) -> Vec<(u32, f64)> {
-        out.clear();
+    /// The edges (and aggregates) a message from `src` to `dst` uses, with its share on each;
+    /// `spent` is a list to reuse (on a topology other than a cluster).
+    fn path(&mut self, src: usize, dst: usize, mut spent: Vec<(u32, f64)>) -> Route {
         let Some(c) = self.cluster else {
-            out.extend(spread(self.topo, src, dst, &self.cap));
-            return out;
+            spent.clear();
+            spread(self.topo, src, dst, &self.cap, &mut spent, &mut self.scratch);
+            return Route::Any(spent);
         };
         let k = c.chips_per_ultraserver();
         if src / k == dst / k {
             let shift = c.edges_per_ultraserver() * (src / k) as u32;
-            let local = self.local(c, src % k, dst % k);
-            out.extend(local.path.iter().map(|&(e, sh)| (e + shift, sh)));
-            return out;
+            self.local(c, src % k, dst % k);
+            // Below `k * k`, which `new` checked fits in a u32.
+            let pair = (src % k * k + dst % k) as u32;
+            return Route::Local { pair, shift };
         }
         let (up, down) = (c.nic_edges(src).0 as u32, c.nic_edges(dst).1 as u32);
         let (ls, ld) = (c.leaf_of(src), c.leaf_of(dst));
         match self.cross {
-            Some((s_up, s_down, s_nic)) if ls != ld => {
+            Some(_) if ls != ld => {
                 let (e0, leaves) = (self.topo.edges.len(), c.leaves_and_spines().0);
-                out.extend([(up, 1.0), ((e0 + ls) as u32, s_up), ((e0 + leaves + ld) as u32, s_down), (down, s_nic)]);
+                let edges = [up, (e0 + ls) as u32, (e0 + leaves + ld) as u32, down];
+                Route::Cross { edges, across: true }
             }
-            _ => out.extend([(up, 1.0), (down, 1.0)]),
+            _ => Route::Cross { edges: [up, down, 0, 0], across: false },
         }
-        out
+    }
+
+    /// Calls `f(edge, share)` for each edge (or aggregate) of `r`, in the order of its path.
+    #[inline(always)]
+    fn each(&self, r: &Route, mut f: impl FnMut(u32, f64)) {
+        match r {
+            Route::Cross { edges, across: true } => {
+                let (s_up, s_down, s_nic) = self.cross.unwrap_or((1.0, 1.0, 1.0));
+                f(edges[0], 1.0);
+                f(edges[1], s_up);
+                f(edges[2], s_down);
+                f(edges[3], s_nic);
+            }
+            Route::Cross { edges, across: false } => {
+                f(edges[0], 1.0);
+                f(edges[1], 1.0);
+            }
+            Route::Local { pair, shift } => {
+                if let Some(l) = self.local[*pair as usize].as_deref() {
+                    for &(e, s) in &l.path {
+                        f(e + shift, s);
+                    }
+                }
+            }
+            Route::Any(p) => {
+                for &(e, s) in p {
+                    f(e, s);
+                }
+            }
+        }
     }
 }
 
@@ -453,27 +510,35 @@ fn tail(topo: &Topology, src: usize, dst: usize, bytes: u64) -> f64 {
 /// Flows only see what older flows leave, so flows appended since the last pass can be given
 /// their rates by continuing that pass (`flows` = the new ones, the same `pass`): the older
 /// flows' rates and the edges' residuals are what a whole pass would compute again.
-fn fifo(flows: &mut [Flow], links: &mut [Link], pass: u64, now: f64) -> f64 {
+fn fifo(flows: &mut [Flow], links: &mut [Link], paths: &Paths, pass: u64, now: f64) -> f64 {
     let mut next = f64::INFINITY;
     for f in flows.iter_mut() {
-        let mut r = f64::INFINITY;
-        for &(e, s) in &f.path {
-            let l = &mut links[e as usize];
-            if l.seen != pass {
-                l.seen = pass;
-                l.residual = l.cap;
-            }
-            r = f64::min(r, l.residual.max(0.0) / s);
-        }
-        f.rate = if r.is_finite() { r } else { 0.0 };
-        for &(e, s) in &f.path {
-            links[e as usize].residual -= f.rate * s;
-        }
-        if f.rate > 0.0 {
-            next = next.min(now + f.left / f.rate);
-        }
+        next = next.min(take_rate(f, links, paths, pass, now));
     }
     next
+}
+
+/// One flow's turn in a FIFO pass ([`fifo`]): its rate, what it leaves of its edges, and when
+/// its transfer ends (infinity if it does not move).
+#[inline(always)]
+fn take_rate(f: &mut Flow, links: &mut [Link], paths: &Paths, pass: u64, now: f64) -> f64 {
+    let mut r = f64::INFINITY;
+    paths.each(&f.route, |e, s| {
+        let l = &mut links[e as usize];
+        if l.seen != pass {
+            l.seen = pass;
+            l.residual = l.cap;
+        }
+        r = f64::min(r, l.residual.max(0.0) / s);
+    });
+    f.rate = if r.is_finite() { r } else { 0.0 };
+    let rate = f.rate;
+    paths.each(&f.route, |e, s| links[e as usize].residual -= rate * s);
+    if f.rate > 0.0 {
+        now + f.left / f.rate
+    } else {
+        f64::INFINITY
+    }
 }
 
 /// One edge (or aggregate) in a FIFO pass: what the flows met so far leave of it, its
@@ -516,7 +581,7 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
     // When the next transfer ends: the earliest `now + left / rate` of the moving flows, kept
     // from the pass that last changed or advanced them.
     let mut t_flow = f64::INFINITY;
-    // Paths of ended flows, reused by new ones (no allocation per message).
+    // Paths of ended flows, reused by new ones (off a cluster: no allocation per message).
     let mut spent: Vec<Vec<(u32, f64)>> = Vec::new();
     loop {
         let t_event = events.next_time();
@@ -543,13 +608,20 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
             let done = f.rate > 0.0 && f.left <= f.rate * 1.0 + 1e-6;
             if done {
                 events.push(now + f.tail_ps, (f.dst, f.tag));
-                spent.push(std::mem::take(&mut f.path));
+                if let Route::Any(p) = &mut f.route {
+                    spent.push(std::mem::take(p));
+                }
                 ended = true;
             } else if f.rate > 0.0 {
                 t_flow = t_flow.min(now + f.left / f.rate);
             }
             !done
         });
+        // Without an ended flow, the flows that start now continue the last pass, each given
+        // its rate as it starts (a new pass if the network was idle).
+        if !ended && flows.is_empty() {
+            pass += 1;
+        }
         while let Some((who, tag)) = events.pop_due(now) {
             if who & TIMER == 0 {
                 let c = who as usize;
@@ -571,22 +643,22 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
                         continue;
                     }
                     let (src, d) = (c, dst as usize);
-                    let path = paths.path(src, d, spent.pop().unwrap_or_default());
+                    let route = paths.path(src, d, spent.pop().unwrap_or_default());
                     let tail_ps = paths.tail(src, d, bytes);
-                    flows.push(Flow { dst, tag: step, left: bytes as f64, rate: 0.0, path, tail_ps });
+                    let mut f = Flow { dst, tag: step, left: bytes as f64, rate: 0.0, tail_ps, route };
+                    if !ended {
+                        t_flow = t_flow.min(take_rate(&mut f, &mut links, &paths, pass, now));
+                    }
+                    flows.push(f);
                 }
                 try_complete(&mut engines, &prog.runs, &mut far, c, now, overhead, &mut events);
             }
         }
         if ended && !flows.is_empty() {
             (updates, pass) = (updates + 1, pass + 1);
-            t_flow = fifo(&mut flows, &mut links, pass, now);
-        } else if started < flows.len() {
+            t_flow = fifo(&mut flows, &mut links, &paths, pass, now);
+        } else if !ended && started < flows.len() {
             updates += 1;
-            if started == 0 {
-                pass += 1; // the network was idle: a new pass
-            }
-            t_flow = t_flow.min(fifo(&mut flows[started..], &mut links, pass, now));
         }
     }
     let done_ps: Vec<f64> = engines.iter().map(|e| e.done_ps).collect();
