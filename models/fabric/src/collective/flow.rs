@@ -125,7 +125,7 @@ enum Route {
 /// One run of equal steps of one chip, in the programs flattened ([`Programs`]).
 struct Run {
     /// The step's sends: `Programs::sends[sends.0..sends.1]`.
-    sends: (usize, usize),
+    sends: (u32, u32),
     recvs: u32,
     /// Repetitions.
     reps: u32,
@@ -140,7 +140,9 @@ struct Programs {
 }
 
 /// One chip's collective engine (as the packet-level runner's), its program a range of
-/// [`Programs::runs`]: the current step's state in one small record per chip.
+/// [`Programs::runs`]: the current step's state in one cache line per chip (the current run's
+/// sends, receives and repetitions copied in: a step touches its run only when it starts one).
+#[repr(align(64))]
 struct Engine {
     /// The current run (an index into `Programs::runs`) and the end of the chip's runs.
     run: u32,
@@ -150,8 +152,10 @@ struct Engine {
     cur: u32,
     /// Steps in all.
     len: u32,
-    /// Messages the current step needs.
+    /// The current run's messages needed per step, repetitions, and sends (as [`Run`]).
     recvs: u32,
+    reps: u32,
+    sends: (u32, u32),
     /// Messages received for the current step and the next; those for later steps are in the
     /// chip's list of `far` receipts, `far` of them.
     got: [u32; 2],
@@ -197,12 +201,15 @@ impl Engine {
             }
         }
         self.rep += 1;
+        if self.rep < self.reps {
+            return;
+        }
         while self.run < self.runs_end && self.rep >= runs[self.run as usize].reps {
             self.run += 1;
             self.rep = 0;
         }
-        if self.run < self.runs_end {
-            self.recvs = runs[self.run as usize].recvs;
+        if let Some(r) = runs.get(self.run as usize).filter(|_| self.run < self.runs_end) {
+            (self.recvs, self.reps, self.sends) = (r.recvs, r.reps, r.sends);
         }
     }
 }
@@ -219,21 +226,24 @@ fn flatten(progs: Vec<Runs>) -> Result<(Programs, Vec<Engine>), String> {
         let len = p.iter().map(|r| u64::from(r.1)).sum::<u64>();
         let len = u32::try_from(len).map_err(|_| format!("chip {c}: more than {} steps", u32::MAX))?;
         let first = runs.len();
+        let too_many_sends = |n: usize| format!("{n} sends in all: too many for the flow-level network");
         for (st, reps) in p {
-            let s0 = sends.len();
+            let s0 = u32::try_from(sends.len()).map_err(|_| too_many_sends(sends.len()))?;
             for (dst, bytes) in st.sends {
                 let d = u32::try_from(dst).ok().filter(|_| dst < chips);
                 let d = d.ok_or_else(|| format!("chip {c}: a send to chip {dst} of {chips}"))?;
                 sends.push((d, bytes));
             }
-            runs.push(Run { sends: (s0, sends.len()), recvs: st.recvs, reps });
+            let s1 = u32::try_from(sends.len()).map_err(|_| too_many_sends(sends.len()))?;
+            runs.push(Run { sends: (s0, s1), recvs: st.recvs, reps });
         }
         let too_many = || format!("{} runs of steps: too many for the flow-level network", runs.len());
         let run = u32::try_from(first).map_err(|_| too_many())?;
         let runs_end = u32::try_from(runs.len()).map_err(|_| too_many())?;
-        let recvs = runs.get(first).map_or(0, |r: &Run| r.recvs);
+        let (recvs, reps, sends) = runs.get(first).map_or((0, 0, (0, 0)), |r: &Run| (r.recvs, r.reps, r.sends));
         let done_ps = if len == 0 { 0.0 } else { f64::NAN };
-        engines.push(Engine { run, runs_end, rep: 0, cur: 0, len, recvs, got: [0; 2], far: 0, issued: false, done_ps });
+        let (got, far, issued) = ([0; 2], 0, false);
+        engines.push(Engine { run, runs_end, rep: 0, cur: 0, len, recvs, reps, sends, got, far, issued, done_ps });
     }
     Ok((Programs { runs, sends }, engines))
 }
@@ -635,8 +645,8 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
                 let e = &mut engines[c];
                 let step = e.cur;
                 e.issued = true;
-                let (s0, s1) = prog.runs[e.run as usize].sends;
-                for &(dst, bytes) in &prog.sends[s0..s1] {
+                let (s0, s1) = e.sends;
+                for &(dst, bytes) in &prog.sends[s0 as usize..s1 as usize] {
                     messages += 1;
                     if dst == who & !TIMER || bytes == 0 {
                         events.push(now, (dst, step));
