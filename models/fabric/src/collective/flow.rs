@@ -39,7 +39,8 @@ const TIMER: u32 = 1 << 31;
 /// Timers and deliveries, earliest first and, at one time, in the order they were pushed (as
 /// a heap of (time, sequence) would pop them). Kept by time: the chips of a step-synchronous
 /// collective mostly share their times, so a time's events are one bucket, not one heap entry
-/// each, and a push to the time last pushed to finds its bucket without a search.
+/// each, and a push to one of the two times last pushed to (deliveries alternate between a
+/// step's tails) finds its bucket without a search.
 #[derive(Default)]
 struct Events {
     /// The bucket (in `buckets`) per time in ps as f64 bits (non-negative times order as their
@@ -48,15 +49,19 @@ struct Events {
     buckets: Vec<VecDeque<Ev>>,
     /// Buckets emptied, reused.
     free: Vec<usize>,
-    /// The time last pushed to and its bucket.
-    last: Option<(u64, usize)>,
+    /// The two times last pushed to and their buckets, the latest first.
+    recent: [Option<(u64, usize)>; 2],
 }
 
 impl Events {
     fn push(&mut self, t: f64, ev: Ev) {
         let key = t.to_bits();
-        let b = match self.last {
-            Some((k, b)) if k == key => b,
+        let b = match self.recent {
+            [Some((k, b)), _] if k == key => b,
+            [r, Some((k, b))] if k == key => {
+                self.recent = [Some((k, b)), r];
+                b
+            }
             _ => {
                 let (buckets, free) = (&mut self.buckets, &mut self.free);
                 let b = *self.by_time.entry(key).or_insert_with(|| {
@@ -65,7 +70,7 @@ impl Events {
                         buckets.len() - 1
                     })
                 });
-                self.last = Some((key, b));
+                self.recent = [Some((key, b)), self.recent[0]];
                 b
             }
         };
@@ -88,8 +93,10 @@ impl Events {
         if self.buckets[b].is_empty() {
             first.remove();
             self.free.push(b);
-            if self.last.is_some_and(|(_, l)| l == b) {
-                self.last = None;
+            for r in &mut self.recent {
+                if r.is_some_and(|(_, l)| l == b) {
+                    *r = None;
+                }
             }
         }
         ev
