@@ -14,10 +14,12 @@
 //! Costs events per message, not per packet: a step of `n` messages is `O(n x hops)` work per
 //! rate update, and one update serves every flow that starts or ends at the same time (the
 //! chips of a step-synchronous collective mostly do). Scaled for clusters of 100,000 chips:
-//! programs are runs of equal steps (`schedule::Runs`), timers and deliveries are kept in
-//! buckets by time, paths and tails inside an UltraServer are computed once per pair of local
-//! chips and shared by every copy, and a leaf's uplinks (and the spines' downlinks to it) are
-//! one aggregate link. Exact for one flow alone on a path. Its known gap: an all-to-all, where the
+//! programs are runs of equal steps (`schedule::Runs`) flattened into two arrays, with one
+//! cache line of engine state per chip; timers and deliveries are kept in buckets by time;
+//! paths and tails inside an UltraServer are computed once per pair of local chips and shared
+//! by every copy, a flow holding only the pair and its copy's offset (a flow between
+//! UltraServers holds its four edges inline: no list per message); and a leaf's uplinks (and
+//! the spines' downlinks to it) are one aggregate link. Exact for one flow alone on a path. Its known gap: an all-to-all, where the
 //! packet-level sources queue all their messages at once in destination order, so every
 //! source feeds the same destinations at the same time and the switches' output queues
 //! build up (17-22 % slower than the fluid flows, which leave no link idle).
