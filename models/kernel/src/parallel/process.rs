@@ -175,24 +175,45 @@ where
         waited: Duration::ZERO,
     };
     let outcome = run_part(sim, merger, &mut x, &plan, me, limit, &|_| ())?;
-    // Bring every rank's share to rank 0.
+    // The partition is gone: give its memory back before the statistics arrive (rank 0 then
+    // holds the merged report of the whole system, which reuses none of the partition's
+    // small freed blocks).
+    release_freed_memory();
+    // Bring every rank's share to rank 0, one rank per round (every rank takes part in every
+    // round): rank 0 decodes each share and frees its bytes before the next arrives, so it
+    // holds no more than one rank's encoding besides the statistics decoded so far.
     let mut out = vec![Vec::new(); parts as usize];
-    if me != 0 {
-        put_outcome(&mut out[0], &outcome);
+    let mut results = vec![Ok(outcome)];
+    for q in 1..parts {
+        if me == q {
+            if let Some(Ok(mine)) = results.first() {
+                put_outcome(&mut out[0], mine);
+            }
+        }
+        x.t.exchange(&out, &[], &mut x.inbox, &mut x.all).map_err(ParallelError::Build)?;
+        out[0] = Vec::new();
+        if me == 0 {
+            let bytes = std::mem::take(&mut x.inbox[q as usize]);
+            results.push(get_outcome(&mut Reader::new(&bytes, "final statistics")).map_err(|e| bad(q, e)));
+        }
     }
-    x.t.exchange(&out, &[], &mut x.inbox, &mut x.all).map_err(ParallelError::Build)?;
     if me != 0 {
         return Ok(None);
     }
-    let mut results = vec![Ok(outcome)];
-    // Each rank's bytes are freed once decoded: rank 0 holds the merged statistics of the
-    // whole system, and no more than one rank's encoding besides.
-    for q in 1..parts {
-        let bytes = std::mem::take(&mut x.inbox[q as usize]);
-        results.push(get_outcome(&mut Reader::new(&bytes, "final statistics")).map_err(|e| bad(q, e)));
-    }
     drop(x);
     merge(plan, results).map(|(run, _)| Some(run))
+}
+
+/// Returns the heap's free pages to the operating system (glibc keeps freed memory for reuse,
+/// and it would count in the process's peak resident size while the results are merged).
+/// Nothing on other C libraries.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists; it is safe to call at
+    // any time from any thread.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 // ---- The final statistics as bytes ----
