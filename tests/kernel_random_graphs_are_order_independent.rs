@@ -38,8 +38,24 @@ fn run(seed: u64, order: TickOrder) -> (String, String, Vec<u8>, Vec<u8>) {
         let max = report.int(&name, "occupancy_msgs_max").unwrap();
         assert!(max <= u64::from(*d), "{name}: occupancy {max} exceeds depth {d}");
     }
+    check_report_where(&g.sim, &report);
     let json = serde_json::to_string(&report).unwrap();
     (outcome, json, pf.take(), vcd.take())
+}
+
+/// A report of some owners equals the whole report less the others, and counts them.
+fn check_report_where(sim: &Simulation, whole: &trnsim_kernel::StatsReport) {
+    let (all, none_left) = sim.report_where(&|_| true);
+    assert_eq!(&all, whole, "keeping every owner gives the whole report");
+    assert_eq!(none_left, 0);
+    // Keep every other owner (by a hash of the name), and the kernel.
+    let keep =
+        |o: &str| o == "kernel" || o.bytes().fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b))) % 2 == 0;
+    let (some, left_out) = sim.report_where(&keep);
+    let mut want = whole.clone();
+    want.owners.retain(|o, _| keep(o));
+    assert_eq!(some, want, "a filtered report is the whole one, filtered");
+    assert_eq!(left_out as usize, whole.owners.len() - want.owners.len(), "owners left out are counted");
 }
 
 fn check_conservation(g: &mut Graph, report: &trnsim_kernel::StatsReport) {

@@ -264,5 +264,5 @@ pub fn run_on(
     let (wall_s, cpu_s) = sw.elapsed();
     let headline = headline(&r, chip, &SHAPE)?;
     let speed = Speed::of(&r.sim, wall_s, cpu_s);
-    Ok(BenchResult { name: name.into(), headline, stats: crate::suite::keep_first_chip(r.sim.report()), speed })
+    Ok(BenchResult { name: name.into(), headline, stats: crate::suite::first_chip_report(&r.sim), speed })
 }

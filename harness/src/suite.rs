@@ -192,17 +192,6 @@ pub fn drive(sim: &mut Simulation, limit: Dur, progress: bool) -> Result<(Stop, 
 /// program; their figures are in the headline, e.g. per-chip phase times). A `results` owner
 /// records how many were left out. 64 chips' full report is ~40 MB of JSON.
 pub fn keep_first_chip(report: StatsReport) -> StatsReport {
-    fn internal_of_other_chip(owner: &str) -> bool {
-        let name = owner.strip_prefix("link:").unwrap_or(owner);
-        let Some(rest) = name.strip_prefix("chip") else { return false };
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 || rest[..digits].bytes().all(|b| b == b'0') {
-            return false;
-        }
-        // "chip003.nc0..." or "chip003.hbm1...": inside the chip; "chip003.tx...": fabric.
-        let after = &rest[digits..];
-        after.starts_with(".nc") || after.starts_with(".hbm")
-    }
     let mut out = StatsReport::default();
     let mut dropped = 0u64;
     for (owner, stats) in report.owners {
@@ -212,6 +201,30 @@ pub fn keep_first_chip(report: StatsReport) -> StatsReport {
             out.owners.insert(owner, stats);
         }
     }
+    with_left_out_note(out, dropped)
+}
+
+/// [`keep_first_chip`] of `sim`'s report, gathering only what is kept (the other chips'
+/// internals are never written: on 144 chips that is most of the report's memory).
+pub fn first_chip_report(sim: &trnsim_kernel::Simulation) -> StatsReport {
+    let (report, dropped) = sim.report_where(&|owner| !internal_of_other_chip(owner));
+    with_left_out_note(report, dropped)
+}
+
+/// An owner of chip 1 or later whose figures [`keep_first_chip`] leaves out.
+fn internal_of_other_chip(owner: &str) -> bool {
+    let name = owner.strip_prefix("link:").unwrap_or(owner);
+    let Some(rest) = name.strip_prefix("chip") else { return false };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || rest[..digits].bytes().all(|b| b == b'0') {
+        return false;
+    }
+    // "chip003.nc0..." or "chip003.hbm1...": inside the chip; "chip003.tx...": fabric.
+    let after = &rest[digits..];
+    after.starts_with(".nc") || after.starts_with(".hbm")
+}
+
+fn with_left_out_note(mut out: StatsReport, dropped: u64) -> StatsReport {
     let mut note = std::collections::BTreeMap::new();
     note.insert("owners_left_out_other_chips".to_string(), trnsim_kernel::StatValue::Int(dropped));
     out.owners.insert("results".to_string(), note);

@@ -217,7 +217,9 @@ pub fn compute_alone_ns(chip: &Chip, s: &TpShape, n: u32) -> Result<f64, String>
 
 /// Headline figures of a finished run beside the compute alone and the all-reduces alone.
 pub fn headline(r: &TpRun, chip: &Chip, topo: &Topology, s: &TpShape, n: u32) -> Result<Vec<(String, f64)>, String> {
-    headline_of(&r.sim.report(), r.sim.now().as_ns_f64(), r.algo, chip, topo, s, n)
+    // Every figure comes from components' statistics: the links' are not gathered.
+    let (stats, _) = r.sim.report_where(&|owner| !owner.starts_with("link:"));
+    headline_of(&stats, r.sim.now().as_ns_f64(), r.algo, chip, topo, s, n)
 }
 
 /// [`headline`] from a run's statistics (a serial run's or a partitioned run's merged report)
@@ -364,7 +366,7 @@ pub fn run_on(
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     let speed = Speed::of(&r.sim, wall_s, cpu_s);
-    Ok(BenchResult { name: name.into(), headline, stats: crate::suite::keep_first_chip(r.sim.report()), speed })
+    Ok(BenchResult { name: name.into(), headline, stats: crate::suite::first_chip_report(&r.sim), speed })
 }
 
 #[cfg(test)]

@@ -35,9 +35,8 @@ use crate::hbm::Command;
 const CLOSED: u32 = u32::MAX;
 
 /// Cycles a [`Calendar`] looks ahead: the bursts of 4096 queued requests on one
-/// pseudo-channel (2 KiB of bits per calendar).
+/// pseudo-channel (2 KiB of bits per calendar at most).
 const HORIZON: u64 = 16384;
-const WORDS: usize = (HORIZON / 64) as usize;
 
 /// Which of the next [`HORIZON`] cycles a resource (a data bus, an ACT slot) is booked: a
 /// request books the first free run of cycles at or after the earliest it could use, so a
@@ -45,11 +44,18 @@ const WORDS: usize = (HORIZON / 64) as usize;
 /// Bookings that do not fit in the window (a resource with more than a window's work queued)
 /// go one after another beyond it, and enter the window as it moves: the resource's rate
 /// holds however much is queued.
+///
+/// The bits are kept only as far ahead as bookings have reached (a power of two of 64-cycle
+/// words, doubled on demand up to the window): every cycle past them is free, so a calendar
+/// answers exactly as one holding the whole window would, and an idle pseudo-channel's
+/// calendars hold no bits at all.
 #[derive(Clone, Debug)]
 struct Calendar {
     /// First cycle of the window (a multiple of 64).
     base: u64,
-    bits: [u64; WORDS],
+    /// Cycles `[base, base + 64 * bits.len())`, word `(c / 64) % bits.len()` (a ring); the
+    /// window's cycles past them are free.
+    bits: Vec<u64>,
     /// Bookings beyond the window, (start, length), in order, back to back from `tail`.
     later: std::collections::VecDeque<(u64, u64)>,
     tail: u64,
@@ -57,12 +63,38 @@ struct Calendar {
 
 impl Calendar {
     fn new() -> Calendar {
-        Calendar { base: 0, bits: [0; WORDS], later: std::collections::VecDeque::new(), tail: 0 }
+        Calendar { base: 0, bits: Vec::new(), later: std::collections::VecDeque::new(), tail: 0 }
+    }
+
+    /// Cycles the bits cover from `base`.
+    fn reach(&self) -> u64 {
+        64 * self.bits.len() as u64
+    }
+
+    /// Makes the bits cover `[base, until)` (`until <= base + HORIZON`).
+    #[inline]
+    fn cover(&mut self, until: u64) {
+        if until > self.base + self.reach() {
+            self.grow(until);
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, until: u64) {
+        let need = (until - self.base).div_ceil(64).next_power_of_two().max(4);
+        let mut bits = vec![0u64; need as usize];
+        let (old, new) = (self.bits.len() as u64, need);
+        for w in 0..old {
+            let word = self.base / 64 + w;
+            bits[(word % new) as usize] = self.bits[(word % old) as usize];
+        }
+        self.bits = bits;
     }
 
     fn mark(&mut self, start: u64, len: u64) {
+        self.cover(start + len);
         for k in 0..len {
-            let (w, b) = Self::slot(start + k);
+            let (w, b) = self.slot(start + k);
             self.bits[w] |= b;
         }
     }
@@ -88,19 +120,22 @@ impl Calendar {
         }
     }
 
-    fn slot(c: u64) -> (usize, u64) {
-        (((c / 64) % WORDS as u64) as usize, 1u64 << (c % 64))
+    /// Word and bit of cycle `c` (covered by the bits).
+    fn slot(&self, c: u64) -> (usize, u64) {
+        let words = self.bits.len() as u64;
+        (((c / 64) & (words - 1)) as usize, 1u64 << (c % 64))
     }
 
     /// Forgets cycles before `now`'s word.
     fn advance(&mut self, now: u64) {
         let want = now - now % 64;
-        if want >= self.base + HORIZON {
-            self.bits = [0; WORDS];
+        if want >= self.base + self.reach() {
+            self.bits.fill(0);
             self.base = want;
         } else {
             while self.base < want {
-                self.bits[Self::slot(self.base).0] = 0;
+                let w = self.slot(self.base).0;
+                self.bits[w] = 0;
                 self.base += 64;
             }
         }
@@ -120,14 +155,21 @@ impl Calendar {
                 self.later.push_back((c, len));
                 return c;
             }
-            let (w0, _) = Self::slot(c);
-            if self.bits[w0] == u64::MAX {
-                // A fully booked word: skip to the next.
-                c = c - c % 64 + 64;
+            if c >= self.base + self.reach() {
+                // Past every booking in the window: free.
+                self.mark(c, len);
+                return c;
+            }
+            // Skip the booked run starting at `c` (to its word's end at most).
+            let (w0, _) = self.slot(c);
+            let booked = (self.bits[w0] >> (c % 64)).trailing_ones();
+            if booked > 0 {
+                c += u64::from(booked);
                 continue 'search;
             }
-            for k in 0..len {
-                let (w, b) = Self::slot(c + k);
+            self.cover(c + len);
+            for k in 1..len {
+                let (w, b) = self.slot(c + k);
                 if self.bits[w] & b != 0 {
                     c = c + k + 1;
                     continue 'search;
@@ -325,6 +367,105 @@ mod tests {
         c.advance(99_000);
         assert_eq!(c.book(100_001, 2), 100_006, "they enter the window as it reaches them");
         assert_eq!(c.book(99_990, 10), 99_990, "and gaps before them stay free");
+    }
+
+    /// The calendar as first written: every cycle of the window in a fixed array.
+    struct Whole {
+        base: u64,
+        bits: Vec<u64>,
+        later: std::collections::VecDeque<(u64, u64)>,
+        tail: u64,
+    }
+
+    impl Whole {
+        const WORDS: u64 = super::HORIZON / 64;
+        fn slot(c: u64) -> (usize, u64) {
+            (((c / 64) % Self::WORDS) as usize, 1u64 << (c % 64))
+        }
+        fn mark(&mut self, start: u64, len: u64) {
+            for k in 0..len {
+                let (w, b) = Self::slot(start + k);
+                self.bits[w] |= b;
+            }
+        }
+        fn advance(&mut self, now: u64) {
+            let want = now - now % 64;
+            if want >= self.base + super::HORIZON {
+                self.bits.fill(0);
+                self.base = want;
+            } else {
+                while self.base < want {
+                    self.bits[Self::slot(self.base).0] = 0;
+                    self.base += 64;
+                }
+            }
+            let end = self.base + super::HORIZON;
+            while let Some(&(s, l)) = self.later.front() {
+                if s >= end {
+                    break;
+                }
+                let from = s.max(self.base);
+                let inside = (s + l).min(end);
+                if inside > from {
+                    self.mark(from, inside - from);
+                }
+                if s + l <= end {
+                    self.later.pop_front();
+                } else {
+                    self.later[0] = (end, s + l - end);
+                    break;
+                }
+            }
+        }
+        fn book(&mut self, earliest: u64, len: u64) -> u64 {
+            let mut c = earliest.max(self.base);
+            'search: loop {
+                if c + len > self.base + super::HORIZON {
+                    let c = earliest.max(self.base + super::HORIZON).max(self.tail);
+                    self.tail = c + len;
+                    self.later.push_back((c, len));
+                    return c;
+                }
+                for k in 0..len {
+                    let (w, b) = Self::slot(c + k);
+                    if self.bits[w] & b != 0 {
+                        c = c + k + 1;
+                        continue 'search;
+                    }
+                }
+                self.mark(c, len);
+                return c;
+            }
+        }
+    }
+
+    #[test]
+    fn a_calendar_grown_on_demand_books_as_one_holding_the_whole_window() {
+        // Bursts of bookings (some far beyond the window) between advances of the clock,
+        // from a fixed-seed generator: every answer must equal the whole-window calendar's.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for round in 0..20 {
+            let mut grown = Calendar::new();
+            let mut whole = Whole { base: 0, bits: vec![0; Whole::WORDS as usize], later: Default::default(), tail: 0 };
+            let mut now = 0u64;
+            for step in 0..4_000 {
+                now += rand(if round % 2 == 0 { 40 } else { 2_000 });
+                grown.advance(now);
+                whole.advance(now);
+                for _ in 0..rand(6) {
+                    let ahead = if rand(50) == 0 { rand(40_000) } else { rand(300) };
+                    let len = 1 + rand(8);
+                    let (a, b) = (grown.book(now + ahead, len), whole.book(now + ahead, len));
+                    assert_eq!(a, b, "round {round}, step {step}: booking {len} from {}", now + ahead);
+                }
+            }
+        }
     }
 
     #[test]
