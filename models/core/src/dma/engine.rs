@@ -88,6 +88,8 @@ struct Slot {
     row: u32,
     x: u64,
     more: bool,
+    /// `holds_engine()` as last counted in the engine's `holding`.
+    held: bool,
     inflight: u32,
     /// On-chip stage: accesses, how many are sent, how many are unanswered.
     pieces: Vec<Piece>,
@@ -121,10 +123,17 @@ pub(crate) struct Engine {
     queues: Vec<VecDeque<Part>>,
     /// Parts in `queues`.
     queued: u32,
+    /// Parts in `queues` without packets (`total == 0`), which `finish_empty_parts` completes.
+    empty_parts: u32,
+    /// Bit `q` set: `queues[q]` holds a part.
+    nonempty: u64,
     arb: Arbiter,
     slots: Vec<Slot>,
     /// Busy slots in start order (oldest first issues first).
     order: VecDeque<u8>,
+    /// Slots that hold the engine (`Slot::holds_engine`), kept by `rehold` after every change
+    /// of a slot's stage, bursts or pieces, so `may_start` reads one count.
+    holding: u32,
     /// Byte budget in µB (may go negative: debt), as of `budget_at`.
     budget: i64,
     budget_at: Time,
@@ -144,9 +153,12 @@ impl Engine {
             ports,
             queues: (0..p.queues).map(|_| VecDeque::new()).collect(),
             queued: 0,
+            empty_parts: 0,
+            nonempty: 0,
             arb: Arbiter::new(p),
             slots: (0..p.packets_in_flight).map(|_| Slot::default()).collect(),
             order: VecDeque::with_capacity(p.packets_in_flight as usize),
+            holding: 0,
             budget: env.cap,
             budget_at: Time::ZERO,
             inflight: 0,
@@ -159,7 +171,9 @@ impl Engine {
 
     /// Appends a part to queue `q`.
     pub fn enqueue(&mut self, q: usize, part: Part) {
+        self.empty_parts += u32::from(part.total == 0);
         self.queues[q].push_back(part);
+        self.nonempty |= 1 << q;
         self.queued += 1;
     }
 
@@ -199,8 +213,11 @@ impl Engine {
             t = now + Dur::from_ps((-self.budget / env.rate + 1) as u64);
         }
         let can_start = self.may_start();
-        for q in &self.queues {
-            if let Some(h) = q.front() {
+        let mut m = self.nonempty;
+        while m != 0 {
+            let q = m.trailing_zeros() as usize;
+            m &= m - 1;
+            if let Some(h) = self.queues[q].front() {
                 if h.eligible > now && (can_start || h.total == 0) {
                     t = t.min(h.eligible);
                 }
@@ -210,14 +227,36 @@ impl Engine {
     }
 
     fn may_start(&self) -> bool {
-        self.order.len() < self.slots.len() && !self.order.iter().any(|&s| self.slots[s as usize].holds_engine())
+        debug_assert_eq!(
+            self.holding != 0,
+            self.order.iter().any(|&s| self.slots[s as usize].holds_engine()),
+            "the count of slots holding the engine is stale"
+        );
+        self.order.len() < self.slots.len() && self.holding == 0
+    }
+
+    /// Counts slot `s` in `holding` as it now stands.
+    fn rehold(&mut self, s: usize) {
+        let slot = &mut self.slots[s];
+        let h = slot.holds_engine();
+        if h != slot.held {
+            slot.held = h;
+            if h {
+                self.holding += 1;
+            } else {
+                self.holding -= 1;
+            }
+        }
     }
 
     /// Queues whose head part may start a packet now, as a bit mask.
     fn ready(&self, now: Time) -> u64 {
         let mut m = 0;
-        for (q, queue) in self.queues.iter().enumerate() {
-            if queue.front().is_some_and(|h| h.eligible <= now && h.total > 0) {
+        let mut left = self.nonempty;
+        while left != 0 {
+            let q = left.trailing_zeros() as usize;
+            left &= left - 1;
+            if self.queues[q].front().is_some_and(|h| h.eligible <= now && h.total > 0) {
                 m |= 1 << q;
             }
         }
@@ -234,6 +273,9 @@ impl Engine {
             head.next += 1;
             if head.next == head.total {
                 self.queues[q].pop_front();
+                if self.queues[q].is_empty() {
+                    self.nonempty &= !(1 << q);
+                }
                 self.queued -= 1;
                 book.queued -= 1;
                 book.stats.queued.set(now, book.queued);
@@ -250,6 +292,7 @@ impl Engine {
                 slot.data.resize((u64::from(r1 - r0) * (x1 - x0)) as usize, 0);
             }
             enter(slot, Stage::Read, plan.src, plan.dst);
+            self.rehold(s);
             self.order.push_back(s as u8);
             self.finish_empty_parts(cx, book);
         }
@@ -258,13 +301,23 @@ impl Engine {
     /// Parts without packets (empty or malformed commands) complete once they reach the head
     /// of their queue and their start latency has passed.
     fn finish_empty_parts(&mut self, cx: &mut Ctx<'_>, book: &mut Book) {
+        if self.empty_parts == 0 {
+            return; // nothing to complete: no need to look at every queue's head
+        }
         let now = cx.now();
-        for q in 0..self.queues.len() {
+        let mut m = self.nonempty;
+        while m != 0 {
+            let q = m.trailing_zeros() as usize;
+            m &= m - 1;
             while let Some(h) = self.queues[q].front().copied() {
                 if h.total > 0 || h.eligible > now {
                     break;
                 }
                 self.queues[q].pop_front();
+                if self.queues[q].is_empty() {
+                    self.nonempty &= !(1 << q);
+                }
+                self.empty_parts -= 1;
                 self.queued -= 1;
                 book.queued -= 1;
                 book.stats.queued.set(now, book.queued);
@@ -285,6 +338,7 @@ impl Engine {
                 Side::Hbm { addr, stride } => self.issue_bursts(cx, s, addr, stride, write, env),
                 Side::Chip(_) => self.issue_pieces(cx, s, write, env),
             };
+            self.rehold(s);
         }
         budget_blocked
     }
@@ -398,7 +452,8 @@ impl Engine {
         }
         if slot.stage == Stage::Read {
             let plan = &book.cmds[slot.cmd as usize].plan;
-            return enter(slot, Stage::Write, plan.src, plan.dst);
+            enter(slot, Stage::Write, plan.src, plan.dst);
+            return self.rehold(s);
         }
         let bytes = u64::from(slot.rows()) * slot.width();
         self.stats.bytes += bytes;
@@ -410,6 +465,7 @@ impl Engine {
         }
         slot.stage = Stage::Free;
         let cmd = slot.cmd;
+        self.rehold(s);
         self.order.retain(|&x| x as usize != s);
         book.packet_done(cx, cmd, self.idx, self.track);
     }
