@@ -432,19 +432,7 @@ impl Simulation {
     /// All statistics: each component's own, then each link's (under `link:<name>`), then the
     /// kernel's (under "kernel").
     pub fn report(&self) -> StatsReport {
-        let mut report = StatsReport::default();
-        let end = self.core.now;
-        for (c, name) in self.comps.iter().zip(&self.names) {
-            let mut w = StatsWriter { owner: name, report: &mut report, end };
-            c.report(&mut w);
-        }
-        for (i, l) in self.links.iter().enumerate() {
-            let r = self.core.links.refs[i];
-            let st = self.core.links.arenas[r.arena as usize].stats(r.slot);
-            write_link_stats(&mut report, l, st, end);
-        }
-        write_kernel_stats(&mut report, self.counters.ticks, end);
-        report
+        self.report_where(&|_| true).0
     }
 
     /// The statistics of the components and links whose owner name (`<component>` or

@@ -139,6 +139,11 @@ pub(crate) struct Engine {
     budget_at: Time,
     /// HBM bursts in flight.
     inflight: u32,
+    /// When the last tick asked to be ticked again (`Time::NEVER`: only on an input).
+    due: Time,
+    /// Something happened since the last tick that needs one: a part was queued, or a link
+    /// refused a burst or an access (its credit comes back as a wake-up of the whole block).
+    poked: bool,
     pub track: Option<TrackId>,
     pub stats: EngineStats,
     /// Queues served, in order (tests only).
@@ -162,6 +167,8 @@ impl Engine {
             budget: env.cap,
             budget_at: Time::ZERO,
             inflight: 0,
+            due: Time::NEVER,
+            poked: false,
             track: None,
             stats: EngineStats::default(),
             #[cfg(test)]
@@ -175,6 +182,29 @@ impl Engine {
         self.queues[q].push_back(part);
         self.nonempty |= 1 << q;
         self.queued += 1;
+        self.poked = true;
+    }
+
+    /// Ticks the engine if something may have changed for it since its last tick (a part
+    /// queued, a response arrived, a refused link, its wake-up time reached); otherwise only
+    /// brings its budget up to now, which is all a tick would change. Returns when it next
+    /// needs a tick without an input arriving, like [`Engine::tick`].
+    pub fn tick_if_due(&mut self, cx: &mut Ctx<'_>, book: &mut Book, env: &Env) -> Time {
+        let now = cx.now();
+        if self.queued == 0 && self.order.is_empty() {
+            return Time::NEVER; // as `tick` does: nothing queued, nothing in flight
+        }
+        if self.poked
+            || self.due <= now
+            || cx.peek(self.ports.hbm_resp).is_some()
+            || cx.peek(self.ports.sbuf_done).is_some()
+        {
+            self.poked = false;
+            self.due = self.tick(cx, book, env);
+        } else {
+            self.accrue(now, env);
+        }
+        self.due
     }
 
     /// One tick: takes responses, starts packets, issues what the budget, the outstanding
@@ -332,8 +362,14 @@ impl Engine {
         let mut budget_blocked = false;
         for i in 0..self.order.len() {
             let s = self.order[i] as usize;
-            let plan = &book.cmds[self.slots[s].cmd as usize].plan;
-            let write = self.slots[s].stage == Stage::Write;
+            let slot = &self.slots[s];
+            if !slot.more && slot.sent >= slot.pieces.len() {
+                // Everything of this stage is issued: skip it without reading its command
+                // (a cache miss per packet per tick on large systems).
+                continue;
+            }
+            let plan = &book.cmds[slot.cmd as usize].plan;
+            let write = slot.stage == Stage::Write;
             budget_blocked |= match if write { plan.dst } else { plan.src } {
                 Side::Hbm { addr, stride } => self.issue_bursts(cx, s, addr, stride, write, env),
                 Side::Chip(_) => self.issue_pieces(cx, s, write, env),
@@ -353,6 +389,7 @@ impl Engine {
                 return true;
             }
             if !cx.can_send(self.ports.hbm_req) {
+                self.poked = true;
                 return false;
             }
             let a = addr + u64::from(slot.row) * stride + slot.x;
@@ -368,6 +405,7 @@ impl Engine {
             let data = (write && env.functional).then(|| slot.data[off as usize..(off + len) as usize].into());
             let req = MemReq { tag: (s as u64) << TAG_SHIFT | off, addr: a, write, bytes: len as u32, data };
             if cx.send(self.ports.hbm_req, req).is_err() {
+                self.poked = true;
                 return false;
             }
             slot.x += len;
@@ -397,6 +435,7 @@ impl Engine {
                 return true;
             }
             if !cx.can_send(self.ports.sbuf_req) {
+                self.poked = true;
                 return false;
             }
             let pc = slot.pieces[slot.sent];
@@ -404,6 +443,7 @@ impl Engine {
             let tag = (s as u64) << PIECE_SHIFT | slot.sent as u64;
             let acc = MemAccess { tag, iface: if write { 2 } else { 0 }, ap: pc.ap, write, accumulate: false, data };
             if cx.send(self.ports.sbuf_req, acc).is_err() {
+                self.poked = true;
                 return false;
             }
             slot.sent += 1;

@@ -250,7 +250,7 @@ impl Component for DmaBlock {
         }
         let mut wake = Time::NEVER;
         for e in &mut self.engines {
-            wake = wake.min(e.tick(cx, &mut self.book, &self.env));
+            wake = wake.min(e.tick_if_due(cx, &mut self.book, &self.env));
         }
         self.send_sems(cx);
         if !wake.is_never() {
