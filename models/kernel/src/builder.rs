@@ -86,8 +86,6 @@ pub struct SimBuilder {
     refs: Vec<LinkRef>,
     links: Vec<LinkInfo>,
     ports: FxHashMap<(u32, String), ()>,
-    inputs: Vec<Vec<LinkRef>>,
-    outputs: Vec<Vec<LinkRef>>,
     decls: Vec<TrackDecl>,
     groups: FxHashMap<(Option<TrackId>, String), TrackId>,
     comp_tracks: Vec<TrackId>,
@@ -161,8 +159,6 @@ impl SimBuilder {
         self.names.push(name.to_string());
         self.domain_of.push(clock.0);
         self.by_name.insert(name.to_string(), id);
-        self.inputs.push(Vec::new());
-        self.outputs.push(Vec::new());
         let track = declare_path(&mut self.decls, &mut self.groups, None, name, TrackKind::Slice);
         self.comp_tracks.push(track);
         Ok(ComponentId(id))
@@ -296,6 +292,8 @@ impl SimBuilder {
                 busy_until: Time::ZERO,
                 window_start: Time::NEVER,
                 window_sends: 0,
+                in_active: false,
+                out_active: false,
                 cut: Cut::Local,
             };
             let state = LinkState::<T>::new(timing);
@@ -307,8 +305,6 @@ impl SimBuilder {
         self.refs.push(r);
         let port = |p: &str| if nameless { String::new() } else { p.to_string() };
         self.links.push(LinkInfo { name, src, dst, src_port: port(src_port), dst_port: port(dst_port), spec });
-        self.outputs[src.index()].push(r);
-        self.inputs[dst.index()].push(r);
         Ok((OutPort::new(r), InPort::new(r)))
     }
 
@@ -467,7 +463,7 @@ impl SimBuilder {
             })
             .collect();
         let mut meta = Vec::with_capacity(self.comps.len());
-        for (i, (ins, outs)) in self.inputs.into_iter().zip(self.outputs).enumerate() {
+        for i in 0..self.comps.len() {
             let domain = self.domain_of[i];
             let state = if local(i) {
                 domains[domain as usize].pending.push(i as u32);
@@ -475,7 +471,14 @@ impl SimBuilder {
             } else {
                 State::Asleep
             };
-            meta.push(Meta { domain, state, wake: Time::NEVER, timer: Time::NEVER, inputs: ins, outputs: outs });
+            meta.push(Meta {
+                domain,
+                state,
+                wake: Time::NEVER,
+                timer: Time::NEVER,
+                active_in: Vec::new(),
+                active_out: Vec::new(),
+            });
         }
         let mut credits_out = Vec::new();
         if let Some((plan, me)) = part {

@@ -1,7 +1,7 @@
 //! What a component sees during its tick: the time, its ports, its timers, and the tracer.
 
 use crate::link::{Arena, Blocked, Cut, ErasedArena, InPort, LinkRef, LinkState, OutPort, Payload};
-use crate::sched::{Sched, State};
+use crate::sched::{ActiveLink, Sched, State};
 use crate::time::{Clock, Cycles, Time};
 use crate::trace::{Arg, Flow, RecordKind, TraceRecord, TrackId};
 use crate::trace_state::TraceState;
@@ -61,6 +61,18 @@ pub struct Ctx<'a> {
     pub(crate) cycle: u64,
 }
 
+impl Core {
+    /// A credit coming back from another partition on cut link `r`, sent from here.
+    pub(crate) fn import_credit(&mut self, r: LinkRef, back: Time) {
+        let t = self.links.arenas[r.arena as usize].timing_mut(r.slot);
+        t.returns.push_back(back);
+        if t.activates_out() {
+            let src = t.src.0;
+            self.sched.meta[src as usize].active_out.push(ActiveLink { arena: r.arena, slot: r.slot });
+        }
+    }
+}
+
 impl<'a> Ctx<'a> {
     /// Current simulated time (this component's clock edge).
     #[inline]
@@ -106,6 +118,7 @@ impl<'a> Ctx<'a> {
             return Some(msg);
         }
         link.timing.returns.push_back(back);
+        let src_active = link.timing.activates_out();
         if let Some(h) = link.hook.as_mut() {
             h.received(now, msg.trace_bits());
         }
@@ -118,6 +131,9 @@ impl<'a> Ctx<'a> {
         };
         self.core.progress += 1;
         self.core.in_links -= 1;
+        if src_active {
+            self.core.sched.meta[src as usize].active_out.push(ActiveLink { arena: r.arena, slot: r.slot });
+        }
         if blocked {
             self.core.sched.arm(src, back);
         }
@@ -178,6 +194,9 @@ impl<'a> Ctx<'a> {
         let bytes = msg.size_bytes();
         let bits = if self.core.trace.is_some() { msg.trace_bits() } else { 0 };
         let arrival = link.timing.spend(now, bytes);
+        if link.timing.activates_out() {
+            self.core.sched.meta[self.comp as usize].active_out.push(ActiveLink { arena: r.arena, slot: r.slot });
+        }
         link.stats.msgs += 1;
         link.stats.bytes += u64::from(bytes);
         if let Cut::Out { .. } = link.timing.cut {
@@ -196,8 +215,12 @@ impl<'a> Ctx<'a> {
         link.stats.occupancy.set(now, occ as u64);
         let dst = link.timing.dst.0;
         let credits = link.timing.credits;
+        let newly = !std::mem::replace(&mut link.timing.in_active, true);
         self.core.progress += 1;
         self.core.in_links += 1;
+        if newly {
+            self.core.sched.meta[dst as usize].active_in.push(ActiveLink { arena: r.arena, slot: r.slot });
+        }
         self.core.sched.arm(dst, arrival);
         if let Some(tr) = self.core.trace.as_deref_mut() {
             tr.link_sent(self.comp, r.id.index(), now, credits, bits);

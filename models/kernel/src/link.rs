@@ -283,6 +283,10 @@ pub(crate) struct Timing {
     /// Messages-per-cycle state: the sender edge of the last send, and sends at that edge.
     pub window_start: Time,
     pub window_sends: u32,
+    /// In the receiver's active inputs (`Meta::active_in`).
+    pub in_active: bool,
+    /// In the sender's active outputs (`Meta::active_out`).
+    pub out_active: bool,
     /// Whether partitioning cut this link, and which side this simulation holds.
     pub cut: Cut,
 }
@@ -346,6 +350,18 @@ impl Timing {
             }
         }
         arrival
+    }
+
+    /// Whether the sender must list this link in its active outputs after a send or a
+    /// credit return pushed: it may now be blocked until a later time, and is not listed yet.
+    #[inline]
+    pub fn activates_out(&mut self) -> bool {
+        let may_block = self.credits == 0 || matches!(self.bandwidth, Bandwidth::BytesPerCycle(_));
+        if may_block && !self.out_active {
+            self.out_active = true;
+            return true;
+        }
+        false
     }
 
     /// The earliest pending credit return after `now`, if the sender has no credits now.
@@ -435,6 +451,13 @@ pub(crate) trait ErasedArena {
     fn timing_mut(&mut self, slot: u32) -> &mut Timing;
     /// Arrival time of the first message that is not yet visible at `now`.
     fn next_arrival_after(&self, slot: u32, now: Time) -> Time;
+    /// [`ErasedArena::next_arrival_after`] for the idle scan of active inputs: when there is
+    /// none, the link leaves its receiver's active inputs (its flag is cleared; the caller
+    /// drops it from the list).
+    fn scan_in(&mut self, slot: u32, now: Time) -> Time;
+    /// [`Timing::blocked_until`] for the idle scan of active outputs: when NEVER, the link
+    /// leaves its sender's active outputs.
+    fn scan_out(&mut self, slot: u32, now: Time) -> Time;
     /// Messages in the link (in flight or buffered).
     fn len(&self, slot: u32) -> usize;
     /// Messages visible to the receiver at `now` but not yet received.
@@ -452,7 +475,7 @@ pub(crate) trait ErasedArena {
     fn export(&mut self, dst: u32, batch: &mut Option<Box<dyn Any + Send>>) -> (Time, u64);
     /// Delivers a batch from another partition into the receive buffers, calling `arrive`
     /// with (receiver, arrival) per message. Returns the number of messages.
-    fn import(&mut self, batch: &mut (dyn Any + Send), arrive: &mut dyn FnMut(ComponentId, Time)) -> u64;
+    fn import(&mut self, batch: &mut (dyn Any + Send), arrive: &mut dyn FnMut(ComponentId, Time, Option<u32>)) -> u64;
     /// Closes the window's occupancy accounting of the cut links received here.
     fn settle(&mut self);
     /// [`ErasedArena::export`] as bytes (for another process): appends
@@ -462,7 +485,7 @@ pub(crate) trait ErasedArena {
     fn import_bytes(
         &mut self,
         r: &mut crate::parallel::wire::Reader<'_>,
-        arrive: &mut dyn FnMut(ComponentId, Time),
+        arrive: &mut dyn FnMut(ComponentId, Time, Option<u32>),
     ) -> Result<u64, String>;
 }
 
@@ -482,6 +505,21 @@ impl<T: Payload> ErasedArena for Arena<T> {
             Some(&(t, _)) if t > now => t,
             _ => buf.get(buf.partition_point(|(t, _)| *t <= now)).map_or(Time::NEVER, |(t, _)| *t),
         }
+    }
+    fn scan_in(&mut self, slot: u32, now: Time) -> Time {
+        let t = self.next_arrival_after(slot, now);
+        if t.is_never() {
+            self.links[slot as usize].timing.in_active = false;
+        }
+        t
+    }
+    fn scan_out(&mut self, slot: u32, now: Time) -> Time {
+        let timing = &mut self.links[slot as usize].timing;
+        let t = timing.blocked_until(now);
+        if t.is_never() {
+            timing.out_active = false;
+        }
+        t
     }
     fn len(&self, slot: u32) -> usize {
         self.links[slot as usize].buf.len()
@@ -524,17 +562,19 @@ impl<T: Payload> ErasedArena for Arena<T> {
         }
         (first, n)
     }
-    fn import(&mut self, batch: &mut (dyn Any + Send), arrive: &mut dyn FnMut(ComponentId, Time)) -> u64 {
+    fn import(&mut self, batch: &mut (dyn Any + Send), arrive: &mut dyn FnMut(ComponentId, Time, Option<u32>)) -> u64 {
         let b = batch.downcast_mut::<Batch<T>>().expect("a batch slot always holds one payload type");
         let n = b.len() as u64;
         for (id, sent, arrival, msg) in b.drain(..) {
-            let link = match self.cut_in.binary_search_by_key(&id, |&(_, i)| i) {
-                Ok(k) => &mut self.links[self.cut_in[k].0 as usize],
+            let slot = match self.cut_in.binary_search_by_key(&id, |&(_, i)| i) {
+                Ok(k) => self.cut_in[k].0,
                 Err(_) => unreachable!("a batch holds only links received here (threads share one plan)"),
             };
+            let link = &mut self.links[slot as usize];
             link.buf.push_back((arrival, msg));
             link.sent_log.push(sent);
-            arrive(link.timing.dst, arrival);
+            let newly = !std::mem::replace(&mut link.timing.in_active, true);
+            arrive(link.timing.dst, arrival, newly.then_some(slot));
         }
         n
     }
@@ -573,7 +613,7 @@ impl<T: Payload> ErasedArena for Arena<T> {
     fn import_bytes(
         &mut self,
         r: &mut crate::parallel::wire::Reader<'_>,
-        arrive: &mut dyn FnMut(ComponentId, Time),
+        arrive: &mut dyn FnMut(ComponentId, Time, Option<u32>),
     ) -> Result<u64, String> {
         let n = r.u32()?;
         for _ in 0..n {
@@ -587,10 +627,12 @@ impl<T: Payload> ErasedArena for Arena<T> {
                 .cut_in
                 .binary_search_by_key(&id, |&(_, i)| i)
                 .map_err(|_| format!("link {id} is not received here"))?;
-            let link = &mut self.links[self.cut_in[k].0 as usize];
+            let slot = self.cut_in[k].0;
+            let link = &mut self.links[slot as usize];
             link.buf.push_back((arrival, msg));
             link.sent_log.push(sent);
-            arrive(link.timing.dst, arrival);
+            let newly = !std::mem::replace(&mut link.timing.in_active, true);
+            arrive(link.timing.dst, arrival, newly.then_some(slot));
         }
         Ok(u64::from(n))
     }

@@ -9,7 +9,6 @@
 //! - State changes that decide who ticks happen only between steps or in the update phase, never
 //!   in a way that depends on the order of ticks within a step.
 
-use crate::link::LinkRef;
 use crate::time::{Clock, EdgeCursor, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -31,8 +30,21 @@ pub(crate) struct Meta {
     pub wake: Time,
     /// Earliest timer the component set, or NEVER.
     pub timer: Time,
-    pub inputs: Vec<LinkRef>,
-    pub outputs: Vec<LinkRef>,
+    /// Input links that may hold a message arriving later than now, as (arena, slot): every
+    /// input with one is here (its `Timing::in_active` set); the idle scan drops those that
+    /// have none left. Components with many inputs scan only the few with traffic in flight.
+    pub active_in: Vec<ActiveLink>,
+    /// Output links that may be blocked until a later time (no credit with one coming back,
+    /// or busy with a long message): every output whose `Timing::blocked_until` is not NEVER
+    /// is here (its `Timing::out_active` set); the idle scan drops the others.
+    pub active_out: Vec<ActiveLink>,
+}
+
+/// A link in an active list: its arena and slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ActiveLink {
+    pub arena: u32,
+    pub slot: u32,
 }
 
 /// One clock domain's schedule.
@@ -94,6 +106,15 @@ impl Sched {
             self.heap.push(Reverse((at, c)));
             m.wake = at;
         }
+    }
+
+    /// A message imported from another partition on a link of `arena` arrives for `c` at
+    /// `at`; `newly` is the link's slot when it just joined `c`'s active inputs.
+    pub fn import_arrival(&mut self, c: u32, at: Time, arena: u32, newly: Option<u32>) {
+        if let Some(slot) = newly {
+            self.meta[c as usize].active_in.push(ActiveLink { arena, slot });
+        }
+        self.arm(c, at);
     }
 
     /// Earliest time anything is scheduled, or NEVER.

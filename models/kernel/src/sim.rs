@@ -413,12 +413,29 @@ impl Simulation {
             let wake = match self.acts[i] {
                 Activity::Busy => t + Dur::from_ps(1),
                 Activity::Idle => {
+                    // Only the links that may have something later: the active lists hold
+                    // every input with a message still in flight and every output that may
+                    // be blocked (see `Meta`); the scan drops the rest.
                     let mut w = m.timer;
-                    for r in &m.inputs {
-                        w = w.min(links.arenas[r.arena as usize].next_arrival_after(r.slot, t));
+                    let mut i = 0;
+                    while let Some(&a) = m.active_in.get(i) {
+                        let next = links.arenas[a.arena as usize].scan_in(a.slot, t);
+                        if next.is_never() {
+                            m.active_in.swap_remove(i);
+                        } else {
+                            w = w.min(next);
+                            i += 1;
+                        }
                     }
-                    for r in &m.outputs {
-                        w = w.min(links.arenas[r.arena as usize].timing_mut(r.slot).blocked_until(t));
+                    let mut i = 0;
+                    while let Some(&a) = m.active_out.get(i) {
+                        let until = links.arenas[a.arena as usize].scan_out(a.slot, t);
+                        if until.is_never() {
+                            m.active_out.swap_remove(i);
+                        } else {
+                            w = w.min(until);
+                            i += 1;
+                        }
                     }
                     w
                 }

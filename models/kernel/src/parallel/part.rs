@@ -112,14 +112,14 @@ impl Simulation {
             }
             let arena = core.links.arenas.get_mut(a as usize).ok_or_else(|| format!("arena {a} out of range"))?;
             let sched = &mut core.sched;
-            let n = arena.import_bytes(r, &mut |dst, at| sched.arm(dst.0, at))?;
+            let n = arena.import_bytes(r, &mut |dst, at, newly| sched.import_arrival(dst.0, at, a, newly))?;
             core.in_links += n;
         }
         for _ in 0..r.u32()? {
             let link = r.u32()?;
             let back = Time::from_ps(r.u64()?);
             let rf = *core.links.refs.get(link as usize).ok_or_else(|| format!("link {link} out of range"))?;
-            core.links.arenas[rf.arena as usize].timing_mut(rf.slot).returns.push_back(back);
+            core.import_credit(rf, back);
             touched.push(link);
         }
         Ok(())
@@ -135,12 +135,13 @@ impl Simulation {
         for (a, batch) in mail.batches.iter_mut().enumerate() {
             let Some(batch) = batch.as_deref_mut() else { continue };
             let sched = &mut core.sched;
-            let n = core.links.arenas[a].import(batch, &mut |dst, at| sched.arm(dst.0, at));
+            let n = core.links.arenas[a]
+                .import(batch, &mut |dst, at, newly| sched.import_arrival(dst.0, at, a as u32, newly));
             core.in_links += n;
         }
         for (link, back) in mail.credits.drain(..) {
             let r = core.links.refs[link as usize];
-            core.links.arenas[r.arena as usize].timing_mut(r.slot).returns.push_back(back);
+            core.import_credit(r, back);
             touched.push(link);
         }
     }
