@@ -76,6 +76,22 @@ struct Client {
     queue: VecDeque<Access>,
 }
 
+/// The set bits of a mask, lowest first.
+struct Bits(u64);
+
+impl Iterator for Bits {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            return None;
+        }
+        let i = self.0.trailing_zeros() as usize;
+        self.0 &= self.0 - 1;
+        Some(i)
+    }
+}
+
 /// What the next run of cycles does: `k` cycles starting at `now`, in which the requesting
 /// clients `reqs[..m]` (priority order) are granted per bit of `grants` (all of them when k > 1).
 struct Plan {
@@ -138,6 +154,8 @@ pub struct Sram {
     now: u64,
     next_id: u64,
     priority: usize,
+    /// Bit `i` set: client `i`'s queue holds an access (planning visits only those).
+    busy: u64,
     done: BinaryHeap<Reverse<(u64, u64, u32, u64)>>,
     fast: bool,
     hook: Option<HookSlot>,
@@ -163,7 +181,19 @@ impl Sram {
         };
         let clients = clients.iter().map(|c| Client { name: c.to_string(), queue: VecDeque::new() }).collect();
         let done = BinaryHeap::new();
-        Ok(Sram { name: memory, geom, clients, stats, now: 0, next_id: 0, priority: 0, done, fast: true, hook: None })
+        Ok(Sram {
+            name: memory,
+            geom,
+            clients,
+            stats,
+            now: 0,
+            next_id: 0,
+            priority: 0,
+            busy: 0,
+            done,
+            fast: true,
+            hook: None,
+        })
     }
 
     /// The memory's name.
@@ -227,6 +257,7 @@ impl Sram {
         let id = AccessId(access.id);
         self.next_id += 1;
         self.clients[client.0 as usize].queue.push_back(access);
+        self.busy |= 1 << client.0;
         Ok(id)
     }
 
@@ -308,8 +339,11 @@ impl Sram {
         let (c, n) = (self.now, self.clients.len());
         let mut plan = Plan { k: limit, reqs: [0; MAX_CLIENTS], m: 0, grants: 0, banks: [0; MAX_CLIENTS] };
         let mut next_ready = u64::MAX;
-        for j in 0..n {
-            let ci = (self.priority + j) % n;
+        // Clients with an access, from `priority` up and then from 0 (the rotating priority
+        // order), without visiting idle ones.
+        debug_assert!(self.priority < n);
+        let from = !0u64 << self.priority;
+        for ci in Bits(self.busy & from).chain(Bits(self.busy & !from)) {
             let Some(a) = self.clients[ci].queue.front() else { continue };
             if a.ready <= c {
                 plan.reqs[plan.m] = ci as u8;
@@ -439,6 +473,9 @@ impl Sram {
             st.read_bytes += bytes;
         }
         let popped = if finished { self.clients[ci].queue.pop_front() } else { None };
+        if self.clients[ci].queue.is_empty() {
+            self.busy &= !(1 << ci);
+        }
         if let Some(a) = popped {
             let finish = (c + k).saturating_add(latency);
             st.accesses += 1;
