@@ -102,9 +102,8 @@ impl<'a> Ctx<'a> {
         let r = port.r;
         let link = self.core.links.state::<T>(r);
         debug_assert_eq!(link.timing.dst.0, self.comp, "port used by a component that does not own it");
-        match link.buf.front() {
-            Some(&(at, _)) if at <= now => {}
-            _ => return None,
+        if link.buf.head_at() > now {
+            return None; // empty, or the first message is still in flight
         }
         let (at, msg) = link.buf.pop_front()?;
         let back = now + link.timing.credit_latency;
@@ -149,10 +148,10 @@ impl<'a> Ctx<'a> {
     pub fn peek<T: Payload>(&mut self, port: InPort<T>) -> Option<&T> {
         let now = self.core.now;
         let link = self.core.links.state::<T>(port.r);
-        match link.buf.front() {
-            Some((at, m)) if *at <= now => Some(m),
-            _ => None,
+        if link.buf.head_at() > now {
+            return None;
         }
+        link.buf.front().map(|(_, m)| m)
     }
 
     /// How many messages have arrived on `port` and wait to be received.

@@ -377,10 +377,65 @@ impl Timing {
     }
 }
 
+/// A link's messages in send order, as (arrival time, message), with the first one's arrival
+/// kept beside the queue: asking whether anything has arrived reads no message memory.
+pub(crate) struct Fifo<T> {
+    /// Arrival of the first message, or NEVER when empty.
+    head_at: Time,
+    q: VecDeque<(Time, T)>,
+}
+
+impl<T> Fifo<T> {
+    fn new() -> Fifo<T> {
+        Fifo { head_at: Time::NEVER, q: VecDeque::new() }
+    }
+    /// Arrival of the first message, or NEVER when empty.
+    #[inline]
+    pub fn head_at(&self) -> Time {
+        self.head_at
+    }
+    #[inline]
+    pub fn push_back(&mut self, m: (Time, T)) {
+        if self.q.is_empty() {
+            self.head_at = m.0;
+        }
+        self.q.push_back(m);
+    }
+    #[inline]
+    pub fn pop_front(&mut self) -> Option<(Time, T)> {
+        let m = self.q.pop_front();
+        self.head_at = self.q.front().map_or(Time::NEVER, |f| f.0);
+        m
+    }
+    #[inline]
+    pub fn front(&self) -> Option<&(Time, T)> {
+        self.q.front()
+    }
+    pub fn back(&self) -> Option<&(Time, T)> {
+        self.q.back()
+    }
+    pub fn get(&self, i: usize) -> Option<&(Time, T)> {
+        self.q.get(i)
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+    pub fn iter(&self) -> std::collections::vec_deque::Iter<'_, (Time, T)> {
+        self.q.iter()
+    }
+    pub fn partition_point(&self, pred: impl FnMut(&(Time, T)) -> bool) -> usize {
+        self.q.partition_point(pred)
+    }
+    pub fn reserve_exact(&mut self, n: usize) {
+        self.q.reserve_exact(n);
+    }
+}
+
 /// One link's full state: timing plus the typed FIFO of (arrival time, message).
 pub(crate) struct LinkState<T> {
     pub timing: Timing,
-    pub buf: VecDeque<(Time, T)>,
+    pub buf: Fifo<T>,
     pub stats: LinkStats,
     /// Cut links only. Sender side: (send time, arrival, message) sent this window, not yet
     /// handed to the receiver's partition. Receiver side: unused.
@@ -398,7 +453,7 @@ impl<T> LinkState<T> {
     pub fn new(timing: Timing) -> LinkState<T> {
         LinkState {
             timing,
-            buf: VecDeque::new(),
+            buf: Fifo::new(),
             stats: LinkStats::default(),
             out: Vec::new(),
             sent_log: Vec::new(),
@@ -500,11 +555,11 @@ impl<T: Payload> ErasedArena for Arena<T> {
         // Arrivals on a link never decrease: a binary search, not a walk past every message
         // that has arrived and waits.
         let buf = &self.links[slot as usize].buf;
-        match buf.front() {
-            None => Time::NEVER,
-            Some(&(t, _)) if t > now => t,
-            _ => buf.get(buf.partition_point(|(t, _)| *t <= now)).map_or(Time::NEVER, |(t, _)| *t),
+        let head = buf.head_at();
+        if head > now {
+            return head; // NEVER when empty
         }
+        buf.get(buf.partition_point(|(t, _)| *t <= now)).map_or(Time::NEVER, |(t, _)| *t)
     }
     fn scan_in(&mut self, slot: u32, now: Time) -> Time {
         let t = self.next_arrival_after(slot, now);

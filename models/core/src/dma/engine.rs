@@ -90,6 +90,8 @@ struct Slot {
     more: bool,
     /// `holds_engine()` as last counted in the engine's `holding`.
     held: bool,
+    /// `issuing()` as last counted in the engine's `issuing`.
+    counted_issuing: bool,
     inflight: u32,
     /// On-chip stage: accesses, how many are sent, how many are unanswered.
     pieces: Vec<Piece>,
@@ -110,6 +112,10 @@ impl Slot {
     /// Still issuing its charged stage: the engine may not start another packet yet.
     fn holds_engine(&self) -> bool {
         self.stage != Stage::Free && self.charged && (self.more || self.sent < self.pieces.len())
+    }
+    /// Has bursts or accesses of its stage left to issue.
+    fn issuing(&self) -> bool {
+        self.more || self.sent < self.pieces.len()
     }
     fn stage_done(&self) -> bool {
         !self.more && self.inflight == 0 && self.sent == self.pieces.len() && self.acks == 0
@@ -134,6 +140,12 @@ pub(crate) struct Engine {
     /// Slots that hold the engine (`Slot::holds_engine`), kept by `rehold` after every change
     /// of a slot's stage, bursts or pieces, so `may_start` reads one count.
     holding: u32,
+    /// Slots with something left to issue (`Slot::issuing`), kept by `rehold` likewise.
+    issuing: u32,
+    /// HBM requests and SBUF accesses sent and not yet answered (no answer can arrive
+    /// without one: the engine looks at its response links only then).
+    hbm_out: u32,
+    sbuf_out: u32,
     /// Byte budget in µB (may go negative: debt), as of `budget_at`.
     budget: i64,
     budget_at: Time,
@@ -164,6 +176,9 @@ impl Engine {
             slots: (0..p.packets_in_flight).map(|_| Slot::default()).collect(),
             order: VecDeque::with_capacity(p.packets_in_flight as usize),
             holding: 0,
+            issuing: 0,
+            hbm_out: 0,
+            sbuf_out: 0,
             budget: env.cap,
             budget_at: Time::ZERO,
             inflight: 0,
@@ -196,8 +211,8 @@ impl Engine {
         }
         if self.poked
             || self.due <= now
-            || cx.peek(self.ports.hbm_resp).is_some()
-            || cx.peek(self.ports.sbuf_done).is_some()
+            || (self.hbm_out > 0 && cx.peek(self.ports.hbm_resp).is_some())
+            || (self.sbuf_out > 0 && cx.peek(self.ports.sbuf_done).is_some())
         {
             self.poked = false;
             self.due = self.tick(cx, book, env);
@@ -268,6 +283,15 @@ impl Engine {
     /// Counts slot `s` in `holding` as it now stands.
     fn rehold(&mut self, s: usize) {
         let slot = &mut self.slots[s];
+        let i = slot.issuing();
+        if i != slot.counted_issuing {
+            slot.counted_issuing = i;
+            if i {
+                self.issuing += 1;
+            } else {
+                self.issuing -= 1;
+            }
+        }
         let h = slot.holds_engine();
         if h != slot.held {
             slot.held = h;
@@ -359,6 +383,14 @@ impl Engine {
     /// Issues bursts and accesses, oldest packet first. Returns whether some charged work waits
     /// for the budget.
     fn issue(&mut self, cx: &mut Ctx<'_>, book: &Book, env: &Env) -> bool {
+        debug_assert_eq!(
+            self.issuing as usize,
+            self.order.iter().filter(|&&s| self.slots[s as usize].issuing()).count(),
+            "the count of slots with something to issue is stale"
+        );
+        if self.issuing == 0 {
+            return false; // every packet waits for answers: nothing to look at
+        }
         let mut budget_blocked = false;
         for i in 0..self.order.len() {
             let s = self.order[i] as usize;
@@ -415,6 +447,7 @@ impl Engine {
                 slot.more = slot.row < slot.r1;
             }
             slot.inflight += 1;
+            self.hbm_out += 1;
             self.inflight += u32::try_from(bursts).unwrap_or(u32::MAX);
             if slot.charged {
                 self.budget -= (bursts * env.access) as i64 * UB;
@@ -448,6 +481,7 @@ impl Engine {
             }
             slot.sent += 1;
             slot.acks += 1;
+            self.sbuf_out += 1;
             if slot.charged {
                 self.budget -= (pc.len * u64::from(slot.rows())) as i64 * UB;
             }
@@ -465,6 +499,7 @@ impl Engine {
         let off = (r.tag & ((1 << TAG_SHIFT) - 1)) as usize;
         let slot = &mut self.slots[s];
         slot.inflight -= 1;
+        self.hbm_out -= 1;
         self.inflight -= u32::try_from(u64::from(r.bytes).div_ceil(env.access).max(1)).unwrap_or(u32::MAX);
         if let (Some(d), false, true) = (&r.data, r.write, env.functional) {
             let n = d.len().min(slot.data.len().saturating_sub(off));
@@ -477,6 +512,7 @@ impl Engine {
         let s = (d.tag >> PIECE_SHIFT) as usize;
         let slot = &mut self.slots[s];
         slot.acks -= 1;
+        self.sbuf_out -= 1;
         if env.functional && slot.stage == Stage::Read && !d.data.is_empty() {
             let pc = slot.pieces[(d.tag & ((1 << PIECE_SHIFT) - 1)) as usize];
             scatter(slot, &pc, &d.data);
