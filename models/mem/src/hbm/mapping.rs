@@ -362,8 +362,10 @@ impl AddressMap {
     /// Decodes a byte address (taken modulo the capacity).
     #[inline]
     pub fn decode(&self, addr: u64) -> Location {
-        let mut v = (addr % self.capacity) >> self.offset_bits;
-        let mut loc = Location::default();
+        let a = if self.capacity.is_power_of_two() { addr & (self.capacity - 1) } else { addr % self.capacity };
+        let mut v = a >> self.offset_bits;
+        // Each level's index, by `Level as usize` (the order of `Location`'s fields).
+        let mut lv = [0u32; 8];
         for f in &self.fields {
             let idx = match f.shift {
                 Some(s) => {
@@ -377,8 +379,10 @@ impl AddressMap {
                     i
                 }
             } as u32;
-            *loc.level_mut(f.level) |= idx << f.at;
+            lv[f.level as usize] |= idx << f.at;
         }
+        let [stack, channel, pc, sid, bank_group, bank, row, column] = lv;
+        let mut loc = Location { stack, channel, pc, sid, bank_group, bank, row, column };
         if self.xor {
             loc.channel ^= loc.row & (self.channels - 1);
         }
