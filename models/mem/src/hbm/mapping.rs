@@ -381,6 +381,36 @@ impl AddressMap {
             } as u32;
             lv[f.level as usize] |= idx << f.at;
         }
+        self.hashed(lv)
+    }
+
+    /// The locations of consecutive bursts from `addr`'s: `decode` of `addr` rounded down to
+    /// its burst plus 0, 1, 2, ... bursts (wrapping at the capacity), each after the first
+    /// found by adding one to the previous one's digits (a carry, not a decode). For a
+    /// request of several bursts.
+    pub fn bursts(&self, addr: u64) -> Bursts<'_> {
+        let a = if self.capacity.is_power_of_two() { addr & (self.capacity - 1) } else { addr % self.capacity };
+        let mut v = a >> self.offset_bits;
+        let mut digits = [0u64; MAX_DIGITS];
+        let mut lv = [0u32; 8];
+        let incremental = self.fields.len() <= MAX_DIGITS;
+        if incremental {
+            for (d, f) in digits.iter_mut().zip(&self.fields) {
+                *d = v % f.count;
+                v /= f.count;
+                lv[f.level as usize] |= (*d as u32) << f.at;
+            }
+        }
+        let access = 1u64 << self.offset_bits;
+        let base = addr - addr % access;
+        // Bursts past this one would pass 2^64 as byte addresses, which wrap there before
+        // they wrap at the capacity: those are decoded as addresses.
+        let last_k = (u64::MAX - base) / access;
+        Bursts { map: self, base, k: 0, last_k, digits, lv, incremental }
+    }
+
+    /// Applies the map's XOR hashes to raw level indices.
+    fn hashed(&self, lv: [u32; 8]) -> Location {
         let [stack, channel, pc, sid, bank_group, bank, row, column] = lv;
         let mut loc = Location { stack, channel, pc, sid, bank_group, bank, row, column };
         if self.xor {
@@ -408,6 +438,53 @@ impl AddressMap {
             v = v * f.count + idx % f.count;
         }
         v << self.offset_bits
+    }
+}
+
+/// Maps with at most this many fields (every map of the presets and reference tools) walk
+/// bursts by carries; longer ones decode each burst.
+const MAX_DIGITS: usize = 16;
+
+/// Consecutive bursts' locations ([`AddressMap::bursts`]); endless (wraps at the capacity).
+pub struct Bursts<'a> {
+    map: &'a AddressMap,
+    /// The first burst's byte address.
+    base: u64,
+    /// Bursts yielded so far.
+    k: u64,
+    /// The last burst walked by carries (later ones would pass 2^64 as byte addresses).
+    last_k: u64,
+    /// The next burst's digit per field (LSB-first), and its levels' indices before the XOR
+    /// hashes, when `incremental`.
+    digits: [u64; MAX_DIGITS],
+    lv: [u32; 8],
+    incremental: bool,
+}
+
+impl Iterator for Bursts<'_> {
+    type Item = Location;
+    fn next(&mut self) -> Option<Location> {
+        let m = self.map;
+        let k = self.k;
+        self.k += 1;
+        if !self.incremental || k > self.last_k {
+            let access = 1u64 << m.offset_bits;
+            return Some(m.decode(self.base.wrapping_add(k.wrapping_mul(access))));
+        }
+        let loc = m.hashed(self.lv);
+        // The next burst: one more in the lowest digit, carried up (each digit's bits moved
+        // in its level's index); past the top, every digit wraps to 0.
+        for (d, f) in self.digits[..m.fields.len()].iter_mut().zip(&m.fields) {
+            let l = &mut self.lv[f.level as usize];
+            if *d + 1 < f.count {
+                *d += 1;
+                *l += 1 << f.at;
+                break;
+            }
+            *l -= (*d as u32) << f.at;
+            *d = 0;
+        }
+        Some(loc)
     }
 }
 
@@ -461,6 +538,40 @@ mod tests {
                     let loc = m.decode(addr);
                     assert!(loc.row < org.rows && loc.column < org.bursts_per_row());
                     assert_eq!(m.encode(&loc), addr, "{text} {addr:#x} {loc:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bursts_walk_like_decoding_each_burst() {
+        for p in presets::ALL {
+            let org = (p.org)();
+            for text in [
+                AddressMap::DEFAULT,
+                AddressMap::BURST_INTERLEAVED,
+                AddressMap::ROW_CONTIGUOUS,
+                "ro-ba-bg-sid-pc-ch-co+xor",
+                "st-ro-co-ba-bg-sid-pc-ch",
+                "RoBaRaCoCh",
+                "ChRaBaRoCo",
+                "MOP4CLXOR",
+                "ro-co-ba-co:1-bg-sid-pc-co:1-ch+xor",
+                "ro-co-ba-bg-sid-ro:3-pc-ch+xor(ch:ro,bg)",
+            ] {
+                let stacks = if text.starts_with("st") { 3 } else { 1 };
+                let Ok(m) = AddressMap::new(text, &org, stacks) else { continue };
+                let access = org.access_bytes() as u64;
+                let mut a = 0x9e37_79b9u64;
+                for i in 0..300 {
+                    a = a.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    // Some starts just below the capacity, so the walk wraps.
+                    let addr = if i % 5 == 0 { m.capacity() - (a >> 60) * access - a % access } else { a >> 9 };
+                    let base = addr - addr % access;
+                    for (k, loc) in m.bursts(addr).take(40).enumerate() {
+                        let want = m.decode(base.wrapping_add(k as u64 * access));
+                        assert_eq!(loc, want, "{text} on {}: burst {k} from {addr:#x}", p.name);
+                    }
                 }
             }
         }

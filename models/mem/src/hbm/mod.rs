@@ -36,7 +36,7 @@ mod tests;
 
 pub use command::{CmdSet, Command, CommandRecord, CommandSink};
 pub use config::{ControllerConfig, PagePolicy};
-pub use mapping::{AddressMap, MapError};
+pub use mapping::{AddressMap, Bursts, MapError};
 pub use org::{Location, Organization};
 pub use presets::Preset;
 pub use stack::{Fidelity, HbmStack, MemReq, MemResp, StackConfig, StackDecl, StackSetup};

@@ -554,10 +554,13 @@ impl HbmStack {
                 let access = u64::from(self.sh.org.access_bytes());
                 let bursts = (req.addr % access + u64::from(req.bytes)).div_ceil(access).max(1);
                 let mut done = 0;
-                for k in 0..bursts {
-                    let loc = if k == 0 { loc } else { self.map.decode(req.addr - req.addr % access + k * access) };
-                    let fast = self.fast.as_mut().expect("fast fidelity");
-                    done = done.max(fast.serve(&loc, req.write, now));
+                let fast = self.fast.as_mut().expect("fast fidelity");
+                if bursts == 1 {
+                    done = fast.serve(&loc, req.write, now);
+                } else {
+                    for loc in self.map.bursts(req.addr).take(usize::try_from(bursts).unwrap_or(usize::MAX)) {
+                        done = done.max(fast.serve(&loc, req.write, now));
+                    }
                 }
                 self.fast_seq += 1;
                 let c = (done, self.fast_seq, req.tag, pi as u16, req.write, req.bytes);
