@@ -283,24 +283,9 @@ impl Engine {
     /// Counts slot `s` in `holding` as it now stands.
     fn rehold(&mut self, s: usize) {
         let slot = &mut self.slots[s];
-        let i = slot.issuing();
-        if i != slot.counted_issuing {
-            slot.counted_issuing = i;
-            if i {
-                self.issuing += 1;
-            } else {
-                self.issuing -= 1;
-            }
-        }
-        let h = slot.holds_engine();
-        if h != slot.held {
-            slot.held = h;
-            if h {
-                self.holding += 1;
-            } else {
-                self.holding -= 1;
-            }
-        }
+        let (issuing, holds) = (slot.issuing(), slot.holds_engine());
+        recount(&mut slot.counted_issuing, issuing, &mut self.issuing);
+        recount(&mut slot.held, holds, &mut self.holding);
     }
 
     /// Queues whose head part may start a packet now, as a bit mask.
@@ -544,6 +529,18 @@ impl Engine {
         self.rehold(s);
         self.order.retain(|&x| x as usize != s);
         book.packet_done(cx, cmd, self.idx, self.track);
+    }
+}
+
+/// Brings a slot's `counted` flag to `now`, adding it to or taking it from `count`.
+fn recount(counted: &mut bool, now: bool, count: &mut u32) {
+    if now != *counted {
+        *counted = now;
+        if now {
+            *count += 1;
+        } else {
+            *count -= 1;
+        }
     }
 }
 

@@ -507,23 +507,27 @@ mod tests {
         assert_eq!((m.decode(32).channel, m.decode(32 * 16).column), (1, 1));
     }
 
+    /// Maps of every kind: the named ones, XOR hashes, a stack level, the reference tools',
+    /// split levels.
+    const MAPS: [&str; 11] = [
+        AddressMap::DEFAULT,
+        AddressMap::BURST_INTERLEAVED,
+        AddressMap::ROW_CONTIGUOUS,
+        "ro-ba-bg-sid-pc-ch-co+xor",
+        "st-ro-co-ba-bg-sid-pc-ch",
+        "RoBaRaCoCh",
+        "ChRaBaRoCo",
+        "MOP4CLXOR",
+        "rorabgbachco",
+        "ro-co-ba-co:1-bg-sid-pc-co:1-ch+xor",
+        "ro-co-ba-bg-sid-ro:3-pc-ch+xor(ch:ro,bg)",
+    ];
+
     #[test]
     fn decode_inverts_encode_on_every_preset_and_map() {
         for p in presets::ALL {
             let org = (p.org)();
-            for text in [
-                AddressMap::DEFAULT,
-                AddressMap::BURST_INTERLEAVED,
-                AddressMap::ROW_CONTIGUOUS,
-                "ro-ba-bg-sid-pc-ch-co+xor",
-                "st-ro-co-ba-bg-sid-pc-ch",
-                "RoBaRaCoCh",
-                "ChRaBaRoCo",
-                "MOP4CLXOR",
-                "rorabgbachco",
-                "ro-co-ba-co:1-bg-sid-pc-co:1-ch+xor",
-                "ro-co-ba-bg-sid-ro:3-pc-ch+xor(ch:ro,bg)",
-            ] {
+            for text in MAPS {
                 if p.name == "hbm3e-9600" && (text.contains("ro:") || text == "MOP4CLXOR") {
                     // 24576 rows and 3 SIDs: not powers of two, so neither split nor XORed.
                     assert!(AddressMap::new(text, &org, 1).is_err(), "{text}");
@@ -547,18 +551,7 @@ mod tests {
     fn bursts_walk_like_decoding_each_burst() {
         for p in presets::ALL {
             let org = (p.org)();
-            for text in [
-                AddressMap::DEFAULT,
-                AddressMap::BURST_INTERLEAVED,
-                AddressMap::ROW_CONTIGUOUS,
-                "ro-ba-bg-sid-pc-ch-co+xor",
-                "st-ro-co-ba-bg-sid-pc-ch",
-                "RoBaRaCoCh",
-                "ChRaBaRoCo",
-                "MOP4CLXOR",
-                "ro-co-ba-co:1-bg-sid-pc-co:1-ch+xor",
-                "ro-co-ba-bg-sid-ro:3-pc-ch+xor(ch:ro,bg)",
-            ] {
+            for text in MAPS {
                 let stacks = if text.starts_with("st") { 3 } else { 1 };
                 let Ok(m) = AddressMap::new(text, &org, stacks) else { continue };
                 let access = org.access_bytes() as u64;
