@@ -163,7 +163,7 @@ impl<'a> Ctx<'a> {
 
     /// Whether a send on `port` would be accepted now (a credit is free and the bandwidth
     /// limit allows it).
-    #[inline]
+    #[inline(always)]
     pub fn can_send<T: Payload>(&mut self, port: OutPort<T>) -> bool {
         let now = self.core.now;
         self.core.links.state::<T>(port.r).timing.can_send(now)
