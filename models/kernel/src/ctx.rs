@@ -117,6 +117,9 @@ impl<'a> Ctx<'a> {
             return Some(msg);
         }
         link.timing.returns.push_back(back);
+        // Credits already back are folded first: a sender with credits is neither listed as
+        // possibly blocked nor looked up (its scheduling state is elsewhere in memory).
+        link.timing.refresh(now);
         let src_active = link.timing.activates_out();
         if let Some(h) = link.hook.as_mut() {
             h.received(now, msg.trace_bits());
@@ -124,10 +127,7 @@ impl<'a> Ctx<'a> {
         let occ = link.buf.len();
         link.stats.occupancy.set(now, occ as u64);
         let src = link.timing.src.0;
-        let blocked = self.core.sched.meta[src as usize].state == State::Asleep && {
-            link.timing.refresh(now);
-            link.timing.credits == 0
-        };
+        let blocked = link.timing.credits == 0 && self.core.sched.meta[src as usize].state == State::Asleep;
         self.core.progress += 1;
         self.core.in_links -= 1;
         if src_active {
