@@ -253,5 +253,9 @@ fn split_bank(sh: &Shared, group: u32, bank: u32) -> (u32, u32) {
 /// The round-robin winner among `choices`, starting at `from`.
 fn pick(choices: &[Option<Choice>], from: usize) -> Option<usize> {
     let n = choices.len();
-    (0..n).map(|k| (from + k) % n).find(|&i| choices[i].is_some())
+    if n == 0 {
+        return None;
+    }
+    let from = from % n;
+    (from..n).chain(0..from).find(|&i| choices[i].is_some())
 }
