@@ -15,47 +15,79 @@ use crate::sram::pattern::AccessPattern;
 /// Partition groups the arbiter counts ports in.
 pub(crate) const GROUPS: u32 = 16;
 
-const SLOTS: usize = 2 * GROUPS as usize * MAX_BANKS as usize;
-
-/// Ports taken in one cycle, per (direction, partition group, bank). Lives on the stack.
+/// Ports taken in one cycle, per (direction, bank), one byte per partition group (16 bytes:
+/// a `u128`), so a claim on every group of a mask is one addition. Lives on the stack.
 pub(crate) struct PortUse {
-    taken: [u8; SLOTS],
+    taken: [u128; 2 * MAX_BANKS as usize],
+}
+
+/// `SPREAD[m]`: one in the lowest bit of byte `k` of a `u64` for every bit `k` of `m`.
+const SPREAD: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut m = 0;
+    while m < 256 {
+        let mut k = 0;
+        while k < 8 {
+            if m & (1 << k) != 0 {
+                t[m] |= 1 << (8 * k);
+            }
+            k += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// A one in each byte of a group mask's groups.
+fn spread(groups: u16) -> u128 {
+    u128::from(SPREAD[usize::from(groups & 0xff)]) | u128::from(SPREAD[usize::from(groups >> 8)]) << 64
+}
+
+/// Whether a byte of `x` among those `lanes` marks (a one in each, as [`spread`] gives)
+/// exceeds `ports`. Every byte is at most the number of clients (64: each claims a (group,
+/// bank) at most once per cycle), so with fewer ports adding `127 - ports` to each byte
+/// carries into no other byte and sets its top bit exactly when the byte exceeds `ports`.
+fn over(x: u128, lanes: u128, ports: u32) -> bool {
+    const ONES: u128 = u128::MAX / 255; // 0x0101...01
+    if ports >= 64 {
+        return false;
+    }
+    (x + ONES * u128::from(127 - ports)) & (lanes << 7) != 0
 }
 
 impl PortUse {
     pub(crate) fn new() -> PortUse {
-        PortUse { taken: [0; SLOTS] }
+        PortUse { taken: [0; 2 * MAX_BANKS as usize] }
     }
 
-    fn slot(write: bool, group: u32, bank: u32) -> usize {
-        ((usize::from(write) * GROUPS as usize + group as usize) * MAX_BANKS as usize) + bank as usize
+    fn slot(write: bool, bank: u32) -> usize {
+        usize::from(write) * MAX_BANKS as usize + bank as usize
     }
 
     /// Takes one port of `bank` in every group of `groups` if all have one free.
     pub(crate) fn try_take(&mut self, write: bool, groups: u16, bank: u32, ports: u32) -> bool {
-        let qs = || (0..GROUPS).filter(move |q| groups & (1 << q) != 0);
-        if qs().any(|q| u32::from(self.taken[Self::slot(write, q, bank)]) >= ports) {
+        let t = &mut self.taken[Self::slot(write, bank)];
+        let s = spread(groups);
+        let after = *t + s;
+        if over(after, s, ports) {
             return false;
         }
-        for q in qs() {
-            self.taken[Self::slot(write, q, bank)] += 1;
-        }
+        *t = after;
         true
     }
 
     /// Claims a port on every bank of `banks` in every group of `groups` for the whole of a run
     /// of cycles; false if some (group, bank) would then hold more claims than `ports`.
     pub(crate) fn claim_all(&mut self, write: bool, groups: u16, banks: u64, ports: u32) -> bool {
+        let s = spread(groups);
         let mut fits = true;
-        for q in (0..GROUPS).filter(|q| groups & (1 << q) != 0) {
-            let mut rest = banks;
-            while rest != 0 {
-                let b = rest.trailing_zeros();
-                rest &= rest - 1;
-                let s = &mut self.taken[Self::slot(write, q, b)];
-                *s = s.saturating_add(1);
-                fits &= u32::from(*s) <= ports;
-            }
+        let mut rest = banks;
+        while rest != 0 {
+            let b = rest.trailing_zeros();
+            rest &= rest - 1;
+            let t = &mut self.taken[Self::slot(write, b)];
+            *t += s;
+            fits &= !over(*t, s, ports);
         }
         fits
     }
@@ -127,6 +159,56 @@ mod tests {
                 let run = bank_run_elements(&p, &g, e as u64) as usize;
                 assert!(run >= 1 && e + run <= banks.len(), "seed {seed} e {e} run {run}");
                 assert!(banks[e..e + run].iter().all(|&b| b == banks[e]), "seed {seed} e {e} run {run}");
+            }
+        }
+    }
+
+    /// Port use as first written: one counter per (direction, group, bank).
+    struct Counts([[u8; GROUPS as usize]; 2 * MAX_BANKS as usize]);
+
+    impl Counts {
+        fn cells(groups: u16, bank: u32, write: bool) -> impl Iterator<Item = (usize, usize)> {
+            let row = usize::from(write) * MAX_BANKS as usize + bank as usize;
+            (0..GROUPS as usize).filter(move |q| groups & (1 << q) != 0).map(move |q| (row, q))
+        }
+        fn try_take(&mut self, write: bool, groups: u16, bank: u32, ports: u32) -> bool {
+            if Self::cells(groups, bank, write).any(|(r, q)| u32::from(self.0[r][q]) >= ports) {
+                return false;
+            }
+            Self::cells(groups, bank, write).for_each(|(r, q)| self.0[r][q] += 1);
+            true
+        }
+        fn claim_all(&mut self, write: bool, groups: u16, banks: u64, ports: u32) -> bool {
+            let mut fits = true;
+            for b in (0..64).filter(|b| banks & (1 << b) != 0) {
+                for (r, q) in Self::cells(groups, b, write) {
+                    self.0[r][q] += 1;
+                    fits &= u32::from(self.0[r][q]) <= ports;
+                }
+            }
+            fits
+        }
+    }
+
+    #[test]
+    fn packed_port_use_answers_as_one_counter_per_group_and_bank() {
+        for seed in 0..400 {
+            let mut rng = XorShift::new(seed);
+            let ports = 1 + (rng.next() % 4) as u32;
+            let (mut packed, mut counts) = (PortUse::new(), Counts([[0; 16]; 128]));
+            let claims = seed % 2 == 0;
+            for _ in 0..64 {
+                let write = rng.next() % 2 == 0;
+                let groups = (rng.next() & 0xffff) as u16 & [0xffff, 0x00ff, 0x0f00, 0x0003][(rng.next() % 4) as usize];
+                if claims {
+                    let banks = rng.next() & [u64::MAX, 0xff, 0x3, 0x1_0000][(rng.next() % 4) as usize];
+                    let want = counts.claim_all(write, groups, banks, ports);
+                    assert_eq!(packed.claim_all(write, groups, banks, ports), want, "seed {seed}");
+                } else {
+                    let bank = (rng.next() % 64) as u32;
+                    let want = counts.try_take(write, groups, bank, ports);
+                    assert_eq!(packed.try_take(write, groups, bank, ports), want, "seed {seed}");
+                }
             }
         }
     }
