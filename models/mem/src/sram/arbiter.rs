@@ -198,7 +198,7 @@ mod tests {
             let (mut packed, mut counts) = (PortUse::new(), Counts([[0; 16]; 128]));
             let claims = seed % 2 == 0;
             for _ in 0..64 {
-                let write = rng.next() % 2 == 0;
+                let write = rng.next().is_multiple_of(2);
                 let groups = (rng.next() & 0xffff) as u16 & [0xffff, 0x00ff, 0x0f00, 0x0003][(rng.next() % 4) as usize];
                 if claims {
                     let banks = rng.next() & [u64::MAX, 0xff, 0x3, 0x1_0000][(rng.next() % 4) as usize];
