@@ -458,19 +458,16 @@ impl Simulation {
     /// system's report costs only what is kept.
     pub fn report_where(&self, keep: &dyn Fn(&str) -> bool) -> (StatsReport, u64) {
         let mut report = StatsReport::default();
-        let mut scratch = StatsReport::default();
         let mut left_out = 0u64;
         let end = self.core.now;
         for (c, name) in self.comps.iter().zip(&self.names) {
             if keep(name) {
-                c.report(&mut StatsWriter { owner: name, report: &mut report, end });
+                c.report(&mut StatsWriter::new(name, &mut report, end));
             } else {
                 // An owner exists only if the component writes something.
-                c.report(&mut StatsWriter { owner: name, report: &mut scratch, end });
-                if !scratch.owners.is_empty() {
-                    left_out += 1;
-                    scratch.owners.clear();
-                }
+                let mut probe = StatsWriter::probe(name, end);
+                c.report(&mut probe);
+                left_out += u64::from(probe.wrote());
             }
         }
         let mut owner = String::new();
@@ -544,7 +541,7 @@ impl Simulation {
 /// A link's statistics under `link:<name>` (the same in serial and partitioned reports).
 pub(crate) fn write_link_stats(report: &mut StatsReport, l: &LinkInfo, st: &crate::link::LinkStats, end: Time) {
     let owner = format!("link:{}", l.name);
-    let mut w = StatsWriter { owner: &owner, report, end };
+    let mut w = StatsWriter::new(&owner, report, end);
     w.count("msgs", st.msgs);
     w.count("bytes", st.bytes);
     w.count("refused_sends", st.refused);
@@ -558,7 +555,7 @@ pub(crate) fn write_link_stats(report: &mut StatsReport, l: &LinkInfo, st: &crat
 /// The kernel's own statistics: component ticks and simulated time. (Time steps are not
 /// reported: a partitioned run steps each partition separately; see [`KernelCounters`].)
 pub(crate) fn write_kernel_stats(report: &mut StatsReport, ticks: u64, end: Time) {
-    let mut w = StatsWriter { owner: "kernel", report, end };
+    let mut w = StatsWriter::new("kernel", report, end);
     w.count("ticks", ticks);
     w.count("sim_time_ps", end.as_ps());
 }

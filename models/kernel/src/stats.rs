@@ -272,46 +272,81 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// Where a component writes its statistics at report time.
 pub struct StatsWriter<'a> {
-    pub(crate) owner: &'a str,
-    pub(crate) report: &'a mut StatsReport,
-    pub(crate) end: Time,
+    owner: &'a str,
+    /// None: a probe, which only notes whether anything was written (see
+    /// [`StatsWriter::probe`]).
+    report: Option<&'a mut StatsReport>,
+    end: Time,
+    wrote: bool,
 }
 
-impl StatsWriter<'_> {
+impl<'a> StatsWriter<'a> {
+    /// A writer of `owner`'s statistics into `report`, taken at simulated time `end`.
+    pub(crate) fn new(owner: &'a str, report: &'a mut StatsReport, end: Time) -> StatsWriter<'a> {
+        StatsWriter { owner, report: Some(report), end, wrote: false }
+    }
+
+    /// A writer that keeps nothing and only notes whether the component wrote anything (a
+    /// report that leaves an owner out still counts it, without building its statistics).
+    pub(crate) fn probe(owner: &'a str, end: Time) -> StatsWriter<'a> {
+        StatsWriter { owner, report: None, end, wrote: false }
+    }
+
+    /// Whether anything was written through this writer.
+    pub(crate) fn wrote(&self) -> bool {
+        self.wrote
+    }
+
+    /// True if what is written is thrown away (the report leaves this owner out and only asks
+    /// whether it has statistics): a component with many may stop after writing one.
+    pub fn is_probe(&self) -> bool {
+        self.report.is_none()
+    }
+
     /// The simulated time at which the report is taken (for rates).
     pub fn end_time(&self) -> Time {
         self.end
     }
-    fn put(&mut self, name: String, v: StatValue) {
-        self.report.owners.entry(self.owner.to_string()).or_default().insert(name, v);
+    #[inline]
+    fn put(&mut self, name: impl FnOnce() -> String, v: StatValue) {
+        self.wrote = true;
+        let Some(report) = self.report.as_deref_mut() else { return };
+        // The owner's map is looked up first: its name is copied only for its first value.
+        match report.owners.get_mut(self.owner) {
+            Some(m) => m.insert(name(), v),
+            None => report.owners.entry(self.owner.to_string()).or_default().insert(name(), v),
+        };
     }
     /// An exact count; `name` should say the unit (e.g. "hops", "bytes").
     pub fn count(&mut self, name: &str, v: u64) {
-        self.put(name.to_string(), StatValue::Int(v));
+        self.put(|| name.to_string(), StatValue::Int(v));
     }
     /// A derived value; `name` should say the unit (e.g. "bytes_per_s").
     pub fn value(&mut self, name: &str, v: f64) {
-        self.put(name.to_string(), StatValue::Float(v));
+        self.put(|| name.to_string(), StatValue::Float(v));
     }
     /// A histogram as `{name}_{unit}_{count,mean,p50,p99,max}`; samples are multiplied by
     /// `scale` first (e.g. 1e-3 to report picosecond samples in ns). Without samples, only the
     /// count (0) is written.
     pub fn histogram(&mut self, name: &str, unit: &str, h: &Histogram, scale: f64) {
-        self.put(format!("{name}_{unit}_count"), StatValue::Int(h.count()));
+        self.put(|| format!("{name}_{unit}_count"), StatValue::Int(h.count()));
+        if self.is_probe() {
+            return;
+        }
         if h.count() == 0 {
             // No samples: no mean, quantile or maximum to report (a zero would read as one).
             return;
         }
-        self.put(format!("{name}_{unit}_mean"), StatValue::Float(h.mean() * scale));
-        self.put(format!("{name}_{unit}_p50"), StatValue::Float(h.quantile(0.5) * scale));
-        self.put(format!("{name}_{unit}_p99"), StatValue::Float(h.quantile(0.99) * scale));
-        self.put(format!("{name}_{unit}_max"), StatValue::Float(h.max() as f64 * scale));
+        self.put(|| format!("{name}_{unit}_mean"), StatValue::Float(h.mean() * scale));
+        self.put(|| format!("{name}_{unit}_p50"), StatValue::Float(h.quantile(0.5) * scale));
+        self.put(|| format!("{name}_{unit}_p99"), StatValue::Float(h.quantile(0.99) * scale));
+        self.put(|| format!("{name}_{unit}_max"), StatValue::Float(h.max() as f64 * scale));
     }
     /// A time-weighted level as `{name}_{unit}_{mean,max}`.
     pub fn level(&mut self, name: &str, unit: &str, l: &TimeWeighted) {
         let end = self.end;
-        self.put(format!("{name}_{unit}_mean"), StatValue::Float(l.mean(end)));
-        self.put(format!("{name}_{unit}_max"), StatValue::Int(l.max()));
+        self.put(|| format!("{name}_{unit}_mean"), StatValue::Float(l.mean(end)));
+        self.put(|| format!("{name}_{unit}_max"), StatValue::Int(l.max()));
     }
 }
 

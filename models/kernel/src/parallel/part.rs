@@ -206,7 +206,7 @@ impl Simulation {
         let mut comps = StatsReport::default();
         for (i, c) in self.comps.iter().enumerate() {
             if part_of[i] == me {
-                let mut w = StatsWriter { owner: &self.component_names()[i], report: &mut comps, end };
+                let mut w = StatsWriter::new(&self.component_names()[i], &mut comps, end);
                 c.report(&mut w);
             }
         }

@@ -298,7 +298,8 @@ impl FastStack {
         } else {
             // A conflict precharges the open row first; a refresh closed the row already.
             let conflict = b.open_row != CLOSED && b.epoch == epoch;
-            let (_, mut act) = self.refresh_at(phase, bi, start.max(b.col_ok));
+            // (`at`: the earliest the bank may act, past any refresh it falls in.)
+            let mut act = at;
             if conflict {
                 act = act.max(b.pre_ok) + u64::from(rp);
             }
