@@ -19,6 +19,7 @@ pub mod command;
 pub mod config;
 pub mod controller;
 pub mod data;
+mod due;
 pub mod fast;
 pub mod mapping;
 pub mod org;

@@ -355,13 +355,11 @@ pub struct HbmStack {
     /// The transaction-level model (fast fidelity), and its completions in order of
     /// (cycle, arrival number).
     fast: Option<crate::hbm::fast::FastStack>,
-    /// (done cycle, arrival number, tag, port, write).
-    fast_done: std::collections::BinaryHeap<std::cmp::Reverse<FastDone>>,
-    fast_seq: u64,
+    fast_done: crate::hbm::due::DueQueue<FastDone>,
 }
 
-/// A fast-fidelity completion: (done cycle, arrival number, tag, port, write, bytes).
-type FastDone = (u64, u64, u64, u16, bool, u32);
+/// A fast-fidelity completion: (tag, port, write, bytes), queued at its done cycle.
+type FastDone = (u64, u16, bool, u32);
 
 /// Trace counter window for per-pseudo-channel bandwidth, in CK cycles.
 const BW_WINDOW: u64 = 2048;
@@ -425,8 +423,7 @@ impl HbmStack {
             read_data: fxhash::FxHashMap::default(),
             fast: (cfg.fidelity == Fidelity::Fast)
                 .then(|| crate::hbm::fast::FastStack::new(&cfg.org, &cfg.timing, &cfg.controller.refresh)),
-            fast_done: std::collections::BinaryHeap::new(),
-            fast_seq: 0,
+            fast_done: crate::hbm::due::DueQueue::new(),
         })
     }
 
@@ -562,12 +559,10 @@ impl HbmStack {
                         done = done.max(fast.serve(&loc, req.write, now));
                     }
                 }
-                self.fast_seq += 1;
-                let c = (done, self.fast_seq, req.tag, pi as u16, req.write, req.bytes);
-                self.fast_done.push(std::cmp::Reverse(c));
+                self.fast_done.push(done, (req.tag, pi as u16, req.write, req.bytes));
             }
         }
-        while let Some(std::cmp::Reverse((done, _, tag, port, write, bytes))) = self.fast_done.peek().copied() {
+        while let Some((done, (tag, port, write, bytes))) = self.fast_done.first() {
             if done > now {
                 break;
             }
@@ -583,11 +578,11 @@ impl HbmStack {
             }
             self.fast_done.pop();
         }
-        if let Some(std::cmp::Reverse((done, ..))) = self.fast_done.peek() {
-            if *done == now + 1 {
+        if let Some((done, _)) = self.fast_done.first() {
+            if done == now + 1 {
                 return Activity::Busy;
             }
-            let t = cx.clock().edge(*done);
+            let t = cx.clock().edge(done);
             cx.wake_at(t);
         }
         Activity::Idle

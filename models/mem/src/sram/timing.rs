@@ -330,6 +330,12 @@ impl Sram {
 
     /// [`Sram::report`] with every statistic's name prefixed (e.g. "sbuf.").
     pub fn report_prefixed(&self, prefix: &str, out: &mut StatsWriter<'_>) {
+        if out.is_probe() {
+            // The report leaves this owner out: one figure says it has some (the names of a
+            // hundred per-client figures are not built).
+            out.count("cycles", self.now);
+            return;
+        }
         let names: Vec<String> = self.clients.iter().map(|c| c.name.clone()).collect();
         self.stats.report_prefixed(prefix, &names, self.now, out);
     }
