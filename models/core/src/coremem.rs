@@ -47,7 +47,10 @@ pub struct CoreMem {
     pending: FxHashMap<(bool, u64), Pending>,
     /// Ports from this index on belong to DMA engines.
     dma_from: usize,
+    /// Answers to send, oldest first (a refused one waits here for the next tick).
     ready: Vec<(usize, MemDone)>,
+    /// An empty list whose buffer the next tick's refused answers reuse.
+    refused: Vec<(usize, MemDone)>,
     accesses: u64,
     bytes: u64,
 }
@@ -123,6 +126,7 @@ impl CoreMem {
             pending: FxHashMap::default(),
             dma_from,
             ready: Vec::new(),
+            refused: Vec::new(),
             accesses: 0,
             bytes: 0,
         })
@@ -208,13 +212,15 @@ impl Component for CoreMem {
                 self.pending.insert((psum, id.0), p);
             }
         }
-        let mut kept = Vec::new();
+        // Answers a full link refused wait in `ready`, in order; the two lists swap so that
+        // neither is reallocated from tick to tick.
+        let mut kept = std::mem::take(&mut self.refused);
         for (port, done) in self.ready.drain(..) {
             if let Err(b) = cx.send(self.ports[port].done, done) {
                 kept.push((port, b.0));
             }
         }
-        self.ready = kept;
+        self.refused = std::mem::replace(&mut self.ready, kept);
         let next = [self.sbuf.next_event(), self.psum.next_event()].into_iter().flatten().min();
         if let Some(Cycles(n)) = next {
             if n <= now.0 {

@@ -1,6 +1,6 @@
 //! What a component sees during its tick: the time, its ports, its timers, and the tracer.
 
-use crate::link::{Arena, Blocked, Cut, ErasedArena, InPort, LinkRef, LinkState, OutPort, Payload};
+use crate::link::{Arena, Blocked, Cut, ErasedArena, InPort, InputKey, LinkRef, LinkState, OutPort, Payload};
 use crate::sched::{ActiveLink, Sched, State};
 use crate::time::{Clock, Cycles, Time};
 use crate::trace::{Arg, Flow, RecordKind, TraceRecord, TrackId};
@@ -141,6 +141,15 @@ impl<'a> Ctx<'a> {
             tr.credit_returned(self.comp, r.id.index(), back);
         }
         Some(msg)
+    }
+
+    /// This component's inputs that may hold a message, as keys ([`InPort::key`]): every
+    /// input with a message in flight, or arrived and not yet received, is among them (some
+    /// may hold none), in no particular order. A component with many inputs polls these
+    /// instead of all of its inputs.
+    #[inline]
+    pub fn pending_inputs(&self) -> impl ExactSizeIterator<Item = InputKey> + '_ {
+        self.core.sched.meta[self.comp as usize].active_in.iter().map(|a| InputKey::of(a.arena, a.slot))
     }
 
     /// The oldest arrived message on `port`, without taking it.
@@ -295,5 +304,108 @@ impl Tracer<'_> {
     /// A signal value at the current time on a signal `track`.
     pub fn signal(&mut self, track: TrackId, value: u64) {
         self.st.push(self.comp, TraceRecord { time: self.now, track, kind: RecordKind::Signal { value } });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Activity, Component, Ctx, Cycles, Dur, Frequency, InPort, InputKey, LinkSpec, OutPort, SimBuilder};
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// Sends one message on `a` at cycle 0 and one on `b` at cycle 20.
+    struct Sender {
+        a: OutPort<u64>,
+        b: OutPort<u64>,
+    }
+    impl Component for Sender {
+        fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
+            match cx.cycle().0 {
+                0 => cx.send(self.a, 1).expect("a credit"),
+                20 => cx.send(self.b, 2).expect("a credit"),
+                _ => {}
+            }
+            if cx.cycle().0 < 20 {
+                cx.wake_after(Cycles(1));
+            }
+            Activity::Idle
+        }
+    }
+
+    /// (cycle, pending inputs) at each of the receiver's ticks.
+    type Seen = Rc<RefCell<Vec<(u64, Vec<InputKey>)>>>;
+
+    /// Records its pending inputs at every tick; holds the message on `a` until cycle 30.
+    struct Receiver {
+        a: InPort<u64>,
+        b: InPort<u64>,
+        seen: Seen,
+    }
+    impl Component for Receiver {
+        fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
+            let mut keys: Vec<InputKey> = cx.pending_inputs().collect();
+            keys.sort();
+            let now = cx.cycle().0;
+            self.seen.borrow_mut().push((now, keys));
+            if now >= 30 {
+                while cx.recv(self.a).is_some() {}
+            }
+            while cx.recv(self.b).is_some() {}
+            if now < 40 {
+                cx.wake_after(Cycles(5));
+            }
+            Activity::Idle
+        }
+    }
+
+    #[test]
+    fn an_input_index_numbers_keys_in_push_order_dense_or_sparse() {
+        use crate::InputIndex;
+        // Dense: slots 10..20 of one arena, pushed out of order.
+        let mut ix = InputIndex::new();
+        let keys: Vec<InputKey> = [13, 10, 19, 11].iter().map(|&s| InputKey::of(2, s)).collect();
+        keys.iter().for_each(|&k| ix.push(k));
+        for (i, &k) in keys.iter().enumerate() {
+            assert_eq!(ix.get(k), Some(i));
+        }
+        for s in [0, 9, 12, 20, 1 << 20] {
+            assert_eq!(ix.get(InputKey::of(2, s)), None, "slot {s}");
+        }
+        assert_eq!(ix.get(InputKey::of(1, 13)), None, "another arena");
+        // Sparse: keys far apart (two arenas) fall back to a search, with the same answers.
+        let mut ix = InputIndex::new();
+        let keys = [InputKey::of(0, 5), InputKey::of(7, 1), InputKey::of(0, 4_000_000)];
+        keys.iter().for_each(|&k| ix.push(k));
+        for (i, &k) in keys.iter().enumerate() {
+            assert_eq!(ix.get(k), Some(i));
+        }
+        assert_eq!(ix.get(InputKey::of(0, 6)), None);
+    }
+
+    #[test]
+    fn pending_inputs_list_every_input_holding_a_message_arrived_or_not() {
+        let mut b = SimBuilder::new();
+        let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
+        let (s, r) = (b.reserve("s", clk).unwrap(), b.reserve("r", clk).unwrap());
+        let spec = LinkSpec { latency: Cycles(3), ..LinkSpec::default() };
+        let (oa, ia) = b.link::<u64>(s, "a", r, "a", spec).unwrap();
+        let (ob, ib) = b.link::<u64>(s, "b", r, "b", spec).unwrap();
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        b.install(s, Sender { a: oa, b: ob }).unwrap();
+        b.install(r, Receiver { a: ia, b: ib, seen: seen.clone() }).unwrap();
+        let mut sim = b.build().unwrap();
+        sim.run_until_idle(Dur::from_ns(1_000)).unwrap();
+        let (ka, kb) = (ia.key(), ib.key());
+        let at = |c: u64| seen.borrow().iter().find(|(n, _)| *n == c).map(|(_, k)| k.clone());
+        assert_eq!(at(0), Some(vec![ka]), "a's message in flight (sent this cycle)");
+        assert_eq!(at(3), Some(vec![ka]), "a's message arrived");
+        assert_eq!(at(15), Some(vec![ka]), "held, not received: still pending after idle scans");
+        let mut both = vec![ka, kb];
+        both.sort();
+        assert_eq!(at(20), Some(both.clone()), "b's message in flight too");
+        assert_eq!(at(23), Some(both), "b's arrived (received at this tick)");
+        assert_eq!(at(25), Some(vec![ka]), "b left once empty; a still holds its message");
+        assert_eq!(at(30), Some(vec![ka]), "a received at this tick");
+        assert_eq!(at(35), Some(vec![]), "nothing pending");
     }
 }

@@ -103,7 +103,8 @@ pub use component::{Activity, Component, ComponentId};
 pub use ctx::{Ctx, Tracer};
 pub use error::{BlockedComponent, BuildError, DeadlockReport, RunError};
 pub use link::{
-    Bandwidth, Blocked, InPort, LinkHook, LinkId, LinkSpec, OutPort, Payload, MAX_LINK_CYCLES, MAX_LINK_DEPTH,
+    Bandwidth, Blocked, InPort, InputIndex, InputKey, LinkHook, LinkId, LinkSpec, OutPort, Payload, MAX_LINK_CYCLES,
+    MAX_LINK_DEPTH,
 };
 pub use parallel::{
     oversubscribed, run_threads, run_transport, LoopbackTransport, ParallelConfig, ParallelError, ParallelRun,

@@ -165,6 +165,73 @@ macro_rules! port_impls {
 port_impls!(OutPort);
 port_impls!(InPort);
 
+/// One of a component's input links, as [`Ctx::pending_inputs`](crate::Ctx::pending_inputs)
+/// names it: equal to [`InPort::key`] of that input's port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct InputKey(u64);
+
+impl InputKey {
+    pub(crate) fn of(arena: u32, slot: u32) -> InputKey {
+        InputKey((u64::from(arena) << 32) | u64::from(slot))
+    }
+}
+
+impl<T> InPort<T> {
+    /// This input's key among the component's pending inputs.
+    pub fn key(&self) -> InputKey {
+        InputKey::of(self.r.arena, self.r.slot)
+    }
+}
+
+/// A component's own numbering of some of its inputs (0, 1, ... in the order given), looked
+/// up by key: a component polling only [`Ctx::pending_inputs`](crate::Ctx::pending_inputs)
+/// finds which of its ports each names. Keys made one after another (a component's ports,
+/// usually) are looked up in a table, others by binary search.
+#[derive(Clone, Debug, Default)]
+pub struct InputIndex {
+    /// Every key with its number, sorted by key.
+    sorted: Vec<(u64, u32)>,
+    /// When the keys span at most a few times their count: number by `key - base` (u32::MAX
+    /// where none).
+    base: u64,
+    table: Vec<u32>,
+}
+
+impl InputIndex {
+    /// An empty index.
+    pub fn new() -> InputIndex {
+        InputIndex::default()
+    }
+
+    /// Numbers `key` next (the count of keys so far). Keys are distinct inputs.
+    pub fn push(&mut self, key: InputKey) {
+        let n = u32::try_from(self.sorted.len()).unwrap_or(u32::MAX);
+        let at = self.sorted.partition_point(|&(k, _)| k < key.0);
+        self.sorted.insert(at, (key.0, n));
+        let (lo, hi) = (self.sorted[0].0, self.sorted[self.sorted.len() - 1].0);
+        let span = hi - lo + 1;
+        self.table.clear();
+        if span <= 4 * self.sorted.len() as u64 + 64 {
+            self.base = lo;
+            self.table.resize(usize::try_from(span).unwrap_or(0), u32::MAX);
+            for &(k, i) in &self.sorted {
+                self.table[(k - lo) as usize] = i;
+            }
+        }
+    }
+
+    /// The number of `key`, if it is one of the keys pushed.
+    #[inline]
+    pub fn get(&self, key: InputKey) -> Option<usize> {
+        if !self.table.is_empty() {
+            let i = *self.table.get(usize::try_from(key.0.wrapping_sub(self.base)).ok()?)?;
+            return (i != u32::MAX).then_some(i as usize);
+        }
+        let k = self.sorted.binary_search_by_key(&key.0, |&(k, _)| k).ok()?;
+        Some(self.sorted[k].1 as usize)
+    }
+}
+
 /// A bandwidth limit on a link, in the sender's cycles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bandwidth {
@@ -506,10 +573,10 @@ pub(crate) trait ErasedArena {
     fn timing_mut(&mut self, slot: u32) -> &mut Timing;
     /// Arrival time of the first message that is not yet visible at `now`.
     fn next_arrival_after(&self, slot: u32, now: Time) -> Time;
-    /// [`ErasedArena::next_arrival_after`] for the idle scan of active inputs: when there is
-    /// none, the link leaves its receiver's active inputs (its flag is cleared; the caller
-    /// drops it from the list).
-    fn scan_in(&mut self, slot: u32, now: Time) -> Time;
+    /// [`ErasedArena::next_arrival_after`] for the idle scan of active inputs (NEVER when
+    /// every message has arrived), or None when the link holds no message at all: it leaves
+    /// its receiver's active inputs (its flag is cleared; the caller drops it from the list).
+    fn scan_in(&mut self, slot: u32, now: Time) -> Option<Time>;
     /// [`Timing::blocked_until`] for the idle scan of active outputs: when NEVER, the link
     /// leaves its sender's active outputs.
     fn scan_out(&mut self, slot: u32, now: Time) -> Time;
@@ -561,12 +628,13 @@ impl<T: Payload> ErasedArena for Arena<T> {
         }
         buf.get(buf.partition_point(|(t, _)| *t <= now)).map_or(Time::NEVER, |(t, _)| *t)
     }
-    fn scan_in(&mut self, slot: u32, now: Time) -> Time {
-        let t = self.next_arrival_after(slot, now);
-        if t.is_never() {
-            self.links[slot as usize].timing.in_active = false;
+    fn scan_in(&mut self, slot: u32, now: Time) -> Option<Time> {
+        let link = &mut self.links[slot as usize];
+        if link.buf.len() == 0 {
+            link.timing.in_active = false;
+            return None;
         }
-        t
+        Some(self.next_arrival_after(slot, now))
     }
     fn scan_out(&mut self, slot: u32, now: Time) -> Time {
         let timing = &mut self.links[slot as usize].timing;

@@ -30,9 +30,10 @@ pub(crate) struct Meta {
     pub wake: Time,
     /// Earliest timer the component set, or NEVER.
     pub timer: Time,
-    /// Input links that may hold a message arriving later than now, as (arena, slot): every
-    /// input with one is here (its `Timing::in_active` set); the idle scan drops those that
-    /// have none left. Components with many inputs scan only the few with traffic in flight.
+    /// Input links that may hold a message, as (arena, slot): every input with one in its
+    /// buffer (in flight, or arrived and not yet received) is here (its `Timing::in_active`
+    /// set); the idle scan drops those that hold none. Components with many inputs scan only
+    /// the few with traffic, and may poll only these (`Ctx::pending_inputs`).
     pub active_in: Vec<ActiveLink>,
     /// Output links that may be blocked until a later time (no credit with one coming back,
     /// or busy with a long message): every output whose `Timing::blocked_until` is not NEVER

@@ -419,12 +419,14 @@ impl Simulation {
                     let mut w = m.timer;
                     let mut i = 0;
                     while let Some(&a) = m.active_in.get(i) {
-                        let next = links.arenas[a.arena as usize].scan_in(a.slot, t);
-                        if next.is_never() {
-                            m.active_in.swap_remove(i);
-                        } else {
-                            w = w.min(next);
-                            i += 1;
+                        match links.arenas[a.arena as usize].scan_in(a.slot, t) {
+                            None => {
+                                m.active_in.swap_remove(i);
+                            }
+                            Some(next) => {
+                                w = w.min(next);
+                                i += 1;
+                            }
                         }
                     }
                     let mut i = 0;

@@ -34,7 +34,8 @@ use crate::hbm::timing::{constraints, TimingParams};
 use crate::hbm::{refresh, sched};
 use std::collections::VecDeque;
 use trnsim_kernel::{
-    Activity, Component, ComponentId, Ctx, Flow, InPort, OutPort, Payload, SimBuilder, StatsWriter, TrackId, TrackKind,
+    Activity, Component, ComponentId, Ctx, Flow, InPort, InputIndex, OutPort, Payload, SimBuilder, StatsWriter,
+    TrackId, TrackKind,
 };
 
 /// A memory request of one burst (the stack's access size).
@@ -320,6 +321,9 @@ pub struct HbmStack {
     index: u32,
     channels: Vec<Channel>,
     ports: Vec<(InPort<MemReq>, OutPort<MemResp>)>,
+    /// The request ports by input key (to tell which ports may hold a request from the
+    /// kernel's list of pending inputs).
+    port_keys: InputIndex,
     done_reads: VecDeque<Completion>,
     done_writes: VecDeque<Completion>,
     cmds: Vec<CommandRecord>,
@@ -401,6 +405,7 @@ impl HbmStack {
             index: cfg.index,
             channels,
             ports: Vec::new(),
+            port_keys: InputIndex::new(),
             done_reads: VecDeque::new(),
             done_writes: VecDeque::new(),
             cmds: Vec::new(),
@@ -455,6 +460,7 @@ impl HbmStack {
 
     /// Adds a request/response port pair (call before the run).
     pub fn add_port(&mut self, req: InPort<MemReq>, resp: OutPort<MemResp>) {
+        self.port_keys.push(req.key());
         self.ports.push((req, resp));
         self.stalled_since.push(None);
     }
@@ -537,9 +543,7 @@ impl HbmStack {
     /// One tick of the fast fidelity: every arrived request is served at once (its
     /// completion cycle computed), and due completions are sent.
     fn tick_fast(&mut self, cx: &mut Ctx<'_>, now: u64) -> Activity {
-        let n = self.ports.len();
-        for k in 0..n {
-            let pi = (now as usize + k) % n;
+        for pi in self.ports_in_turn(cx, now) {
             let port = self.ports[pi].0;
             while let Some(req) = cx.recv(port) {
                 let loc = self.map.decode(req.addr);
@@ -611,9 +615,7 @@ impl HbmStack {
                 }
             }
         }
-        let n = self.ports.len();
-        for k in 0..n {
-            let pi = (now as usize + k) % n;
+        for pi in self.ports_in_turn(cx, now) {
             let port = self.ports[pi].0;
             while let Some((addr, write)) = cx.peek(port).map(|r| (r.addr, r.write)) {
                 let loc = self.map.decode(addr);
@@ -640,6 +642,34 @@ impl HbmStack {
             }
         }
         waiting || self.buffered > 0
+    }
+
+    /// The ports that may hold a request, in round-robin order from port `now % ports` (the
+    /// others hold none: visiting them would change nothing). With more than 64 ports, every
+    /// port.
+    fn ports_in_turn(&self, cx: &Ctx<'_>, now: u64) -> PortTurn {
+        let n = self.ports.len();
+        if n == 0 {
+            return PortTurn { low: 0, high: 0, every: None };
+        }
+        let start = usize::try_from(now % n as u64).unwrap_or(0);
+        if n > 64 {
+            return PortTurn { low: 0, high: 0, every: Some((start, n, 0)) };
+        }
+        let pending = cx.pending_inputs();
+        let mut mask = 0u64;
+        if pending.len() * 2 >= n {
+            // Most ports have traffic (a busy stack): polling them all is cheaper.
+            mask = !0u64 >> (64 - n);
+        } else {
+            for key in pending {
+                if let Some(i) = self.port_keys.get(key) {
+                    mask |= 1 << i;
+                }
+            }
+        }
+        let from = !0u64 << start;
+        PortTurn { low: mask & from, high: mask & !from, every: None }
     }
 
     /// Puts `req` (from port `pi` at cycle `intake`, decoded to `loc`) into its controller's
@@ -979,5 +1009,36 @@ impl Component for HbmStack {
             || self.channels.iter().any(|c| c.queued > 0)
             || self.buffered > 0
             || !self.fast_done.is_empty()
+    }
+}
+
+/// Port indices in round-robin order: the set bits of `low` (ports from the turn's first on)
+/// and then of `high` (the ports before it), or, for more than 64 ports, every port from
+/// `every`'s start (start, count, visited).
+#[derive(Clone, Copy, Debug)]
+struct PortTurn {
+    low: u64,
+    high: u64,
+    every: Option<(usize, usize, usize)>,
+}
+
+impl Iterator for PortTurn {
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        if let Some((start, n, k)) = self.every.as_mut() {
+            if *k == *n {
+                return None;
+            }
+            *k += 1;
+            return Some((*start + *k - 1) % *n);
+        }
+        for bits in [&mut self.low, &mut self.high] {
+            if *bits != 0 {
+                let b = bits.trailing_zeros() as usize;
+                *bits &= *bits - 1;
+                return Some(b);
+            }
+        }
+        None
     }
 }
