@@ -13,7 +13,7 @@
 use crate::isa::{Ap, Mem};
 use crate::msg::{MemAccess, MemDone};
 use fxhash::FxHashMap;
-use trnsim_kernel::{Activity, Component, Ctx, Cycles, InPort, OutPort, StatsWriter};
+use trnsim_kernel::{Activity, Component, Ctx, Cycles, InPort, InputIndex, OutPort, StatsWriter};
 use trnsim_mem::sram::{AccessPattern, Dim, Sram, SramData, SramGeometry};
 
 /// Interfaces per client: two read ports and one write port.
@@ -40,6 +40,8 @@ struct Pending {
 /// SBUF and PSUM of one core.
 pub struct CoreMem {
     ports: Vec<MemPort>,
+    /// The ports' request inputs by key (to poll only those that may hold a request).
+    req_index: InputIndex,
     sbuf: Sram,
     psum: Sram,
     sbuf_data: Option<SramData>,
@@ -117,8 +119,11 @@ impl CoreMem {
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let mk = |n: &str, g: SramGeometry| Sram::new(&format!("{name}.{n}"), g, &refs).map_err(|e| e.to_string());
         let data = |n: &str, g: SramGeometry| SramData::new(&format!("{name}.{n}"), g).map_err(|e| e.to_string());
+        let mut req_index = InputIndex::new();
+        ports.iter().for_each(|p| req_index.push(p.req.key()));
         Ok(CoreMem {
             ports,
+            req_index,
             sbuf_data: if functional { Some(data("sbuf", sbuf)?) } else { None },
             psum_data: if functional { Some(data("psum", psum)?) } else { None },
             sbuf: mk("sbuf", sbuf)?,
@@ -191,7 +196,12 @@ impl Component for CoreMem {
                 self.ready.push((port, done));
             }
         }
+        // Only the ports that may hold a request (every port from the 65th on).
+        let pending = cx.pending_in(&self.req_index);
         for k in 0..self.ports.len() {
+            if k < 64 && pending & (1 << k) == 0 {
+                continue;
+            }
             while let Some(a) = cx.recv(self.ports[k].req) {
                 let psum = a.ap.mem == Mem::Psum;
                 let client = trnsim_mem::sram::ClientId((k * IFACES.len() + a.iface as usize) as u32);

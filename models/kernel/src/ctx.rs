@@ -1,6 +1,8 @@
 //! What a component sees during its tick: the time, its ports, its timers, and the tracer.
 
-use crate::link::{Arena, Blocked, Cut, ErasedArena, InPort, InputKey, LinkRef, LinkState, OutPort, Payload};
+use crate::link::{
+    Arena, Blocked, Cut, ErasedArena, InPort, InputIndex, InputKey, LinkRef, LinkState, OutPort, Payload,
+};
 use crate::sched::{ActiveLink, Sched, State};
 use crate::time::{Clock, Cycles, Time};
 use crate::trace::{Arg, Flow, RecordKind, TraceRecord, TrackId};
@@ -150,6 +152,32 @@ impl<'a> Ctx<'a> {
     #[inline]
     pub fn pending_inputs(&self) -> impl ExactSizeIterator<Item = InputKey> + '_ {
         self.core.sched.meta[self.comp as usize].active_in.iter().map(|a| InputKey::of(a.arena, a.slot))
+    }
+
+    /// The inputs of `index` that may hold a message, as a bit set over their numbers (bit
+    /// `i`: input number `i`): every one holding a message is set, some others may be. When
+    /// at least half of them are pending every bit below `index.len()` is set (polling them
+    /// all is then cheaper than looking each up); with more than 64 inputs, every bit (the
+    /// caller polls inputs from number 64 on regardless).
+    pub fn pending_in(&self, index: &InputIndex) -> u64 {
+        let n = index.len();
+        if n > 64 {
+            return u64::MAX;
+        }
+        if n == 0 {
+            return 0;
+        }
+        let pending = self.pending_inputs();
+        if pending.len() * 2 >= n {
+            return !0u64 >> (64 - n);
+        }
+        let mut mask = 0u64;
+        for key in pending {
+            if let Some(i) = index.get(key) {
+                mask |= 1 << i;
+            }
+        }
+        mask
     }
 
     /// The oldest arrived message on `port`, without taking it.

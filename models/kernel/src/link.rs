@@ -220,6 +220,16 @@ impl InputIndex {
         }
     }
 
+    /// How many keys are numbered.
+    pub fn len(&self) -> usize {
+        self.sorted.len()
+    }
+
+    /// True if no key is numbered.
+    pub fn is_empty(&self) -> bool {
+        self.sorted.is_empty()
+    }
+
     /// The number of `key`, if it is one of the keys pushed.
     #[inline]
     pub fn get(&self, key: InputKey) -> Option<usize> {

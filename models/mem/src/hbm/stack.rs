@@ -656,18 +656,7 @@ impl HbmStack {
         if n > 64 {
             return PortTurn { low: 0, high: 0, every: Some((start, n, 0)) };
         }
-        let pending = cx.pending_inputs();
-        let mut mask = 0u64;
-        if pending.len() * 2 >= n {
-            // Most ports have traffic (a busy stack): polling them all is cheaper.
-            mask = !0u64 >> (64 - n);
-        } else {
-            for key in pending {
-                if let Some(i) = self.port_keys.get(key) {
-                    mask |= 1 << i;
-                }
-            }
-        }
+        let mask = cx.pending_in(&self.port_keys);
         let from = !0u64 << start;
         PortTurn { low: mask & from, high: mask & !from, every: None }
     }
