@@ -142,6 +142,9 @@ pub(crate) struct Engine {
     holding: u32,
     /// Slots with something left to issue (`Slot::issuing`), kept by `rehold` likewise.
     issuing: u32,
+    /// The same slots as a bit set (bit `s % 64` of word `s / 64`; at most 256 slots), so the
+    /// issue pass skips the others without reading their memory.
+    issuing_bits: [u64; 4],
     /// HBM requests and SBUF accesses sent and not yet answered (no answer can arrive
     /// without one: the engine looks at its response links only then).
     hbm_out: u32,
@@ -177,6 +180,7 @@ impl Engine {
             order: VecDeque::with_capacity(p.packets_in_flight as usize),
             holding: 0,
             issuing: 0,
+            issuing_bits: [0; 4],
             hbm_out: 0,
             sbuf_out: 0,
             budget: env.cap,
@@ -203,16 +207,17 @@ impl Engine {
     /// Ticks the engine if something may have changed for it since its last tick (a part
     /// queued, a response arrived, a refused link, its wake-up time reached); otherwise only
     /// brings its budget up to now, which is all a tick would change. Returns when it next
-    /// needs a tick without an input arriving, like [`Engine::tick`].
-    pub fn tick_if_due(&mut self, cx: &mut Ctx<'_>, book: &mut Book, env: &Env) -> Time {
+    /// needs a tick without an input arriving, like [`Engine::tick`]. `answers`: whether the HBM and the SBUF response inputs may hold an answer (false: they
+    /// hold none, in flight or arrived).
+    pub fn tick_if_due(&mut self, cx: &mut Ctx<'_>, book: &mut Book, env: &Env, answers: (bool, bool)) -> Time {
         let now = cx.now();
         if self.queued == 0 && self.order.is_empty() {
             return Time::NEVER; // as `tick` does: nothing queued, nothing in flight
         }
         if self.poked
             || self.due <= now
-            || (self.hbm_out > 0 && cx.peek(self.ports.hbm_resp).is_some())
-            || (self.sbuf_out > 0 && cx.peek(self.ports.sbuf_done).is_some())
+            || (self.hbm_out > 0 && answers.0 && cx.peek(self.ports.hbm_resp).is_some())
+            || (self.sbuf_out > 0 && answers.1 && cx.peek(self.ports.sbuf_done).is_some())
         {
             self.poked = false;
             self.due = self.tick(cx, book, env);
@@ -286,6 +291,12 @@ impl Engine {
         let (issuing, holds) = (slot.issuing(), slot.holds_engine());
         recount(&mut slot.counted_issuing, issuing, &mut self.issuing);
         recount(&mut slot.held, holds, &mut self.holding);
+        let (w, bit) = (s / 64, 1u64 << (s % 64));
+        if issuing {
+            self.issuing_bits[w] |= bit;
+        } else {
+            self.issuing_bits[w] &= !bit;
+        }
     }
 
     /// Queues whose head part may start a packet now, as a bit mask.
@@ -379,12 +390,17 @@ impl Engine {
         let mut budget_blocked = false;
         for i in 0..self.order.len() {
             let s = self.order[i] as usize;
-            let slot = &self.slots[s];
-            if !slot.more && slot.sent >= slot.pieces.len() {
-                // Everything of this stage is issued: skip it without reading its command
-                // (a cache miss per packet per tick on large systems).
+            debug_assert_eq!(
+                self.issuing_bits[s / 64] & (1 << (s % 64)) != 0,
+                self.slots[s].issuing(),
+                "slot {s}'s issuing bit is stale"
+            );
+            if self.issuing_bits[s / 64] & (1 << (s % 64)) == 0 {
+                // Everything of this stage is issued: skip it without reading the slot or its
+                // command (cache misses per packet per tick on large systems).
                 continue;
             }
+            let slot = &self.slots[s];
             let plan = &book.cmds[slot.cmd as usize].plan;
             let write = slot.stage == Stage::Write;
             budget_blocked |= match if write { plan.dst } else { plan.src } {

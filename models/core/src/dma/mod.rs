@@ -82,8 +82,8 @@ use book::Book;
 use engine::{Engine, EnginePorts, Env, Part};
 use plan::Plan;
 use trnsim_kernel::{
-    Activity, Component, ComponentId, Ctx, Dur, Flow, InPort, OutPort, SimBuilder, StatsWriter, Time, TrackId,
-    TrackKind,
+    Activity, Component, ComponentId, Ctx, Dur, Flow, InPort, InputIndex, OutPort, SimBuilder, StatsWriter, Time,
+    TrackId, TrackKind,
 };
 use trnsim_mem::hbm::{MemReq, MemResp};
 
@@ -106,6 +106,9 @@ pub struct DmaBlock {
     cmds: Vec<InPort<DmaCmd>>,
     sem: OutPort<SemOp>,
     engines: Vec<Engine>,
+    /// The engines' response inputs by key: engine `e`'s HBM responses are number `2e`, its
+    /// SBUF answers `2e + 1` (to skip engines with no answer in flight or arrived).
+    responses: InputIndex,
     book: Book,
 }
 
@@ -148,13 +151,18 @@ impl DmaBlock {
             outstanding: params.outstanding,
             bulk: params.bulk,
         };
+        let mut responses = InputIndex::new();
+        for e in 0..n {
+            responses.push(ports.hbm[e].1.key());
+            responses.push(ports.sbuf[e].1.key());
+        }
         let engines = (0..n)
             .map(|e| {
                 let ((hbm_req, hbm_resp), (sbuf_req, sbuf_done)) = (ports.hbm[e], ports.sbuf[e]);
                 Engine::new(e as u32, &params, EnginePorts { hbm_req, hbm_resp, sbuf_req, sbuf_done }, &env)
             })
             .collect();
-        Ok(DmaBlock { env, cmds: ports.cmds, sem: ports.sem, engines, book: Book::default(), p: params })
+        Ok(DmaBlock { env, cmds: ports.cmds, sem: ports.sem, engines, responses, book: Book::default(), p: params })
     }
 
     /// Declares one slice track per engine ("engine0" ...) under component `id`: a slice per
@@ -249,8 +257,12 @@ impl Component for DmaBlock {
             }
         }
         let mut wake = Time::NEVER;
-        for e in &mut self.engines {
-            wake = wake.min(e.tick_if_due(cx, &mut self.book, &self.env));
+        // Which response inputs may hold an answer (engines from the 33rd on: all of them).
+        let pending = cx.pending_in(&self.responses);
+        for (k, e) in self.engines.iter_mut().enumerate() {
+            let may = |i: usize| i >= 64 || pending & (1 << i) != 0;
+            let answers = (may(2 * k), may(2 * k + 1));
+            wake = wake.min(e.tick_if_due(cx, &mut self.book, &self.env, answers));
         }
         self.send_sems(cx);
         if !wake.is_never() {
