@@ -240,13 +240,8 @@ mod tests {
     /// binary heap of (cycle, arrival).
     #[test]
     fn takes_in_the_order_of_a_heap_of_cycle_and_arrival() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rand = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = trnsim_kernel::SimRng::new(0x9e37_79b9, 0);
+        let mut rand = |n: u64| rng.below(n);
         for round in 0..30 {
             let mut q = DueQueue::<u64>::new();
             let mut heap = BinaryHeap::new();

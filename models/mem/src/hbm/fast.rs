@@ -444,13 +444,8 @@ mod tests {
     fn a_calendar_grown_on_demand_books_as_one_holding_the_whole_window() {
         // Bursts of bookings (some far beyond the window) between advances of the clock,
         // from a fixed-seed generator: every answer must equal the whole-window calendar's.
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut rand = |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut rng = trnsim_kernel::SimRng::new(0x2545_f491, 0);
+        let mut rand = |n: u64| rng.below(n);
         for round in 0..20 {
             let mut grown = Calendar::new();
             let mut whole = Whole { base: 0, bits: vec![0; Whole::WORDS as usize], later: Default::default(), tail: 0 };
