@@ -314,7 +314,11 @@ impl Component for ChipNode {
         if !self.hooks.doorbells.is_empty() {
             self.ring(cx, t);
         }
+        let pending = self.ports.pending(cx);
         for i in 0..self.ports.inputs.len() {
+            if !Ports::may_hold(pending, i) {
+                continue; // nothing in flight or arrived on it
+            }
             let inp = self.ports.inputs[i];
             while let Some(p) = cx.recv(inp) {
                 if p.dst == self.chip {

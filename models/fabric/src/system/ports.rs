@@ -11,7 +11,7 @@
 
 use super::packet::Packet;
 use std::collections::VecDeque;
-use trnsim_kernel::{Arg, Ctx, Flow, InPort, OutPort, StatsWriter, TrackId};
+use trnsim_kernel::{Arg, Ctx, Flow, InPort, InputIndex, OutPort, StatsWriter, TrackId};
 
 /// One physical output link of a node.
 pub(crate) struct OutLink {
@@ -35,6 +35,8 @@ pub(crate) struct OutLink {
 pub(crate) struct Ports {
     /// Input links, drained in this order on every tick.
     pub inputs: Vec<InPort<Packet>>,
+    /// The inputs by key (to drain only those that may hold a packet).
+    input_index: InputIndex,
     outs: Vec<OutLink>,
     /// Indices into `outs` with a non-empty queue.
     active: Vec<u32>,
@@ -83,7 +85,20 @@ impl Ports {
             row_of.push(row);
         }
         let active = Vec::with_capacity(outs.len());
-        Ports { inputs, outs, active, row_of, row_off, route, queued: 0, max_queued: 0, credit_stalls: 0 }
+        let mut input_index = InputIndex::new();
+        inputs.iter().for_each(|p| input_index.push(p.key()));
+        Ports { inputs, input_index, outs, active, row_of, row_off, route, queued: 0, max_queued: 0, credit_stalls: 0 }
+    }
+
+    /// True if input `i` may hold a packet, given `pending` from [`Ports::pending`].
+    pub fn may_hold(pending: u64, i: usize) -> bool {
+        i >= 64 || pending & (1 << i) != 0
+    }
+
+    /// Which inputs may hold a packet, as a bit set over `inputs` (see `Ctx::pending_in`;
+    /// inputs from the 65th on are always drained): the others hold none.
+    pub fn pending(&self, cx: &Ctx<'_>) -> u64 {
+        cx.pending_in(&self.input_index)
     }
 
     /// The output links, in creation order.

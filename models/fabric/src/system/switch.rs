@@ -28,7 +28,11 @@ impl Component for SwitchNode {
     fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
         let cycle = cx.cycle().0;
         self.ticks += 1;
+        let pending = self.ports.pending(cx);
         for i in 0..self.ports.inputs.len() {
+            if !Ports::may_hold(pending, i) {
+                continue; // nothing in flight or arrived on it
+            }
             let inp = self.ports.inputs[i];
             while let Some(p) = cx.recv(inp) {
                 self.routed += 1;
