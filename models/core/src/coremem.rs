@@ -196,10 +196,10 @@ impl Component for CoreMem {
                 self.ready.push((port, done));
             }
         }
-        // Only the ports that may hold a request (every port from the 65th on).
+        // Only the ports that may hold a request.
         let pending = cx.pending_in(&self.req_index);
         for k in 0..self.ports.len() {
-            if k < 64 && pending & (1 << k) == 0 {
+            if !pending.may_hold(k) {
                 continue;
             }
             while let Some(a) = cx.recv(self.ports[k].req) {

@@ -75,6 +75,25 @@ impl Core {
     }
 }
 
+/// Which inputs of an [`InputIndex`] may hold a message (see [`Ctx::pending_in`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PendingInputs(u64);
+
+impl PendingInputs {
+    /// True if input number `i` may hold a message (false: it holds none, in flight or
+    /// arrived). Numbers from 64 on always may.
+    #[inline]
+    pub fn may_hold(self, i: usize) -> bool {
+        i >= 64 || self.0 & (1 << i) != 0
+    }
+
+    /// Inputs 0 to 63 as a bit set (bit `i`: [`PendingInputs::may_hold`] of `i`).
+    #[inline]
+    pub fn low_bits(self) -> u64 {
+        self.0
+    }
+}
+
 impl<'a> Ctx<'a> {
     /// Current simulated time (this component's clock edge).
     #[inline]
@@ -154,22 +173,20 @@ impl<'a> Ctx<'a> {
         self.core.sched.meta[self.comp as usize].active_in.iter().map(|a| InputKey::of(a.arena, a.slot))
     }
 
-    /// The inputs of `index` that may hold a message, as a bit set over their numbers (bit
-    /// `i`: input number `i`): every one holding a message is set, some others may be. When
-    /// at least half of them are pending every bit below `index.len()` is set (polling them
-    /// all is then cheaper than looking each up); with more than 64 inputs, every bit (the
-    /// caller polls inputs from number 64 on regardless).
-    pub fn pending_in(&self, index: &InputIndex) -> u64 {
+    /// The inputs of `index` that may hold a message, by their numbers in it: every one
+    /// holding a message is among them, some others may be. When at least half of them are
+    /// pending, all of them (polling them all is then cheaper than looking each up).
+    pub fn pending_in(&self, index: &InputIndex) -> PendingInputs {
         let n = index.len();
         if n > 64 {
-            return u64::MAX;
+            return PendingInputs(u64::MAX); // numbers from 64 on are always pending
         }
         if n == 0 {
-            return 0;
+            return PendingInputs(0);
         }
         let pending = self.pending_inputs();
         if pending.len() * 2 >= n {
-            return !0u64 >> (64 - n);
+            return PendingInputs(!0u64 >> (64 - n));
         }
         let mut mask = 0u64;
         for key in pending {
@@ -177,7 +194,7 @@ impl<'a> Ctx<'a> {
                 mask |= 1 << i;
             }
         }
-        mask
+        PendingInputs(mask)
     }
 
     /// The oldest arrived message on `port`, without taking it.

@@ -257,11 +257,10 @@ impl Component for DmaBlock {
             }
         }
         let mut wake = Time::NEVER;
-        // Which response inputs may hold an answer (engines from the 33rd on: all of them).
+        // Which response inputs may hold an answer.
         let pending = cx.pending_in(&self.responses);
         for (k, e) in self.engines.iter_mut().enumerate() {
-            let may = |i: usize| i >= 64 || pending & (1 << i) != 0;
-            let answers = (may(2 * k), may(2 * k + 1));
+            let answers = (pending.may_hold(2 * k), pending.may_hold(2 * k + 1));
             wake = wake.min(e.tick_if_due(cx, &mut self.book, &self.env, answers));
         }
         self.send_sems(cx);

@@ -316,7 +316,7 @@ impl Component for ChipNode {
         }
         let pending = self.ports.pending(cx);
         for i in 0..self.ports.inputs.len() {
-            if !Ports::may_hold(pending, i) {
+            if !pending.may_hold(i) {
                 continue; // nothing in flight or arrived on it
             }
             let inp = self.ports.inputs[i];

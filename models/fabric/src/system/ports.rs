@@ -11,7 +11,7 @@
 
 use super::packet::Packet;
 use std::collections::VecDeque;
-use trnsim_kernel::{Arg, Ctx, Flow, InPort, InputIndex, OutPort, StatsWriter, TrackId};
+use trnsim_kernel::{Arg, Ctx, Flow, InPort, InputIndex, OutPort, PendingInputs, StatsWriter, TrackId};
 
 /// One physical output link of a node.
 pub(crate) struct OutLink {
@@ -90,14 +90,8 @@ impl Ports {
         Ports { inputs, input_index, outs, active, row_of, row_off, route, queued: 0, max_queued: 0, credit_stalls: 0 }
     }
 
-    /// True if input `i` may hold a packet, given `pending` from [`Ports::pending`].
-    pub fn may_hold(pending: u64, i: usize) -> bool {
-        i >= 64 || pending & (1 << i) != 0
-    }
-
-    /// Which inputs may hold a packet, as a bit set over `inputs` (see `Ctx::pending_in`;
-    /// inputs from the 65th on are always drained): the others hold none.
-    pub fn pending(&self, cx: &Ctx<'_>) -> u64 {
+    /// Which inputs (by index in `inputs`) may hold a packet: the others hold none.
+    pub fn pending(&self, cx: &Ctx<'_>) -> PendingInputs {
         cx.pending_in(&self.input_index)
     }
 

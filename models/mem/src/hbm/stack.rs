@@ -656,7 +656,7 @@ impl HbmStack {
         if n > 64 {
             return PortTurn { low: 0, high: 0, every: Some((start, n, 0)) };
         }
-        let mask = cx.pending_in(&self.port_keys);
+        let mask = cx.pending_in(&self.port_keys).low_bits();
         let from = !0u64 << start;
         PortTurn { low: mask & from, high: mask & !from, every: None }
     }
