@@ -76,7 +76,7 @@ impl BankQueue {
     /// Removes the request `seq` of `bank`; `open` is the bank's open row now.
     pub fn remove(&mut self, bank: usize, seq: u64, open: u32) {
         let list = &mut self.lists[bank];
-        let i = list.iter().position(|q| q.seq == seq).expect("a queued request is in its bank's list");
+        let i = find_seq(list, seq, |q| q.seq).expect("a queued request is in its bank's list");
         let q = list.remove(i).expect("found");
         let s = &mut self.sums[bank];
         match list.front() {
@@ -138,5 +138,16 @@ impl BankQueue {
     pub fn hit_head(&self, bank: usize) -> Queued {
         debug_assert!(self.hits(bank) > 0);
         self.sums[bank].hit_head
+    }
+}
+
+/// The index of the entry `seq` in `q`, which is in `seq` order: the oldest is tried first (the
+/// one served most often, and the only one read), then the rest by bisection.
+#[inline]
+pub(crate) fn find_seq<T>(q: &VecDeque<T>, seq: u64, key: impl Fn(&T) -> u64) -> Option<usize> {
+    match q.front() {
+        Some(f) if key(f) == seq => Some(0),
+        Some(_) => q.binary_search_by_key(&seq, key).ok(),
+        None => None,
     }
 }

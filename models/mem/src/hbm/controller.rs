@@ -106,6 +106,8 @@ pub struct Shared {
     pub cfg: ControllerConfig,
     /// The scheduler.
     pub sched: Box<dyn Scheduler>,
+    /// `sched.window()`, read once (every plan asks).
+    pub window: usize,
 }
 
 /// Something outside the model that sees one bank's commands as the controller issues them:
@@ -384,7 +386,7 @@ impl PcController {
             plan.next = plan.next.min(r.next_due(self.busy()));
         }
         let due = if due.is_none() { self.holding_due(now) } else { due };
-        if sh.sched.window() == usize::MAX {
+        if sh.window == usize::MAX {
             self.plan_by_bank(sh, now, due, (row_bus, col_bus), &mut plan);
         } else {
             self.plan_scan(sh, now, due, (row_bus, col_bus), &mut plan);
@@ -458,9 +460,10 @@ impl PcController {
             if mine.is_some() {
                 plan.next = plan.next.min(now + 1); // a second ready command waits a cycle at least
             }
-            let rank = sh.sched.rank(&Candidate { seq: first.seq, row_hit: hit });
-            if rank < *best {
-                *best = rank;
+            // Every candidate of one kind (column: row hits; row: not) ranks by age alone
+            // (the scheduler contract): the oldest, lowest `seq`, is the best.
+            if first.seq < *best {
+                *best = first.seq;
                 let (seq, b) = (hit.then_some(first.seq), st.bank_ref(bank as u32));
                 *mine = Some(Choice { cmd, b, row: first.row, col: first.col, seq, refresh: false });
             }
@@ -499,7 +502,7 @@ impl PcController {
     /// `plan`'s choice for a windowed scheduler: every request in the window in turn.
     fn plan_scan(&mut self, sh: &Shared, now: u64, due: Option<RefreshDue>, buses: (bool, bool), plan: &mut Plan) {
         let (row_bus, col_bus) = buses;
-        let window = sh.sched.window();
+        let window = sh.window;
         let queue = if self.write_mode { &self.writes } else { &self.reads };
         let n = queue.len().min(window);
         for h in self.hits.iter_mut() {
@@ -569,7 +572,7 @@ impl PcController {
     /// The earliest cycle any request of `bank` in the active queue could issue (u64::MAX if
     /// none), recounting that bank's row hits first.
     fn bank_bound(&mut self, sh: &Shared, bank: u16, now: u64) -> u64 {
-        if sh.sched.window() != usize::MAX {
+        if sh.window != usize::MAX {
             return self.bank_bound_scan(sh, bank, now);
         }
         let due = self.holding_due(now + 1);
@@ -587,7 +590,7 @@ impl PcController {
     /// `bank_bound` for a windowed scheduler, request by request.
     fn bank_bound_scan(&mut self, sh: &Shared, bank: u16, now: u64) -> u64 {
         let queue = if self.write_mode { &self.writes } else { &self.reads };
-        let n = queue.len().min(sh.sched.window());
+        let n = queue.len().min(sh.window);
         let mut hits = 0;
         for e in queue.range(..n).filter(|e| e.b.bank == bank) {
             hits += u16::from(self.open[bank as usize] == e.row);
@@ -611,7 +614,7 @@ impl PcController {
     /// touched change kind and need a fresh look. Refresh commands, a read/write mode change and
     /// a request leaving a windowed scheduler's window (FCFS) fall back to planning next cycle.
     pub fn next_after_issue(&mut self, sh: &Shared, c: &Choice, now: u64, prior: u64) -> u64 {
-        let window_moved = c.cmd.is_column() && sh.sched.window() != usize::MAX;
+        let window_moved = c.cmd.is_column() && sh.window != usize::MAX;
         if c.refresh
             || matches!(c.cmd, Command::PreAll | Command::Ref | Command::RefPb)
             || window_moved
@@ -703,7 +706,7 @@ impl PcController {
         }
         self.account(now);
         let q = if self.write_mode { &mut self.writes } else { &mut self.reads };
-        let slot = q.iter().position(|e| e.seq == seq).expect("the planned request is queued");
+        let slot = crate::hbm::bankq::find_seq(q, seq, |e| e.seq).expect("the planned request is queued");
         let e = q.remove(slot).expect("found");
         self.by_bank[usize::from(e.write)].remove(bank, e.seq, self.open[bank]);
         let done = now + if e.write { t.write_data_cycles() } else { t.read_data_cycles() } as u64;

@@ -379,6 +379,7 @@ impl HbmStack {
             table: crate::hbm::state::CompiledTable::new(&constraints(&cfg.timing)),
             timing: cfg.timing.clone(),
             cfg: cfg.controller.clone(),
+            window: sched.window(),
             sched,
         };
         let t = &cfg.timing;

@@ -37,6 +37,8 @@ fn scope_index(s: Scope) -> usize {
 #[derive(Clone, Debug)]
 pub struct CompiledTable {
     delta: [[[u32; CLASSES]; SCOPES]; N],
+    /// All ones where `delta` has a rule (non-zero), else zero.
+    mask: [[[u32; CLASSES]; SCOPES]; N],
     /// Does `delta[prev][scope]` have any non-zero entry?
     any: [[bool; SCOPES]; N],
     faw: u32,
@@ -67,7 +69,8 @@ impl CompiledTable {
                 }
             }
         }
-        CompiledTable { delta, any, faw }
+        let mask = delta.map(|scopes| scopes.map(|classes| classes.map(|d| if d > 0 { u32::MAX } else { 0 })));
+        CompiledTable { delta, mask, any, faw }
     }
 }
 
@@ -208,31 +211,31 @@ impl TimingState {
         }
         let rel = (now - self.base) as u32;
         let p = cmd as usize;
-        let bump = |ready: &mut Ready, d: &Ready| {
-            for (r, &d) in ready.iter_mut().zip(d) {
-                if d > 0 {
-                    *r = (*r).max(rel + d);
-                }
+        // Branch-free (so it vectorizes): a class without a rule (distance 0, mask 0) adds a
+        // bound of 0, which leaves its ready time as it was.
+        let bump = |ready: &mut Ready, d: &Ready, m: &Ready| {
+            for i in 0..CLASSES {
+                ready[i] = ready[i].max(rel.wrapping_add(d[i]) & m[i]);
             }
         };
         if t.any[p][0] {
-            bump(&mut self.bank[b.bank as usize], &t.delta[p][0]);
+            bump(&mut self.bank[b.bank as usize], &t.delta[p][0], &t.mask[p][0]);
             self.dirty |= 1 << b.bank;
         }
         if t.any[p][1] {
-            bump(&mut self.group[b.group as usize], &t.delta[p][1]);
+            bump(&mut self.group[b.group as usize], &t.delta[p][1], &t.mask[p][1]);
             self.dirty |= self.group_banks[b.group as usize];
         }
         if t.any[p][2] {
             for (s, ready) in self.sid.iter_mut().enumerate() {
                 if s != b.sid as usize {
-                    bump(ready, &t.delta[p][2]);
+                    bump(ready, &t.delta[p][2], &t.mask[p][2]);
                     self.dirty |= self.sid_banks[s];
                 }
             }
         }
         if t.any[p][3] {
-            bump(&mut self.pc, &t.delta[p][3]);
+            bump(&mut self.pc, &t.delta[p][3], &t.mask[p][3]);
         }
         if cmd == Command::Act {
             self.acts[(self.act_count % 4) as usize] = now;

@@ -5,7 +5,8 @@
 //! at or change controller state. `window` limits how deep into the queue (oldest first) the
 //! controller looks for candidates; FCFS uses 1. Among candidates of the same kind (`row_hit`),
 //! an older one (lower `seq`) must rank lower: with an unlimited window the controller offers
-//! the scheduler only the oldest ready request of each bank.
+//! the scheduler only the oldest ready request of each bank, and picks among those of one kind
+//! by age alone (which this rule makes the same as by rank).
 
 mod fcfs;
 mod frfcfs;

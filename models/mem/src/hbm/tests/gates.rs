@@ -29,6 +29,7 @@ fn shared(p: &Preset) -> Shared {
         timing: t,
         cfg: ControllerConfig::default(),
         sched: crate::hbm::sched::by_name("frfcfs").unwrap(),
+        window: usize::MAX,
     }
 }
 
