@@ -93,9 +93,13 @@ impl Calendar {
 
     fn mark(&mut self, start: u64, len: u64) {
         self.cover(start + len);
-        for k in 0..len {
-            let (w, b) = self.slot(start + k);
-            self.bits[w] |= b;
+        // A word at a time: the cycles of [start, start + len) in each word they touch.
+        let (mut c, end) = (start, start + len);
+        while c < end {
+            let (w, off) = (self.slot(c).0, c % 64);
+            let n = (64 - off).min(end - c);
+            self.bits[w] |= run(n) << off;
+            c += n;
         }
     }
 
@@ -161,10 +165,23 @@ impl Calendar {
                 return c;
             }
             // Skip the booked run starting at `c` (to its word's end at most).
-            let (w0, _) = self.slot(c);
-            let booked = (self.bits[w0] >> (c % 64)).trailing_ones();
+            let (w0, off) = (self.slot(c).0, c % 64);
+            let word = self.bits[w0];
+            let booked = (word >> off).trailing_ones();
             if booked > 0 {
                 c += u64::from(booked);
+                continue 'search;
+            }
+            if off + len <= 64 && c + len <= self.base + self.reach() {
+                // The run lies in this word: free, or the next try starts after its last
+                // booked cycle (no start at or before that one fits).
+                let want = run(len) << off;
+                let taken = word & want;
+                if taken == 0 {
+                    self.bits[w0] |= want;
+                    return c;
+                }
+                c = c - off + u64::from(64 - taken.leading_zeros());
                 continue 'search;
             }
             self.cover(c + len);
@@ -178,6 +195,16 @@ impl Calendar {
             self.mark(c, len);
             return c;
         }
+    }
+}
+
+/// `n` low bits set (`n <= 64`).
+#[inline(always)]
+fn run(n: u64) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
     }
 }
 
