@@ -131,7 +131,15 @@ impl Calendar {
     }
 
     /// Forgets cycles before `now`'s word.
+    #[inline]
     fn advance(&mut self, now: u64) {
+        // Usually nothing to do: still in the same word, nothing booked beyond the window.
+        if now - now % 64 != self.base || !self.later.is_empty() {
+            self.move_to(now);
+        }
+    }
+
+    fn move_to(&mut self, now: u64) {
         let want = now - now % 64;
         if want >= self.base + self.reach() {
             self.bits.fill(0);
