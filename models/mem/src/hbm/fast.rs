@@ -491,7 +491,8 @@ mod tests {
                 whole.advance(now);
                 for _ in 0..rand(6) {
                     let ahead = if rand(50) == 0 { rand(40_000) } else { rand(300) };
-                    let len = 1 + rand(8);
+                    // Mostly short runs, some across 64-cycle words.
+                    let len = if rand(10) == 0 { 1 + rand(80) } else { 1 + rand(8) };
                     let (a, b) = (grown.book(now + ahead, len), whole.book(now + ahead, len));
                     assert_eq!(a, b, "round {round}, step {step}: booking {len} from {}", now + ahead);
                 }
