@@ -187,6 +187,21 @@ impl SimBuilder {
         self.fill(id, Slot::Deferred(Box::new(move || make().map(|c| Box::new(c) as Box<dyn Component>))))
     }
 
+    /// Marks a reserved slot whose component another partition makes (`builds(id)` is false
+    /// here): nothing is constructed for it in this one. Refused for a component this
+    /// partition makes.
+    pub fn elsewhere(&mut self, id: ComponentId) -> Result<(), BuildError> {
+        if self.builds(id) {
+            return Err(BuildError::PartitionMismatch {
+                why: format!(
+                    "component {:?} belongs to this partition: it cannot be made elsewhere",
+                    self.names[id.index()]
+                ),
+            });
+        }
+        self.fill(id, Slot::Elsewhere)
+    }
+
     fn fill(&mut self, id: ComponentId, with: Slot) -> Result<(), BuildError> {
         let slot = &mut self.comps[id.index()];
         if !matches!(slot, Slot::Empty) {
@@ -650,6 +665,25 @@ mod tests {
         made.borrow_mut().clear();
         system(&made).build().unwrap();
         assert_eq!(*made.borrow(), ["chip0.a", "chip0.b", "chip1.a", "chip1.b"], "serial: all, in id order");
+    }
+
+    #[test]
+    fn only_another_partitions_component_is_made_elsewhere() {
+        let scope = BuildScope::Part { part_of: vec![0, 1].into(), me: 1 };
+        scope.enter(|| {
+            let mut b = SimBuilder::new();
+            let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
+            let (a, c) = (b.reserve("chip0", clk).unwrap(), b.reserve("chip1", clk).unwrap());
+            b.elsewhere(a).unwrap();
+            let err = b.elsewhere(c).unwrap_err().to_string();
+            assert!(err.contains("\"chip1\" belongs to this partition"), "{err}");
+            b.install(c, Idle).unwrap();
+            assert!(b.elsewhere(a).is_err(), "a slot is filled once");
+        });
+        let mut b = SimBuilder::new();
+        let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
+        let a = b.reserve("chip0", clk).unwrap();
+        assert!(b.elsewhere(a).is_err(), "a serial run makes everything here");
     }
 
     #[test]

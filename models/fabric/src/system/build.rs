@@ -279,16 +279,10 @@ pub fn build_jobs(
     for (node, (inputs, outputs)) in ins.into_iter().zip(outs).enumerate() {
         if !b.builds(ids[node]) {
             // Made in another partition: no routes, queues or program here.
-            let r = match topo.nodes[node].kind {
-                NodeKind::Chip => {
-                    let _ = (phases.next(), inbound.next(), hooks.next());
-                    b.install_with(ids[node], || -> Result<ChipNode, String> { Err("made elsewhere".into()) })
-                }
-                NodeKind::Switch => {
-                    b.install_with(ids[node], || -> Result<SwitchNode, String> { Err("made elsewhere".into()) })
-                }
-            };
-            r.map_err(|e| e.to_string())?;
+            if topo.nodes[node].kind == NodeKind::Chip {
+                let _ = (phases.next(), inbound.next(), hooks.next());
+            }
+            b.elsewhere(ids[node]).map_err(|e| e.to_string())?;
             continue;
         }
         // Candidate output links towards each chip, in (edge, link) order.
