@@ -106,8 +106,17 @@ pub struct Shared {
     pub cfg: ControllerConfig,
     /// The scheduler.
     pub sched: Box<dyn Scheduler>,
-    /// `sched.window()`, read once (every plan asks).
+    /// `sched.window()`, read once (every plan asks): set by [`Shared::new`].
     pub window: usize,
+}
+
+impl Shared {
+    /// The shared data of a stack of `org` with timing `timing`, controllers `cfg` and
+    /// scheduler `sched` (the constraint table compiled from `timing`).
+    pub fn new(org: Organization, timing: TimingParams, cfg: ControllerConfig, sched: Box<dyn Scheduler>) -> Shared {
+        let table = CompiledTable::new(&crate::hbm::timing::constraints(&timing));
+        Shared { org, table, timing, cfg, window: sched.window(), sched }
+    }
 }
 
 /// Something outside the model that sees one bank's commands as the controller issues them:

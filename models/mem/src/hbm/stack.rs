@@ -30,7 +30,7 @@ use crate::hbm::mapping::AddressMap;
 use crate::hbm::org::{Location, Organization};
 use crate::hbm::presets::Preset;
 use crate::hbm::stats::PcStats;
-use crate::hbm::timing::{constraints, TimingParams};
+use crate::hbm::timing::TimingParams;
 use crate::hbm::{refresh, sched};
 use std::collections::VecDeque;
 use trnsim_kernel::{
@@ -374,14 +374,7 @@ impl HbmStack {
         let map = cfg.validate()?;
         let stack_level = map.has_stack_level();
         let sched = sched::by_name(&cfg.controller.scheduler).ok_or("controller.scheduler: unknown")?;
-        let sh = Shared {
-            org: cfg.org.clone(),
-            table: crate::hbm::state::CompiledTable::new(&constraints(&cfg.timing)),
-            timing: cfg.timing.clone(),
-            cfg: cfg.controller.clone(),
-            window: sched.window(),
-            sched,
-        };
+        let sh = Shared::new(cfg.org.clone(), cfg.timing.clone(), cfg.controller.clone(), sched);
         let t = &cfg.timing;
         let banks = cfg.org.banks_per_pc();
         // The cycle-level controllers (a fast stack has none: its model keeps its own state).

@@ -6,7 +6,6 @@ use crate::hbm::command::Command::{self, *};
 use crate::hbm::config::ControllerConfig;
 use crate::hbm::controller::{Choice, PcController, Shared};
 use crate::hbm::presets::{self, Preset};
-use crate::hbm::state::CompiledTable;
 use crate::hbm::timing::{constraints, TimingParams};
 
 const T: u64 = 5000;
@@ -23,14 +22,7 @@ struct Probe {
 
 fn shared(p: &Preset) -> Shared {
     let t = (p.timing)();
-    Shared {
-        org: (p.org)(),
-        table: CompiledTable::new(&constraints(&t)),
-        timing: t,
-        cfg: ControllerConfig::default(),
-        sched: crate::hbm::sched::by_name("frfcfs").unwrap(),
-        window: usize::MAX,
-    }
+    Shared::new((p.org)(), t, ControllerConfig::default(), crate::hbm::sched::by_name("frfcfs").unwrap())
 }
 
 fn choice(sh: &Shared, pc: &PcController, cmd: Command, (s, g, k): B) -> Choice {
