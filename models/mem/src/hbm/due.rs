@@ -68,6 +68,17 @@ pub(crate) struct DueQueue<T: Copy> {
     seq: u64,
 }
 
+/// The first entry of a [`DueQueue`] and where it is.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Peeked<T> {
+    /// Its cycle.
+    pub due: u64,
+    /// The entry.
+    pub item: T,
+    /// Its ring list, or the heap (None).
+    at: Option<usize>,
+}
+
 impl<T: Copy> DueQueue<T> {
     /// An empty queue (its ring is allocated on the first push).
     pub(crate) fn new() -> DueQueue<T> {
@@ -169,9 +180,11 @@ impl<T: Copy> DueQueue<T> {
         }
     }
 
-    /// The first entry (earliest cycle, then earliest arrival) and its cycle.
-    pub(crate) fn first(&self) -> Option<(u64, T)> {
-        Some(match self.first_at()? {
+    /// The first entry (earliest cycle, then earliest arrival), with where it is, for
+    /// [`DueQueue::take`].
+    pub(crate) fn peek(&self) -> Option<Peeked<T>> {
+        let at = self.first_at()?;
+        let (due, item) = match at {
             Some(s) => {
                 let n = &self.nodes[self.head[s] as usize];
                 (n.due, n.item)
@@ -180,13 +193,15 @@ impl<T: Copy> DueQueue<T> {
                 let f = &self.far.peek()?.0;
                 (f.due, f.item)
             }
-        })
+        };
+        Some(Peeked { due, item, at })
     }
 
-    /// Removes the first entry.
-    pub(crate) fn pop(&mut self) {
-        let Some(at) = self.first_at() else { return };
-        let due = match at {
+    /// Removes the first entry, which `p` (from [`DueQueue::peek`], nothing pushed or taken
+    /// since) found.
+    pub(crate) fn take(&mut self, p: Peeked<T>) {
+        debug_assert!(self.first_at() == Some(p.at), "taken as peeked");
+        let due = match p.at {
             Some(s) => {
                 let n = self.head[s];
                 let node = self.nodes[n as usize];
@@ -204,6 +219,21 @@ impl<T: Copy> DueQueue<T> {
         };
         // Everything left is due at or after the entry taken: the ring may start there.
         self.cursor = self.cursor.max(due);
+    }
+}
+
+#[cfg(test)]
+impl<T: Copy> DueQueue<T> {
+    /// The first entry and its cycle (what `peek` finds).
+    fn first(&self) -> Option<(u64, T)> {
+        self.peek().map(|p| (p.due, p.item))
+    }
+
+    /// Removes the first entry (`peek`, then `take`).
+    fn pop(&mut self) {
+        if let Some(p) = self.peek() {
+            self.take(p);
+        }
     }
 }
 

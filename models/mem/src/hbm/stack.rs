@@ -560,8 +560,12 @@ impl HbmStack {
                 self.fast_done.push(done, (req.tag, pi as u16, req.write, req.bytes));
             }
         }
-        while let Some((done, (tag, port, write, bytes))) = self.fast_done.first() {
+        // (Each entry is found once: sent and taken, or the first not due yet.)
+        let mut later = None;
+        while let Some(p) = self.fast_done.peek() {
+            let (done, (tag, port, write, bytes)) = (p.due, p.item);
             if done > now {
+                later = Some(done);
                 break;
             }
             let c = Completion { tag, port, write, done };
@@ -574,9 +578,9 @@ impl HbmStack {
                 }
                 return Activity::Busy;
             }
-            self.fast_done.pop();
+            self.fast_done.take(p);
         }
-        if let Some((done, _)) = self.fast_done.first() {
+        if let Some(done) = later {
             if done == now + 1 {
                 return Activity::Busy;
             }
