@@ -106,8 +106,9 @@ pub struct Shared {
     pub cfg: ControllerConfig,
     /// The scheduler.
     pub sched: Box<dyn Scheduler>,
-    /// `sched.window()`, read once (every plan asks): set by [`Shared::new`].
-    pub window: usize,
+    /// `sched.window()`, read once (every plan asks); private, so a `Shared` is made by
+    /// [`Shared::new`] and its window always agrees with its scheduler.
+    pub(crate) window: usize,
 }
 
 impl Shared {

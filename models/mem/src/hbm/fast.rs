@@ -180,9 +180,11 @@ impl Calendar {
                 c += u64::from(booked);
                 continue 'search;
             }
-            if off + len <= 64 && c + len <= self.base + self.reach() {
-                // The run lies in this word: free, or the next try starts after its last
-                // booked cycle (no start at or before that one fits).
+            if off + len <= 64 {
+                // The run lies in this word (covered: `c` is, and the bits cover whole words):
+                // free, or the next try starts after its last booked cycle (no start at or
+                // before that one fits).
+                debug_assert!(c + len <= self.base + self.reach());
                 let want = run(len) << off;
                 let taken = word & want;
                 if taken == 0 {
