@@ -26,11 +26,15 @@
 //! **Statistics** (the stack's usual names): reads, writes, row hits, misses and conflicts,
 //! ACT/PRE/RD/WR counts and latencies (from arrival: there is no queue) are counted; REF
 //! commands, refresh time, queue depth, write-mode time and the intake counters read 0.
+//! Counters are kept per pseudo-channel, latency histograms per stack (the stack reports
+//! them summed over its pseudo-channels, so one histogram each gives the same figures and
+//! keeps a request's bookkeeping in cache).
 
 use crate::hbm::org::{Location, Organization};
 use crate::hbm::stats::PcStats;
 use crate::hbm::timing::TimingParams;
 use crate::hbm::Command;
+use trnsim_kernel::Histogram;
 
 const CLOSED: u32 = u32::MAX;
 
@@ -239,6 +243,7 @@ struct Pc {
     bus: Calendar,
     /// Refresh phase of this pseudo-channel, in CK.
     phase: u64,
+    /// Counters only: latencies go to the stack's histograms.
     stats: PcStats,
 }
 
@@ -253,6 +258,9 @@ pub struct FastStack {
     refresh: bool,
     pcs: Vec<Pc>,
     pcs_per_channel: u32,
+    /// Latencies of every pseudo-channel's reads and writes, in CK.
+    read_latency: Histogram,
+    write_latency: Histogram,
 }
 
 impl FastStack {
@@ -284,12 +292,26 @@ impl FastStack {
                 })
                 .collect(),
             pcs_per_channel: org.pseudo_channels,
+            read_latency: Histogram::new(),
+            write_latency: Histogram::new(),
         }
     }
 
-    /// Statistics of pseudo-channel `pc` of channel `ch`.
+    /// Counters of pseudo-channel `pc` of channel `ch` (its latency histograms are empty: the
+    /// fast model keeps latencies per stack, in [`FastStack::totals`]).
     pub fn stats(&self, ch: u32, pc: u32) -> &PcStats {
         &self.pcs[(ch * self.pcs_per_channel + pc) as usize].stats
+    }
+
+    /// Statistics summed over every pseudo-channel, with the stack's latency histograms.
+    pub fn totals(&self) -> PcStats {
+        let mut t = PcStats::default();
+        for pc in &self.pcs {
+            t.merge(&pc.stats);
+        }
+        t.read_latency = self.read_latency.clone();
+        t.write_latency = self.write_latency.clone();
+        t
     }
 
     /// (As the cycle-level policies: the first refresh of a pseudo-channel falls one interval
@@ -371,12 +393,12 @@ impl FastStack {
             bank.pre_ok = bank.pre_ok.max(done + u64::from(wr));
             pc.stats.writes += 1;
             pc.stats.commands[Command::Wr as usize] += 1;
-            pc.stats.write_latency.record(done - arrive);
+            self.write_latency.record(done - arrive);
         } else {
             bank.pre_ok = bank.pre_ok.max(col + u64::from(rtp));
             pc.stats.reads += 1;
             pc.stats.commands[Command::Rd as usize] += 1;
-            pc.stats.read_latency.record(done - arrive);
+            self.read_latency.record(done - arrive);
         }
         match kind {
             0 => pc.stats.row_misses += 1,

@@ -519,6 +519,9 @@ impl HbmStack {
 
     /// Statistics summed over every pseudo-channel.
     pub fn totals(&self) -> PcStats {
+        if let Some(f) = &self.fast {
+            return f.totals();
+        }
         let mut t = PcStats::default();
         for (ci, pi) in self.pc_indices() {
             t.merge(self.pc_stats(ci, pi));
