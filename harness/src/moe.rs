@@ -171,6 +171,18 @@ pub fn run(
     order: TickOrder,
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<MoeRun, String> {
+    run_keeping(chip, topo, s, order, trace, &|_| true)
+}
+
+/// [`run`], with statistics kept only for the links `keep_links` accepts (by name).
+pub fn run_keeping(
+    chip: &Chip,
+    topo: &Topology,
+    s: &MoeShape,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+    keep_links: &dyn Fn(&str) -> bool,
+) -> Result<MoeRun, String> {
     let n = topo.chips;
     let cs = s.core_shape(chip.spec.cores)?;
     let routing = s.route(n);
@@ -189,6 +201,7 @@ pub fn run(
     let dispatch = alltoallv("dispatch", n, 0, |c, d| u64::from(sent[c][d]) * tok);
     let combine = alltoallv("combine", n, u64::from(16 * cs.chunks()), |c, d| u64::from(sent[d][c]) * tok);
     fsys::build_jobs(&mut b, topo, &nodes, &[dispatch, combine], &Params::default(), hooks, tracing)?;
+    b.keep_link_stats_where(keep_links).map_err(|e| e.to_string())?;
     let sim = crate::progress::run_to_end(b, &chips, trace, Dur::from_us(100_000))?;
     Ok(MoeRun { sim, chips, engines: nodes.ids[..n].to_vec(), routing })
 }
@@ -260,7 +273,8 @@ pub fn run_on(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<BenchResult, String> {
     let sw = Stopwatch::start();
-    let r = run(chip, topo, &SHAPE, order, chip::whole_chip_trace(trace))?;
+    let keep = crate::suite::first_chip_keeps_link;
+    let r = run_keeping(chip, topo, &SHAPE, order, chip::whole_chip_trace(trace), &keep)?;
     let (wall_s, cpu_s) = sw.elapsed();
     let headline = headline(&r, chip, &SHAPE)?;
     let speed = Speed::of(&r.sim, wall_s, cpu_s);

@@ -211,6 +211,13 @@ pub fn first_chip_report(sim: &trnsim_kernel::Simulation) -> StatsReport {
     with_left_out_note(report, dropped)
 }
 
+/// Whether [`first_chip_report`] keeps the figures of the link called `name`: a run reported
+/// that way tells its builder so ([`trnsim_kernel::SimBuilder::keep_link_stats_where`]), and
+/// the other chips' internal links keep no statistics at all.
+pub fn first_chip_keeps_link(name: &str) -> bool {
+    !internal_of_other_chip(name)
+}
+
 /// An owner of chip 1 or later whose figures [`keep_first_chip`] leaves out.
 fn internal_of_other_chip(owner: &str) -> bool {
     let name = owner.strip_prefix("link:").unwrap_or(owner);

@@ -134,7 +134,21 @@ pub fn run(
     order: TickOrder,
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<TpRun, String> {
-    let d = declare(chip, topo, s, n, order, trace.is_some())?;
+    run_keeping(chip, topo, s, n, order, trace, &|_| true)
+}
+
+/// [`run`], with statistics kept only for the links `keep_links` accepts (by name).
+pub fn run_keeping(
+    chip: &Chip,
+    topo: &Topology,
+    s: &TpShape,
+    n: u32,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+    keep_links: &dyn Fn(&str) -> bool,
+) -> Result<TpRun, String> {
+    let mut d = declare(chip, topo, s, n, order, trace.is_some())?;
+    d.b.keep_link_stats_where(keep_links).map_err(|e| e.to_string())?;
     let sim = crate::progress::run_to_end(d.b, &d.chips, trace, LIMIT)?;
     Ok(TpRun { sim, chips: d.chips, engines: d.engines, algo: d.algo })
 }
@@ -356,7 +370,8 @@ pub fn run_on(
         .and_then(|x| x.parse().ok())
         .ok_or_else(|| format!("{name}: expected tp-matmul-N with N a chip count (2..={})", topo.chips))?;
     let sw = Stopwatch::start();
-    let r = run(chip, topo, &SHAPE, n, order, chip::whole_chip_trace(trace))?;
+    let keep = crate::suite::first_chip_keeps_link;
+    let r = run_keeping(chip, topo, &SHAPE, n, order, chip::whole_chip_trace(trace), &keep)?;
     let (wall_s, cpu_s) = sw.elapsed();
     let headline = headline(&r, chip, topo, &SHAPE, n)?;
     if let Some(dir) = plots {

@@ -310,6 +310,7 @@ impl SimBuilder {
                 in_active: false,
                 out_active: false,
                 cut: Cut::Local,
+                record: true,
             };
             let state = LinkState::<T>::new(timing);
             let any = self.arenas[arena as usize].as_any_mut();
@@ -361,6 +362,32 @@ impl SimBuilder {
         let hook = make(&info.spec, clock)?;
         self.arenas[r.arena as usize].set_hook(r.slot, hook);
         Ok(())
+    }
+
+    /// Statistics of only some links: every link declared so far whose name
+    /// (`"src.port -> dst.port"`, as [`crate::LinkInfo`] names it) `keep` refuses keeps no
+    /// statistics (messages, bytes, refused sends, occupancy, waits) and is left out of every
+    /// report ([`crate::Simulation::report_where`] counts it as left out). A large system whose
+    /// report keeps a few links' figures then spends nothing on the others'. Returns how many
+    /// links were left out. Serial runs only (a partitioned run merges every link's figures):
+    /// any other scope is an error.
+    pub fn keep_link_stats_where(&mut self, keep: &dyn Fn(&str) -> bool) -> Result<u64, BuildError> {
+        if !matches!(self.scope, BuildScope::All) {
+            return Err(BuildError::PartitionMismatch {
+                why: format!(
+                    "statistics of only some links are for serial runs; this builder was declared for {:?}",
+                    self.scope_name()
+                ),
+            });
+        }
+        let mut dropped = 0u64;
+        for (info, r) in self.links.iter().zip(&self.refs) {
+            if !keep(&info.name) {
+                self.arenas[r.arena as usize].unrecord(r.slot);
+                dropped += 1;
+            }
+        }
+        Ok(dropped)
     }
 
     /// Puts `msg` in the receive buffer of `port`'s link before the run (visible at the first

@@ -128,7 +128,10 @@ impl<'a> Ctx<'a> {
         }
         let (at, msg) = link.buf.pop_front()?;
         let back = now + link.timing.credit_latency;
-        link.stats.wait_ps.record(now.since(at).as_ps());
+        let record = link.timing.record;
+        if record {
+            link.stats.wait_ps.record(now.since(at).as_ps());
+        }
         if let Cut::In { part } = link.timing.cut {
             // The sender is in another partition: the credit travels there at the window's end.
             link.recv_log.push(now);
@@ -145,8 +148,9 @@ impl<'a> Ctx<'a> {
         if let Some(h) = link.hook.as_mut() {
             h.received(now, msg.trace_bits());
         }
-        let occ = link.buf.len();
-        link.stats.occupancy.set(now, occ as u64);
+        if record {
+            link.stats.occupancy.set(now, link.buf.len() as u64);
+        }
         let src = link.timing.src.0;
         let blocked = link.timing.credits == 0 && self.core.sched.meta[src as usize].state == State::Asleep;
         self.core.progress += 1;
@@ -241,7 +245,9 @@ impl<'a> Ctx<'a> {
         let link = self.core.links.state::<T>(r);
         debug_assert_eq!(link.timing.src.0, self.comp, "port used by a component that does not own it");
         if !link.timing.can_send(now) {
-            link.stats.refused += 1;
+            if link.timing.record {
+                link.stats.refused += 1;
+            }
             return Err(Blocked(msg));
         }
         let bytes = msg.size_bytes();
@@ -250,8 +256,11 @@ impl<'a> Ctx<'a> {
         if link.timing.activates_out() {
             self.core.sched.meta[self.comp as usize].active_out.push(ActiveLink { arena: r.arena, slot: r.slot });
         }
-        link.stats.msgs += 1;
-        link.stats.bytes += u64::from(bytes);
+        let record = link.timing.record;
+        if record {
+            link.stats.msgs += 1;
+            link.stats.bytes += u64::from(bytes);
+        }
         if let Cut::Out { .. } = link.timing.cut {
             // The receiver is in another partition: the message travels there at the window's
             // end (its arrival is at least one lookahead away, so it cannot be late).
@@ -264,8 +273,9 @@ impl<'a> Ctx<'a> {
             h.sent(arrival, msg.trace_bits());
         }
         link.buf.push_back((arrival, msg));
-        let occ = link.buf.len();
-        link.stats.occupancy.set(now, occ as u64);
+        if record {
+            link.stats.occupancy.set(now, link.buf.len() as u64);
+        }
         let dst = link.timing.dst.0;
         let credits = link.timing.credits;
         let newly = !std::mem::replace(&mut link.timing.in_active, true);
@@ -401,6 +411,37 @@ mod tests {
             }
             Activity::Idle
         }
+    }
+
+    #[test]
+    fn links_left_without_statistics_are_left_out_and_the_rest_unchanged() {
+        let run = |keep: Option<&dyn Fn(&str) -> bool>| {
+            let mut b = SimBuilder::new();
+            let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
+            let (s, r) = (b.reserve("s", clk).unwrap(), b.reserve("r", clk).unwrap());
+            let spec = LinkSpec { latency: Cycles(3), ..LinkSpec::default() };
+            let (oa, ia) = b.link::<u64>(s, "a", r, "a", spec).unwrap();
+            let (ob, ib) = b.link::<u64>(s, "b", r, "b", spec).unwrap();
+            let left = keep.map(|k| b.keep_link_stats_where(k).unwrap());
+            b.install(s, Sender { a: oa, b: ob }).unwrap();
+            b.install(r, Receiver { a: ia, b: ib, seen: Default::default() }).unwrap();
+            let mut sim = b.build().unwrap();
+            sim.run_until_idle(Dur::from_ns(1_000)).unwrap();
+            (left, sim.report(), sim.report_where(&|_| true).1)
+        };
+        let (_, all, none_left) = run(None);
+        let (left, some, left_out) = run(Some(&|name: &str| name == "s.a -> r.a"));
+        assert_eq!((left, none_left, left_out), (Some(1), 0, 1));
+        let (a, b) = ("link:s.a -> r.a", "link:s.b -> r.b");
+        assert!(all.owners.contains_key(b) && !some.owners.contains_key(b), "b keeps no statistics");
+        assert_eq!(all.owners[a], some.owners[a], "a's figures are as in a run that keeps every link's");
+        assert_eq!(all.owners["kernel"], some.owners["kernel"]);
+        // Only serial runs: a partition's builder refuses.
+        crate::builder::BuildScope::Part { part_of: vec![0, 0].into(), me: 0 }.enter(|| {
+            let mut b = SimBuilder::new();
+            let err = b.keep_link_stats_where(&|_| false).unwrap_err().to_string();
+            assert!(err.contains("serial runs"), "{err}");
+        });
     }
 
     #[test]

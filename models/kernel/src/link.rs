@@ -366,6 +366,9 @@ pub(crate) struct Timing {
     pub out_active: bool,
     /// Whether partitioning cut this link, and which side this simulation holds.
     pub cut: Cut,
+    /// Whether the link keeps its statistics ([`LinkStats`]); false for links a serial run
+    /// was told to leave out of its reports ([`crate::SimBuilder::keep_link_stats_where`]).
+    pub record: bool,
 }
 
 /// A link's place in a partitioned run (see `crate::partition`).
@@ -595,6 +598,10 @@ pub(crate) trait ErasedArena {
     /// Messages visible to the receiver at `now` but not yet received.
     fn arrived(&self, slot: u32, now: Time) -> usize;
     fn stats(&self, slot: u32) -> &LinkStats;
+    /// Whether the link keeps statistics ([`Timing::record`]).
+    fn records(&self, slot: u32) -> bool;
+    /// Stops the link keeping statistics and drops what it kept.
+    fn unrecord(&mut self, slot: u32);
     /// Attaches a swap-in hook to a link.
     fn set_hook(&mut self, slot: u32, hook: Box<dyn LinkHook>);
     /// Marks link `id` (in `slot`) as cut (partitioned runs); called in increasing id order.
@@ -662,6 +669,14 @@ impl<T: Payload> ErasedArena for Arena<T> {
     }
     fn stats(&self, slot: u32) -> &LinkStats {
         &self.links[slot as usize].stats
+    }
+    fn records(&self, slot: u32) -> bool {
+        self.links[slot as usize].timing.record
+    }
+    fn unrecord(&mut self, slot: u32) {
+        let link = &mut self.links[slot as usize];
+        link.timing.record = false;
+        link.stats = LinkStats::default();
     }
     fn set_hook(&mut self, slot: u32, hook: Box<dyn LinkHook>) {
         self.links[slot as usize].hook = Some(hook);

@@ -448,8 +448,9 @@ impl Simulation {
         }
     }
 
-    /// All statistics: each component's own, then each link's (under `link:<name>`), then the
-    /// kernel's (under "kernel").
+    /// All statistics: each component's own, then each link's (under `link:<name>`; links left
+    /// without statistics by [`crate::SimBuilder::keep_link_stats_where`] are left out), then
+    /// the kernel's (under "kernel").
     pub fn report(&self) -> StatsReport {
         self.report_where(&|_| true).0
     }
@@ -477,11 +478,11 @@ impl Simulation {
             owner.clear();
             owner.push_str("link:");
             owner.push_str(&l.name);
-            if !keep(&owner) {
-                left_out += 1; // every link writes its counts
+            let r = self.core.links.refs[i];
+            if !keep(&owner) || !self.core.links.arenas[r.arena as usize].records(r.slot) {
+                left_out += 1; // every link that keeps statistics writes its counts
                 continue;
             }
-            let r = self.core.links.refs[i];
             let st = self.core.links.arenas[r.arena as usize].stats(r.slot);
             write_link_stats(&mut report, l, st, end);
         }
