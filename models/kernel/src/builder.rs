@@ -5,7 +5,7 @@
 use crate::component::{Component, ComponentId};
 use crate::ctx::{Core, Links};
 use crate::error::BuildError;
-use crate::link::{Arena, Bandwidth, Cut, InPort, LinkRef, LinkSpec, LinkState, OutPort, Payload, Timing};
+use crate::link::{Arena, Bandwidth, Cut, InPort, LinkRef, LinkSpec, LinkState, OutPort, Pace, Payload, Timing};
 use crate::partition::{self, LinkEdge, PartitionError, PartitionPlan, PartitionRule};
 use crate::sched::{Domain, Meta, Sched, State};
 use crate::sim::{LinkInfo, PartInfo, SimOptions, Simulation};
@@ -295,7 +295,6 @@ impl SimBuilder {
                 dst,
                 latency: src_clock.cycles_to_dur(spec.latency),
                 credit_latency: dst_clock.cycles_to_dur(spec.credit_latency),
-                src_period: src_clock.cycles_to_dur(crate::time::Cycles(1)),
                 bandwidth: spec.bandwidth,
                 credits: spec.depth,
                 // Room for credits in flight only where this builder makes an end of the link.
@@ -305,14 +304,18 @@ impl SimBuilder {
                     VecDeque::new()
                 },
                 busy_until: Time::ZERO,
-                window_start: Time::NEVER,
-                window_sends: 0,
                 in_active: false,
                 out_active: false,
-                cut: Cut::Local,
                 record: true,
+                hooked: false,
+                cut: Cut::Local,
             };
-            let state = LinkState::<T>::new(timing);
+            let pace = Pace {
+                src_period: src_clock.cycles_to_dur(crate::time::Cycles(1)),
+                window_start: Time::NEVER,
+                window_sends: 0,
+            };
+            let state = LinkState::<T>::new(timing, pace);
             let any = self.arenas[arena as usize].as_any_mut();
             let typed = any.downcast_mut::<Arena<T>>().expect("arena registered for this payload type");
             typed.links.push(state);

@@ -145,8 +145,10 @@ impl<'a> Ctx<'a> {
         // possibly blocked nor looked up (its scheduling state is elsewhere in memory).
         link.timing.refresh(now);
         let src_active = link.timing.activates_out();
-        if let Some(h) = link.hook.as_mut() {
-            h.received(now, msg.trace_bits());
+        if link.timing.hooked {
+            if let Some(h) = link.hook.as_mut() {
+                h.received(now, msg.trace_bits());
+            }
         }
         if record {
             link.stats.occupancy.set(now, link.buf.len() as u64);
@@ -224,7 +226,8 @@ impl<'a> Ctx<'a> {
     #[inline(always)]
     pub fn can_send<T: Payload>(&mut self, port: OutPort<T>) -> bool {
         let now = self.core.now;
-        self.core.links.state::<T>(port.r).timing.can_send(now)
+        let link = self.core.links.state::<T>(port.r);
+        link.timing.can_send(&link.pace, now)
     }
 
     /// Credits the sender holds on `port` now.
@@ -244,7 +247,7 @@ impl<'a> Ctx<'a> {
         let r = port.r;
         let link = self.core.links.state::<T>(r);
         debug_assert_eq!(link.timing.src.0, self.comp, "port used by a component that does not own it");
-        if !link.timing.can_send(now) {
+        if !link.timing.can_send(&link.pace, now) {
             if link.timing.record {
                 link.stats.refused += 1;
             }
@@ -252,7 +255,7 @@ impl<'a> Ctx<'a> {
         }
         let bytes = msg.size_bytes();
         let bits = if self.core.trace.is_some() { msg.trace_bits() } else { 0 };
-        let arrival = link.timing.spend(now, bytes);
+        let arrival = link.timing.spend(&mut link.pace, now, bytes);
         if link.timing.activates_out() {
             self.core.sched.meta[self.comp as usize].active_out.push(ActiveLink { arena: r.arena, slot: r.slot });
         }
@@ -269,8 +272,10 @@ impl<'a> Ctx<'a> {
             return Ok(());
         }
         debug_assert!(link.buf.back().is_none_or(|(a, _)| *a <= arrival), "arrivals on a link never decrease");
-        if let Some(h) = link.hook.as_mut() {
-            h.sent(arrival, msg.trace_bits());
+        if link.timing.hooked {
+            if let Some(h) = link.hook.as_mut() {
+                h.sent(arrival, msg.trace_bits());
+            }
         }
         link.buf.push_back((arrival, msg));
         if record {

@@ -342,14 +342,15 @@ pub(crate) struct LinkStats {
     pub wait_ps: Histogram,
 }
 
-/// The timing and credit state of one link, independent of its payload type.
+/// The timing and credit state of one link, independent of its payload type: what a send
+/// or a receive reads, kept with the link's [`Fifo`] in its first two cache lines (see
+/// [`LinkState`]).
 #[derive(Clone, Debug)]
 pub(crate) struct Timing {
     pub src: ComponentId,
     pub dst: ComponentId,
     pub latency: Dur,
     pub credit_latency: Dur,
-    pub src_period: Dur,
     pub bandwidth: Bandwidth,
     /// Credits the sender may spend now (returns with time <= now are folded in lazily).
     pub credits: u32,
@@ -357,18 +358,26 @@ pub(crate) struct Timing {
     pub returns: VecDeque<Time>,
     /// Bandwidth state: the link is busy until this time.
     pub busy_until: Time,
-    /// Messages-per-cycle state: the sender edge of the last send, and sends at that edge.
-    pub window_start: Time,
-    pub window_sends: u32,
     /// In the receiver's active inputs (`Meta::active_in`).
     pub in_active: bool,
     /// In the sender's active outputs (`Meta::active_out`).
     pub out_active: bool,
-    /// Whether partitioning cut this link, and which side this simulation holds.
-    pub cut: Cut,
     /// Whether the link keeps its statistics ([`LinkStats`]); false for links a serial run
     /// was told to leave out of its reports ([`crate::SimBuilder::keep_link_stats_where`]).
     pub record: bool,
+    /// Whether a swap-in hook sees the link ([`LinkState::hook`] is set).
+    pub hooked: bool,
+    /// Whether partitioning cut this link, and which side this simulation holds.
+    pub cut: Cut,
+}
+
+/// What only a bandwidth-limited link reads: the sender's period, and for a
+/// messages-per-cycle limit the sender edge of the last send and the sends at that edge.
+#[derive(Clone, Debug)]
+pub(crate) struct Pace {
+    pub src_period: Dur,
+    pub window_start: Time,
+    pub window_sends: u32,
 }
 
 /// A link's place in a partitioned run (see `crate::partition`).
@@ -395,38 +404,38 @@ impl Timing {
         }
     }
 
-    /// Whether a send of `bytes` at `now` is allowed.
+    /// Whether a send at `now` is allowed (`pace`: the link's).
     #[inline]
-    pub fn can_send(&mut self, now: Time) -> bool {
+    pub fn can_send(&mut self, pace: &Pace, now: Time) -> bool {
         self.refresh(now);
         if self.credits == 0 || now < self.busy_until {
             return false;
         }
         match self.bandwidth {
-            Bandwidth::MessagesPerCycle(n) => self.window_start != now || self.window_sends < n,
+            Bandwidth::MessagesPerCycle(n) => pace.window_start != now || pace.window_sends < n,
             _ => true,
         }
     }
 
     /// Spends a credit for a send of `bytes` at `now`; returns the arrival time.
     #[inline]
-    pub fn spend(&mut self, now: Time, bytes: u32) -> Time {
+    pub fn spend(&mut self, pace: &mut Pace, now: Time, bytes: u32) -> Time {
         self.credits -= 1;
         let mut arrival = now + self.latency;
         match self.bandwidth {
             Bandwidth::Unlimited => {}
             Bandwidth::BytesPerCycle(bw) => {
                 let cycles = u64::from(bytes.div_ceil(bw).max(1));
-                let occupy = Dur::from_ps(self.src_period.as_ps() * cycles);
+                let occupy = Dur::from_ps(pace.src_period.as_ps() * cycles);
                 self.busy_until = now + occupy;
-                arrival += Dur::from_ps(self.src_period.as_ps() * (cycles - 1));
+                arrival += Dur::from_ps(pace.src_period.as_ps() * (cycles - 1));
             }
             Bandwidth::MessagesPerCycle(_) => {
-                if self.window_start != now {
-                    self.window_start = now;
-                    self.window_sends = 0;
+                if pace.window_start != now {
+                    pace.window_start = now;
+                    pace.window_sends = 0;
                 }
-                self.window_sends += 1;
+                pace.window_sends += 1;
             }
         }
         arrival
@@ -513,10 +522,16 @@ impl<T> Fifo<T> {
 }
 
 /// One link's full state: timing plus the typed FIFO of (arrival time, message).
+///
+/// Laid out for the cache: a send or a receive reads `buf` and `timing`, the first 128 bytes
+/// (two cache lines: the struct is 64-byte aligned and `repr(C)`), then the statistics if
+/// the link keeps them; the rest only bandwidth-limited, hooked or cut links read.
+#[repr(C, align(64))]
 pub(crate) struct LinkState<T> {
-    pub timing: Timing,
     pub buf: Fifo<T>,
+    pub timing: Timing,
     pub stats: LinkStats,
+    pub pace: Pace,
     /// Cut links only. Sender side: (send time, arrival, message) sent this window, not yet
     /// handed to the receiver's partition. Receiver side: unused.
     pub out: Vec<(Time, Time, T)>,
@@ -530,11 +545,12 @@ pub(crate) struct LinkState<T> {
 
 impl<T> LinkState<T> {
     /// A link with an empty buffer: its slots are reserved at build ([`ErasedArena::reserve`]).
-    pub fn new(timing: Timing) -> LinkState<T> {
+    pub fn new(timing: Timing, pace: Pace) -> LinkState<T> {
         LinkState {
-            timing,
             buf: Fifo::new(),
+            timing,
             stats: LinkStats::default(),
+            pace,
             out: Vec::new(),
             sent_log: Vec::new(),
             recv_log: Vec::new(),
@@ -565,6 +581,12 @@ impl<T> LinkState<T> {
         self.recv_log.clear();
     }
 }
+
+// A send or a receive reads the first two cache lines only (see `LinkState`).
+const _: () = assert!(
+    std::mem::offset_of!(LinkState<u64>, timing) + std::mem::size_of::<Timing>() <= 128
+        && std::mem::size_of::<Fifo<[u8; 256]>>() == std::mem::size_of::<Fifo<u8>>()
+);
 
 /// Messages crossing from one partition to another in one window: (link id, send time,
 /// arrival, message), links in id order, each link's messages in send order. Link ids agree in
@@ -679,7 +701,9 @@ impl<T: Payload> ErasedArena for Arena<T> {
         link.stats = LinkStats::default();
     }
     fn set_hook(&mut self, slot: u32, hook: Box<dyn LinkHook>) {
-        self.links[slot as usize].hook = Some(hook);
+        let link = &mut self.links[slot as usize];
+        link.hook = Some(hook);
+        link.timing.hooked = true;
     }
     fn reserve(&mut self, slot: u32, depth: u32) {
         let buf = &mut self.links[slot as usize].buf;
