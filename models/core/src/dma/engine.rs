@@ -123,20 +123,37 @@ impl Slot {
 }
 
 /// One DMA engine.
+///
+/// Laid out for the cache (`repr(C)`, 64-byte aligned): what a DMA block's tick reads of every
+/// engine to decide whether it needs a tick (`order`, `queued`, the answers outstanding,
+/// `poked`, `due`) and the budget an untouched engine brings up to date fill the first line.
+#[repr(C, align(64))]
 pub(crate) struct Engine {
+    /// Busy slots in start order (oldest first issues first).
+    order: VecDeque<u8>,
+    /// Parts in `queues`.
+    queued: u32,
+    /// HBM requests and SBUF accesses sent and not yet answered (no answer can arrive
+    /// without one: the engine looks at its response links only then).
+    hbm_out: u32,
+    sbuf_out: u32,
+    /// Something happened since the last tick that needs one: a part was queued, or a link
+    /// refused a burst or an access (its credit comes back as a wake-up of the whole block).
+    poked: bool,
+    /// When the last tick asked to be ticked again (`Time::NEVER`: only on an input).
+    due: Time,
+    /// Byte budget in µB (may go negative: debt), as of `budget_at`.
+    budget: i64,
+    budget_at: Time,
     idx: u32,
     ports: EnginePorts,
     queues: Vec<VecDeque<Part>>,
-    /// Parts in `queues`.
-    queued: u32,
     /// Parts in `queues` without packets (`total == 0`), which `finish_empty_parts` completes.
     empty_parts: u32,
     /// Bit `q` set: `queues[q]` holds a part.
     nonempty: u64,
     arb: Arbiter,
     slots: Vec<Slot>,
-    /// Busy slots in start order (oldest first issues first).
-    order: VecDeque<u8>,
     /// Slots that hold the engine (`Slot::holds_engine`), kept by `rehold` after every change
     /// of a slot's stage, bursts or pieces, so `may_start` reads one count.
     holding: u32,
@@ -145,26 +162,17 @@ pub(crate) struct Engine {
     /// The same slots as a bit set (bit `s % 64` of word `s / 64`; at most 256 slots), so the
     /// issue pass skips the others without reading their memory.
     issuing_bits: [u64; 4],
-    /// HBM requests and SBUF accesses sent and not yet answered (no answer can arrive
-    /// without one: the engine looks at its response links only then).
-    hbm_out: u32,
-    sbuf_out: u32,
-    /// Byte budget in µB (may go negative: debt), as of `budget_at`.
-    budget: i64,
-    budget_at: Time,
     /// HBM bursts in flight.
     inflight: u32,
-    /// When the last tick asked to be ticked again (`Time::NEVER`: only on an input).
-    due: Time,
-    /// Something happened since the last tick that needs one: a part was queued, or a link
-    /// refused a burst or an access (its credit comes back as a wake-up of the whole block).
-    poked: bool,
     pub track: Option<TrackId>,
     pub stats: EngineStats,
     /// Queues served, in order (tests only).
     #[cfg(test)]
     pub picks: Vec<u8>,
 }
+
+// The first line holds what a block's tick reads of an engine that needs no tick.
+const _: () = assert!(std::mem::offset_of!(Engine, budget) + 8 <= 64);
 
 impl Engine {
     pub fn new(idx: u32, p: &DmaParams, ports: EnginePorts, env: &Env) -> Engine {
