@@ -5,7 +5,9 @@
 use crate::component::{Component, ComponentId};
 use crate::ctx::{Core, Links};
 use crate::error::BuildError;
-use crate::link::{Arena, Bandwidth, Cut, InPort, LinkRef, LinkSpec, LinkState, OutPort, Pace, Payload, Timing};
+use crate::link::{
+    Arena, Bandwidth, Cut, InPort, LinkRef, LinkSpec, LinkState, OutPort, Pace, Payload, Returns, Timing,
+};
 use crate::partition::{self, LinkEdge, PartitionError, PartitionPlan, PartitionRule};
 use crate::sched::{Domain, Meta, Sched, State};
 use crate::sim::{LinkInfo, PartInfo, SimOptions, Simulation};
@@ -15,7 +17,7 @@ use crate::trace_state::declare_path;
 use fxhash::FxHashMap;
 use std::any::TypeId;
 use std::cell::RefCell;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 /// What a builder is for, and so which components it makes. A partitioned runner declares the
@@ -298,11 +300,11 @@ impl SimBuilder {
                 bandwidth: spec.bandwidth,
                 credits: spec.depth,
                 // Room for credits in flight only where this builder makes an end of the link.
-                returns: if self.builds(src) || self.builds(dst) {
-                    VecDeque::with_capacity(spec.depth.min(crate::link::PREALLOCATED_SLOTS) as usize)
+                returns: Returns::with_capacity(if self.builds(src) || self.builds(dst) {
+                    spec.depth.min(crate::link::PREALLOCATED_SLOTS)
                 } else {
-                    VecDeque::new()
-                },
+                    0
+                }),
                 busy_until: Time::ZERO,
                 in_active: false,
                 out_active: false,

@@ -355,7 +355,7 @@ pub(crate) struct Timing {
     /// Credits the sender may spend now (returns with time <= now are folded in lazily).
     pub credits: u32,
     /// Pending credit returns, in non-decreasing time order.
-    pub returns: VecDeque<Time>,
+    pub returns: Returns,
     /// Bandwidth state: the link is busy until this time.
     pub busy_until: Time,
     /// In the receiver's active inputs (`Meta::active_in`).
@@ -369,6 +369,84 @@ pub(crate) struct Timing {
     pub hooked: bool,
     /// Whether partitioning cut this link, and which side this simulation holds.
     pub cut: Cut,
+}
+
+/// A link's pending credit returns, in non-decreasing time order: a ring of times (its
+/// capacity a power of two, grown on demand; at most the link's depth are ever pending) with
+/// the first kept beside it, so asking whether a credit is back reads no ring memory.
+#[derive(Clone, Debug)]
+pub(crate) struct Returns {
+    /// The first pending return, or NEVER when none is pending.
+    first: Time,
+    ring: Box<[Time]>,
+    head: u32,
+    len: u32,
+}
+
+impl Returns {
+    /// No pending return, with room for `n` before the ring grows.
+    pub fn with_capacity(n: u32) -> Returns {
+        let cap = if n == 0 { 0 } else { n.next_power_of_two() as usize };
+        Returns { first: Time::NEVER, ring: vec![Time::NEVER; cap].into_boxed_slice(), head: 0, len: 0 }
+    }
+
+    /// The first pending return, or NEVER when none is pending.
+    #[inline]
+    pub fn first(&self) -> Time {
+        self.first
+    }
+
+    /// How many returns are pending.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Adds a return at `t` (no earlier than every pending one).
+    #[inline]
+    pub fn push_back(&mut self, t: Time) {
+        debug_assert!(self.len == 0 || self.ring[self.index(self.len - 1)] <= t, "credit returns never go back");
+        if self.len as usize == self.ring.len() {
+            self.grow();
+        }
+        let i = self.index(self.len);
+        self.ring[i] = t;
+        self.len += 1;
+        if self.len == 1 {
+            self.first = t;
+        }
+    }
+
+    /// Drops the first pending return (there is one).
+    #[inline]
+    pub fn pop_front(&mut self) {
+        debug_assert!(self.len > 0);
+        self.head = (self.head + 1) & self.mask();
+        self.len -= 1;
+        self.first = if self.len == 0 { Time::NEVER } else { self.ring[self.head as usize] };
+    }
+
+    #[inline]
+    fn mask(&self) -> u32 {
+        // The capacity is a power of two no larger than the deepest link's (2^20) rounded up.
+        (self.ring.len() as u32).wrapping_sub(1)
+    }
+
+    #[inline]
+    fn index(&self, k: u32) -> usize {
+        (self.head.wrapping_add(k) & self.mask()) as usize
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let cap = (self.ring.len() * 2).max(4);
+        let mut ring = vec![Time::NEVER; cap].into_boxed_slice();
+        for k in 0..self.len {
+            ring[k as usize] = self.ring[self.index(k)];
+        }
+        self.ring = ring;
+        self.head = 0;
+    }
 }
 
 /// What only a bandwidth-limited link reads: the sender's period, and for a
@@ -395,10 +473,7 @@ impl Timing {
     /// Folds credit returns that are visible at `now`.
     #[inline]
     pub fn refresh(&mut self, now: Time) {
-        while let Some(&t) = self.returns.front() {
-            if t > now {
-                break;
-            }
+        while self.returns.first() <= now {
             self.returns.pop_front();
             self.credits += 1;
         }
@@ -462,7 +537,7 @@ impl Timing {
             }
             return Time::NEVER;
         }
-        self.returns.front().copied().unwrap_or(Time::NEVER)
+        self.returns.first()
     }
 }
 
@@ -813,6 +888,35 @@ impl<T: Payload> ErasedArena for Arena<T> {
             let link = &mut self.links[slot as usize];
             if !(link.sent_log.is_empty() && link.recv_log.is_empty()) {
                 link.settle_occupancy();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Returns;
+    use crate::time::Time;
+    use std::collections::VecDeque;
+
+    #[test]
+    fn credit_returns_come_back_in_order_across_growth_and_wrap() {
+        // Against a VecDeque: pushes and pops interleaved so the ring wraps and grows.
+        let mut rng = crate::SimRng::new(7, 0);
+        for cap in [0, 1, 3, 8] {
+            let (mut r, mut q) = (Returns::with_capacity(cap), VecDeque::new());
+            let mut t = 0u64;
+            for step in 0..5_000 {
+                if rng.below(3) > 0 || q.is_empty() {
+                    t += rng.below(4);
+                    r.push_back(Time::from_ps(t));
+                    q.push_back(Time::from_ps(t));
+                } else {
+                    r.pop_front();
+                    q.pop_front();
+                }
+                assert_eq!(r.first(), q.front().copied().unwrap_or(Time::NEVER), "capacity {cap}, step {step}");
+                assert_eq!(r.len(), q.len());
             }
         }
     }
