@@ -337,6 +337,24 @@ impl FastStack {
         (n + 1, if at < start + busy { start + busy } else { at })
     }
 
+    /// Reads the state that serving each of `locs` at cycle `now` reads first (its
+    /// pseudo-channel, bank and data-bus calendar word), as loads that do not wait for one another: on a large system that
+    /// state is rarely in cache, and the misses of a request's bursts then overlap instead of
+    /// coming one burst at a time. Changes nothing; the value returned only keeps the loads.
+    pub fn touch(&self, locs: &[Location], now: u64) -> u64 {
+        let mut x = 0;
+        for loc in locs {
+            let flat = (loc.channel * self.pcs_per_channel + loc.pc) as usize;
+            let bi = (loc.sid * self.bank_groups + loc.bank_group) * self.banks_per_group + loc.bank;
+            if let Some(pc) = self.pcs.get(flat) {
+                x ^= pc.banks.get(bi as usize).map_or(0, |b| b.col_ok);
+                let bits = &pc.bus.bits;
+                x ^= bits.get((now / 64) as usize & bits.len().wrapping_sub(1)).copied().unwrap_or(0);
+            }
+        }
+        x
+    }
+
     /// Serves a request decoded to `loc` that arrives at cycle `arrive`; returns the cycle its
     /// last data beat moves.
     pub fn serve(&mut self, loc: &Location, write: bool, arrive: u64) -> u64 {

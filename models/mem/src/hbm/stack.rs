@@ -360,6 +360,9 @@ pub struct HbmStack {
     /// (cycle, arrival number).
     fast: Option<crate::hbm::fast::FastStack>,
     fast_done: crate::hbm::due::DueQueue<FastDone>,
+    /// The bursts of the request being served (fast fidelity; reused, as long as the longest
+    /// request's bursts).
+    burst_locs: Vec<Location>,
 }
 
 /// A fast-fidelity completion: (tag, port, write, bytes), queued at its done cycle.
@@ -423,6 +426,7 @@ impl HbmStack {
             fast: (cfg.fidelity == Fidelity::Fast)
                 .then(|| crate::hbm::fast::FastStack::new(&cfg.org, &cfg.timing, &cfg.controller.refresh)),
             fast_done: crate::hbm::due::DueQueue::new(),
+            burst_locs: Vec::new(),
         })
     }
 
@@ -556,8 +560,13 @@ impl HbmStack {
                 if bursts == 1 {
                     done = fast.serve(&loc, req.write, now);
                 } else {
-                    for loc in self.map.bursts(req.addr).take(usize::try_from(bursts).unwrap_or(usize::MAX)) {
-                        done = done.max(fast.serve(&loc, req.write, now));
+                    let locs = &mut self.burst_locs;
+                    locs.clear();
+                    locs.extend(self.map.bursts(req.addr).take(usize::try_from(bursts).unwrap_or(usize::MAX)));
+                    // Their state's cache misses first, all at once; then each is served.
+                    std::hint::black_box(fast.touch(locs, now));
+                    for loc in locs.iter() {
+                        done = done.max(fast.serve(loc, req.write, now));
                     }
                 }
                 self.fast_done.push(done, (req.tag, pi as u16, req.write, req.bytes));
