@@ -341,7 +341,7 @@ impl FastStack {
     /// pseudo-channel, bank and data-bus calendar word), as loads that do not wait for one another: on a large system that
     /// state is rarely in cache, and the misses of a request's bursts then overlap instead of
     /// coming one burst at a time. Changes nothing; the value returned only keeps the loads.
-    pub fn touch(&self, locs: &[Location], now: u64) -> u64 {
+    pub fn touch<'a>(&self, locs: impl Iterator<Item = &'a Location>, now: u64) -> u64 {
         let mut x = 0;
         for loc in locs {
             let flat = (loc.channel * self.pcs_per_channel + loc.pc) as usize;

@@ -360,9 +360,60 @@ pub struct HbmStack {
     /// (cycle, arrival number).
     fast: Option<crate::hbm::fast::FastStack>,
     fast_done: crate::hbm::due::DueQueue<FastDone>,
-    /// The bursts of the request being served (fast fidelity; reused, as long as the longest
-    /// request's bursts).
-    burst_locs: Vec<Location>,
+    /// Fast fidelity, within a tick: the requests that arrived, in order (reused: as long as
+    /// the most that arrived in one tick), and a chunk of their bursts with each one's request.
+    fast_reqs: Vec<FastReq>,
+    burst_locs: Vec<(Location, usize)>,
+}
+
+/// Where [`next_chunk`] is in a tick's requests: the next request, and the bursts left of a
+/// request cut by a chunk's end.
+#[derive(Default)]
+struct ChunkWalk<'a> {
+    next: usize,
+    cut: Option<(crate::hbm::mapping::Bursts<'a>, u64)>,
+}
+
+/// Fills `locs` with the next (at most `chunk`) bursts of `reqs`, in order, each with its
+/// request's index; false when every burst has been given. The chunks together are the
+/// requests' bursts one after another: a one-burst request's decoded location, or the
+/// request's `bursts` consecutive locations from `map`.
+fn next_chunk<'a>(
+    walk: &mut ChunkWalk<'a>,
+    map: &'a AddressMap,
+    reqs: &[FastReq],
+    locs: &mut Vec<(Location, usize)>,
+    chunk: usize,
+) -> bool {
+    locs.clear();
+    while locs.len() < chunk && walk.next < reqs.len() {
+        let (r, q) = (walk.next, &reqs[walk.next]);
+        if q.bursts == 1 {
+            locs.push((q.loc, r));
+            walk.next += 1;
+            continue;
+        }
+        let (bursts, left) = walk.cut.get_or_insert_with(|| (map.bursts(q.addr), q.bursts));
+        let take = (chunk - locs.len()).min(usize::try_from(*left).unwrap_or(usize::MAX));
+        locs.extend(bursts.by_ref().take(take).map(|loc| (loc, r)));
+        *left -= take as u64;
+        if *left == 0 {
+            walk.cut = None;
+            walk.next += 1;
+        }
+    }
+    !locs.is_empty()
+}
+
+/// A request the fast fidelity serves this tick: its address, bursts and first burst's
+/// location, its completion entry and (once served) the cycle its last burst is done.
+#[derive(Clone, Copy, Debug)]
+struct FastReq {
+    addr: u64,
+    bursts: u64,
+    loc: Location,
+    entry: FastDone,
+    done: u64,
 }
 
 /// A fast-fidelity completion: (tag, port, write, bytes), queued at its done cycle.
@@ -427,6 +478,7 @@ impl HbmStack {
                 .then(|| crate::hbm::fast::FastStack::new(&cfg.org, &cfg.timing, &cfg.controller.refresh)),
             fast_done: crate::hbm::due::DueQueue::new(),
             burst_locs: Vec::new(),
+            fast_reqs: Vec::new(),
         })
     }
 
@@ -544,6 +596,9 @@ impl HbmStack {
     /// One tick of the fast fidelity: every arrived request is served at once (its
     /// completion cycle computed), and due completions are sent.
     fn tick_fast(&mut self, cx: &mut Ctx<'_>, now: u64) -> Activity {
+        // Every arrived request, in port turn and arrival order.
+        self.fast_reqs.clear();
+        let access = u64::from(self.sh.org.access_bytes());
         for pi in self.ports_in_turn(cx, now) {
             let port = self.ports[pi].0;
             while let Some(req) = cx.recv(port) {
@@ -553,24 +608,13 @@ impl HbmStack {
                 }
                 self.store_data(pi, &req);
                 // A request of several bursts (a fast DMA engine's) is served burst by burst.
-                let access = u64::from(self.sh.org.access_bytes());
                 let bursts = (req.addr % access + u64::from(req.bytes)).div_ceil(access).max(1);
-                let mut done = 0;
-                let fast = self.fast.as_mut().expect("fast fidelity");
-                if bursts == 1 {
-                    done = fast.serve(&loc, req.write, now);
-                } else {
-                    let locs = &mut self.burst_locs;
-                    locs.clear();
-                    locs.extend(self.map.bursts(req.addr).take(usize::try_from(bursts).unwrap_or(usize::MAX)));
-                    // Their state's cache misses first, all at once; then each is served.
-                    std::hint::black_box(fast.touch(locs, now));
-                    for loc in locs.iter() {
-                        done = done.max(fast.serve(loc, req.write, now));
-                    }
-                }
-                self.fast_done.push(done, (req.tag, pi as u16, req.write, req.bytes));
+                let entry = (req.tag, pi as u16, req.write, req.bytes);
+                self.fast_reqs.push(FastReq { addr: req.addr, bursts, loc, entry, done: 0 });
             }
+        }
+        if !self.fast_reqs.is_empty() {
+            self.serve_fast(now);
         }
         // (Each entry is found once: sent and taken, or the first not due yet.)
         let mut later = None;
@@ -600,6 +644,27 @@ impl HbmStack {
             cx.wake_at(t);
         }
         Activity::Idle
+    }
+
+    /// Serves this tick's requests (`fast_reqs`) in order and queues their completions. The
+    /// bursts go in chunks ([`next_chunk`]): a chunk's state is read first in loads that do not
+    /// wait for one another ([`FastStack::touch`]: their cache misses overlap), then each of its
+    /// bursts is served. Chunks bound the memory a long request needs.
+    fn serve_fast(&mut self, now: u64) {
+        const CHUNK: usize = 256;
+        let fast = self.fast.as_mut().expect("fast fidelity");
+        let (map, reqs, locs) = (&self.map, &mut self.fast_reqs, &mut self.burst_locs);
+        let mut walk = ChunkWalk::default();
+        while next_chunk(&mut walk, map, reqs, locs, CHUNK) {
+            std::hint::black_box(fast.touch(locs.iter().map(|(loc, _)| loc), now));
+            for (loc, k) in locs.iter() {
+                let q = &mut reqs[*k];
+                q.done = q.done.max(fast.serve(loc, q.entry.2, now));
+            }
+        }
+        for q in reqs.iter() {
+            self.fast_done.push(q.done, q.entry);
+        }
     }
 
     /// Moves arrived requests into their controllers' queues, ports in round-robin order
@@ -1039,5 +1104,47 @@ impl Iterator for PortTurn {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod chunk_tests {
+    use super::{next_chunk, ChunkWalk, FastReq};
+    use crate::hbm::mapping::AddressMap;
+    use crate::hbm::presets;
+
+    #[test]
+    fn chunks_give_every_requests_bursts_in_order_whatever_their_size() {
+        let org = (presets::find("hbm3e-9600").unwrap().org)();
+        let map = AddressMap::new("RoBaRaCoCh", &org, 1).unwrap();
+        let access = u64::from(org.access_bytes());
+        // One-burst, long (crossing chunks) and odd-sized requests, some unaligned.
+        let reqs: Vec<FastReq> = [(0u64, 1u64), (4096, 700), (77 * access + 5, 3), (1 << 20, 1), (1 << 24, 257)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(addr, bursts))| FastReq {
+                addr,
+                bursts,
+                loc: map.decode(addr),
+                entry: (i as u64, 0, false, 0),
+                done: 0,
+            })
+            .collect();
+        let mut want = Vec::new();
+        for (r, q) in reqs.iter().enumerate() {
+            if q.bursts == 1 {
+                want.push((q.loc, r));
+            } else {
+                want.extend(map.bursts(q.addr).take(q.bursts as usize).map(|l| (l, r)));
+            }
+        }
+        for chunk in [1, 3, 64, 256, 5_000] {
+            let (mut walk, mut locs, mut got) = (ChunkWalk::default(), Vec::new(), Vec::new());
+            while next_chunk(&mut walk, &map, &reqs, &mut locs, chunk) {
+                assert!(locs.len() <= chunk);
+                got.extend_from_slice(&locs);
+            }
+            assert_eq!(got, want, "chunks of {chunk}");
+        }
     }
 }
