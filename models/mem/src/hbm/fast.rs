@@ -338,9 +338,10 @@ impl FastStack {
     }
 
     /// Reads the state that serving each of `locs` at cycle `now` reads first (its
-    /// pseudo-channel, bank and data-bus calendar word), as loads that do not wait for one another: on a large system that
-    /// state is rarely in cache, and the misses of a request's bursts then overlap instead of
-    /// coming one burst at a time. Changes nothing; the value returned only keeps the loads.
+    /// pseudo-channel, bank and data-bus calendar word), as loads that do not wait for one
+    /// another: on a large system that state is rarely in cache, and the misses of many bursts
+    /// then overlap instead of coming one burst at a time. Changes nothing; the value returned
+    /// only keeps the loads.
     pub fn touch<'a>(&self, locs: impl Iterator<Item = &'a Location>, now: u64) -> u64 {
         let mut x = 0;
         for loc in locs {
