@@ -115,6 +115,18 @@ impl Location {
 }
 
 impl LevelXor {
+    /// [`LevelXor::apply`] on level indices indexed by [`Level`].
+    #[inline]
+    fn apply_levels(&self, lv: &mut [u32; 8]) {
+        let src = lv[self.src as usize];
+        let mut at = 0u32;
+        for &(l, bits) in &self.dst {
+            let mask = (1u32 << bits) - 1;
+            lv[l as usize] ^= src.checked_shr(at).unwrap_or(0) & mask;
+            at += bits;
+        }
+    }
+
     /// XORs the source's bits into the destinations (its own inverse: the source is unchanged).
     fn apply(&self, loc: &mut Location) {
         let src = loc.level(self.src);
@@ -409,17 +421,17 @@ impl AddressMap {
         Bursts { map: self, base, k: 0, last_k, digits, lv, incremental }
     }
 
-    /// Applies the map's XOR hashes to raw level indices.
-    fn hashed(&self, lv: [u32; 8]) -> Location {
-        let [stack, channel, pc, sid, bank_group, bank, row, column] = lv;
-        let mut loc = Location { stack, channel, pc, sid, bank_group, bank, row, column };
+    /// Applies the map's XOR hashes to raw level indices (indexed by [`Level`]).
+    #[inline]
+    fn hashed(&self, mut lv: [u32; 8]) -> Location {
         if self.xor {
-            loc.channel ^= loc.row & (self.channels - 1);
+            lv[Level::Channel as usize] ^= lv[Level::Row as usize] & (self.channels - 1);
         }
         if let Some(x) = &self.level_xor {
-            x.apply(&mut loc);
+            x.apply_levels(&mut lv);
         }
-        loc
+        let [stack, channel, pc, sid, bank_group, bank, row, column] = lv;
+        Location { stack, channel, pc, sid, bank_group, bank, row, column }
     }
 
     /// Encodes a location back into the lowest byte address that decodes to it (inverse of
