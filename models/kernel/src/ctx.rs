@@ -369,7 +369,9 @@ impl Tracer<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Activity, Component, Ctx, Cycles, Dur, Frequency, InPort, InputKey, LinkSpec, OutPort, SimBuilder};
+    use crate::{
+        Activity, Component, Ctx, Cycles, Dur, Frequency, InPort, InputKey, LinkSpec, OutPort, SimBuilder, Simulation,
+    };
     use std::cell::RefCell;
     use std::rc::Rc;
 
@@ -418,20 +420,31 @@ mod tests {
         }
     }
 
+    /// The sender and the receiver on two 3-cycle links `a` and `b` (only the links `keep`
+    /// accepts keeping statistics, when given), run until idle: the simulation, how many links
+    /// were left without statistics, and the receiver's two ports.
+    fn run_pair(
+        keep: Option<&dyn Fn(&str) -> bool>,
+        seen: Seen,
+    ) -> (Simulation, Option<u64>, InPort<u64>, InPort<u64>) {
+        let mut b = SimBuilder::new();
+        let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
+        let (s, r) = (b.reserve("s", clk).unwrap(), b.reserve("r", clk).unwrap());
+        let spec = LinkSpec { latency: Cycles(3), ..LinkSpec::default() };
+        let (oa, ia) = b.link::<u64>(s, "a", r, "a", spec).unwrap();
+        let (ob, ib) = b.link::<u64>(s, "b", r, "b", spec).unwrap();
+        let left = keep.map(|k| b.keep_link_stats_where(k).unwrap());
+        b.install(s, Sender { a: oa, b: ob }).unwrap();
+        b.install(r, Receiver { a: ia, b: ib, seen }).unwrap();
+        let mut sim = b.build().unwrap();
+        sim.run_until_idle(Dur::from_ns(1_000)).unwrap();
+        (sim, left, ia, ib)
+    }
+
     #[test]
     fn links_left_without_statistics_are_left_out_and_the_rest_unchanged() {
         let run = |keep: Option<&dyn Fn(&str) -> bool>| {
-            let mut b = SimBuilder::new();
-            let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
-            let (s, r) = (b.reserve("s", clk).unwrap(), b.reserve("r", clk).unwrap());
-            let spec = LinkSpec { latency: Cycles(3), ..LinkSpec::default() };
-            let (oa, ia) = b.link::<u64>(s, "a", r, "a", spec).unwrap();
-            let (ob, ib) = b.link::<u64>(s, "b", r, "b", spec).unwrap();
-            let left = keep.map(|k| b.keep_link_stats_where(k).unwrap());
-            b.install(s, Sender { a: oa, b: ob }).unwrap();
-            b.install(r, Receiver { a: ia, b: ib, seen: Default::default() }).unwrap();
-            let mut sim = b.build().unwrap();
-            sim.run_until_idle(Dur::from_ns(1_000)).unwrap();
+            let (sim, left, _, _) = run_pair(keep, Seen::default());
             (left, sim.report(), sim.report_where(&|_| true).1)
         };
         let (_, all, none_left) = run(None);
@@ -475,17 +488,8 @@ mod tests {
 
     #[test]
     fn pending_inputs_list_every_input_holding_a_message_arrived_or_not() {
-        let mut b = SimBuilder::new();
-        let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
-        let (s, r) = (b.reserve("s", clk).unwrap(), b.reserve("r", clk).unwrap());
-        let spec = LinkSpec { latency: Cycles(3), ..LinkSpec::default() };
-        let (oa, ia) = b.link::<u64>(s, "a", r, "a", spec).unwrap();
-        let (ob, ib) = b.link::<u64>(s, "b", r, "b", spec).unwrap();
         let seen = Rc::new(RefCell::new(Vec::new()));
-        b.install(s, Sender { a: oa, b: ob }).unwrap();
-        b.install(r, Receiver { a: ia, b: ib, seen: seen.clone() }).unwrap();
-        let mut sim = b.build().unwrap();
-        sim.run_until_idle(Dur::from_ns(1_000)).unwrap();
+        let (_, _, ia, ib) = run_pair(None, seen.clone());
         let (ka, kb) = (ia.key(), ib.key());
         let at = |c: u64| seen.borrow().iter().find(|(n, _)| *n == c).map(|(_, k)| k.clone());
         assert_eq!(at(0), Some(vec![ka]), "a's message in flight (sent this cycle)");
