@@ -23,7 +23,7 @@ const TP: TpShape = TpShape { tokens: 128, d_in: 1024, d_out: 4096, phases: 4 };
 fn tp_allreduces_overlap_the_compute_as_the_pipeline_model_says() {
     let chip = trnsim_harness::chip::trn3().unwrap();
     let t = preset("trn3-gen1-nl32x2");
-    let r = tp::run(&chip, &t, &TP, 4, TickOrder::Structural, None).unwrap();
+    let r = tp::run(&chip, &t, &TP, 4, TickOrder::Structural, None, &|_| true).unwrap();
     let h = tp::headline(&r, &chip, &t, &TP, 4).unwrap();
     let f = |name: &str| h.iter().find(|x| x.0 == name).unwrap_or_else(|| panic!("no figure {name}")).1;
     // The collective engine adds no HBM traffic, so the compute ends as it does alone (the
@@ -55,7 +55,7 @@ fn tp_run_is_identical_under_a_shuffled_tick_order() {
     let traced = |order| {
         let buf = SharedBuf::default();
         let sink = Box::new(trnsim_traces::PerfettoWriter::new(buf.clone(), "perfetto"));
-        let r = tp::run(&chip, &t, &TP, 4, order, Some((sink, Default::default()))).unwrap();
+        let r = tp::run(&chip, &t, &TP, 4, order, Some((sink, Default::default())), &|_| true).unwrap();
         (serde_json::to_string(&r.sim.report()).unwrap(), buf.take())
     };
     let (ja, ta) = traced(TickOrder::Structural);
@@ -73,7 +73,7 @@ const MOE: MoeShape =
 fn moe_step_conserves_tokens_and_bytes_and_runs_its_phases_in_order() {
     let chip = trnsim_harness::chip::trn3().unwrap();
     let t = preset("trn2-server-4x4");
-    let r = moe::run(&chip, &t, &MOE, TickOrder::Structural, None).unwrap();
+    let r = moe::run(&chip, &t, &MOE, TickOrder::Structural, None, &|_| true).unwrap();
     let n = t.chips;
     let rt = &r.routing;
     // Tokens: every assignment is either taken by an expert within its capacity or dropped.
@@ -115,8 +115,8 @@ fn moe_step_conserves_tokens_and_bytes_and_runs_its_phases_in_order() {
 fn moe_step_is_identical_under_a_shuffled_tick_order() {
     let chip = trnsim_harness::chip::trn3().unwrap();
     let t = preset("trn2-server-4x4");
-    let a = moe::run(&chip, &t, &MOE, TickOrder::Structural, None).unwrap();
-    let b = moe::run(&chip, &t, &MOE, TickOrder::Shuffled(5), None).unwrap();
+    let a = moe::run(&chip, &t, &MOE, TickOrder::Structural, None, &|_| true).unwrap();
+    let b = moe::run(&chip, &t, &MOE, TickOrder::Shuffled(5), None, &|_| true).unwrap();
     let (ja, jb) = (serde_json::to_string(&a.sim.report()).unwrap(), serde_json::to_string(&b.sim.report()).unwrap());
     assert!(ja == jb, "statistics differ between structural and shuffled:5 tick orders");
 }
@@ -130,7 +130,7 @@ fn tp_trace_loads_with_a_track_per_engine_queue_pseudo_channel_and_link_used() {
     let chip = trnsim_harness::chip::trn3().unwrap();
     let t = preset("trn3-gen1-nl32x2");
     let sink = trnsim_traces::create_sink(&path).unwrap();
-    let r = tp::run(&chip, &t, &TP, 4, TickOrder::Structural, Some((sink, Default::default()))).unwrap();
+    let r = tp::run(&chip, &t, &TP, 4, TickOrder::Structural, Some((sink, Default::default())), &|_| true).unwrap();
     // Fabric links that carried packets, from the kernel's link statistics.
     let report = r.sim.report();
     let used_links = report
@@ -186,7 +186,7 @@ fn tp_run_partitioned_by_chip_equals_the_serial_run() {
     assert!(run.plan.cut.len() >= 4, "only {} links cut", run.plan.cut.len());
     let json = |r: &trnsim_kernel::StatsReport| serde_json::to_string(r).unwrap();
     assert!(json(&serial) == json(&run.report), "statistics differ between serial and 2 partitions by chip");
-    let r = tp::run(&chip, &t, &TP, 4, TickOrder::Structural, None).unwrap();
+    let r = tp::run(&chip, &t, &TP, 4, TickOrder::Structural, None, &|_| true).unwrap();
     assert_eq!(sys.headline(&run.report).unwrap(), tp::headline(&r, &chip, &t, &TP, 4).unwrap());
     let err = sys.run_parallel(3, &PartitionRule::ByName { depth: 2 }, None).unwrap_err();
     assert!(err.starts_with("--partition by-name:2: splits chip chip"), "{err}");

@@ -163,19 +163,9 @@ pub struct MoeRun {
     pub routing: Routing,
 }
 
-/// Builds and runs the step on every chip of `topo`, each a `chip`.
+/// Builds and runs the step on every chip of `topo`, each a `chip`, keeping statistics only
+/// for the links `keep_links` accepts (by name; `&|_| true` for every link's).
 pub fn run(
-    chip: &Chip,
-    topo: &Topology,
-    s: &MoeShape,
-    order: TickOrder,
-    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
-) -> Result<MoeRun, String> {
-    run_keeping(chip, topo, s, order, trace, &|_| true)
-}
-
-/// [`run`], with statistics kept only for the links `keep_links` accepts (by name).
-pub fn run_keeping(
     chip: &Chip,
     topo: &Topology,
     s: &MoeShape,
@@ -274,7 +264,7 @@ pub fn run_on(
 ) -> Result<BenchResult, String> {
     let sw = Stopwatch::start();
     let keep = crate::suite::first_chip_keeps_link;
-    let r = run_keeping(chip, topo, &SHAPE, order, chip::whole_chip_trace(trace), &keep)?;
+    let r = run(chip, topo, &SHAPE, order, chip::whole_chip_trace(trace), &keep)?;
     let (wall_s, cpu_s) = sw.elapsed();
     let headline = headline(&r, chip, &SHAPE)?;
     let speed = Speed::of(&r.sim, wall_s, cpu_s);

@@ -125,20 +125,9 @@ pub struct TpDecl {
 }
 
 /// Builds and runs the TP matmul over the first `n` chips of `topo` (chips of one server
-/// first), each a `chip`.
+/// first), each a `chip`, keeping statistics only for the links `keep_links` accepts (by
+/// name; `&|_| true` for every link's).
 pub fn run(
-    chip: &Chip,
-    topo: &Topology,
-    s: &TpShape,
-    n: u32,
-    order: TickOrder,
-    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
-) -> Result<TpRun, String> {
-    run_keeping(chip, topo, s, n, order, trace, &|_| true)
-}
-
-/// [`run`], with statistics kept only for the links `keep_links` accepts (by name).
-pub fn run_keeping(
     chip: &Chip,
     topo: &Topology,
     s: &TpShape,
@@ -371,7 +360,7 @@ pub fn run_on(
         .ok_or_else(|| format!("{name}: expected tp-matmul-N with N a chip count (2..={})", topo.chips))?;
     let sw = Stopwatch::start();
     let keep = crate::suite::first_chip_keeps_link;
-    let r = run_keeping(chip, topo, &SHAPE, n, order, chip::whole_chip_trace(trace), &keep)?;
+    let r = run(chip, topo, &SHAPE, n, order, chip::whole_chip_trace(trace), &keep)?;
     let (wall_s, cpu_s) = sw.elapsed();
     let headline = headline(&r, chip, topo, &SHAPE, n)?;
     if let Some(dir) = plots {
