@@ -308,8 +308,8 @@ impl SimBuilder {
                 busy_until: Time::ZERO,
                 in_active: false,
                 out_active: false,
-                record: true,
-                hooked: false,
+                wants: false,
+                flags: Timing::RECORD,
                 cut: Cut::Local,
             };
             let pace = Pace {

@@ -23,8 +23,9 @@ impl ComponentId {
 pub enum Activity {
     /// Tick me again on my next edge.
     Busy,
-    /// Nothing to do until a message arrives on one of my inputs, a credit returns on an output
-    /// I am blocked on (no credits left, or bandwidth busy), or a timer I set expires.
+    /// Nothing to do until a message arrives on one of my inputs, an output I was refused on
+    /// (no credits left, or bandwidth busy, when I sent or asked) can take a message again,
+    /// or a timer I set expires.
     Idle,
 }
 
@@ -35,7 +36,9 @@ pub enum Activity {
 /// touch any other component's state (links are the only way state crosses components). It
 /// returns [`Activity::Idle`] only when nothing it could do now would change anything; the
 /// kernel then stops ticking it (it costs nothing) until an input message arrives, a credit
-/// returns on an output that had none, or a timer it set expires. A component that leaves
+/// returns on an output it was refused on (a refused [`Ctx::send`], [`Ctx::can_send`] false,
+/// or [`Ctx::credits`] 0, since its last send on that output), or a timer it set expires: a
+/// component with something to send asks. A component that leaves
 /// arrived messages unread while idle must be waiting for one of those; otherwise it is stuck
 /// and the deadlock detector reports it.
 pub trait Component: std::any::Any {

@@ -128,7 +128,7 @@ impl<'a> Ctx<'a> {
         }
         let (at, msg) = link.buf.pop_front()?;
         let back = now + link.timing.credit_latency;
-        let record = link.timing.record;
+        let record = link.timing.record();
         if record {
             link.stats.wait_ps.record(now.since(at).as_ps());
         }
@@ -145,7 +145,7 @@ impl<'a> Ctx<'a> {
         // possibly blocked nor looked up (its scheduling state is elsewhere in memory).
         link.timing.refresh(now);
         let src_active = link.timing.activates_out();
-        if link.timing.hooked {
+        if link.timing.hooked() {
             if let Some(h) = link.hook.as_mut() {
                 h.received(now, msg.trace_bits());
             }
@@ -154,7 +154,8 @@ impl<'a> Ctx<'a> {
             link.stats.occupancy.set(now, link.buf.len() as u64);
         }
         let src = link.timing.src.0;
-        let blocked = link.timing.credits == 0 && self.core.sched.meta[src as usize].state == State::Asleep;
+        let blocked =
+            link.timing.wants && link.timing.credits == 0 && self.core.sched.meta[src as usize].state == State::Asleep;
         self.core.progress += 1;
         self.core.in_links -= 1;
         if src_active {
@@ -227,7 +228,15 @@ impl<'a> Ctx<'a> {
     pub fn can_send<T: Payload>(&mut self, port: OutPort<T>) -> bool {
         let now = self.core.now;
         let link = self.core.links.state::<T>(port.r);
-        link.timing.can_send(&link.pace, now)
+        if link.timing.can_send(&link.pace, now) {
+            return true;
+        }
+        if link.timing.refused() {
+            self.core.sched.meta[self.comp as usize]
+                .active_out
+                .push(ActiveLink { arena: port.r.arena, slot: port.r.slot });
+        }
+        false
     }
 
     /// Credits the sender holds on `port` now.
@@ -235,7 +244,13 @@ impl<'a> Ctx<'a> {
         let now = self.core.now;
         let t = &mut self.core.links.state::<T>(port.r).timing;
         t.refresh(now);
-        t.credits
+        let credits = t.credits;
+        if credits == 0 && t.refused() {
+            self.core.sched.meta[self.comp as usize]
+                .active_out
+                .push(ActiveLink { arena: port.r.arena, slot: port.r.slot });
+        }
+        credits
     }
 
     /// Sends `msg` on `port`. It becomes visible to the receiver after the link latency.
@@ -248,18 +263,19 @@ impl<'a> Ctx<'a> {
         let link = self.core.links.state::<T>(r);
         debug_assert_eq!(link.timing.src.0, self.comp, "port used by a component that does not own it");
         if !link.timing.can_send(&link.pace, now) {
-            if link.timing.record {
+            if link.timing.record() {
                 link.stats.refused += 1;
+            }
+            if link.timing.refused() {
+                self.core.sched.meta[self.comp as usize].active_out.push(ActiveLink { arena: r.arena, slot: r.slot });
             }
             return Err(Blocked(msg));
         }
         let bytes = msg.size_bytes();
         let bits = if self.core.trace.is_some() { msg.trace_bits() } else { 0 };
         let arrival = link.timing.spend(&mut link.pace, now, bytes);
-        if link.timing.activates_out() {
-            self.core.sched.meta[self.comp as usize].active_out.push(ActiveLink { arena: r.arena, slot: r.slot });
-        }
-        let record = link.timing.record;
+        link.timing.wants = false;
+        let record = link.timing.record();
         if record {
             link.stats.msgs += 1;
             link.stats.bytes += u64::from(bytes);
@@ -272,7 +288,7 @@ impl<'a> Ctx<'a> {
             return Ok(());
         }
         debug_assert!(link.buf.back().is_none_or(|(a, _)| *a <= arrival), "arrivals on a link never decrease");
-        if link.timing.hooked {
+        if link.timing.hooked() {
             if let Some(h) = link.hook.as_mut() {
                 h.sent(arrival, msg.trace_bits());
             }
@@ -439,6 +455,74 @@ mod tests {
         let mut sim = b.build().unwrap();
         sim.run_until_idle(Dur::from_ns(1_000)).unwrap();
         (sim, left, ia, ib)
+    }
+
+    /// Sends one message on `x` and one on `y` (depth 1 each) at cycle 0; with `ask`, wants
+    /// a second on `x` (refused at cycle 0, sent when `can_send` allows). Records its ticks.
+    struct Eager {
+        x: OutPort<u64>,
+        y: OutPort<u64>,
+        ask: bool,
+        second_sent: bool,
+        ticks: Rc<RefCell<Vec<u64>>>,
+    }
+    impl Component for Eager {
+        fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
+            self.ticks.borrow_mut().push(cx.cycle().0);
+            if cx.cycle().0 == 0 {
+                cx.send(self.x, 1).expect("a credit");
+                cx.send(self.y, 2).expect("a credit");
+                if self.ask {
+                    assert!(cx.send(self.x, 3).is_err(), "depth 1: no second credit");
+                }
+            } else if self.ask && !self.second_sent && cx.can_send(self.x) {
+                cx.send(self.x, 3).expect("a credit");
+                self.second_sent = true;
+            }
+            Activity::Idle
+        }
+    }
+
+    /// Takes everything from cycle 10 on; counts it.
+    struct Late {
+        x: InPort<u64>,
+        y: InPort<u64>,
+        got: Rc<RefCell<u64>>,
+    }
+    impl Component for Late {
+        fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
+            if cx.cycle().0 < 10 {
+                cx.wake_at(cx.clock().edge(10));
+                return Activity::Idle;
+            }
+            while cx.recv(self.x).is_some() || cx.recv(self.y).is_some() {
+                *self.got.borrow_mut() += 1;
+            }
+            Activity::Idle
+        }
+    }
+
+    #[test]
+    fn a_sender_is_woken_by_a_freed_output_only_if_it_was_refused_there() {
+        let run = |ask: bool| {
+            let mut b = SimBuilder::new();
+            let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
+            let (p, c) = (b.reserve("p", clk).unwrap(), b.reserve("c", clk).unwrap());
+            let spec = LinkSpec::default().depth(1);
+            let (ox, ix) = b.link::<u64>(p, "x", c, "x", spec).unwrap();
+            let (oy, iy) = b.link::<u64>(p, "y", c, "y", spec).unwrap();
+            let (ticks, got) = (Rc::new(RefCell::new(Vec::new())), Rc::new(RefCell::new(0)));
+            b.install(p, Eager { x: ox, y: oy, ask, second_sent: false, ticks: ticks.clone() }).unwrap();
+            b.install(c, Late { x: ix, y: iy, got: got.clone() }).unwrap();
+            let mut sim = b.build().unwrap();
+            sim.run_until_idle(Dur::from_ns(1_000)).unwrap();
+            let ticks = ticks.borrow().clone();
+            let got = *got.borrow();
+            (ticks, got)
+        };
+        // Credits come back at cycle 11 (received at 10, one cycle of credit latency).
+        assert_eq!(run(true), (vec![0, 11], 3), "refused on x: woken when x frees, then sends");
+        assert_eq!(run(false), (vec![0], 2), "never refused: the freed outputs wake nobody");
     }
 
     #[test]

@@ -362,11 +362,13 @@ pub(crate) struct Timing {
     pub in_active: bool,
     /// In the sender's active outputs (`Meta::active_out`).
     pub out_active: bool,
-    /// Whether the link keeps its statistics ([`LinkStats`]); false for links a serial run
-    /// was told to leave out of its reports ([`crate::SimBuilder::keep_link_stats_where`]).
-    pub record: bool,
-    /// Whether a swap-in hook sees the link ([`LinkState::hook`] is set).
-    pub hooked: bool,
+    /// The sender was refused (a refused send, `can_send` false, or no credits when asked)
+    /// since its last send: only such a sender is woken when the link can take a message
+    /// again. A sender that never asked has nothing to send on it.
+    pub wants: bool,
+    /// [`Timing::RECORD`] and [`Timing::HOOKED`] (one byte, so the timing stays within the
+    /// link's first two cache lines).
+    pub flags: u8,
     /// Whether partitioning cut this link, and which side this simulation holds.
     pub cut: Cut,
 }
@@ -470,6 +472,24 @@ pub(crate) enum Cut {
 }
 
 impl Timing {
+    /// Flag: the link keeps its statistics ([`LinkStats`]); clear for links a serial run was
+    /// told to leave out of its reports ([`crate::SimBuilder::keep_link_stats_where`]).
+    pub const RECORD: u8 = 1;
+    /// Flag: a swap-in hook sees the link ([`LinkState::hook`] is set).
+    pub const HOOKED: u8 = 2;
+
+    /// Whether the link keeps its statistics.
+    #[inline]
+    pub fn record(&self) -> bool {
+        self.flags & Timing::RECORD != 0
+    }
+
+    /// Whether a swap-in hook sees the link.
+    #[inline]
+    pub fn hooked(&self) -> bool {
+        self.flags & Timing::HOOKED != 0
+    }
+
     /// Folds credit returns that are visible at `now`.
     #[inline]
     pub fn refresh(&mut self, now: Time) {
@@ -520,7 +540,7 @@ impl Timing {
     /// credit return pushed: it may now be blocked until a later time, and is not listed yet.
     #[inline]
     pub fn activates_out(&mut self) -> bool {
-        let may_block = self.credits == 0 || matches!(self.bandwidth, Bandwidth::BytesPerCycle(_));
+        let may_block = self.wants && (self.credits == 0 || matches!(self.bandwidth, Bandwidth::BytesPerCycle(_)));
         if may_block && !self.out_active {
             self.out_active = true;
             return true;
@@ -528,8 +548,20 @@ impl Timing {
         false
     }
 
-    /// The earliest pending credit return after `now`, if the sender has no credits now.
+    /// The sender was refused at `now`: it waits for the link. True when the link must join
+    /// the sender's active outputs (it is not listed yet).
+    #[inline]
+    pub fn refused(&mut self) -> bool {
+        self.wants = true;
+        !std::mem::replace(&mut self.out_active, true)
+    }
+
+    /// The earliest time after `now` the link may take a message again, if its sender was
+    /// refused and cannot send now (NEVER otherwise).
     pub fn blocked_until(&mut self, now: Time) -> Time {
+        if !self.wants {
+            return Time::NEVER;
+        }
         self.refresh(now);
         if self.credits > 0 {
             if now < self.busy_until {
@@ -768,17 +800,17 @@ impl<T: Payload> ErasedArena for Arena<T> {
         &self.links[slot as usize].stats
     }
     fn records(&self, slot: u32) -> bool {
-        self.links[slot as usize].timing.record
+        self.links[slot as usize].timing.record()
     }
     fn unrecord(&mut self, slot: u32) {
         let link = &mut self.links[slot as usize];
-        link.timing.record = false;
+        link.timing.flags &= !Timing::RECORD;
         link.stats = LinkStats::default();
     }
     fn set_hook(&mut self, slot: u32, hook: Box<dyn LinkHook>) {
         let link = &mut self.links[slot as usize];
         link.hook = Some(hook);
-        link.timing.hooked = true;
+        link.timing.flags |= Timing::HOOKED;
     }
     fn reserve(&mut self, slot: u32, depth: u32) {
         let buf = &mut self.links[slot as usize].buf;

@@ -162,7 +162,7 @@ impl Simulation {
             let src = t.src.0;
             // Credits held just before `now` (every imported return is at `now` or later).
             t.refresh(Time::from_ps(now.as_ps().saturating_sub(1)));
-            if t.credits == 0 {
+            if t.wants && t.credits == 0 {
                 let first = t.returns.first();
                 if !first.is_never() && self.core.sched.meta[src as usize].state == State::Asleep {
                     self.core.sched.arm(src, first);
