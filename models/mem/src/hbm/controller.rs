@@ -138,10 +138,20 @@ pub trait BankHook {
 pub struct PcController {
     state: TimingState,
     open: Vec<u32>,
+    /// Windowed schedulers only (empty otherwise): the read and write queues in arrival
+    /// order, which such a scheduler scans (the record of what is queued is `by_bank`).
     reads: VecDeque<Entry>,
     writes: VecDeque<Entry>,
+    /// The scheduler sees a window of the queue (`reads` and `writes` are kept).
+    windowed: bool,
     write_mode: bool,
     refresh: Option<Box<dyn RefreshPolicy>>,
+    /// The policy's `next_due(false)` and `next_due(true)` (u64::MAX without a policy), kept
+    /// here so that asking whether a refresh is due, which every plan does, reads no policy
+    /// (a separate allocation per controller: a cache miss each) until one is.
+    refresh_at: [u64; 2],
+    /// The policy's `depends_on_load` (fixed).
+    load_dependent: bool,
     /// The refresh policy holds up the whole pseudo-channel while a refresh is due.
     hold: bool,
     /// Set by the channel under a holding policy: a refresh of the channel is due (so this
@@ -150,7 +160,7 @@ pub struct PcController {
     channel_held: bool,
     refresh_turn: bool,
     seq: u64,
-    /// The read and write queues indexed by bank (derived from `reads` and `writes`).
+    /// The read and write queues, indexed by bank.
     by_bank: [BankQueue; 2],
     /// Per bank: row hits within a windowed scheduler's window (the scan path's scratch).
     hits: Vec<u16>,
@@ -170,20 +180,26 @@ pub struct PcController {
 
 impl PcController {
     /// An idle controller with every bank closed.
-    pub fn new(org: &Organization, refresh: Option<Box<dyn RefreshPolicy>>, cfg: &ControllerConfig) -> PcController {
+    pub fn new(sh: &Shared, refresh: Option<Box<dyn RefreshPolicy>>) -> PcController {
+        let (org, cfg) = (&sh.org, &sh.cfg);
         let banks = org.banks_per_pc() as usize;
+        let windowed = sh.window != usize::MAX;
+        let order = |n: u32| if windowed { VecDeque::with_capacity(n as usize) } else { VecDeque::new() };
         PcController {
             state: TimingState::new(org),
             open: vec![CLOSED; banks],
-            reads: VecDeque::with_capacity(cfg.read_queue as usize),
-            writes: VecDeque::with_capacity(cfg.write_queue as usize),
+            reads: order(cfg.read_queue),
+            writes: order(cfg.write_queue),
+            windowed,
+            refresh_at: refresh_at(refresh.as_deref()),
+            load_dependent: refresh.as_ref().is_some_and(|r| r.depends_on_load()),
             write_mode: false,
             hold: refresh.as_ref().is_some_and(|r| r.holds_pseudo_channel()),
             channel_held: false,
             refresh_turn: true,
             refresh,
             seq: 0,
-            by_bank: [BankQueue::new(banks), BankQueue::new(banks)],
+            by_bank: [BankQueue::new(banks, cfg.read_queue as usize), BankQueue::new(banks, cfg.write_queue as usize)],
             hits: vec![0; banks],
             part: vec![(Command::Ref, 0); banks],
             opened: vec![2; banks],
@@ -201,15 +217,15 @@ impl PcController {
     /// True if a request of this kind fits in its queue.
     pub fn can_accept(&self, write: bool, cfg: &ControllerConfig) -> bool {
         if write {
-            self.writes.len() < cfg.write_queue as usize
+            self.by_bank[1].total() < cfg.write_queue as usize
         } else {
-            self.reads.len() < cfg.read_queue as usize
+            self.by_bank[0].total() < cfg.read_queue as usize
         }
     }
 
     /// Requests queued (both queues).
     pub fn queued(&self) -> usize {
-        self.reads.len() + self.writes.len()
+        self.by_bank[0].total() + self.by_bank[1].total()
     }
 
     /// True if requests are queued (what a load-dependent refresh policy looks at).
@@ -219,7 +235,7 @@ impl PcController {
 
     /// True if the refresh policy's due refresh depends on whether requests are queued.
     fn load_dependent(&self) -> bool {
-        self.refresh.as_ref().is_some_and(|r| r.depends_on_load())
+        self.load_dependent
     }
 
     /// The row open in flat bank `bank`, if any.
@@ -236,7 +252,17 @@ impl PcController {
 
     /// True if this pseudo-channel's own refresh is due at `now`.
     pub(crate) fn refresh_due(&self, now: u64) -> bool {
-        self.refresh.as_ref().is_some_and(|r| r.due(now, self.busy()).is_some())
+        self.own_due(now).is_some()
+    }
+
+    /// The own refresh policy's due refresh at `now`.
+    #[inline]
+    fn own_due(&self, now: u64) -> Option<RefreshDue> {
+        let busy = self.busy();
+        if now < self.refresh_at[usize::from(busy)] {
+            return None; // (the policy contract: due exactly from `next_due`)
+        }
+        self.refresh.as_ref().and_then(|r| r.due(now, busy))
     }
 
     /// The channel's refresh state under a holding policy: `held`, some refresh of the
@@ -250,7 +276,7 @@ impl PcController {
     /// The refresh that holds requests at `now`: the own due one, or under a holding policy
     /// a stand-in for another pseudo-channel's (a bank no request has).
     fn holding_due(&self, now: u64) -> Option<RefreshDue> {
-        let own = self.refresh.as_ref().and_then(|r| r.due(now, self.busy()));
+        let own = self.own_due(now);
         if own.is_none() && self.channel_held {
             return Some(RefreshDue { cmd: Command::RefPb, bank: Some(u32::MAX) });
         }
@@ -299,6 +325,7 @@ impl PcController {
         if let Some(r) = self.refresh.as_mut() {
             r.shift(d);
         }
+        self.refresh_at = refresh_at(self.refresh.as_deref());
         self.last_account += d;
         for (c, p) in self.stats.commands.iter_mut().zip(per_period.commands) {
             *c += p * periods;
@@ -324,18 +351,14 @@ impl PcController {
         e.seq = self.seq;
         e.arrive = now;
         self.seq += 1;
-        let bank = e.b.bank as usize;
-        let q = Queued { seq: e.seq, arrive: e.arrive, row: e.row, col: e.col };
-        self.by_bank[usize::from(e.write)].push(bank, q, self.open[bank]);
-        if e.write {
-            self.writes.push_back(e);
-        } else {
-            self.reads.push_back(e);
+        self.by_bank[usize::from(e.write)].push(e, self.open[e.b.bank as usize]);
+        if self.windowed {
+            if e.write { &mut self.writes } else { &mut self.reads }.push_back(e);
         }
     }
 
     fn update_mode(&mut self, cfg: &ControllerConfig) {
-        let (r, w) = (self.reads.len(), self.writes.len());
+        let (r, w) = (self.by_bank[0].total(), self.by_bank[1].total());
         if self.write_mode {
             if w == 0 || (w <= cfg.write_low as usize && r > 0) {
                 self.write_mode = false;
@@ -380,7 +403,7 @@ impl PcController {
         self.account(now);
         self.update_mode(&sh.cfg);
         let mut plan = Plan { row: None, col: None, next: u64::MAX };
-        let due = self.refresh.as_ref().and_then(|r| r.due(now, self.busy()));
+        let due = self.own_due(now);
         if let Some(d) = due {
             // Under a holding policy a pseudo-channel waits for its turn; the channel plans
             // it again when an earlier one's refresh goes.
@@ -392,8 +415,8 @@ impl PcController {
                     plan.next = plan.next.min(at.max(now + 1));
                 }
             }
-        } else if let Some(r) = &self.refresh {
-            plan.next = plan.next.min(r.next_due(self.busy()));
+        } else {
+            plan.next = plan.next.min(self.refresh_at[usize::from(self.busy())]);
         }
         let due = if due.is_none() { self.holding_due(now) } else { due };
         if sh.window == usize::MAX {
@@ -454,13 +477,13 @@ impl PcController {
                 continue;
             }
             let hit = hits > 0;
-            let (cmd, first, count) = if hit {
-                (Self::column_cmd(sh, self.write_mode, hits), q.hit_head(bank), hits as usize)
+            let (cmd, first, several) = if hit {
+                (Self::column_cmd(sh, self.write_mode, hits), q.hit_head(bank), hits > 1)
             } else {
-                (cmd, q.head(bank), q.len(bank))
+                (cmd, q.head(bank), q.several(bank))
             };
             let ready = if hit { buses.1 } else { row_bus } && first.arrive < now;
-            if !ready || count > 1 {
+            if !ready || several {
                 plan.next = plan.next.min(now + 1);
             }
             if !ready {
@@ -571,7 +594,7 @@ impl PcController {
 
     /// Would the read/write mode flip if planned now?
     fn mode_would_flip(&self, cfg: &ControllerConfig) -> bool {
-        let (r, w) = (self.reads.len(), self.writes.len());
+        let (r, w) = (self.by_bank[0].total(), self.by_bank[1].total());
         if self.write_mode {
             w == 0 || (w <= cfg.write_low as usize && r > 0)
         } else {
@@ -705,6 +728,7 @@ impl PcController {
             if let Some(r) = self.refresh.as_mut() {
                 r.issued(now);
             }
+            self.refresh_at = refresh_at(self.refresh.as_deref());
         }
         let seq = c.seq?;
         // Row-buffer outcome, DRAMsim3-style: the first access after an ACT is a miss (a
@@ -715,10 +739,12 @@ impl PcController {
             _ => self.stats.row_hits += 1,
         }
         self.account(now);
-        let q = if self.write_mode { &mut self.writes } else { &mut self.reads };
-        let slot = crate::hbm::bankq::find_seq(q, seq, |e| e.seq).expect("the planned request is queued");
-        let e = q.remove(slot).expect("found");
-        self.by_bank[usize::from(e.write)].remove(bank, e.seq, self.open[bank]);
+        let e = self.by_bank[usize::from(self.write_mode)].remove(bank, seq, self.open[bank]);
+        if self.windowed {
+            let q = if self.write_mode { &mut self.writes } else { &mut self.reads };
+            let slot = crate::hbm::bankq::find_seq(q, seq, |e| e.seq).expect("the planned request is queued");
+            q.remove(slot);
+        }
         let done = now + if e.write { t.write_data_cycles() } else { t.read_data_cycles() } as u64;
         if e.write {
             self.stats.writes += 1;
@@ -734,4 +760,9 @@ impl PcController {
     pub fn settle(&mut self, now: u64) {
         self.account(now);
     }
+}
+
+/// A refresh policy's next due cycle when idle and when busy (u64::MAX for none).
+fn refresh_at(r: Option<&dyn RefreshPolicy>) -> [u64; 2] {
+    r.map_or([u64::MAX; 2], |r| [r.next_due(false), r.next_due(true)])
 }

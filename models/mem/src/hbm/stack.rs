@@ -443,7 +443,7 @@ impl HbmStack {
                 let phase = refresh::phase(name, c, p, cfg.org.channels, cfg.org.pseudo_channels, interval);
                 let pol =
                     refresh::by_name(name, t.refi, t.refi_pb, banks, phase).ok_or("controller.refresh: unknown")?;
-                v.push(PcController::new(&cfg.org, pol, &cfg.controller));
+                v.push(PcController::new(&sh, pol));
             }
             channels.push(Channel::new(v));
         }

@@ -36,7 +36,10 @@ pub trait RefreshPolicy: Send {
     /// Name used in configs.
     fn name(&self) -> &'static str;
     /// The refresh due at or before `now`, if any, given whether requests are queued (`busy`;
-    /// only a policy that [`RefreshPolicy::depends_on_load`] looks at it).
+    /// only a policy that [`RefreshPolicy::depends_on_load`] looks at it). Contract: it is
+    /// `Some` exactly when `now >= next_due(busy)` (the controller keeps `next_due` and asks
+    /// `due` only from then on), and only [`RefreshPolicy::issued`] and
+    /// [`RefreshPolicy::shift`] change either.
     fn due(&self, now: u64, busy: bool) -> Option<RefreshDue>;
     /// The cycle the next refresh falls due while `busy` stays as it is (u64::MAX if never).
     fn next_due(&self, busy: bool) -> u64;

@@ -33,7 +33,7 @@ fn choice(sh: &Shared, pc: &PcController, cmd: Command, (s, g, k): B) -> Choice 
 
 fn check(p: &Preset, pr: &Probe) {
     let sh = shared(p);
-    let mut pc = PcController::new(&sh.org, None, &sh.cfg);
+    let mut pc = PcController::new(&sh, None);
     for &(cmd, b, at) in &pr.setup {
         let c = choice(&sh, &pc, cmd, b);
         assert!(pc.still_legal(&sh, &c, at), "{} {}: setup {cmd:?} at {at} is illegal", p.name, pr.name);
@@ -183,7 +183,7 @@ fn every_timing_gate_is_tight_on_every_preset() {
 fn bank_state_gates_refuse_illegal_commands_at_any_time() {
     let p = &presets::HBM3_6400;
     let sh = shared(p);
-    let mut pc = PcController::new(&sh.org, None, &sh.cfg);
+    let mut pc = PcController::new(&sh, None);
     let rd = choice(&sh, &pc, Rd, (0, 0, 0));
     assert!(!pc.still_legal(&sh, &rd, 1 << 40), "RD to a closed bank");
     let act = choice(&sh, &pc, Act, (0, 0, 0));
