@@ -9,6 +9,7 @@
 
 use crate::hbm::command::{Command, CommandRecord};
 use crate::hbm::controller::{Choice, Completion, PcController, Shared};
+use trnsim_kernel::Histogram;
 
 /// A channel's controllers and command buses.
 pub struct Channel {
@@ -41,6 +42,8 @@ pub struct StepOut<'a> {
     pub record: bool,
     /// Completions, appended in issue order.
     pub completions: &'a mut Vec<Completion>,
+    /// Latencies of the completions (reads, writes), recorded as they issue.
+    pub latency: &'a mut [Histogram; 2],
 }
 
 impl Channel {
@@ -194,7 +197,7 @@ impl Channel {
         if out.record {
             Self::record(sh, &self.pcs[i], i, c, now, ids, out.commands);
         }
-        if let Some(done) = self.pcs[i].issue(sh, c, now) {
+        if let Some(done) = self.pcs[i].issue(sh, c, now, out.latency) {
             self.queued -= 1;
             out.completions.push(done);
         }

@@ -19,6 +19,7 @@ use crate::hbm::state::{BankRef, CompiledTable, TimingState};
 use crate::hbm::stats::PcStats;
 use crate::hbm::timing::TimingParams;
 use std::collections::VecDeque;
+use trnsim_kernel::Histogram;
 
 const CLOSED: u32 = u32::MAX;
 
@@ -684,8 +685,10 @@ impl PcController {
         bank_ok && self.state.earliest(&sh.table, c.cmd, c.b) <= now
     }
 
-    /// Issues `c` at `now`; returns the completion of a column command's request.
-    pub fn issue(&mut self, sh: &Shared, c: &Choice, now: u64) -> Option<Completion> {
+    /// Issues `c` at `now`; returns the completion of a column command's request, whose
+    /// latency (arrival to last data beat) goes to `latency` (reads, writes: the stack's, for
+    /// every pseudo-channel, so recording touches one histogram per stack, not one each).
+    pub fn issue(&mut self, sh: &Shared, c: &Choice, now: u64, latency: &mut [Histogram; 2]) -> Option<Completion> {
         self.state.issue(&sh.table, c.cmd, c.b, now);
         if let Some(h) = self.hook.as_mut() {
             let all = matches!(c.cmd, Command::PreAll | Command::Ref);
@@ -748,11 +751,10 @@ impl PcController {
         let done = now + if e.write { t.write_data_cycles() } else { t.read_data_cycles() } as u64;
         if e.write {
             self.stats.writes += 1;
-            self.stats.write_latency.record(done - e.arrive);
         } else {
             self.stats.reads += 1;
-            self.stats.read_latency.record(done - e.arrive);
         }
+        latency[usize::from(e.write)].record(done - e.arrive);
         Some(Completion { tag: e.tag, port: e.port, write: e.write, done })
     }
 

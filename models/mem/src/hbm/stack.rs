@@ -34,8 +34,8 @@ use crate::hbm::timing::TimingParams;
 use crate::hbm::{refresh, sched};
 use std::collections::VecDeque;
 use trnsim_kernel::{
-    Activity, Component, ComponentId, Ctx, Flow, InPort, InputIndex, OutPort, Payload, SimBuilder, StatsWriter,
-    TrackId, TrackKind,
+    Activity, Component, ComponentId, Ctx, Flow, Histogram, InPort, InputIndex, OutPort, Payload, SimBuilder,
+    StatsWriter, TrackId, TrackKind,
 };
 
 /// A memory request of one burst (the stack's access size).
@@ -328,6 +328,9 @@ pub struct HbmStack {
     done_writes: VecDeque<Completion>,
     cmds: Vec<CommandRecord>,
     fresh: Vec<Completion>,
+    /// Cycle fidelity: read and write latencies of every pseudo-channel (the controllers'
+    /// own statistics leave them empty; a report shows only the stack's sum).
+    latency: [Histogram; 2],
     sink: Option<Box<dyn CommandSink>>,
     tracks: Vec<PcTracks>,
     /// Command slices and every queue-depth change are traced (false: the summary tracks of
@@ -458,6 +461,7 @@ impl HbmStack {
             done_writes: VecDeque::new(),
             cmds: Vec::new(),
             fresh: Vec::new(),
+            latency: [Histogram::new(), Histogram::new()],
             sink: None,
             tracks: Vec::new(),
             trace_detail: true,
@@ -582,6 +586,8 @@ impl HbmStack {
         for (ci, pi) in self.pc_indices() {
             t.merge(self.pc_stats(ci, pi));
         }
+        t.read_latency.merge(&self.latency[0]);
+        t.write_latency.merge(&self.latency[1]);
         t
     }
 
@@ -839,7 +845,12 @@ impl HbmStack {
         while self.channels[ci].next < until {
             let ch = &mut self.channels[ci];
             let at = ch.next;
-            let out = &mut StepOut { commands: &mut self.cmds, completions: &mut self.fresh, record };
+            let out = &mut StepOut {
+                commands: &mut self.cmds,
+                completions: &mut self.fresh,
+                record,
+                latency: &mut self.latency,
+            };
             ch.step(&self.sh, at, ids, out);
             if self.cmds.len() >= CATCH_UP_CHUNK {
                 self.flush_commands(cx.as_deref_mut());

@@ -37,7 +37,7 @@ fn check(p: &Preset, pr: &Probe) {
     for &(cmd, b, at) in &pr.setup {
         let c = choice(&sh, &pc, cmd, b);
         assert!(pc.still_legal(&sh, &c, at), "{} {}: setup {cmd:?} at {at} is illegal", p.name, pr.name);
-        pc.issue(&sh, &c, at);
+        pc.issue(&sh, &c, at, &mut Default::default());
     }
     let c = choice(&sh, &pc, pr.probe.0, pr.probe.1);
     assert!(
@@ -187,7 +187,7 @@ fn bank_state_gates_refuse_illegal_commands_at_any_time() {
     let rd = choice(&sh, &pc, Rd, (0, 0, 0));
     assert!(!pc.still_legal(&sh, &rd, 1 << 40), "RD to a closed bank");
     let act = choice(&sh, &pc, Act, (0, 0, 0));
-    pc.issue(&sh, &act, 10);
+    pc.issue(&sh, &act, 10, &mut Default::default());
     assert!(!pc.still_legal(&sh, &act, 1 << 40), "ACT to an open bank");
     assert!(!pc.still_legal(&sh, &choice(&sh, &pc, Ref, (0, 0, 0)), 1 << 40), "REF with a bank open");
     let mut other_row = rd;
