@@ -148,6 +148,11 @@ pub(crate) struct Engine {
     idx: u32,
     ports: EnginePorts,
     queues: Vec<VecDeque<Part>>,
+    /// Per queue: its head part's `eligible` (NEVER when empty), beside the queues so that
+    /// asking which queues may start or when reads no queue's memory.
+    head_at: Vec<Time>,
+    /// Bit `q` set: `queues[q]`'s head part has no packets (`total == 0`).
+    head_empty: u64,
     /// Parts in `queues` without packets (`total == 0`), which `finish_empty_parts` completes.
     empty_parts: u32,
     /// Bit `q` set: `queues[q]` holds a part.
@@ -180,6 +185,8 @@ impl Engine {
             idx,
             ports,
             queues: (0..p.queues).map(|_| VecDeque::new()).collect(),
+            head_at: vec![Time::NEVER; p.queues as usize],
+            head_empty: 0,
             queued: 0,
             empty_parts: 0,
             nonempty: 0,
@@ -207,6 +214,9 @@ impl Engine {
     pub fn enqueue(&mut self, q: usize, part: Part) {
         self.empty_parts += u32::from(part.total == 0);
         self.queues[q].push_back(part);
+        if self.nonempty & (1 << q) == 0 {
+            self.new_head(q);
+        }
         self.nonempty |= 1 << q;
         self.queued += 1;
         self.poked = true;
@@ -275,10 +285,9 @@ impl Engine {
         while m != 0 {
             let q = m.trailing_zeros() as usize;
             m &= m - 1;
-            if let Some(h) = self.queues[q].front() {
-                if h.eligible > now && (can_start || h.total == 0) {
-                    t = t.min(h.eligible);
-                }
+            let eligible = self.head_at[q];
+            if eligible > now && (can_start || self.head_empty & (1 << q) != 0) {
+                t = t.min(eligible);
             }
         }
         t
@@ -307,14 +316,33 @@ impl Engine {
         }
     }
 
+    /// Notes queue `q`'s head part (after its head changed) in `head_at` and `head_empty`.
+    fn new_head(&mut self, q: usize) {
+        let (at, empty) = self.queues[q].front().map_or((Time::NEVER, false), |h| (h.eligible, h.total == 0));
+        self.head_at[q] = at;
+        if empty {
+            self.head_empty |= 1 << q;
+        } else {
+            self.head_empty &= !(1 << q);
+        }
+    }
+
     /// Queues whose head part may start a packet now, as a bit mask.
     fn ready(&self, now: Time) -> u64 {
+        debug_assert!(
+            self.queues.iter().enumerate().all(|(q, queue)| {
+                let f = queue.front();
+                self.head_at[q] == f.map_or(Time::NEVER, |h| h.eligible)
+                    && (self.head_empty & (1 << q) != 0) == f.is_some_and(|h| h.total == 0)
+            }),
+            "a queue's head is noted as it is"
+        );
         let mut m = 0;
         let mut left = self.nonempty;
         while left != 0 {
             let q = left.trailing_zeros() as usize;
             left &= left - 1;
-            if self.queues[q].front().is_some_and(|h| h.eligible <= now && h.total > 0) {
+            if self.head_at[q] <= now && self.head_empty & (1 << q) == 0 {
                 m |= 1 << q;
             }
         }
@@ -331,6 +359,7 @@ impl Engine {
             head.next += 1;
             if head.next == head.total {
                 self.queues[q].pop_front();
+                self.new_head(q);
                 if self.queues[q].is_empty() {
                     self.nonempty &= !(1 << q);
                 }
@@ -372,6 +401,7 @@ impl Engine {
                     break;
                 }
                 self.queues[q].pop_front();
+                self.new_head(q);
                 if self.queues[q].is_empty() {
                     self.nonempty &= !(1 << q);
                 }
