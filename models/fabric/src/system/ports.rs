@@ -65,7 +65,7 @@ impl Ports {
                 bytes_per_cycle,
                 free: 0,
                 next_send: 0,
-                queue: VecDeque::with_capacity(64),
+                queue: VecDeque::new(),
                 track: None,
                 packets: 0,
                 bytes: 0,
