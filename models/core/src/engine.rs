@@ -457,8 +457,13 @@ impl Component for EngineUnit {
         let now = cx.cycle().0;
         self.receive(cx, now);
         self.progress(cx, now);
+        // Issuing only appends to `inflight`; progress looks only at it, and its first pass
+        // left nothing it could do again: a second pass is needed only for what was issued.
+        let before = self.inflight.len();
         while self.issue(cx, now) {}
-        self.progress(cx, now);
+        if self.inflight.len() != before {
+            self.progress(cx, now);
+        }
         if self.finished() {
             return Activity::Idle;
         }
