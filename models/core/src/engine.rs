@@ -116,6 +116,11 @@ pub struct EngineUnit {
     /// Flow of the signal that released the last wait, ended by the next data instruction.
     released_by: u64,
     inflight: VecDeque<InFlight>,
+    /// No cycle before this one has work for `progress`: every in-flight instruction it could
+    /// act on (reads back, interval over) or retire (done at the front) gets there no
+    /// earlier. Lowered when reads come back, writes complete or an instruction without
+    /// reads issues; recomputed by each pass.
+    next_progress: u64,
     halted: bool,
     next_tag: u64,
     dma_seq: u64,
@@ -140,6 +145,7 @@ impl EngineUnit {
             waiting: None,
             released_by: 0,
             inflight: VecDeque::new(),
+            next_progress: u64::MAX,
             halted: false,
             next_tag: 0,
             dma_seq: 0,
@@ -185,8 +191,14 @@ impl EngineUnit {
             if f.write_sent {
                 f.writes_left -= 1;
                 f.done = f.writes_left == 0;
+                if f.done {
+                    self.next_progress = 0; // it may retire
+                }
             } else {
                 f.reads_left -= 1;
+                if f.reads_left == 0 {
+                    self.next_progress = self.next_progress.min(f.ready_at);
+                }
                 if f.inputs.len() <= k {
                     f.inputs.resize(k + 1, Vec::new());
                 }
@@ -198,12 +210,20 @@ impl EngineUnit {
     /// Sends writes of instructions whose reads are back and whose interval has passed;
     /// completes instructions without outputs.
     fn progress(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        if now < self.next_progress {
+            return;
+        }
+        let mut next = u64::MAX;
         for i in 0..self.inflight.len() {
             let (reads_left, ready_at, write_sent, done) = {
                 let f = &self.inflight[i];
                 (f.reads_left, f.ready_at, f.write_sent, f.done)
             };
-            if done || write_sent || reads_left > 0 || ready_at > now {
+            if done || write_sent || reads_left > 0 {
+                continue;
+            }
+            if ready_at > now {
+                next = next.min(ready_at);
                 continue;
             }
             let instr = self.stream.instrs[self.inflight[i].index];
@@ -241,6 +261,7 @@ impl EngineUnit {
             let f = self.inflight.pop_front().expect("front");
             self.retire(cx, f, now);
         }
+        self.next_progress = next;
     }
 
     fn retire(&mut self, cx: &mut Ctx<'_>, f: InFlight, now: u64) {
@@ -430,6 +451,9 @@ impl EngineUnit {
             self.stats.issues.push(now);
         }
         let start = cx.now();
+        if inputs.is_empty() {
+            self.next_progress = self.next_progress.min(now + ii);
+        }
         self.inflight.push_back(InFlight {
             tag,
             index: self.pc,
