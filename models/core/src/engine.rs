@@ -399,10 +399,6 @@ impl EngineUnit {
     }
 
     fn issue_data(&mut self, cx: &mut Ctx<'_>, instr: Instr, now: u64) -> bool {
-        let inputs = exec::inputs(&instr);
-        if self.hazard(&inputs) {
-            return false;
-        }
         let is_ls = matches!(instr, Instr::LoadStationary { .. });
         let is_mm = matches!(instr, Instr::MultiplyMoving { .. });
         if is_ls {
@@ -411,6 +407,11 @@ impl EngineUnit {
                 return false;
             }
         } else if now < self.next_issue {
+            return false;
+        }
+        // (After the cheaper checks: the hazard scan reads every instruction in flight.)
+        let inputs = exec::inputs(&instr);
+        if self.hazard(&inputs) {
             return false;
         }
         let mut m = 0;
