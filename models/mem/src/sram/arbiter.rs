@@ -16,9 +16,13 @@ use crate::sram::pattern::AccessPattern;
 pub(crate) const GROUPS: u32 = 16;
 
 /// Ports taken in one cycle, per (direction, bank), one byte per partition group (16 bytes:
-/// a `u128`), so a claim on every group of a mask is one addition. Lives on the stack.
+/// a `u128`), so a claim on every group of a mask is one addition. A memory keeps one and
+/// clears only the (direction, bank) cells a plan claimed (`used`), not all 2 KB.
+#[derive(Debug)]
 pub(crate) struct PortUse {
     taken: [u128; 2 * MAX_BANKS as usize],
+    /// Per direction: the banks whose cell may be non-zero.
+    used: [u64; 2],
 }
 
 /// `SPREAD[m]`: one in the lowest bit of byte `k` of a `u64` for every bit `k` of `m`.
@@ -57,7 +61,18 @@ fn over(x: u128, lanes: u128, ports: u32) -> bool {
 
 impl PortUse {
     pub(crate) fn new() -> PortUse {
-        PortUse { taken: [0; 2 * MAX_BANKS as usize] }
+        PortUse { taken: [0; 2 * MAX_BANKS as usize], used: [0; 2] }
+    }
+
+    /// Frees every port (as [`PortUse::new`] leaves them).
+    pub(crate) fn clear(&mut self) {
+        for w in [false, true] {
+            let mut m = std::mem::take(&mut self.used[usize::from(w)]);
+            while m != 0 {
+                self.taken[Self::slot(w, m.trailing_zeros())] = 0;
+                m &= m - 1;
+            }
+        }
     }
 
     fn slot(write: bool, bank: u32) -> usize {
@@ -73,6 +88,7 @@ impl PortUse {
             return false;
         }
         *t = after;
+        self.used[usize::from(write)] |= 1 << bank;
         true
     }
 
@@ -81,6 +97,7 @@ impl PortUse {
     pub(crate) fn claim_all(&mut self, write: bool, groups: u16, banks: u64, ports: u32) -> bool {
         let s = spread(groups);
         let mut fits = true;
+        self.used[usize::from(write)] |= banks;
         let mut rest = banks;
         while rest != 0 {
             let b = rest.trailing_zeros();

@@ -159,6 +159,8 @@ pub struct Sram {
     done: BinaryHeap<Reverse<(u64, u64, u32, u64)>>,
     fast: bool,
     hook: Option<HookSlot>,
+    /// Planning's port counts, cleared before each use (a plan reads `&self`).
+    ports_taken: std::cell::RefCell<PortUse>,
 }
 
 impl Sram {
@@ -193,6 +195,7 @@ impl Sram {
             done,
             fast: true,
             hook: None,
+            ports_taken: std::cell::RefCell::new(PortUse::new()),
         })
     }
 
@@ -387,7 +390,8 @@ impl Sram {
     }
 
     fn footprints_fit(&self, plan: &Plan) -> bool {
-        let mut used = PortUse::new();
+        let mut used = self.ports_taken.borrow_mut();
+        used.clear();
         plan.reqs[..plan.m].iter().all(|&ci| {
             let a = self.head(ci);
             used.claim_all(a.write, a.quarters, a.footprint, self.ports(a.write))
@@ -397,7 +401,8 @@ impl Sram {
     /// Grants this cycle's requests on their current banks, in priority order; if all are
     /// granted, extends the run while every one stays on its bank.
     fn grant_current_banks(&self, plan: &mut Plan) {
-        let mut used = PortUse::new();
+        let mut used = self.ports_taken.borrow_mut();
+        used.clear();
         let mut run = plan.k;
         for pos in 0..plan.m {
             let a = self.head(plan.reqs[pos]);
