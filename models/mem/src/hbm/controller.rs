@@ -151,7 +151,8 @@ pub struct PcController {
     /// here so that asking whether a refresh is due, which every plan does, reads no policy
     /// (a separate allocation per controller: a cache miss each) until one is.
     refresh_at: [u64; 2],
-    /// The policy's `depends_on_load` (fixed).
+    /// The policy's due refresh depends on whether requests are queued (its
+    /// `depends_on_load`, fixed).
     load_dependent: bool,
     /// The refresh policy holds up the whole pseudo-channel while a refresh is due.
     hold: bool,
@@ -232,11 +233,6 @@ impl PcController {
     /// True if requests are queued (what a load-dependent refresh policy looks at).
     fn busy(&self) -> bool {
         self.queued() > 0
-    }
-
-    /// True if the refresh policy's due refresh depends on whether requests are queued.
-    fn load_dependent(&self) -> bool {
-        self.load_dependent
     }
 
     /// The row open in flat bank `bank`, if any.
@@ -653,7 +649,7 @@ impl PcController {
             || matches!(c.cmd, Command::PreAll | Command::Ref | Command::RefPb)
             || window_moved
             || self.mode_would_flip(&sh.cfg)
-            || (self.load_dependent() && !self.busy())
+            || (self.load_dependent && !self.busy())
         {
             return now + 1; // (or the last request left: a load-dependent refresh may be due)
         }
@@ -665,7 +661,7 @@ impl PcController {
     /// taken before the cycle's commands are chosen, so a read/write mode change takes effect at
     /// `now` itself.
     pub fn next_after_arrival(&mut self, sh: &Shared, bank: u16, now: u64) -> u64 {
-        if self.mode_would_flip(&sh.cfg) || (self.load_dependent() && self.queued() == 1) {
+        if self.mode_would_flip(&sh.cfg) || (self.load_dependent && self.queued() == 1) {
             // The other queue's requests, or (the first request arrived) requests the idle
             // refresh held, may issue this very cycle.
             return now;

@@ -17,9 +17,11 @@ pub struct PcStats {
     pub row_conflicts: u64,
     /// Commands issued, by kind (index = `Command as usize`).
     pub commands: [u64; crate::hbm::Command::COUNT],
-    /// Read latency: arrival at the controller to last data beat.
+    /// Read latency: arrival at the controller to last data beat. Kept per stack, in
+    /// [`crate::hbm::HbmStack::totals`] only: a pseudo-channel's own statistics leave it empty
+    /// (in both fidelities; recording per pseudo-channel cost a cache miss per request).
     pub read_latency: Histogram,
-    /// Write latency: arrival to last data beat written.
+    /// Write latency: arrival to last data beat written (per stack, like `read_latency`).
     pub write_latency: Histogram,
     /// Sum over time of queued requests (both queues), for the mean depth.
     pub queue_area: u128,
