@@ -273,23 +273,32 @@ pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 /// Where a component writes its statistics at report time.
 pub struct StatsWriter<'a> {
     owner: &'a str,
-    /// None: a probe, which only notes whether anything was written (see
-    /// [`StatsWriter::probe`]).
-    report: Option<&'a mut StatsReport>,
+    dest: Dest<'a>,
     end: Time,
     wrote: bool,
+}
+
+/// Where a [`StatsWriter`]'s values go.
+enum Dest<'a> {
+    /// Nowhere: a probe, which only notes whether anything was written (see
+    /// [`StatsWriter::probe`]).
+    Probe,
+    /// The report, before the first value (the owner gets an entry only if it writes one).
+    Report(&'a mut StatsReport),
+    /// The owner's map in the report, found once at the first value.
+    Owner(&'a mut BTreeMap<String, StatValue>),
 }
 
 impl<'a> StatsWriter<'a> {
     /// A writer of `owner`'s statistics into `report`, taken at simulated time `end`.
     pub(crate) fn new(owner: &'a str, report: &'a mut StatsReport, end: Time) -> StatsWriter<'a> {
-        StatsWriter { owner, report: Some(report), end, wrote: false }
+        StatsWriter { owner, dest: Dest::Report(report), end, wrote: false }
     }
 
     /// A writer that keeps nothing and only notes whether the component wrote anything (a
     /// report that leaves an owner out still counts it, without building its statistics).
     pub(crate) fn probe(owner: &'a str, end: Time) -> StatsWriter<'a> {
-        StatsWriter { owner, report: None, end, wrote: false }
+        StatsWriter { owner, dest: Dest::Probe, end, wrote: false }
     }
 
     /// Whether anything was written through this writer.
@@ -300,7 +309,7 @@ impl<'a> StatsWriter<'a> {
     /// True if what is written is thrown away (the report leaves this owner out and only asks
     /// whether it has statistics): a component with many may stop after writing one.
     pub fn is_probe(&self) -> bool {
-        self.report.is_none()
+        matches!(self.dest, Dest::Probe)
     }
 
     /// The simulated time at which the report is taken (for rates).
@@ -310,12 +319,15 @@ impl<'a> StatsWriter<'a> {
     #[inline]
     fn put(&mut self, name: impl FnOnce() -> String, v: StatValue) {
         self.wrote = true;
-        let Some(report) = self.report.as_deref_mut() else { return };
-        // The owner's map is looked up first: its name is copied only for its first value.
-        match report.owners.get_mut(self.owner) {
-            Some(m) => m.insert(name(), v),
-            None => report.owners.entry(self.owner.to_string()).or_default().insert(name(), v),
-        };
+        if matches!(self.dest, Dest::Report(_)) {
+            // The first value: the owner's map is found (or made) once, not per value.
+            if let Dest::Report(report) = std::mem::replace(&mut self.dest, Dest::Probe) {
+                self.dest = Dest::Owner(report.owners.entry(self.owner.to_string()).or_default());
+            }
+        }
+        if let Dest::Owner(m) = &mut self.dest {
+            m.insert(name(), v);
+        }
     }
     /// An exact count; `name` should say the unit (e.g. "hops", "bytes").
     pub fn count(&mut self, name: &str, v: u64) {
