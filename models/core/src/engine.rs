@@ -211,6 +211,11 @@ impl EngineUnit {
     /// completes instructions without outputs.
     fn progress(&mut self, cx: &mut Ctx<'_>, now: u64) {
         if now < self.next_progress {
+            debug_assert!(
+                self.inflight.front().is_none_or(|f| !f.done)
+                    && self.inflight.iter().all(|f| f.done || f.write_sent || f.reads_left > 0 || f.ready_at > now),
+                "an in-flight instruction could move before the engine's next progress cycle"
+            );
             return;
         }
         let mut next = u64::MAX;
