@@ -258,9 +258,6 @@ pub struct FastStack {
     refresh: bool,
     pcs: Vec<Pc>,
     pcs_per_channel: u32,
-    /// Latencies of every pseudo-channel's reads and writes, in CK.
-    read_latency: Histogram,
-    write_latency: Histogram,
 }
 
 impl FastStack {
@@ -292,26 +289,13 @@ impl FastStack {
                 })
                 .collect(),
             pcs_per_channel: org.pseudo_channels,
-            read_latency: Histogram::new(),
-            write_latency: Histogram::new(),
         }
     }
 
     /// Counters of pseudo-channel `pc` of channel `ch` (its latency histograms are empty: the
-    /// fast model keeps latencies per stack, in [`FastStack::totals`]).
+    /// stack keeps latencies, see [`FastStack::serve`]).
     pub fn stats(&self, ch: u32, pc: u32) -> &PcStats {
         &self.pcs[(ch * self.pcs_per_channel + pc) as usize].stats
-    }
-
-    /// Statistics summed over every pseudo-channel, with the stack's latency histograms.
-    pub fn totals(&self) -> PcStats {
-        let mut t = PcStats::default();
-        for pc in &self.pcs {
-            t.merge(&pc.stats);
-        }
-        t.read_latency = self.read_latency.clone();
-        t.write_latency = self.write_latency.clone();
-        t
     }
 
     /// (As the cycle-level policies: the first refresh of a pseudo-channel falls one interval
@@ -357,8 +341,9 @@ impl FastStack {
     }
 
     /// Serves a request decoded to `loc` that arrives at cycle `arrive`; returns the cycle its
-    /// last data beat moves.
-    pub fn serve(&mut self, loc: &Location, write: bool, arrive: u64) -> u64 {
+    /// last data beat moves. Its latency goes to `latency` (reads, writes: the stack's, as the
+    /// cycle-level controllers record theirs).
+    pub fn serve(&mut self, loc: &Location, write: bool, arrive: u64, latency: &mut [Histogram; 2]) -> u64 {
         let t = &self.t;
         let flat = (loc.channel * self.pcs_per_channel + loc.pc) as usize;
         let group = loc.sid * self.bank_groups + loc.bank_group;
@@ -412,12 +397,12 @@ impl FastStack {
             bank.pre_ok = bank.pre_ok.max(done + u64::from(wr));
             pc.stats.writes += 1;
             pc.stats.commands[Command::Wr as usize] += 1;
-            self.write_latency.record(done - arrive);
+            latency[1].record(done - arrive);
         } else {
             bank.pre_ok = bank.pre_ok.max(col + u64::from(rtp));
             pc.stats.reads += 1;
             pc.stats.commands[Command::Rd as usize] += 1;
-            self.read_latency.record(done - arrive);
+            latency[0].record(done - arrive);
         }
         match kind {
             0 => pc.stats.row_misses += 1,

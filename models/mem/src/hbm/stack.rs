@@ -328,8 +328,8 @@ pub struct HbmStack {
     done_writes: VecDeque<Completion>,
     cmds: Vec<CommandRecord>,
     fresh: Vec<Completion>,
-    /// Cycle fidelity: read and write latencies of every pseudo-channel (the controllers'
-    /// own statistics leave them empty; a report shows only the stack's sum).
+    /// Read and write latencies of every pseudo-channel, in either fidelity (the
+    /// pseudo-channels' own statistics leave them empty; a report shows only the stack's sum).
     latency: [Histogram; 2],
     sink: Option<Box<dyn CommandSink>>,
     tracks: Vec<PcTracks>,
@@ -579,9 +579,6 @@ impl HbmStack {
 
     /// Statistics summed over every pseudo-channel.
     pub fn totals(&self) -> PcStats {
-        if let Some(f) = &self.fast {
-            return f.totals();
-        }
         let mut t = PcStats::default();
         for (ci, pi) in self.pc_indices() {
             t.merge(self.pc_stats(ci, pi));
@@ -659,13 +656,13 @@ impl HbmStack {
     fn serve_fast(&mut self, now: u64) {
         const CHUNK: usize = 256;
         let fast = self.fast.as_mut().expect("fast fidelity");
-        let (map, reqs, locs) = (&self.map, &mut self.fast_reqs, &mut self.burst_locs);
+        let (map, reqs, locs, latency) = (&self.map, &mut self.fast_reqs, &mut self.burst_locs, &mut self.latency);
         let mut walk = ChunkWalk::default();
         while next_chunk(&mut walk, map, reqs, locs, CHUNK) {
             std::hint::black_box(fast.touch(locs.iter().map(|(loc, _)| loc), now));
             for (loc, k) in locs.iter() {
                 let q = &mut reqs[*k];
-                q.done = q.done.max(fast.serve(loc, q.entry.2, now));
+                q.done = q.done.max(fast.serve(loc, q.entry.2, now, latency));
             }
         }
         for q in reqs.iter() {
