@@ -14,7 +14,8 @@
 
 use serde::Serialize;
 use trnsim_kernel::{
-    Activity, Component, Ctx, Frequency, InPort, LinkSpec, OutPort, SimBuilder, SimOptions, Simulation, StatsWriter,
+    Activity, Component, Ctx, Forward, Frequency, InPort, LinkSpec, OutPort, SimBuilder, SimOptions, Simulation,
+    StatsWriter,
 };
 
 /// One ring module.
@@ -26,17 +27,16 @@ pub struct RingModule {
 
 impl Component for RingModule {
     fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
-        if cx.peek(self.input).is_some() && cx.can_send(self.output) {
-            if let Some(v) = cx.recv(self.input) {
-                if cx.send(self.output, v.wrapping_add(1)).is_ok() {
-                    self.hops += 1;
+        match cx.forward(self.input, self.output, |v: u64| v.wrapping_add(1)) {
+            Forward::Moved { more } => {
+                self.hops += 1;
+                if more {
+                    Activity::Busy
+                } else {
+                    Activity::Idle
                 }
             }
-        }
-        if cx.peek(self.input).is_some() && cx.can_send(self.output) {
-            Activity::Busy
-        } else {
-            Activity::Idle
+            Forward::Empty | Forward::Blocked => Activity::Idle,
         }
     }
 

@@ -34,6 +34,39 @@ impl Links {
         let arena = unsafe { &mut *(erased as *mut dyn ErasedArena as *mut Arena<T>) };
         &mut arena.links[r.slot as usize]
     }
+
+    /// Two distinct links at once (`None` when `a` and `b` are the same link).
+    #[inline]
+    pub fn pair<T: Payload, U: Payload>(
+        &mut self,
+        a: LinkRef,
+        b: LinkRef,
+    ) -> Option<(&mut LinkState<T>, &mut LinkState<U>)> {
+        let (x, y) = (a.arena as usize, b.arena as usize);
+        assert!(
+            self.types[x] == std::any::TypeId::of::<Arena<T>>() && self.types[y] == std::any::TypeId::of::<Arena<U>>(),
+            "a port's payload type always matches its arena (ports are made by the builder)"
+        );
+        if x == y {
+            let erased: &mut dyn ErasedArena = self.arenas[x].as_mut();
+            // SAFETY: as in `state`: the arena at `x` is an `Arena<T>` (its TypeId was compared).
+            let arena = unsafe { &mut *(erased as *mut dyn ErasedArena as *mut Arena<T>) };
+            let [p, q] = arena.links.get_disjoint_mut([a.slot as usize, b.slot as usize]).ok()?;
+            // SAFETY: one arena holds one payload type, so `Arena<T>` and `Arena<U>` have the
+            // same TypeId (both were compared with the arena's): `T` and `U` are the same type.
+            let q = unsafe { &mut *(q as *mut LinkState<T> as *mut LinkState<U>) };
+            return Some((p, q));
+        }
+        let [ea, eb] = self.arenas.get_disjoint_mut([x, y]).ok()?;
+        // SAFETY: as in `state`, for each of two distinct arenas whose TypeIds were compared.
+        let (ta, tb) = unsafe {
+            (
+                &mut *(ea.as_mut() as *mut dyn ErasedArena as *mut Arena<T>),
+                &mut *(eb.as_mut() as *mut dyn ErasedArena as *mut Arena<U>),
+            )
+        };
+        Some((&mut ta.links[a.slot as usize], &mut tb.links[b.slot as usize]))
+    }
 }
 
 /// Kernel state shared by all components during a step.
@@ -71,6 +104,162 @@ impl Core {
         if t.activates_out() {
             let src = t.src.0;
             self.sched.meta[src as usize].active_out.push(ActiveLink { arena: r.arena, slot: r.slot });
+        }
+    }
+}
+
+/// What [`Ctx::forward`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Forward {
+    /// No message has arrived on the input.
+    Empty,
+    /// A message has arrived but the output cannot take it now (counted as a refusal).
+    Blocked,
+    /// One message moved; `more`: the next one has arrived and the output would take it now.
+    Moved {
+        /// Whether another move would succeed at this edge.
+        more: bool,
+    },
+}
+
+/// What a receive or a send changes besides its link: the kernel state but the links, so a
+/// component's tick can hold two links and this at once.
+pub(crate) struct Rest<'c> {
+    now: Time,
+    comp: u32,
+    sched: &'c mut Sched,
+    trace: &'c mut Option<Box<TraceState>>,
+    progress: &'c mut u64,
+    in_links: &'c mut u64,
+    credits_out: &'c mut Vec<Vec<(u32, Time)>>,
+}
+
+impl Core {
+    /// The links, and the rest of the kernel state as component `comp`'s sends and receives
+    /// change it.
+    #[inline(always)]
+    pub(crate) fn split(&mut self, comp: u32) -> (&mut Links, Rest<'_>) {
+        let rest = Rest {
+            now: self.now,
+            comp,
+            sched: &mut self.sched,
+            trace: &mut self.trace,
+            progress: &mut self.progress,
+            in_links: &mut self.in_links,
+            credits_out: &mut self.credits_out,
+        };
+        (&mut self.links, rest)
+    }
+}
+
+impl Rest<'_> {
+    /// [`Ctx::recv`] on `link` (at `r`).
+    #[inline(always)]
+    fn recv_on<T: Payload>(&mut self, link: &mut LinkState<T>, r: LinkRef) -> Option<T> {
+        let now = self.now;
+        debug_assert_eq!(link.timing.dst.0, self.comp, "port used by a component that does not own it");
+        if link.buf.head_at() > now {
+            return None; // empty, or the first message is still in flight
+        }
+        let (at, msg) = link.buf.pop_front()?;
+        let back = now + link.timing.credit_latency;
+        let record = link.timing.record();
+        if record {
+            link.stats.wait_ps.record(now.since(at).as_ps());
+        }
+        if let Cut::In { part } = link.timing.cut {
+            // The sender is in another partition: the credit travels there at the window's end.
+            link.recv_log.push(now);
+            self.credits_out[part as usize].push((r.id.0, back));
+            *self.progress += 1;
+            *self.in_links -= 1;
+            return Some(msg);
+        }
+        link.timing.returns.push_back(back);
+        // Credits already back are folded first: a sender with credits is neither listed as
+        // possibly blocked nor looked up (its scheduling state is elsewhere in memory).
+        link.timing.refresh(now);
+        let src_active = link.timing.activates_out();
+        if link.timing.hooked() {
+            if let Some(h) = link.hook.as_mut() {
+                h.received(now, msg.trace_bits());
+            }
+        }
+        if record {
+            link.stats.occupancy.set(now, link.buf.len() as u64);
+        }
+        let src = link.timing.src.0;
+        let blocked =
+            link.timing.wants && link.timing.credits == 0 && self.sched.meta[src as usize].state == State::Asleep;
+        *self.progress += 1;
+        *self.in_links -= 1;
+        if src_active {
+            self.sched.meta[src as usize].active_out.push(ActiveLink { arena: r.arena, slot: r.slot });
+        }
+        if blocked {
+            self.sched.arm(src, back);
+        }
+        if let Some(tr) = self.trace.as_deref_mut() {
+            tr.link_received(r.id.index());
+            tr.credit_returned(self.comp, r.id.index(), back);
+        }
+        Some(msg)
+    }
+
+    /// [`Ctx::can_send`] on `link` (at `r`).
+    #[inline(always)]
+    fn can_send_on<T: Payload>(&mut self, link: &mut LinkState<T>, r: LinkRef) -> bool {
+        if link.timing.can_send(&link.pace, self.now) {
+            return true;
+        }
+        if link.timing.refused() {
+            self.sched.meta[self.comp as usize].active_out.push(ActiveLink { arena: r.arena, slot: r.slot });
+        }
+        false
+    }
+
+    /// [`Ctx::send`] on `link` (at `r`), which [`Rest::can_send_on`] allowed at this edge.
+    #[inline(always)]
+    fn send_on<T: Payload>(&mut self, link: &mut LinkState<T>, r: LinkRef, msg: T) {
+        let now = self.now;
+        debug_assert_eq!(link.timing.src.0, self.comp, "port used by a component that does not own it");
+        let bytes = msg.size_bytes();
+        let bits = if self.trace.is_some() { msg.trace_bits() } else { 0 };
+        let arrival = link.timing.spend(&mut link.pace, now, bytes);
+        link.timing.wants = false;
+        let record = link.timing.record();
+        if record {
+            link.stats.msgs += 1;
+            link.stats.bytes += u64::from(bytes);
+        }
+        if let Cut::Out { .. } = link.timing.cut {
+            // The receiver is in another partition: the message travels there at the window's
+            // end (its arrival is at least one lookahead away, so it cannot be late).
+            link.out.push((now, arrival, msg));
+            *self.progress += 1;
+            return;
+        }
+        debug_assert!(link.buf.back().is_none_or(|(a, _)| *a <= arrival), "arrivals on a link never decrease");
+        if link.timing.hooked() {
+            if let Some(h) = link.hook.as_mut() {
+                h.sent(arrival, msg.trace_bits());
+            }
+        }
+        link.buf.push_back((arrival, msg));
+        if record {
+            link.stats.occupancy.set(now, link.buf.len() as u64);
+        }
+        let dst = link.timing.dst.0;
+        let credits = link.timing.credits;
+        let newly = !std::mem::replace(&mut link.timing.in_active, true);
+        *self.progress += 1;
+        *self.in_links += 1;
+        if newly {
+            self.sched.meta[dst as usize].active_in.push(ActiveLink { arena: r.arena, slot: r.slot });
+        }
+        self.sched.arm(dst, arrival);
+        if let Some(tr) = self.trace.as_deref_mut() {
+            tr.link_sent(self.comp, r.id.index(), now, credits, bits);
         }
     }
 }
@@ -119,56 +308,8 @@ impl<'a> Ctx<'a> {
     /// after the link's credit latency.
     #[inline]
     pub fn recv<T: Payload>(&mut self, port: InPort<T>) -> Option<T> {
-        let now = self.core.now;
-        let r = port.r;
-        let link = self.core.links.state::<T>(r);
-        debug_assert_eq!(link.timing.dst.0, self.comp, "port used by a component that does not own it");
-        if link.buf.head_at() > now {
-            return None; // empty, or the first message is still in flight
-        }
-        let (at, msg) = link.buf.pop_front()?;
-        let back = now + link.timing.credit_latency;
-        let record = link.timing.record();
-        if record {
-            link.stats.wait_ps.record(now.since(at).as_ps());
-        }
-        if let Cut::In { part } = link.timing.cut {
-            // The sender is in another partition: the credit travels there at the window's end.
-            link.recv_log.push(now);
-            self.core.credits_out[part as usize].push((r.id.0, back));
-            self.core.progress += 1;
-            self.core.in_links -= 1;
-            return Some(msg);
-        }
-        link.timing.returns.push_back(back);
-        // Credits already back are folded first: a sender with credits is neither listed as
-        // possibly blocked nor looked up (its scheduling state is elsewhere in memory).
-        link.timing.refresh(now);
-        let src_active = link.timing.activates_out();
-        if link.timing.hooked() {
-            if let Some(h) = link.hook.as_mut() {
-                h.received(now, msg.trace_bits());
-            }
-        }
-        if record {
-            link.stats.occupancy.set(now, link.buf.len() as u64);
-        }
-        let src = link.timing.src.0;
-        let blocked =
-            link.timing.wants && link.timing.credits == 0 && self.core.sched.meta[src as usize].state == State::Asleep;
-        self.core.progress += 1;
-        self.core.in_links -= 1;
-        if src_active {
-            self.core.sched.meta[src as usize].active_out.push(ActiveLink { arena: r.arena, slot: r.slot });
-        }
-        if blocked {
-            self.core.sched.arm(src, back);
-        }
-        if let Some(tr) = self.core.trace.as_deref_mut() {
-            tr.link_received(r.id.index());
-            tr.credit_returned(self.comp, r.id.index(), back);
-        }
-        Some(msg)
+        let (links, mut rest) = self.core.split(self.comp);
+        rest.recv_on(links.state::<T>(port.r), port.r)
     }
 
     /// This component's inputs that may hold a message, as keys ([`InPort::key`]): every
@@ -226,17 +367,8 @@ impl<'a> Ctx<'a> {
     /// limit allows it).
     #[inline(always)]
     pub fn can_send<T: Payload>(&mut self, port: OutPort<T>) -> bool {
-        let now = self.core.now;
-        let link = self.core.links.state::<T>(port.r);
-        if link.timing.can_send(&link.pace, now) {
-            return true;
-        }
-        if link.timing.refused() {
-            self.core.sched.meta[self.comp as usize]
-                .active_out
-                .push(ActiveLink { arena: port.r.arena, slot: port.r.slot });
-        }
-        false
+        let (links, mut rest) = self.core.split(self.comp);
+        rest.can_send_on(links.state::<T>(port.r), port.r)
     }
 
     /// Credits the sender holds on `port` now.
@@ -258,58 +390,76 @@ impl<'a> Ctx<'a> {
     /// reached this cycle.
     #[inline]
     pub fn send<T: Payload>(&mut self, port: OutPort<T>, msg: T) -> Result<(), Blocked<T>> {
-        let now = self.core.now;
-        let r = port.r;
-        let link = self.core.links.state::<T>(r);
-        debug_assert_eq!(link.timing.src.0, self.comp, "port used by a component that does not own it");
-        if !link.timing.can_send(&link.pace, now) {
+        let (links, mut rest) = self.core.split(self.comp);
+        let link = links.state::<T>(port.r);
+        if !rest.can_send_on(link, port.r) {
             if link.timing.record() {
                 link.stats.refused += 1;
             }
-            if link.timing.refused() {
-                self.core.sched.meta[self.comp as usize].active_out.push(ActiveLink { arena: r.arena, slot: r.slot });
-            }
             return Err(Blocked(msg));
         }
-        let bytes = msg.size_bytes();
-        let bits = if self.core.trace.is_some() { msg.trace_bits() } else { 0 };
-        let arrival = link.timing.spend(&mut link.pace, now, bytes);
-        link.timing.wants = false;
-        let record = link.timing.record();
-        if record {
-            link.stats.msgs += 1;
-            link.stats.bytes += u64::from(bytes);
-        }
-        if let Cut::Out { .. } = link.timing.cut {
-            // The receiver is in another partition: the message travels there at the window's
-            // end (its arrival is at least one lookahead away, so it cannot be late).
-            link.out.push((now, arrival, msg));
-            self.core.progress += 1;
-            return Ok(());
-        }
-        debug_assert!(link.buf.back().is_none_or(|(a, _)| *a <= arrival), "arrivals on a link never decrease");
-        if link.timing.hooked() {
-            if let Some(h) = link.hook.as_mut() {
-                h.sent(arrival, msg.trace_bits());
-            }
-        }
-        link.buf.push_back((arrival, msg));
-        if record {
-            link.stats.occupancy.set(now, link.buf.len() as u64);
-        }
-        let dst = link.timing.dst.0;
-        let credits = link.timing.credits;
-        let newly = !std::mem::replace(&mut link.timing.in_active, true);
-        self.core.progress += 1;
-        self.core.in_links += 1;
-        if newly {
-            self.core.sched.meta[dst as usize].active_in.push(ActiveLink { arena: r.arena, slot: r.slot });
-        }
-        self.core.sched.arm(dst, arrival);
-        if let Some(tr) = self.core.trace.as_deref_mut() {
-            tr.link_sent(self.comp, r.id.index(), now, credits, bits);
-        }
+        rest.send_on(link, port.r, msg);
         Ok(())
+    }
+
+    /// Moves the oldest message that has arrived on `input` to `output`, as `f` turns it,
+    /// when `output` would accept a send now: what [`Ctx::peek`], [`Ctx::can_send`],
+    /// [`Ctx::recv`] and [`Ctx::send`] do one after another, with one lookup of each link.
+    /// A message that waits while `output` cannot take it counts as a refusal, as
+    /// [`Ctx::can_send`] returning false does (the sender is woken when the link frees).
+    /// After a move, [`Forward::Moved`] says whether the next message has arrived and
+    /// `output` would take it now (if it would not, that too counts as a refusal).
+    #[inline]
+    pub fn forward<T: Payload, U: Payload>(
+        &mut self,
+        input: InPort<T>,
+        output: OutPort<U>,
+        f: impl FnOnce(T) -> U,
+    ) -> Forward {
+        let (links, mut rest) = self.core.split(self.comp);
+        let now = rest.now;
+        let Some((li, lo)) = links.pair::<T, U>(input.r, output.r) else {
+            return self.forward_one_link(input, output, f);
+        };
+        if li.buf.head_at() > now {
+            return Forward::Empty;
+        }
+        if !rest.can_send_on(lo, output.r) {
+            return Forward::Blocked;
+        }
+        let Some(msg) = rest.recv_on(li, input.r) else {
+            return Forward::Empty;
+        };
+        rest.send_on(lo, output.r, f(msg));
+        let more = li.buf.head_at() <= now && rest.can_send_on(lo, output.r);
+        Forward::Moved { more }
+    }
+
+    /// [`Ctx::forward`] from a link to itself (a component looped back on itself): each step
+    /// looks the link up again.
+    #[cold]
+    fn forward_one_link<T: Payload, U: Payload>(
+        &mut self,
+        input: InPort<T>,
+        output: OutPort<U>,
+        f: impl FnOnce(T) -> U,
+    ) -> Forward {
+        let (links, mut rest) = self.core.split(self.comp);
+        let now = rest.now;
+        if links.state::<T>(input.r).buf.head_at() > now {
+            return Forward::Empty;
+        }
+        if !rest.can_send_on(links.state::<U>(output.r), output.r) {
+            return Forward::Blocked;
+        }
+        let Some(msg) = rest.recv_on(links.state::<T>(input.r), input.r) else {
+            return Forward::Empty;
+        };
+        // (The receive returns its credit a credit latency from now: the send stays allowed.)
+        rest.send_on(links.state::<U>(output.r), output.r, f(msg));
+        let more =
+            links.state::<T>(input.r).buf.head_at() <= now && rest.can_send_on(links.state::<U>(output.r), output.r);
+        Forward::Moved { more }
     }
 
     /// Ticks this component again at the first edge at or after `t` even if it goes idle.
@@ -500,6 +650,138 @@ mod tests {
             }
             Activity::Idle
         }
+    }
+
+    /// Sends 0, 1, 2, ... (`u32`) whenever its output takes one, up to `n`.
+    struct Source {
+        out: OutPort<u32>,
+        next: u32,
+        n: u32,
+    }
+    impl Component for Source {
+        fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
+            while self.next < self.n && cx.send(self.out, self.next).is_ok() {
+                self.next += 1;
+            }
+            if self.next < self.n {
+                cx.wake_after(Cycles(1));
+            }
+            Activity::Idle
+        }
+    }
+
+    /// Receives on every third cycle only (back-pressure upstream); sums what it gets.
+    struct Sink {
+        input: InPort<u64>,
+        sum: u64,
+    }
+    impl Component for Sink {
+        fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
+            if cx.cycle().0.is_multiple_of(3) {
+                while let Some(v) = cx.recv(self.input) {
+                    self.sum += v;
+                }
+            } else {
+                cx.wake_after(Cycles(1));
+            }
+            Activity::Idle
+        }
+        fn report(&self, out: &mut crate::StatsWriter<'_>) {
+            out.count("sum", self.sum);
+        }
+    }
+
+    /// Moves up to two messages per tick from `input` to `output` (adding `add`, widening to
+    /// `U`), with [`Ctx::forward`] (`fused`) or with peek, can_send, recv and send.
+    struct Stage<T, U> {
+        input: InPort<T>,
+        output: OutPort<U>,
+        add: u64,
+        fused: bool,
+        moved: u64,
+    }
+    impl<T: crate::Payload + Into<u64>, U: crate::Payload + TryFrom<u64>> Component for Stage<T, U> {
+        fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
+            let add = self.add;
+            let f = move |v: T| U::try_from(v.into() + add).ok().expect("fits");
+            let (i, o) = (self.input, self.output);
+            let mut again;
+            let mut moves = 0;
+            if self.fused {
+                loop {
+                    match cx.forward(i, o, f) {
+                        crate::Forward::Moved { more } => {
+                            moves += 1;
+                            again = more;
+                        }
+                        crate::Forward::Empty | crate::Forward::Blocked => again = false,
+                    }
+                    if !again || moves == 2 {
+                        break;
+                    }
+                }
+            } else {
+                again = cx.peek(i).is_some() && cx.can_send(o);
+                while again && moves < 2 {
+                    let v = cx.recv(i).expect("peeked");
+                    assert!(cx.send(o, f(v)).is_ok(), "can_send said yes");
+                    moves += 1;
+                    again = cx.peek(i).is_some() && cx.can_send(o);
+                }
+            }
+            self.moved += moves;
+            if again {
+                Activity::Busy
+            } else {
+                Activity::Idle
+            }
+        }
+        fn report(&self, out: &mut crate::StatsWriter<'_>) {
+            out.count("moved", self.moved);
+        }
+    }
+
+    #[test]
+    fn forwarding_changes_what_peek_can_send_recv_and_send_change() {
+        use crate::{Bandwidth, StatsReport};
+        let run = |fused: bool| -> StatsReport {
+            let mut b = SimBuilder::new();
+            let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
+            let slow = b.clock("slow", Frequency::from_mhz(700)).unwrap();
+            let ids: Vec<_> = ["src", "a", "b", "c", "sink", "loop"]
+                .iter()
+                .map(|n| b.reserve(n, if *n == "b" { slow } else { clk }).unwrap())
+                .collect();
+            let spec = LinkSpec::default();
+            let (o0, i0) = b.link::<u32>(ids[0], "out", ids[1], "in", spec.depth(3)).unwrap();
+            let (o1, i1) = b.link::<u64>(ids[1], "out", ids[2], "in", spec.latency(2).credit_latency(3)).unwrap();
+            let bytes = spec.depth(1).bandwidth(Bandwidth::BytesPerCycle(4));
+            let (o2, i2) = b.link::<u64>(ids[2], "out", ids[3], "in", bytes).unwrap();
+            let flits = spec.depth(4).bandwidth(Bandwidth::MessagesPerCycle(1));
+            let (o3, i3) = b.link::<u64>(ids[3], "out", ids[4], "in", flits).unwrap();
+            let (o4, i4) = b.link::<u64>(ids[5], "out", ids[5], "in", spec.depth(4).latency(3)).unwrap();
+            for v in [5, 6, 7] {
+                b.preload(i4, v).unwrap();
+            }
+            b.install(ids[0], Source { out: o0, next: 0, n: 200 }).unwrap();
+            b.install(ids[1], Stage { input: i0, output: o1, add: 1, fused, moved: 0 }).unwrap();
+            b.install(ids[2], Stage { input: i1, output: o2, add: 10, fused, moved: 0 }).unwrap();
+            b.install(ids[3], Stage { input: i2, output: o3, add: 100, fused, moved: 0 }).unwrap();
+            b.install(ids[4], Sink { input: i3, sum: 0 }).unwrap();
+            b.install(ids[5], Stage { input: i4, output: o4, add: 1, fused, moved: 0 }).unwrap();
+            let mut sim = b.build().unwrap();
+            sim.run_for(Dur::from_ns(2_000)).unwrap();
+            sim.report()
+        };
+        let (fused, separate) = (run(true), run(false));
+        assert_eq!(fused, separate, "every figure, the kernel's tick counts and each link's statistics");
+        let count = |owner: &str, name: &str| match fused.owners[owner].get(name) {
+            Some(crate::StatValue::Int(n)) => *n,
+            other => panic!("{owner}.{name}: {other:?}"),
+        };
+        assert_eq!(count("c", "moved"), 200, "every message went through");
+        assert_eq!(count("sink", "sum"), (0..200).sum::<u64>() + 200 * 111);
+        assert!(count("loop", "moved") > 100, "the looped-back stage moves its three messages round");
     }
 
     #[test]

@@ -100,7 +100,7 @@ mod trace_state;
 
 pub use builder::{BuildScope, SimBuilder};
 pub use component::{Activity, Component, ComponentId};
-pub use ctx::{Ctx, PendingInputs, Tracer};
+pub use ctx::{Ctx, Forward, PendingInputs, Tracer};
 pub use error::{BlockedComponent, BuildError, DeadlockReport, RunError};
 pub use link::{
     Bandwidth, Blocked, InPort, InputIndex, InputKey, LinkHook, LinkId, LinkSpec, OutPort, Payload, MAX_LINK_CYCLES,

@@ -18,7 +18,7 @@
 
 use crate::link::{self, Encoding};
 use crate::switch;
-use trnsim_kernel::{Activity, Component, Ctx, InPort, OutPort, StatsWriter};
+use trnsim_kernel::{Activity, Component, Ctx, Forward, InPort, OutPort, StatsWriter};
 
 /// Link packet -> switch packet.
 pub struct Ingress {
@@ -51,13 +51,12 @@ impl Ingress {
 
 impl Component for Ingress {
     fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
-        while cx.peek(self.input).is_some() && cx.can_send(self.output) {
-            let Some(p) = cx.recv(self.input) else { break };
-            let s = self.convert(&p);
-            if cx.send(self.output, s).is_err() {
-                unreachable!("can_send said yes");
-            }
+        let (input, output) = (self.input, self.output);
+        while let Forward::Moved { more } = cx.forward(input, output, |p| self.convert(&p)) {
             self.packets += 1;
+            if !more {
+                break;
+            }
         }
         Activity::Idle
     }
@@ -96,13 +95,12 @@ impl Egress {
 
 impl Component for Egress {
     fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
-        while cx.peek(self.input).is_some() && cx.can_send(self.output) {
-            let Some(p) = cx.recv(self.input) else { break };
-            let l = self.convert(&p);
-            if cx.send(self.output, l).is_err() {
-                unreachable!("can_send said yes");
-            }
+        let (input, output) = (self.input, self.output);
+        while let Forward::Moved { more } = cx.forward(input, output, |p| self.convert(&p)) {
             self.packets += 1;
+            if !more {
+                break;
+            }
         }
         Activity::Idle
     }
