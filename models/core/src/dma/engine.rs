@@ -227,6 +227,7 @@ impl Engine {
     /// brings its budget up to now, which is all a tick would change. Returns when it next
     /// needs a tick without an input arriving, like [`Engine::tick`]. `answers`: whether the HBM and the SBUF response inputs may hold an answer (false: they
     /// hold none, in flight or arrived).
+    #[inline(always)]
     pub fn tick_if_due(&mut self, cx: &mut Ctx<'_>, book: &mut Book, env: &Env, answers: (bool, bool)) -> Time {
         let now = cx.now();
         if self.queued == 0 && self.order.is_empty() {
@@ -247,7 +248,9 @@ impl Engine {
 
     /// One tick: takes responses, starts packets, issues what the budget, the outstanding
     /// limit and the links allow. Returns when it next needs a tick without an input arriving
-    /// (budget refilled or a start latency over), or `Time::NEVER`.
+    /// (budget refilled or a start latency over), or `Time::NEVER`. (Out of line: the block's
+    /// loop inlines `tick_if_due`'s checks, which most engines stop at.)
+    #[inline(never)]
     pub fn tick(&mut self, cx: &mut Ctx<'_>, book: &mut Book, env: &Env) -> Time {
         if self.queued == 0 && self.order.is_empty() {
             return Time::NEVER; // nothing queued, nothing in flight: no response can arrive
