@@ -75,6 +75,10 @@
 //! # Ok(()) }
 //! ```
 //!
+//! A component that passes messages on (receive, transform, send) does it with
+//! [`Ctx::forward`]: one lookup of each link, and a [`Forward`] saying whether another could
+//! go at this edge.
+//!
 //! To see the run in Perfetto, attach a sink before running:
 //! `sim.attach_trace(Box::new(trnsim_traces::PerfettoWriter::create("x.pftrace")?), &TraceOptions::default())`
 //! (the `traces` crate), and call `sim.finish_trace()` after. Same inputs give the same
