@@ -94,6 +94,7 @@ impl Iterator for Bits {
 
 /// What the next run of cycles does: `k` cycles starting at `now`, in which the requesting
 /// clients `reqs[..m]` (priority order) are granted per bit of `grants` (all of them when k > 1).
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Plan {
     k: u64,
     reqs: [u8; MAX_CLIENTS],
@@ -161,6 +162,11 @@ pub struct Sram {
     hook: Option<HookSlot>,
     /// Planning's port counts, cleared before each use (a plan reads `&self`).
     ports_taken: std::cell::RefCell<PortUse>,
+    /// The plan of the next run with no limit on its length, as the state now stands (`None`:
+    /// not made since the state last changed). A run limited to `l` cycles is the same plan
+    /// with `k` at most `l` (see [`Sram::plan`]), so the owner's `next_event` at the end of a
+    /// tick and its `advance` at the start of the next one make it once.
+    planned: std::cell::Cell<Option<Option<Plan>>>,
 }
 
 impl Sram {
@@ -196,6 +202,7 @@ impl Sram {
             fast: true,
             hook: None,
             ports_taken: std::cell::RefCell::new(PortUse::new()),
+            planned: std::cell::Cell::new(None),
         })
     }
 
@@ -231,6 +238,7 @@ impl Sram {
     /// which a client streams is stepped; for checking that both agree).
     pub fn set_fast_forward(&mut self, on: bool) {
         self.fast = on;
+        self.planned.set(None);
     }
 
     /// Sends the arbitration of bank `hook.bank()` to `hook` from now on (swap-in of an RTL
@@ -261,6 +269,7 @@ impl Sram {
         self.next_id += 1;
         self.clients[client.0 as usize].queue.push_back(access);
         self.busy |= 1 << client.0;
+        self.planned.set(None);
         Ok(id)
     }
 
@@ -300,7 +309,10 @@ impl Sram {
         while self.now < to.0 {
             match self.plan(to.0 - self.now) {
                 Some(plan) => self.apply(&plan),
-                None => self.now = to.0,
+                None => {
+                    self.now = to.0;
+                    self.planned.set(None);
+                }
             }
         }
     }
@@ -343,10 +355,33 @@ impl Sram {
         self.stats.report_prefixed(prefix, &names, self.now, out);
     }
 
-    /// Decides the next run of at most `limit` cycles from `now`; `None` when nothing is in flight.
+    /// Decides the next run of at most `limit` (>= 1) cycles from `now`; `None` when nothing
+    /// is in flight. The unlimited plan with `k` cut to `limit`: nothing but `k` depends on
+    /// the limit, and its `k` is the smaller of the limit and the unlimited one (every bound
+    /// on a run is a minimum with it, and a run is at least one cycle either way).
     fn plan(&self, limit: u64) -> Option<Plan> {
+        debug_assert!(limit >= 1);
+        let full = match self.planned.get() {
+            Some(p) => {
+                debug_assert_eq!(p, self.plan_unlimited(), "the kept plan is the state's");
+                p
+            }
+            None => {
+                let p = self.plan_unlimited();
+                self.planned.set(Some(p));
+                p
+            }
+        };
+        full.map(|mut p| {
+            p.k = p.k.min(limit);
+            p
+        })
+    }
+
+    /// Decides the next run from `now`, as long as nothing bounds it.
+    fn plan_unlimited(&self) -> Option<Plan> {
         let (c, n) = (self.now, self.clients.len());
-        let mut plan = Plan { k: limit, reqs: [0; MAX_CLIENTS], m: 0, grants: 0, banks: [0; MAX_CLIENTS] };
+        let mut plan = Plan { k: u64::MAX, reqs: [0; MAX_CLIENTS], m: 0, grants: 0, banks: [0; MAX_CLIENTS] };
         let mut next_ready = u64::MAX;
         // Clients with an access, from `priority` up and then from 0 (the rotating priority
         // order), without visiting idle ones.
@@ -441,6 +476,7 @@ impl Sram {
             }
         }
         self.now = c + k;
+        self.planned.set(None);
     }
 
     /// Shows the hooked bank's part of each cycle of a run, before it is applied (the
