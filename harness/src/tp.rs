@@ -220,8 +220,20 @@ pub fn compute_alone_ns(chip: &Chip, s: &TpShape, n: u32) -> Result<f64, String>
 
 /// Headline figures of a finished run beside the compute alone and the all-reduces alone.
 pub fn headline(r: &TpRun, chip: &Chip, topo: &Topology, s: &TpShape, n: u32) -> Result<Vec<(String, f64)>, String> {
-    // Every figure comes from components' statistics: the links' are not gathered.
-    let (stats, _) = r.sim.report_where(&|owner| !owner.starts_with("link:"));
+    // Only the owners `headline_of` reads are gathered (each chip's node, tensor engines and
+    // HBM stacks), not every memory's and link's statistics of every chip.
+    let mut read = std::collections::HashSet::new();
+    for c in 0..n as usize {
+        let node = fsys::node_name(topo, c);
+        for i in 0..chip.spec.cores {
+            read.insert(format!("{node}.nc{i}.{}", Engine::Tensor.name()));
+        }
+        for k in 0..chip.spec.hbm.stacks {
+            read.insert(format!("{node}.hbm{k}"));
+        }
+        read.insert(node);
+    }
+    let (stats, _) = r.sim.report_where(&|owner| read.contains(owner));
     headline_of(&stats, r.sim.now().as_ns_f64(), r.algo, chip, topo, s, n)
 }
 
