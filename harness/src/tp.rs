@@ -29,6 +29,8 @@ use crate::cpu::Stopwatch;
 use crate::e2e::{self, Shape, CC_DONE_SEM, DOORBELL_SEM};
 use crate::neuroncore::assemble_text;
 use crate::suite::{BenchResult, Speed};
+use std::collections::HashMap;
+use std::sync::Mutex;
 use trnsim_core::isa::{Engine, Sem};
 use trnsim_fabric::collective::{Algo, Collective, Op, Params};
 use trnsim_fabric::system::{self as fsys, ChipNode, Job};
@@ -211,11 +213,31 @@ pub fn overlap_model_ns(ready: &[f64], alone: &[f64]) -> f64 {
     ready.iter().zip(alone).fold(0.0, |d, (&r, &a)| d.max(r) + a)
 }
 
-/// One chip's compute alone (no collective; every chip's is the same): its time in ns.
+/// Compute-alone times measured in this process, by chip (its whole description, fidelity
+/// included) and per-chip program shape. The one-chip run is deterministic and depends on
+/// nothing else, so the points of a sweep that leaves both alone (a fabric parameter, a
+/// collective algorithm, the topology) run it once.
+static COMPUTE_ALONE: Mutex<Option<HashMap<String, f64>>> = Mutex::new(None);
+
+/// What a compute-alone run depends on: the whole chip and the per-chip shape.
+fn compute_alone_key(chip: &Chip, cs: &Shape) -> String {
+    format!("{chip:?} {cs:?}")
+}
+
+/// One chip's compute alone (no collective; every chip's is the same): its time in ns. Run
+/// once per chip and per-chip shape in a process (see `COMPUTE_ALONE`).
 pub fn compute_alone_ns(chip: &Chip, s: &TpShape, n: u32) -> Result<f64, String> {
     let cs = s.chip_shape(n, chip.spec.cores)?;
+    let key = compute_alone_key(chip, &cs);
+    if let Some(t) = COMPUTE_ALONE.lock().ok().and_then(|m| m.as_ref().and_then(|m| m.get(&key).copied())) {
+        return Ok(t);
+    }
     let (sim, _) = e2e::run_program(chip, &cs, "identity", TickOrder::Structural, None)?;
-    Ok(sim.now().as_ns_f64())
+    let t = sim.now().as_ns_f64();
+    if let Ok(mut m) = COMPUTE_ALONE.lock() {
+        m.get_or_insert_with(HashMap::new).insert(key, t);
+    }
+    Ok(t)
 }
 
 /// Headline figures of a finished run beside the compute alone and the all-reduces alone.
@@ -402,6 +424,25 @@ mod tests {
         assert!(e.contains("multiple of 128"), "d_in / 128 = 64 is not a multiple of 128: {e}");
         let odd = TpShape { phases: 3, ..SHAPE };
         assert!(odd.chip_shape(4, 8).unwrap_err().contains("phases"));
+    }
+
+    #[test]
+    fn a_compute_alone_run_is_kept_for_the_same_chip_and_shape_only() {
+        use super::compute_alone_key;
+        let chip = crate::chip::trn3().unwrap();
+        let cs = SHAPE.chip_shape(4, chip.spec.cores).unwrap();
+        assert_eq!(compute_alone_key(&chip, &cs), compute_alone_key(&chip.clone(), &cs));
+        let mut fast = chip.clone();
+        fast.spec.hbm.fidelity = trnsim_mem::hbm::Fidelity::Fast;
+        let mut stacks = chip.clone();
+        stacks.spec.hbm.stacks += 1;
+        let mut dma = chip.clone();
+        dma.dma.outstanding += 1;
+        for other in [&fast, &stacks, &dma] {
+            assert_ne!(compute_alone_key(&chip, &cs), compute_alone_key(other, &cs));
+        }
+        let other_shape = SHAPE.chip_shape(8, chip.spec.cores).unwrap();
+        assert_ne!(compute_alone_key(&chip, &cs), compute_alone_key(&chip, &other_shape));
     }
 
     #[test]
