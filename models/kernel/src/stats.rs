@@ -341,7 +341,7 @@ impl<'a> StatsWriter<'a> {
     /// `scale` first (e.g. 1e-3 to report picosecond samples in ns). Without samples, only the
     /// count (0) is written.
     pub fn histogram(&mut self, name: &str, unit: &str, h: &Histogram, scale: f64) {
-        self.put(|| format!("{name}_{unit}_count"), StatValue::Int(h.count()));
+        self.put(|| [name, "_", unit, "_count"].concat(), StatValue::Int(h.count()));
         if self.is_probe() {
             return;
         }
@@ -349,16 +349,16 @@ impl<'a> StatsWriter<'a> {
             // No samples: no mean, quantile or maximum to report (a zero would read as one).
             return;
         }
-        self.put(|| format!("{name}_{unit}_mean"), StatValue::Float(h.mean() * scale));
-        self.put(|| format!("{name}_{unit}_p50"), StatValue::Float(h.quantile(0.5) * scale));
-        self.put(|| format!("{name}_{unit}_p99"), StatValue::Float(h.quantile(0.99) * scale));
-        self.put(|| format!("{name}_{unit}_max"), StatValue::Float(h.max() as f64 * scale));
+        self.put(|| [name, "_", unit, "_mean"].concat(), StatValue::Float(h.mean() * scale));
+        self.put(|| [name, "_", unit, "_p50"].concat(), StatValue::Float(h.quantile(0.5) * scale));
+        self.put(|| [name, "_", unit, "_p99"].concat(), StatValue::Float(h.quantile(0.99) * scale));
+        self.put(|| [name, "_", unit, "_max"].concat(), StatValue::Float(h.max() as f64 * scale));
     }
     /// A time-weighted level as `{name}_{unit}_{mean,max}`.
     pub fn level(&mut self, name: &str, unit: &str, l: &TimeWeighted) {
         let end = self.end;
-        self.put(|| format!("{name}_{unit}_mean"), StatValue::Float(l.mean(end)));
-        self.put(|| format!("{name}_{unit}_max"), StatValue::Int(l.max()));
+        self.put(|| [name, "_", unit, "_mean"].concat(), StatValue::Float(l.mean(end)));
+        self.put(|| [name, "_", unit, "_max"].concat(), StatValue::Int(l.max()));
     }
 }
 

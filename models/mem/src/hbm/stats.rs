@@ -61,22 +61,22 @@ impl PcStats {
         banks: u32,
     ) {
         let moved = (self.reads + self.writes) * bytes as u64;
-        out.count(&format!("{prefix}reads"), self.reads);
-        out.count(&format!("{prefix}writes"), self.writes);
-        out.count(&format!("{prefix}bytes"), moved);
+        out.count(&[prefix, "reads"].concat(), self.reads);
+        out.count(&[prefix, "writes"].concat(), self.writes);
+        out.count(&[prefix, "bytes"].concat(), moved);
         let secs = cycles as f64 * ns_per_cycle * 1e-9;
-        out.value(&format!("{prefix}bandwidth_GBps"), if secs > 0.0 { moved as f64 / secs / 1e9 } else { 0.0 });
-        out.count(&format!("{prefix}row_hits"), self.row_hits);
-        out.count(&format!("{prefix}row_misses"), self.row_misses);
-        out.count(&format!("{prefix}row_conflicts"), self.row_conflicts);
+        out.value(&[prefix, "bandwidth_GBps"].concat(), if secs > 0.0 { moved as f64 / secs / 1e9 } else { 0.0 });
+        out.count(&[prefix, "row_hits"].concat(), self.row_hits);
+        out.count(&[prefix, "row_misses"].concat(), self.row_misses);
+        out.count(&[prefix, "row_conflicts"].concat(), self.row_conflicts);
         for c in crate::hbm::Command::ALL {
             out.count(&format!("{prefix}cmd_{}", c.name()), self.commands[c as usize]);
         }
-        out.histogram(&format!("{prefix}read_latency"), "ns", &self.read_latency, ns_per_cycle);
-        out.histogram(&format!("{prefix}write_latency"), "ns", &self.write_latency, ns_per_cycle);
+        out.histogram(&[prefix, "read_latency"].concat(), "ns", &self.read_latency, ns_per_cycle);
+        out.histogram(&[prefix, "write_latency"].concat(), "ns", &self.write_latency, ns_per_cycle);
         let c = cycles.max(1) as f64;
-        out.value(&format!("{prefix}queue_depth_mean"), self.queue_area as f64 / c);
-        out.value(&format!("{prefix}refresh_time_frac"), self.refresh_bank_cycles as f64 / (c * banks as f64));
-        out.value(&format!("{prefix}write_mode_frac"), self.write_mode_cycles as f64 / c);
+        out.value(&[prefix, "queue_depth_mean"].concat(), self.queue_area as f64 / c);
+        out.value(&[prefix, "refresh_time_frac"].concat(), self.refresh_bank_cycles as f64 / (c * banks as f64));
+        out.value(&[prefix, "write_mode_frac"].concat(), self.write_mode_cycles as f64 / c);
     }
 }

@@ -68,25 +68,26 @@ impl SramStats {
     /// several memories).
     pub fn report_prefixed(&self, prefix: &str, names: &[String], cycles: u64, out: &mut StatsWriter<'_>) {
         for (c, name) in self.clients.iter().zip(names) {
-            let name = format!("{prefix}{name}");
-            out.count(&format!("{name}_read_bytes"), c.read_bytes);
-            out.count(&format!("{name}_write_bytes"), c.write_bytes);
-            out.count(&format!("{name}_accesses"), c.accesses);
-            out.count(&format!("{name}_stream_cycles"), c.stream_cycles);
-            out.count(&format!("{name}_stall_cycles"), c.stall_cycles);
-            out.value(&format!("{name}_bytes_per_stream_cycle"), c.bytes_per_stream_cycle());
-            out.histogram(&format!("{name}_latency"), "cycles", &c.latency, 1.0);
+            let name = [prefix, name.as_str()].concat();
+            let name = name.as_str();
+            out.count(&[name, "_read_bytes"].concat(), c.read_bytes);
+            out.count(&[name, "_write_bytes"].concat(), c.write_bytes);
+            out.count(&[name, "_accesses"].concat(), c.accesses);
+            out.count(&[name, "_stream_cycles"].concat(), c.stream_cycles);
+            out.count(&[name, "_stall_cycles"].concat(), c.stall_cycles);
+            out.value(&[name, "_bytes_per_stream_cycle"].concat(), c.bytes_per_stream_cycle());
+            out.histogram(&[name, "_latency"].concat(), "cycles", &c.latency, 1.0);
         }
         for (k, &n) in self.bank_stall_cycles.iter().enumerate() {
             out.count(&format!("{prefix}bank{k}_stall_cycles"), n);
         }
         let read: u64 = self.clients.iter().map(|c| c.read_bytes).sum();
-        out.count(&format!("{prefix}cycles"), cycles);
-        out.count(&format!("{prefix}busy_cycles"), self.busy_cycles);
-        out.count(&format!("{prefix}stepped_cycles"), self.stepped_cycles);
-        out.count(&format!("{prefix}read_bytes"), read);
-        out.count(&format!("{prefix}write_bytes"), self.total_bytes() - read);
-        out.value(&format!("{prefix}bytes_per_cycle"), ratio(self.total_bytes(), cycles));
-        out.value(&format!("{prefix}bytes_per_busy_cycle"), ratio(self.total_bytes(), self.busy_cycles));
+        out.count(&[prefix, "cycles"].concat(), cycles);
+        out.count(&[prefix, "busy_cycles"].concat(), self.busy_cycles);
+        out.count(&[prefix, "stepped_cycles"].concat(), self.stepped_cycles);
+        out.count(&[prefix, "read_bytes"].concat(), read);
+        out.count(&[prefix, "write_bytes"].concat(), self.total_bytes() - read);
+        out.value(&[prefix, "bytes_per_cycle"].concat(), ratio(self.total_bytes(), cycles));
+        out.value(&[prefix, "bytes_per_busy_cycle"].concat(), ratio(self.total_bytes(), self.busy_cycles));
     }
 }
