@@ -247,15 +247,92 @@ struct Pc {
     stats: PcStats,
 }
 
+/// What serving a request reads of the stack's timing, in CK, taken from its parameters once.
+#[derive(Clone, Copy, Debug)]
+struct Times {
+    rcd_rd: u64,
+    rcd_wr: u64,
+    rp: u64,
+    ras: u64,
+    rc: u64,
+    /// An ACT slot: tRRD_S, and four per tFAW (at least one cycle).
+    act_len: u64,
+    cl: u64,
+    cwl: u64,
+    bl: u64,
+    /// A burst's data-bus slot: the longer of BL and tCCD_S (at least one cycle).
+    burst: u64,
+    ccd_l: u64,
+    wr: u64,
+    rtp: u64,
+    /// Refresh: none, every bank at once (`all_bank`: every tREFI for tRFC) or bank by bank
+    /// (each every `banks` x tREFIpb for tRFCpb, staggered by tREFIpb).
+    refresh: bool,
+    all_bank: bool,
+    refi: u64,
+    rfc: u64,
+    refi_pb: u64,
+    rfc_pb: u64,
+    banks: u64,
+}
+
+impl Times {
+    fn of(t: &TimingParams, refresh: &str, banks: u32) -> Times {
+        let c = u64::from;
+        Times {
+            rcd_rd: c(t.rcd_rd),
+            rcd_wr: c(t.rcd_wr),
+            rp: c(t.rp),
+            ras: c(t.ras),
+            rc: c(t.rc),
+            act_len: c(t.rrd_s.max(t.faw.div_ceil(4))).max(1),
+            cl: c(t.cl),
+            cwl: c(t.cwl),
+            bl: c(t.bl),
+            burst: c(t.bl.max(t.ccd_s)).max(1),
+            ccd_l: c(t.ccd_l),
+            wr: c(t.wr),
+            rtp: c(t.rtp),
+            refresh: refresh != "none",
+            all_bank: refresh.starts_with("all-bank"),
+            refi: c(t.refi),
+            rfc: c(t.rfc),
+            refi_pb: c(t.refi_pb),
+            rfc_pb: c(t.rfc_pb),
+            banks: c(banks),
+        }
+    }
+
+    /// (As the cycle-level policies: the first refresh of a pseudo-channel falls one interval
+    /// after its phase, per-bank refreshes go round the banks in order.)
+    /// The refresh epoch of `bank` at cycle `at` and the cycle a command may issue at (`at`,
+    /// or the end of the refresh `at` falls in).
+    #[inline]
+    fn refresh_at(&self, phase: u64, bank: u32, at: u64) -> (u64, u64) {
+        if !self.refresh {
+            return (0, at);
+        }
+        let (period, offset, busy) = if self.all_bank {
+            (self.refi, phase + self.refi, self.rfc)
+        } else {
+            let pb = self.refi_pb;
+            (pb * self.banks, phase + (u64::from(bank) + 1) * pb, self.rfc_pb)
+        };
+        if at < offset {
+            return (0, at);
+        }
+        let n = (at - offset) / period;
+        let start = offset + n * period;
+        (n + 1, if at < start + busy { start + busy } else { at })
+    }
+}
+
 /// The fast model of one stack's pseudo-channels.
 #[derive(Clone, Debug)]
 pub struct FastStack {
-    t: TimingParams,
+    k: Times,
     banks_per_group: u32,
     bank_groups: u32,
-    banks: u32,
-    all_bank: bool,
-    refresh: bool,
     pcs: Vec<Pc>,
     pcs_per_channel: u32,
 }
@@ -268,17 +345,13 @@ impl FastStack {
     pub fn new(org: &Organization, t: &TimingParams, refresh: &str) -> FastStack {
         let banks = org.banks_per_pc();
         let pcs = org.pcs();
-        let all_bank = refresh.starts_with("all-bank");
         let interval = crate::hbm::refresh::interval(refresh, t.refi, t.refi_pb);
         let (channels, per) = (org.channels, org.pseudo_channels);
         let never = Bank { open_row: CLOSED, epoch: 0, act_ok: 0, col_ok: 0, pre_ok: 0 };
         FastStack {
-            t: t.clone(),
+            k: Times::of(t, refresh, banks),
             banks_per_group: org.banks_per_group,
             bank_groups: org.bank_groups,
-            banks,
-            all_bank,
-            refresh: refresh != "none",
             pcs: (0..pcs)
                 .map(|k| Pc {
                     banks: vec![never; banks as usize],
@@ -296,29 +369,6 @@ impl FastStack {
     /// stack keeps latencies, see [`FastStack::serve`]).
     pub fn stats(&self, ch: u32, pc: u32) -> &PcStats {
         &self.pcs[(ch * self.pcs_per_channel + pc) as usize].stats
-    }
-
-    /// (As the cycle-level policies: the first refresh of a pseudo-channel falls one interval
-    /// after its phase, per-bank refreshes go round the banks in order.)
-    /// The refresh epoch of `bank` at cycle `at` and the cycle a command may issue at (`at`,
-    /// or the end of the refresh `at` falls in).
-    fn refresh_at(&self, phase: u64, bank: u32, at: u64) -> (u64, u64) {
-        if !self.refresh {
-            return (0, at);
-        }
-        let t = &self.t;
-        let (period, offset, busy) = if self.all_bank {
-            (u64::from(t.refi), phase + u64::from(t.refi), u64::from(t.rfc))
-        } else {
-            let pb = u64::from(t.refi_pb);
-            (pb * u64::from(self.banks), phase + (u64::from(bank) + 1) * pb, u64::from(t.rfc_pb))
-        };
-        if at < offset {
-            return (0, at);
-        }
-        let n = (at - offset) / period;
-        let start = offset + n * period;
-        (n + 1, if at < start + busy { start + busy } else { at })
     }
 
     /// Reads the state that serving each of `locs` at cycle `now` reads first (its
@@ -344,18 +394,18 @@ impl FastStack {
     /// last data beat moves. Its latency goes to `latency` (reads, writes: the stack's, as the
     /// cycle-level controllers record theirs).
     pub fn serve(&mut self, loc: &Location, write: bool, arrive: u64, latency: &mut [Histogram; 2]) -> u64 {
-        let t = &self.t;
+        let k = &self.k;
         let flat = (loc.channel * self.pcs_per_channel + loc.pc) as usize;
         let group = loc.sid * self.bank_groups + loc.bank_group;
         let bi = group * self.banks_per_group + loc.bank;
-        let phase = self.pcs[flat].phase;
-        let b = self.pcs[flat].banks[bi as usize];
+        let Pc { banks, acts, bus, phase, stats } = &mut self.pcs[flat];
+        let phase = *phase;
+        let bank = &mut banks[bi as usize];
+        let b = *bank;
         // The controller's one pipeline cycle.
         let start = arrive + 1;
-        let (epoch, at) = self.refresh_at(phase, bi, start.max(b.col_ok));
+        let (epoch, at) = k.refresh_at(phase, bi, start.max(b.col_ok));
         let hit = b.open_row == loc.row && b.epoch == epoch;
-        let (rcd_rd, rcd_wr, rp, ras, rc) = (t.rcd_rd, t.rcd_wr, t.rp, t.ras, t.rc);
-        let act_len = u64::from(t.rrd_s.max(t.faw.div_ceil(4))).max(1);
         let (mut col, kind) = if hit {
             (at, 2)
         } else {
@@ -364,50 +414,42 @@ impl FastStack {
             // (`at`: the earliest the bank may act, past any refresh it falls in.)
             let mut act = at;
             if conflict {
-                act = act.max(b.pre_ok) + u64::from(rp);
+                act = act.max(b.pre_ok) + k.rp;
             }
             act = act.max(b.act_ok);
-            let pc = &mut self.pcs[flat];
-            pc.acts.advance(arrive);
-            let act = pc.acts.book(act, act_len);
-            let (epoch2, act) = self.refresh_at(phase, bi, act);
-            let pc = &mut self.pcs[flat];
-            pc.stats.commands[Command::Act as usize] += 1;
+            acts.advance(arrive);
+            let act = acts.book(act, k.act_len);
+            let (epoch2, act) = k.refresh_at(phase, bi, act);
+            stats.commands[Command::Act as usize] += 1;
             if conflict {
-                pc.stats.commands[Command::Pre as usize] += 1;
+                stats.commands[Command::Pre as usize] += 1;
             }
-            let bank = &mut pc.banks[bi as usize];
             bank.open_row = loc.row;
             bank.epoch = epoch2;
-            bank.act_ok = act + u64::from(rc);
-            bank.pre_ok = act + u64::from(ras);
-            (act + u64::from(if write { rcd_wr } else { rcd_rd }), u8::from(conflict))
+            bank.act_ok = act + k.rc;
+            bank.pre_ok = act + k.ras;
+            (act + if write { k.rcd_wr } else { k.rcd_rd }, u8::from(conflict))
         };
-        let t = &self.t;
-        let lat = u64::from(if write { t.cwl } else { t.cl });
-        let burst = u64::from(t.bl.max(t.ccd_s)).max(1);
-        let (ccd_l, wr, rtp) = (t.ccd_l, t.wr, t.rtp);
-        let pc = &mut self.pcs[flat];
-        pc.bus.advance(arrive);
-        col = pc.bus.book(col + lat, burst) - lat;
-        let done = col + lat + u64::from(t.bl);
-        let bank = &mut pc.banks[bi as usize];
-        bank.col_ok = bank.col_ok.max(col + u64::from(ccd_l));
+        let lat = if write { k.cwl } else { k.cl };
+        bus.advance(arrive);
+        col = bus.book(col + lat, k.burst) - lat;
+        let done = col + lat + k.bl;
+        bank.col_ok = bank.col_ok.max(col + k.ccd_l);
         if write {
-            bank.pre_ok = bank.pre_ok.max(done + u64::from(wr));
-            pc.stats.writes += 1;
-            pc.stats.commands[Command::Wr as usize] += 1;
+            bank.pre_ok = bank.pre_ok.max(done + k.wr);
+            stats.writes += 1;
+            stats.commands[Command::Wr as usize] += 1;
             latency[1].record(done - arrive);
         } else {
-            bank.pre_ok = bank.pre_ok.max(col + u64::from(rtp));
-            pc.stats.reads += 1;
-            pc.stats.commands[Command::Rd as usize] += 1;
+            bank.pre_ok = bank.pre_ok.max(col + k.rtp);
+            stats.reads += 1;
+            stats.commands[Command::Rd as usize] += 1;
             latency[0].record(done - arrive);
         }
         match kind {
-            0 => pc.stats.row_misses += 1,
-            1 => pc.stats.row_conflicts += 1,
-            _ => pc.stats.row_hits += 1,
+            0 => stats.row_misses += 1,
+            1 => stats.row_conflicts += 1,
+            _ => stats.row_hits += 1,
         }
         done
     }
