@@ -162,7 +162,26 @@ impl Calendar {
 
     /// Books `len` cycles from the first cycle >= `earliest` where they are all free; when
     /// the window has no such run, after the last booking beyond it.
+    #[inline]
     fn book(&mut self, earliest: u64, len: u64) -> u64 {
+        // Most bookings find their first cycles free within one word of the bits (so within
+        // the window: the bits never reach past it): taken here as `search` would take them.
+        let c = earliest.max(self.base);
+        let off = c % 64;
+        if c + len <= self.base + self.reach() && off + len <= 64 {
+            let w = self.slot(c).0;
+            let want = run(len) << off;
+            if self.bits[w] & want == 0 {
+                self.bits[w] |= want;
+                return c;
+            }
+        }
+        self.search(earliest, len)
+    }
+
+    /// [`Calendar::book`] in full: skips booked runs until `len` free cycles are found.
+    #[inline(never)]
+    fn search(&mut self, earliest: u64, len: u64) -> u64 {
         let mut c = earliest.max(self.base);
         'search: loop {
             if c + len > self.base + HORIZON {
@@ -231,6 +250,17 @@ struct Bank {
     act_ok: u64,
     col_ok: u64,
     pre_ok: u64,
+    /// The refresh this bank was last found in or past ([`Times::refresh_at`]).
+    window: Window,
+}
+
+/// One refresh of a bank: its start cycle and the epoch it begins (0: none found yet). A
+/// cycle less than a refresh period from `start` falls in this refresh or after it, before
+/// the next: its epoch and wait need no division.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    start: u64,
+    epoch: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -307,24 +337,36 @@ impl Times {
     /// after its phase, per-bank refreshes go round the banks in order.)
     /// The refresh epoch of `bank` at cycle `at` and the cycle a command may issue at (`at`,
     /// or the end of the refresh `at` falls in).
+    /// `window` is the bank's last refresh found: kept when `at` falls in its period,
+    /// replaced otherwise.
     #[inline]
-    fn refresh_at(&self, phase: u64, bank: u32, at: u64) -> (u64, u64) {
+    fn refresh_at(&self, phase: u64, bank: u32, at: u64, window: &mut Window) -> (u64, u64) {
         if !self.refresh {
             return (0, at);
         }
-        let (period, offset, busy) = if self.all_bank {
-            (self.refi, phase + self.refi, self.rfc)
-        } else {
-            let pb = self.refi_pb;
-            (pb * self.banks, phase + (u64::from(bank) + 1) * pb, self.rfc_pb)
-        };
-        if at < offset {
-            return (0, at);
+        let (period, busy) =
+            if self.all_bank { (self.refi, self.rfc) } else { (self.refi_pb * self.banks, self.rfc_pb) };
+        if window.epoch == 0 || at.wrapping_sub(window.start) >= period {
+            let offset = if self.all_bank { phase + self.refi } else { phase + (u64::from(bank) + 1) * self.refi_pb };
+            if at < offset {
+                return (0, at);
+            }
+            let n = (at - offset) / period;
+            *window = Window { start: offset + n * period, epoch: n + 1 };
         }
-        let n = (at - offset) / period;
-        let start = offset + n * period;
-        (n + 1, if at < start + busy { start + busy } else { at })
+        let start = window.start;
+        (window.epoch, if at < start + busy { start + busy } else { at })
     }
+}
+
+/// Where a burst goes, as the fast model indexes it: its pseudo-channel within the stack
+/// (channel-major), its bank within the pseudo-channel (SID-, then bank-group-major) and its
+/// row. Made by [`FastStack::target`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    pc: u32,
+    bank: u32,
+    row: u32,
 }
 
 /// The fast model of one stack's pseudo-channels.
@@ -347,7 +389,8 @@ impl FastStack {
         let pcs = org.pcs();
         let interval = crate::hbm::refresh::interval(refresh, t.refi, t.refi_pb);
         let (channels, per) = (org.channels, org.pseudo_channels);
-        let never = Bank { open_row: CLOSED, epoch: 0, act_ok: 0, col_ok: 0, pre_ok: 0 };
+        let none = Window { start: 0, epoch: 0 };
+        let never = Bank { open_row: CLOSED, epoch: 0, act_ok: 0, col_ok: 0, pre_ok: 0, window: none };
         FastStack {
             k: Times::of(t, refresh, banks),
             banks_per_group: org.banks_per_group,
@@ -371,18 +414,27 @@ impl FastStack {
         &self.pcs[(ch * self.pcs_per_channel + pc) as usize].stats
     }
 
-    /// Reads the state that serving each of `locs` at cycle `now` reads first (its
+    /// Where the burst at `loc` goes, as [`FastStack::serve`] indexes it.
+    #[inline]
+    pub fn target(&self, loc: &Location) -> Target {
+        let group = loc.sid * self.bank_groups + loc.bank_group;
+        Target {
+            pc: loc.channel * self.pcs_per_channel + loc.pc,
+            bank: group * self.banks_per_group + loc.bank,
+            row: loc.row,
+        }
+    }
+
+    /// Reads the state that serving each of `targets` at cycle `now` reads first (its
     /// pseudo-channel, bank and data-bus calendar word), as loads that do not wait for one
     /// another: on a large system that state is rarely in cache, and the misses of many bursts
     /// then overlap instead of coming one burst at a time. Changes nothing; the value returned
     /// only keeps the loads.
-    pub fn touch<'a>(&self, locs: impl Iterator<Item = &'a Location>, now: u64) -> u64 {
+    pub fn touch<'a>(&self, targets: impl Iterator<Item = &'a Target>, now: u64) -> u64 {
         let mut x = 0;
-        for loc in locs {
-            let flat = (loc.channel * self.pcs_per_channel + loc.pc) as usize;
-            let bi = (loc.sid * self.bank_groups + loc.bank_group) * self.banks_per_group + loc.bank;
-            if let Some(pc) = self.pcs.get(flat) {
-                x ^= pc.banks.get(bi as usize).map_or(0, |b| b.col_ok);
+        for t in targets {
+            if let Some(pc) = self.pcs.get(t.pc as usize) {
+                x ^= pc.banks.get(t.bank as usize).map_or(0, |b| b.col_ok);
                 let bits = &pc.bus.bits;
                 x ^= bits.get((now / 64) as usize & bits.len().wrapping_sub(1)).copied().unwrap_or(0);
             }
@@ -390,22 +442,20 @@ impl FastStack {
         x
     }
 
-    /// Serves a request decoded to `loc` that arrives at cycle `arrive`; returns the cycle its
-    /// last data beat moves. Its latency goes to `latency` (reads, writes: the stack's, as the
-    /// cycle-level controllers record theirs).
-    pub fn serve(&mut self, loc: &Location, write: bool, arrive: u64, latency: &mut [Histogram; 2]) -> u64 {
+    /// Serves a burst to `t` ([`FastStack::target`]) that arrives at cycle `arrive`; returns
+    /// the cycle its last data beat moves. Its latency goes to `latency` (reads, writes: the
+    /// stack's, as the cycle-level controllers record theirs).
+    pub fn serve(&mut self, t: Target, write: bool, arrive: u64, latency: &mut [Histogram; 2]) -> u64 {
         let k = &self.k;
-        let flat = (loc.channel * self.pcs_per_channel + loc.pc) as usize;
-        let group = loc.sid * self.bank_groups + loc.bank_group;
-        let bi = group * self.banks_per_group + loc.bank;
-        let Pc { banks, acts, bus, phase, stats } = &mut self.pcs[flat];
+        let (bi, row) = (t.bank, t.row);
+        let Pc { banks, acts, bus, phase, stats } = &mut self.pcs[t.pc as usize];
         let phase = *phase;
         let bank = &mut banks[bi as usize];
         let b = *bank;
         // The controller's one pipeline cycle.
         let start = arrive + 1;
-        let (epoch, at) = k.refresh_at(phase, bi, start.max(b.col_ok));
-        let hit = b.open_row == loc.row && b.epoch == epoch;
+        let (epoch, at) = k.refresh_at(phase, bi, start.max(b.col_ok), &mut bank.window);
+        let hit = b.open_row == row && b.epoch == epoch;
         let (mut col, kind) = if hit {
             (at, 2)
         } else {
@@ -419,12 +469,12 @@ impl FastStack {
             act = act.max(b.act_ok);
             acts.advance(arrive);
             let act = acts.book(act, k.act_len);
-            let (epoch2, act) = k.refresh_at(phase, bi, act);
+            let (epoch2, act) = k.refresh_at(phase, bi, act, &mut bank.window);
             stats.commands[Command::Act as usize] += 1;
             if conflict {
                 stats.commands[Command::Pre as usize] += 1;
             }
-            bank.open_row = loc.row;
+            bank.open_row = row;
             bank.epoch = epoch2;
             bank.act_ok = act + k.rc;
             bank.pre_ok = act + k.ras;
@@ -565,6 +615,32 @@ mod tests {
                     let len = if rand(10) == 0 { 1 + rand(80) } else { 1 + rand(8) };
                     let (a, b) = (grown.book(now + ahead, len), whole.book(now + ahead, len));
                     assert_eq!(a, b, "round {round}, step {step}: booking {len} from {}", now + ahead);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_banks_kept_refresh_window_answers_as_a_fresh_search() {
+        // Cycles forward and back, near and across refreshes, on one bank's kept window:
+        // every answer must equal the one found with no window kept.
+        use super::{Times, Window};
+        let t = (crate::hbm::presets::find("hbm3-6400").unwrap().timing)();
+        let mut rng = trnsim_kernel::SimRng::new(0x5eed, 1);
+        for policy in ["per-bank", "all-bank", "none"] {
+            let k = Times::of(&t, policy, 16);
+            for bank in [0u32, 5, 15] {
+                let mut kept = Window { start: 0, epoch: 0 };
+                let mut at = 0u64;
+                for _ in 0..20_000 {
+                    at = match rng.below(4) {
+                        0 => at.saturating_sub(rng.below(3 * k.refi)),
+                        1 => at + rng.below(4 * k.refi),
+                        _ => at + rng.below(k.rfc_pb + 2),
+                    };
+                    let mut fresh = Window { start: 0, epoch: 0 };
+                    let want = k.refresh_at(777, bank, at, &mut fresh);
+                    assert_eq!(k.refresh_at(777, bank, at, &mut kept), want, "{policy}, bank {bank}, cycle {at}");
                 }
             }
         }

@@ -408,8 +408,11 @@ impl AddressMap {
         let incremental = self.fields.len() <= MAX_DIGITS;
         if incremental {
             for (d, f) in digits.iter_mut().zip(&self.fields) {
-                *d = v % f.count;
-                v /= f.count;
+                // (As `decode`: a power-of-two count by mask and shift.)
+                (*d, v) = match f.shift {
+                    Some(s) => (v & (f.count - 1), v >> s),
+                    None => (v % f.count, v / f.count),
+                };
                 lv[f.level as usize] |= (*d as u32) << f.at;
             }
         }

@@ -366,7 +366,7 @@ pub struct HbmStack {
     /// Fast fidelity, within a tick: the requests that arrived, in order (reused: as long as
     /// the most that arrived in one tick), and a chunk of their bursts with each one's request.
     fast_reqs: Vec<FastReq>,
-    burst_locs: Vec<(Location, usize)>,
+    burst_targets: Vec<(crate::hbm::fast::Target, usize)>,
 }
 
 /// Where [`next_chunk`] is in a tick's requests: the next request, and the bursts left of a
@@ -377,44 +377,50 @@ struct ChunkWalk<'a> {
     cut: Option<(crate::hbm::mapping::Bursts<'a>, u64)>,
 }
 
-/// Fills `locs` with the next (at most `chunk`) bursts of `reqs`, in order, each with its
-/// request's index; false when every burst has been given. The chunks together are the
-/// requests' bursts one after another: a one-burst request's decoded location, or the
-/// request's `bursts` consecutive locations from `map`.
-fn next_chunk<'a>(
+/// Fills `out` with the next (at most `chunk`) bursts of `reqs`, in order, each as `to` makes
+/// it of its location and with its request's index; false when every burst has been given.
+/// The chunks together are the requests' bursts one after another: a one-burst request's
+/// `first` (`to` of its decoded location), or `to` of the request's `bursts` consecutive
+/// locations from `map`.
+fn next_chunk<'a, T: Copy>(
     walk: &mut ChunkWalk<'a>,
     map: &'a AddressMap,
-    reqs: &[FastReq],
-    locs: &mut Vec<(Location, usize)>,
+    reqs: &[FastReq<T>],
+    out: &mut Vec<(T, usize)>,
     chunk: usize,
+    to: impl Fn(&Location) -> T,
 ) -> bool {
-    locs.clear();
-    while locs.len() < chunk && walk.next < reqs.len() {
+    out.clear();
+    while out.len() < chunk && walk.next < reqs.len() {
         let (r, q) = (walk.next, &reqs[walk.next]);
         if q.bursts == 1 {
-            locs.push((q.loc, r));
+            out.push((q.first, r));
             walk.next += 1;
             continue;
         }
         let (bursts, left) = walk.cut.get_or_insert_with(|| (map.bursts(q.addr), q.bursts));
-        let take = (chunk - locs.len()).min(usize::try_from(*left).unwrap_or(usize::MAX));
-        locs.extend(bursts.by_ref().take(take).map(|loc| (loc, r)));
+        let take = (chunk - out.len()).min(usize::try_from(*left).unwrap_or(usize::MAX));
+        out.reserve(take);
+        for loc in bursts.by_ref().take(take) {
+            out.push((to(&loc), r));
+        }
         *left -= take as u64;
         if *left == 0 {
             walk.cut = None;
             walk.next += 1;
         }
     }
-    !locs.is_empty()
+    !out.is_empty()
 }
 
 /// A request the fast fidelity serves this tick: its address, bursts and first burst's
-/// location, its completion entry and (once served) the cycle its last burst is done.
+/// target ([`crate::hbm::fast::FastStack::target`]), its completion entry and (once served)
+/// the cycle its last burst is done.
 #[derive(Clone, Copy, Debug)]
-struct FastReq {
+struct FastReq<T = crate::hbm::fast::Target> {
     addr: u64,
     bursts: u64,
-    loc: Location,
+    first: T,
     entry: FastDone,
     done: u64,
 }
@@ -481,7 +487,7 @@ impl HbmStack {
             fast: (cfg.fidelity == Fidelity::Fast)
                 .then(|| crate::hbm::fast::FastStack::new(&cfg.org, &cfg.timing, &cfg.controller.refresh)),
             fast_done: crate::hbm::due::DueQueue::new(),
-            burst_locs: Vec::new(),
+            burst_targets: Vec::new(),
             fast_reqs: Vec::new(),
         })
     }
@@ -613,7 +619,8 @@ impl HbmStack {
                 // A request of several bursts (a fast DMA engine's) is served burst by burst.
                 let bursts = (req.addr % access + u64::from(req.bytes)).div_ceil(access).max(1);
                 let entry = (req.tag, pi as u16, req.write, req.bytes);
-                self.fast_reqs.push(FastReq { addr: req.addr, bursts, loc, entry, done: 0 });
+                let first = self.fast.as_ref().expect("fast fidelity").target(&loc);
+                self.fast_reqs.push(FastReq { addr: req.addr, bursts, first, entry, done: 0 });
             }
         }
         if !self.fast_reqs.is_empty() {
@@ -656,13 +663,14 @@ impl HbmStack {
     fn serve_fast(&mut self, now: u64) {
         const CHUNK: usize = 256;
         let fast = self.fast.as_mut().expect("fast fidelity");
-        let (map, reqs, locs, latency) = (&self.map, &mut self.fast_reqs, &mut self.burst_locs, &mut self.latency);
+        let (map, reqs, targets, latency) =
+            (&self.map, &mut self.fast_reqs, &mut self.burst_targets, &mut self.latency);
         let mut walk = ChunkWalk::default();
-        while next_chunk(&mut walk, map, reqs, locs, CHUNK) {
-            std::hint::black_box(fast.touch(locs.iter().map(|(loc, _)| loc), now));
-            for (loc, k) in locs.iter() {
-                let q = &mut reqs[*k];
-                q.done = q.done.max(fast.serve(loc, q.entry.2, now, latency));
+        while next_chunk(&mut walk, map, reqs, targets, CHUNK, |loc| fast.target(loc)) {
+            std::hint::black_box(fast.touch(targets.iter().map(|(t, _)| t), now));
+            for &(t, k) in targets.iter() {
+                let q = &mut reqs[k];
+                q.done = q.done.max(fast.serve(t, q.entry.2, now, latency));
             }
         }
         for q in reqs.iter() {
@@ -1127,28 +1135,29 @@ mod chunk_tests {
         let map = AddressMap::new("RoBaRaCoCh", &org, 1).unwrap();
         let access = u64::from(org.access_bytes());
         // One-burst, long (crossing chunks) and odd-sized requests, some unaligned.
-        let reqs: Vec<FastReq> = [(0u64, 1u64), (4096, 700), (77 * access + 5, 3), (1 << 20, 1), (1 << 24, 257)]
-            .iter()
-            .enumerate()
-            .map(|(i, &(addr, bursts))| FastReq {
-                addr,
-                bursts,
-                loc: map.decode(addr),
-                entry: (i as u64, 0, false, 0),
-                done: 0,
-            })
-            .collect();
+        let reqs: Vec<FastReq<crate::hbm::Location>> =
+            [(0u64, 1u64), (4096, 700), (77 * access + 5, 3), (1 << 20, 1), (1 << 24, 257)]
+                .iter()
+                .enumerate()
+                .map(|(i, &(addr, bursts))| FastReq {
+                    addr,
+                    bursts,
+                    first: map.decode(addr),
+                    entry: (i as u64, 0, false, 0),
+                    done: 0,
+                })
+                .collect();
         let mut want = Vec::new();
         for (r, q) in reqs.iter().enumerate() {
             if q.bursts == 1 {
-                want.push((q.loc, r));
+                want.push((q.first, r));
             } else {
                 want.extend(map.bursts(q.addr).take(q.bursts as usize).map(|l| (l, r)));
             }
         }
         for chunk in [1, 3, 64, 256, 5_000] {
             let (mut walk, mut locs, mut got) = (ChunkWalk::default(), Vec::new(), Vec::new());
-            while next_chunk(&mut walk, &map, &reqs, &mut locs, chunk) {
+            while next_chunk(&mut walk, &map, &reqs, &mut locs, chunk, |l| *l) {
                 assert!(locs.len() <= chunk);
                 got.extend_from_slice(&locs);
             }
