@@ -14,7 +14,7 @@
 //! ahead (SBUF->HBM).
 
 use super::book::Book;
-use super::params::DmaParams;
+use super::params::{DmaParams, MAX_QUEUES, MAX_SLOTS};
 use super::plan::{burst_len, pieces, Piece, Side};
 use super::sched::Arbiter;
 use super::stats::EngineStats;
@@ -129,8 +129,8 @@ impl Slot {
 /// `poked`, `due`) and the budget an untouched engine brings up to date fill the first line.
 #[repr(C, align(64))]
 pub(crate) struct Engine {
-    /// Busy slots in start order (oldest first issues first).
-    order: VecDeque<u8>,
+    /// Busy slots: how many (`order[..busy]`).
+    busy: u16,
     /// Parts in `queues`.
     queued: u32,
     /// HBM requests and SBUF accesses sent and not yet answered (no answer can arrive
@@ -147,10 +147,13 @@ pub(crate) struct Engine {
     budget_at: Time,
     idx: u32,
     ports: EnginePorts,
-    queues: Vec<VecDeque<Part>>,
+    /// Busy slots in start order (oldest first issues first), held in the engine (not behind
+    /// a pointer: a tick's first look at them on a large system is then no second miss).
+    order: [u8; MAX_SLOTS as usize],
     /// Per queue: its head part's `eligible` (NEVER when empty), beside the queues so that
-    /// asking which queues may start or when reads no queue's memory.
-    head_at: Vec<Time>,
+    /// asking which queues may start or when reads no queue's memory; held in the engine.
+    head_at: [Time; MAX_QUEUES as usize],
+    queues: Vec<VecDeque<Part>>,
     /// Bit `q` set: `queues[q]`'s head part has no packets (`total == 0`).
     head_empty: u64,
     /// Parts in `queues` without packets (`total == 0`), which `finish_empty_parts` completes.
@@ -185,14 +188,15 @@ impl Engine {
             idx,
             ports,
             queues: (0..p.queues).map(|_| VecDeque::new()).collect(),
-            head_at: vec![Time::NEVER; p.queues as usize],
+            head_at: [Time::NEVER; MAX_QUEUES as usize],
             head_empty: 0,
             queued: 0,
             empty_parts: 0,
             nonempty: 0,
             arb: Arbiter::new(p),
             slots: (0..p.packets_in_flight).map(|_| Slot::default()).collect(),
-            order: VecDeque::with_capacity(p.packets_in_flight as usize),
+            busy: 0,
+            order: [0; MAX_SLOTS as usize],
             holding: 0,
             issuing: 0,
             issuing_bits: [0; 4],
@@ -230,7 +234,7 @@ impl Engine {
     #[inline(always)]
     pub fn tick_if_due(&mut self, cx: &mut Ctx<'_>, book: &mut Book, env: &Env, answers: (bool, bool)) -> Time {
         let now = cx.now();
-        if self.queued == 0 && self.order.is_empty() {
+        if self.queued == 0 && self.busy == 0 {
             return Time::NEVER; // as `tick` does: nothing queued, nothing in flight
         }
         if self.poked
@@ -252,7 +256,7 @@ impl Engine {
     /// loop inlines `tick_if_due`'s checks, which most engines stop at.)
     #[inline(never)]
     pub fn tick(&mut self, cx: &mut Ctx<'_>, book: &mut Book, env: &Env) -> Time {
-        if self.queued == 0 && self.order.is_empty() {
+        if self.queued == 0 && self.busy == 0 {
             return Time::NEVER; // nothing queued, nothing in flight: no response can arrive
         }
         let now = cx.now();
@@ -296,13 +300,18 @@ impl Engine {
         t
     }
 
+    /// Busy slots in start order.
+    fn busy(&self) -> &[u8] {
+        &self.order[..usize::from(self.busy)]
+    }
+
     fn may_start(&self) -> bool {
         debug_assert_eq!(
             self.holding != 0,
-            self.order.iter().any(|&s| self.slots[s as usize].holds_engine()),
+            self.busy().iter().any(|&s| self.slots[s as usize].holds_engine()),
             "the count of slots holding the engine is stale"
         );
-        self.order.len() < self.slots.len() && self.holding == 0
+        usize::from(self.busy) < self.slots.len() && self.holding == 0
     }
 
     /// Counts slot `s` in `holding` as it now stands.
@@ -383,7 +392,8 @@ impl Engine {
             }
             enter(slot, Stage::Read, plan.src, plan.dst);
             self.rehold(s);
-            self.order.push_back(s as u8);
+            self.order[usize::from(self.busy)] = s as u8;
+            self.busy += 1;
             self.finish_empty_parts(cx, book);
         }
     }
@@ -422,14 +432,14 @@ impl Engine {
     fn issue(&mut self, cx: &mut Ctx<'_>, book: &Book, env: &Env) -> bool {
         debug_assert_eq!(
             self.issuing as usize,
-            self.order.iter().filter(|&&s| self.slots[s as usize].issuing()).count(),
+            self.busy().iter().filter(|&&s| self.slots[s as usize].issuing()).count(),
             "the count of slots with something to issue is stale"
         );
         if self.issuing == 0 {
             return false; // every packet waits for answers: nothing to look at
         }
         let mut budget_blocked = false;
-        for i in 0..self.order.len() {
+        for i in 0..usize::from(self.busy) {
             let s = self.order[i] as usize;
             debug_assert_eq!(
                 self.issuing_bits[s / 64] & (1 << (s % 64)) != 0,
@@ -584,7 +594,11 @@ impl Engine {
         slot.stage = Stage::Free;
         let cmd = slot.cmd;
         self.rehold(s);
-        self.order.retain(|&x| x as usize != s);
+        let n = usize::from(self.busy);
+        if let Some(at) = self.order[..n].iter().position(|&x| usize::from(x) == s) {
+            self.order.copy_within(at + 1..n, at);
+            self.busy -= 1;
+        }
         book.packet_done(cx, cmd, self.idx, self.track);
     }
 }

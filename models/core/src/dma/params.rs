@@ -3,6 +3,11 @@
 use serde::{Deserialize, Serialize};
 use trnsim_kernel::{Dur, Frequency};
 
+/// Most queues a DMA engine has (`queues`).
+pub const MAX_QUEUES: u32 = 32;
+/// Most packets a DMA engine keeps in flight (`packets_in_flight`; a slot's index is a byte).
+pub const MAX_SLOTS: u32 = 256;
+
 /// How a DMA engine picks the queue it serves next, at packet boundaries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -116,14 +121,14 @@ impl DmaParams {
         if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(format!("{name}: must be at least 1"));
         }
-        if self.queues == 0 || self.queues > 32 {
-            return Err(format!("queues: {} is outside 1..=32", self.queues));
+        if self.queues == 0 || self.queues > MAX_QUEUES {
+            return Err(format!("queues: {} is outside 1..={MAX_QUEUES}", self.queues));
         }
         if self.engines * self.partitions_per_engine > u32::from(u16::MAX) {
             return Err("engines x partitions_per_engine: too many partitions".into());
         }
-        if self.packets_in_flight > 256 {
-            return Err(format!("packets_in_flight: {} is above 256", self.packets_in_flight));
+        if self.packets_in_flight > MAX_SLOTS {
+            return Err(format!("packets_in_flight: {} is above {MAX_SLOTS}", self.packets_in_flight));
         }
         if !(self.peak_bytes_per_ns > 0.0 && self.peak_bytes_per_ns < 1e6) {
             return Err(format!("peak_bytes_per_ns: {} is not a positive rate", self.peak_bytes_per_ns));

@@ -420,7 +420,7 @@ impl AddressMap {
         let base = addr - addr % access;
         // Bursts past this one would pass 2^64 as byte addresses, which wrap there before
         // they wrap at the capacity: those are decoded as addresses.
-        let last_k = (u64::MAX - base) / access;
+        let last_k = (u64::MAX - base) >> self.offset_bits;
         Bursts { map: self, base, k: 0, last_k, digits, lv, incremental }
     }
 
