@@ -106,8 +106,9 @@ pub struct DmaBlock {
     cmds: Vec<InPort<DmaCmd>>,
     sem: OutPort<SemOp>,
     engines: Vec<Engine>,
-    /// The engines' response inputs by key: engine `e`'s HBM responses are number `2e`, its
-    /// SBUF answers `2e + 1` (to skip engines with no answer in flight or arrived).
+    /// The block's inputs by key: engine `e`'s HBM responses are number `2e`, its SBUF
+    /// answers `2e + 1`, command input `k` is `2 * engines + k` (to skip engines with no
+    /// answer in flight or arrived, and command inputs with none).
     responses: InputIndex,
     book: Book,
 }
@@ -155,6 +156,9 @@ impl DmaBlock {
         for e in 0..n {
             responses.push(ports.hbm[e].1.key());
             responses.push(ports.sbuf[e].1.key());
+        }
+        for c in &ports.cmds {
+            responses.push(c.key());
         }
         let engines = (0..n)
             .map(|e| {
@@ -251,14 +255,17 @@ impl DmaBlock {
 impl Component for DmaBlock {
     fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
         let now = cx.now();
+        // Which response and command inputs may hold a message.
+        let pending = cx.pending_in(&self.responses);
+        let n = self.engines.len();
         for k in 0..self.cmds.len() {
-            while let Some(cmd) = cx.recv(self.cmds[k]) {
-                self.accept(cx, cmd);
+            if pending.may_hold(2 * n + k) {
+                while let Some(cmd) = cx.recv(self.cmds[k]) {
+                    self.accept(cx, cmd);
+                }
             }
         }
         let mut wake = Time::NEVER;
-        // Which response inputs may hold an answer.
-        let pending = cx.pending_in(&self.responses);
         for (k, e) in self.engines.iter_mut().enumerate() {
             let answers = (pending.may_hold(2 * k), pending.may_hold(2 * k + 1));
             wake = wake.min(e.tick_if_due(cx, &mut self.book, &self.env, answers));
