@@ -369,6 +369,54 @@ pub struct Target {
     row: u32,
 }
 
+impl Target {
+    /// The target whose pseudo-channel, bank and row are `sums` ([`Targets::weights`]).
+    #[inline]
+    pub fn from_sums(sums: [u32; 3]) -> Target {
+        let [pc, bank, row] = sums;
+        Target { pc, bank, row }
+    }
+}
+
+/// How a stack indexes a burst's location: its organization's shape.
+#[derive(Clone, Copy, Debug)]
+pub struct Targets {
+    pcs_per_channel: u32,
+    bank_groups: u32,
+    banks_per_group: u32,
+}
+
+impl Targets {
+    /// Where the burst at `loc` goes, as [`FastStack::serve`] indexes it.
+    #[inline]
+    pub fn target(&self, loc: &Location) -> Target {
+        let group = loc.sid * self.bank_groups + loc.bank_group;
+        Target {
+            pc: loc.channel * self.pcs_per_channel + loc.pc,
+            bank: group * self.banks_per_group + loc.bank,
+            row: loc.row,
+        }
+    }
+
+    /// A target's pseudo-channel, bank and row as weighted sums of a location's level indices
+    /// (by [`crate::hbm::mapping::Level`]; see [`crate::hbm::AddressMap::sums`]): what
+    /// [`Targets::target`] computes.
+    pub fn weights(&self) -> [[u32; 3]; 8] {
+        let (per, groups, banks) = (self.pcs_per_channel, self.bank_groups, self.banks_per_group);
+        // Stack, channel, pseudo-channel, SID, bank group, bank, row, column.
+        [
+            [0, 0, 0],
+            [per, 0, 0],
+            [1, 0, 0],
+            [0, groups.wrapping_mul(banks), 0],
+            [0, banks, 0],
+            [0, 1, 0],
+            [0, 0, 1],
+            [0, 0, 0],
+        ]
+    }
+}
+
 /// The fast model of one stack's pseudo-channels.
 #[derive(Clone, Debug)]
 pub struct FastStack {
@@ -414,14 +462,12 @@ impl FastStack {
         &self.pcs[(ch * self.pcs_per_channel + pc) as usize].stats
     }
 
-    /// Where the burst at `loc` goes, as [`FastStack::serve`] indexes it.
-    #[inline]
-    pub fn target(&self, loc: &Location) -> Target {
-        let group = loc.sid * self.bank_groups + loc.bank_group;
-        Target {
-            pc: loc.channel * self.pcs_per_channel + loc.pc,
-            bank: group * self.banks_per_group + loc.bank,
-            row: loc.row,
+    /// How this stack indexes a burst's location ([`Targets::target`]).
+    pub fn targets(&self) -> Targets {
+        Targets {
+            pcs_per_channel: self.pcs_per_channel,
+            bank_groups: self.bank_groups,
+            banks_per_group: self.banks_per_group,
         }
     }
 

@@ -403,17 +403,20 @@ impl AddressMap {
     pub fn bursts(&self, addr: u64) -> Bursts<'_> {
         let a = if self.capacity.is_power_of_two() { addr & (self.capacity - 1) } else { addr % self.capacity };
         let mut v = a >> self.offset_bits;
-        let mut digits = [0u64; MAX_DIGITS];
+        let mut digits = [0u32; MAX_DIGITS];
         let mut lv = [0u32; 8];
         let incremental = self.fields.len() <= MAX_DIGITS;
         if incremental {
             for (d, f) in digits.iter_mut().zip(&self.fields) {
                 // (As `decode`: a power-of-two count by mask and shift.)
-                (*d, v) = match f.shift {
+                let (digit, rest) = match f.shift {
                     Some(s) => (v & (f.count - 1), v >> s),
                     None => (v % f.count, v / f.count),
                 };
-                lv[f.level as usize] |= (*d as u32) << f.at;
+                // (A digit is below its count, at most 2^32.)
+                *d = u32::try_from(digit).unwrap_or(u32::MAX);
+                v = rest;
+                lv[f.level as usize] |= *d << f.at;
             }
         }
         let access = 1u64 << self.offset_bits;
@@ -422,6 +425,34 @@ impl AddressMap {
         // they wrap at the capacity: those are decoded as addresses.
         let last_k = (u64::MAX - base) >> self.offset_bits;
         Bursts { map: self, base, k: 0, last_k, digits, lv, incremental }
+    }
+
+    /// For a map without XOR hashes, what one more in each of an address's digits adds to
+    /// weighted sums of its level indices (sum `i` of a location: the sum over levels of its
+    /// index times `weights[level as usize][i]`, in wrapping `u32` arithmetic): without
+    /// hashes a level's index is a sum of the address's digits, so consecutive bursts' sums
+    /// follow by adding steps ([`AddressMap::sums`]). `None` for a map with XOR hashes (or too
+    /// many fields to carry).
+    pub fn sum_steps<const N: usize>(&self, weights: &[[u32; N]; 8]) -> Option<SumSteps<N>> {
+        if self.xor || self.level_xor.is_some() || self.fields.len() > MAX_DIGITS {
+            return None;
+        }
+        let mut steps = [[0u32; N]; MAX_DIGITS];
+        for (step, f) in steps.iter_mut().zip(&self.fields) {
+            for (x, w) in step.iter_mut().zip(&weights[f.level as usize]) {
+                *x = w.wrapping_shl(f.at);
+            }
+        }
+        Some(SumSteps { weights: *weights, steps })
+    }
+
+    /// Consecutive bursts from `addr`'s (as [`AddressMap::bursts`]) as their weighted sums
+    /// ([`AddressMap::sum_steps`], made of this map), each the previous one's plus the carried
+    /// digits' steps: no location is built.
+    pub fn sums<'a, const N: usize>(&'a self, steps: &'a SumSteps<N>, addr: u64) -> Sums<'a, N> {
+        let walk = self.bursts(addr);
+        let cur = weigh(&walk.lv, &steps.weights);
+        Sums { walk, steps, cur }
     }
 
     /// Applies the map's XOR hashes to raw level indices (indexed by [`Level`]).
@@ -471,7 +502,7 @@ pub struct Bursts<'a> {
     last_k: u64,
     /// The next burst's digit per field (LSB-first), and its levels' indices before the XOR
     /// hashes, when `incremental`.
-    digits: [u64; MAX_DIGITS],
+    digits: [u32; MAX_DIGITS],
     lv: [u32; 8],
     incremental: bool,
 }
@@ -491,15 +522,79 @@ impl Iterator for Bursts<'_> {
         // in its level's index); past the top, every digit wraps to 0.
         for (d, f) in self.digits[..m.fields.len()].iter_mut().zip(&m.fields) {
             let l = &mut self.lv[f.level as usize];
-            if *d + 1 < f.count {
+            if u64::from(*d) + 1 < f.count {
                 *d += 1;
                 *l += 1 << f.at;
                 break;
             }
-            *l -= (*d as u32) << f.at;
+            *l -= *d << f.at;
             *d = 0;
         }
         Some(loc)
+    }
+}
+
+/// `Σ lv[level] × weights[level][i]` for each `i`, in wrapping `u32` arithmetic.
+#[inline]
+fn weigh<const N: usize>(lv: &[u32; 8], weights: &[[u32; N]; 8]) -> [u32; N] {
+    let mut out = [0u32; N];
+    for (l, w) in lv.iter().zip(weights) {
+        for (o, w) in out.iter_mut().zip(w) {
+            *o = o.wrapping_add(l.wrapping_mul(*w));
+        }
+    }
+    out
+}
+
+/// Consecutive bursts' weighted sums of level indices ([`AddressMap::sums`]); endless.
+pub struct Sums<'a, const N: usize> {
+    /// The bursts' digits (their level indices are not kept up to date: `cur` is).
+    walk: Bursts<'a>,
+    steps: &'a SumSteps<N>,
+    /// The next burst's sums.
+    cur: [u32; N],
+}
+
+/// What each digit of an address adds to weighted sums of its level indices
+/// ([`AddressMap::sum_steps`]).
+#[derive(Clone, Debug)]
+pub struct SumSteps<const N: usize> {
+    weights: [[u32; N]; 8],
+    /// Per field (LSB-first): what one more in its digit adds to the sums.
+    steps: [[u32; N]; MAX_DIGITS],
+}
+
+impl<const N: usize> Iterator for Sums<'_, N> {
+    type Item = [u32; N];
+    #[inline]
+    fn next(&mut self) -> Option<[u32; N]> {
+        let w = &mut self.walk;
+        let m = w.map;
+        let k = w.k;
+        w.k += 1;
+        if k > w.last_k {
+            // Past 2^64 as byte addresses (as `Bursts`): decoded.
+            let loc = m.decode(w.base.wrapping_add(k.wrapping_mul(1u64 << m.offset_bits)));
+            let lv = [loc.stack, loc.channel, loc.pc, loc.sid, loc.bank_group, loc.bank, loc.row, loc.column];
+            return Some(weigh(&lv, &self.steps.weights));
+        }
+        let out = self.cur;
+        // One more in the lowest digit, carried up: each digit's step added or, where it wraps
+        // to 0, its steps so far taken away.
+        for ((d, f), step) in w.digits[..m.fields.len()].iter_mut().zip(&m.fields).zip(&self.steps.steps) {
+            if u64::from(*d) + 1 < f.count {
+                *d += 1;
+                for (c, s) in self.cur.iter_mut().zip(step) {
+                    *c = c.wrapping_add(*s);
+                }
+                break;
+            }
+            for (c, s) in self.cur.iter_mut().zip(step) {
+                *c = c.wrapping_sub(s.wrapping_mul(*d));
+            }
+            *d = 0;
+        }
+        Some(out)
     }
 }
 
@@ -579,6 +674,41 @@ mod tests {
                     for (k, loc) in m.bursts(addr).take(40).enumerate() {
                         let want = m.decode(base.wrapping_add(k as u64 * access));
                         assert_eq!(loc, want, "{text} on {}: burst {k} from {addr:#x}", p.name);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sums_walk_like_weighing_each_bursts_location() {
+        // Weights that tell every level apart (a fast stack's are one such), on every preset
+        // and map: maps without XOR hashes give steps, and their sums are each location's;
+        // maps with hashes give none. Starts below the capacity (the walk wraps) and below
+        // 2^64 (later bursts are decoded).
+        let weights = [[1, 0, 7], [3, 1, 0], [5, 2, 0], [0, 11, 1], [13, 0, 1], [0, 17, 4], [19, 0, 2], [0, 23, 9]];
+        for p in presets::ALL {
+            let org = (p.org)();
+            for text in MAPS {
+                let stacks = if text.starts_with("st") { 3 } else { 1 };
+                let Ok(m) = AddressMap::new(text, &org, stacks) else { continue };
+                let Some(steps) = m.sum_steps(&weights) else {
+                    assert!(text.contains("xor") || text == "MOP4CLXOR", "{text}: no steps");
+                    continue;
+                };
+                let access = org.access_bytes() as u64;
+                let mut a = 0x2545_f491u64;
+                for i in 0..300 {
+                    a = a.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    let addr = match i % 5 {
+                        0 => m.capacity() - (a >> 60) * access - a % access,
+                        1 => u64::MAX - (a >> 60) * access,
+                        _ => a >> 9,
+                    };
+                    for (k, (sum, loc)) in m.sums(&steps, addr).zip(m.bursts(addr)).take(40).enumerate() {
+                        let lv =
+                            [loc.stack, loc.channel, loc.pc, loc.sid, loc.bank_group, loc.bank, loc.row, loc.column];
+                        assert_eq!(sum, weigh(&lv, &weights), "{text} on {}: burst {k} from {addr:#x}", p.name);
                     }
                 }
             }

@@ -367,28 +367,34 @@ pub struct HbmStack {
     /// the most that arrived in one tick), and a chunk of their bursts with each one's request.
     fast_reqs: Vec<FastReq>,
     burst_targets: Vec<(crate::hbm::fast::Target, usize)>,
+    /// Fast fidelity: how a request's consecutive bursts' targets follow one another, when
+    /// the map allows ([`AddressMap::sum_steps`]).
+    fast_steps: Option<crate::hbm::mapping::SumSteps<3>>,
 }
 
 /// Where [`next_chunk`] is in a tick's requests: the next request, and the bursts left of a
 /// request cut by a chunk's end.
-#[derive(Default)]
-struct ChunkWalk<'a> {
+struct ChunkWalk<W> {
     next: usize,
-    cut: Option<(crate::hbm::mapping::Bursts<'a>, u64)>,
+    cut: Option<(W, u64)>,
 }
 
-/// Fills `out` with the next (at most `chunk`) bursts of `reqs`, in order, each as `to` makes
-/// it of its location and with its request's index; false when every burst has been given.
-/// The chunks together are the requests' bursts one after another: a one-burst request's
-/// `first` (`to` of its decoded location), or `to` of the request's `bursts` consecutive
-/// locations from `map`.
-fn next_chunk<'a, T: Copy>(
-    walk: &mut ChunkWalk<'a>,
-    map: &'a AddressMap,
+impl<W> Default for ChunkWalk<W> {
+    fn default() -> Self {
+        ChunkWalk { next: 0, cut: None }
+    }
+}
+
+/// Fills `out` with the next (at most `chunk`) bursts of `reqs`, in order, each with its
+/// request's index; false when every burst has been given. The chunks together are the
+/// requests' bursts one after another: a one-burst request's `first`, or the first `bursts`
+/// of `walk_of(addr)` (the request's consecutive bursts, as `first` is made of a location).
+fn next_chunk<T: Copy, W: Iterator<Item = T>>(
+    walk: &mut ChunkWalk<W>,
     reqs: &[FastReq<T>],
     out: &mut Vec<(T, usize)>,
     chunk: usize,
-    to: impl Fn(&Location) -> T,
+    walk_of: impl Fn(u64) -> W,
 ) -> bool {
     out.clear();
     while out.len() < chunk && walk.next < reqs.len() {
@@ -398,11 +404,11 @@ fn next_chunk<'a, T: Copy>(
             walk.next += 1;
             continue;
         }
-        let (bursts, left) = walk.cut.get_or_insert_with(|| (map.bursts(q.addr), q.bursts));
+        let (bursts, left) = walk.cut.get_or_insert_with(|| (walk_of(q.addr), q.bursts));
         let take = (chunk - out.len()).min(usize::try_from(*left).unwrap_or(usize::MAX));
         out.reserve(take);
-        for loc in bursts.by_ref().take(take) {
-            out.push((to(&loc), r));
+        for t in bursts.by_ref().take(take) {
+            out.push((t, r));
         }
         *left -= take as u64;
         if *left == 0 {
@@ -411,6 +417,38 @@ fn next_chunk<'a, T: Copy>(
         }
     }
     !out.is_empty()
+}
+
+/// A fast request's consecutive bursts as targets: by weighted sums of their level indices
+/// where the map has no XOR hashes ([`AddressMap::sums`]), otherwise from their locations.
+enum TargetWalk<'a> {
+    Sums(crate::hbm::mapping::Sums<'a, 3>),
+    Locations(crate::hbm::Bursts<'a>, crate::hbm::fast::Targets),
+}
+
+impl<'a> TargetWalk<'a> {
+    fn new(
+        map: &'a AddressMap,
+        steps: Option<&'a crate::hbm::mapping::SumSteps<3>>,
+        targets: crate::hbm::fast::Targets,
+        addr: u64,
+    ) -> Self {
+        match steps {
+            Some(steps) => TargetWalk::Sums(map.sums(steps, addr)),
+            None => TargetWalk::Locations(map.bursts(addr), targets),
+        }
+    }
+}
+
+impl Iterator for TargetWalk<'_> {
+    type Item = crate::hbm::fast::Target;
+    #[inline]
+    fn next(&mut self) -> Option<crate::hbm::fast::Target> {
+        match self {
+            TargetWalk::Sums(s) => s.next().map(crate::hbm::fast::Target::from_sums),
+            TargetWalk::Locations(b, t) => b.next().map(|loc| t.target(&loc)),
+        }
+    }
 }
 
 /// A request the fast fidelity serves this tick: its address, bursts and first burst's
@@ -435,6 +473,9 @@ impl HbmStack {
     /// Builds a stack from `cfg` (validated; the error names the field).
     pub fn new(cfg: &StackConfig) -> Result<HbmStack, String> {
         let map = cfg.validate()?;
+        let fast = (cfg.fidelity == Fidelity::Fast)
+            .then(|| crate::hbm::fast::FastStack::new(&cfg.org, &cfg.timing, &cfg.controller.refresh));
+        let fast_steps = fast.as_ref().and_then(|f| map.sum_steps(&f.targets().weights()));
         let stack_level = map.has_stack_level();
         let sched = sched::by_name(&cfg.controller.scheduler).ok_or("controller.scheduler: unknown")?;
         let sh = Shared::new(cfg.org.clone(), cfg.timing.clone(), cfg.controller.clone(), sched);
@@ -484,8 +525,8 @@ impl HbmStack {
             spans: Vec::new(),
             data: cfg.functional.then(crate::hbm::data::HbmData::new),
             read_data: fxhash::FxHashMap::default(),
-            fast: (cfg.fidelity == Fidelity::Fast)
-                .then(|| crate::hbm::fast::FastStack::new(&cfg.org, &cfg.timing, &cfg.controller.refresh)),
+            fast_steps,
+            fast,
             fast_done: crate::hbm::due::DueQueue::new(),
             burst_targets: Vec::new(),
             fast_reqs: Vec::new(),
@@ -619,7 +660,7 @@ impl HbmStack {
                 // A request of several bursts (a fast DMA engine's) is served burst by burst.
                 let bursts = (req.addr % access + u64::from(req.bytes)).div_ceil(access).max(1);
                 let entry = (req.tag, pi as u16, req.write, req.bytes);
-                let first = self.fast.as_ref().expect("fast fidelity").target(&loc);
+                let first = self.fast.as_ref().expect("fast fidelity").targets().target(&loc);
                 self.fast_reqs.push(FastReq { addr: req.addr, bursts, first, entry, done: 0 });
             }
         }
@@ -665,8 +706,8 @@ impl HbmStack {
         let fast = self.fast.as_mut().expect("fast fidelity");
         let (map, reqs, targets, latency) =
             (&self.map, &mut self.fast_reqs, &mut self.burst_targets, &mut self.latency);
-        let mut walk = ChunkWalk::default();
-        while next_chunk(&mut walk, map, reqs, targets, CHUNK, |loc| fast.target(loc)) {
+        let (shape, steps, mut walk) = (fast.targets(), self.fast_steps.as_ref(), ChunkWalk::default());
+        while next_chunk(&mut walk, reqs, targets, CHUNK, |addr| TargetWalk::new(map, steps, shape, addr)) {
             std::hint::black_box(fast.touch(targets.iter().map(|(t, _)| t), now));
             for &(t, k) in targets.iter() {
                 let q = &mut reqs[k];
@@ -1157,7 +1198,7 @@ mod chunk_tests {
         }
         for chunk in [1, 3, 64, 256, 5_000] {
             let (mut walk, mut locs, mut got) = (ChunkWalk::default(), Vec::new(), Vec::new());
-            while next_chunk(&mut walk, &map, &reqs, &mut locs, chunk, |l| *l) {
+            while next_chunk(&mut walk, &reqs, &mut locs, chunk, |a| map.bursts(a)) {
                 assert!(locs.len() <= chunk);
                 got.extend_from_slice(&locs);
             }
