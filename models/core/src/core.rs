@@ -195,12 +195,14 @@ pub fn build_hooked(
 ) -> Result<CoreIds, String> {
     let e = |x: trnsim_kernel::BuildError| x.to_string();
     let clock = |b: &mut SimBuilder, what: &str, f: Frequency| match &opts.shared_clocks {
-        Some(p) => b.shared_clock(&format!("{p}.{what}"), f).map_err(e),
-        None => b.clock(&format!("{name}.{what}"), f).map_err(e),
+        Some(p) => b.shared_clock(&[p, ".", what].concat(), f).map_err(e),
+        None => b.clock(&[name, ".", what].concat(), f).map_err(e),
     };
     let fast = clock(b, "mem", NcVersion::V4.clock(Engine::Tensor))?;
-    let sem = b.reserve(&format!("{name}.sem"), fast).map_err(e)?;
-    let mem = b.reserve(&format!("{name}.sbuf"), fast).map_err(e)?;
+    // (Names joined with `concat`, not `format!`: a 144-chip system builds a quarter of a
+    // million of them.)
+    let sem = b.reserve(&[name, ".sem"].concat(), fast).map_err(e)?;
+    let mem = b.reserve(&[name, ".sbuf"].concat(), fast).map_err(e)?;
     let mut engines = Vec::new();
     let mut clocks = Vec::new();
     let mut sem_ports = Vec::new();
@@ -213,29 +215,30 @@ pub fn build_hooked(
     let dma_id = if dma_needed {
         let params = opts.dma.clone().unwrap_or_else(|| DmaParams::for_version(opts.version));
         let clk = clock(b, "dma", params.clock)?;
-        Some((b.reserve(&format!("{name}.dma"), clk).map_err(e)?, params))
+        Some((b.reserve(&[name, ".dma"].concat(), clk).map_err(e)?, params))
     } else {
         None
     };
     let mut dma_cmds = Vec::new();
     for (engine, stream) in &program.streams {
         let clk = clock(b, engine.name(), opts.version.clock(*engine))?;
-        let id = b.reserve(&format!("{name}.{engine}"), clk).map_err(e)?;
+        let en = engine.name();
+        let id = b.reserve(&[name, ".", en].concat(), clk).map_err(e)?;
         let (sem_out, sem_in) =
-            b.link::<SemOp>(id, "sem", sem, &format!("{engine}.op"), link(opts.sem_latency, 4)).map_err(e)?;
+            b.link::<SemOp>(id, "sem", sem, &[en, ".op"].concat(), link(opts.sem_latency, 4)).map_err(e)?;
         let (grant_out, grant_in) =
-            b.link::<SemGrant>(sem, &format!("{engine}.grant"), id, "grant", link(opts.sem_latency, 2)).map_err(e)?;
+            b.link::<SemGrant>(sem, &[en, ".grant"].concat(), id, "grant", link(opts.sem_latency, 2)).map_err(e)?;
         let (mem_out, mem_in) =
-            b.link::<MemAccess>(id, "mem", mem, &format!("{engine}.req"), link(1, 4096)).map_err(e)?;
+            b.link::<MemAccess>(id, "mem", mem, &[en, ".req"].concat(), link(1, 4096)).map_err(e)?;
         let (done_out, done_in) =
-            b.link::<MemDone>(mem, &format!("{engine}.done"), id, "mem_done", link(1, 4096)).map_err(e)?;
+            b.link::<MemDone>(mem, &[en, ".done"].concat(), id, "mem_done", link(1, 4096)).map_err(e)?;
         sem_ports.push(SemPort { ops: sem_in, grants: Some(grant_out) });
         mem_ports.push(MemPort { req: mem_in, done: done_out });
         clients.push(engine.name().to_string());
         let mut dma = None;
         if let Some((did, _)) = &dma_id {
             if stream.instrs.iter().any(|i| matches!(i, Instr::DmaStart { .. })) {
-                let (out, inp) = b.link::<DmaCmd>(id, "dma", *did, &format!("{engine}.cmd"), link(1, 64)).map_err(e)?;
+                let (out, inp) = b.link::<DmaCmd>(id, "dma", *did, &[en, ".cmd"].concat(), link(1, 64)).map_err(e)?;
                 dma = Some(out);
                 dma_cmds.push(inp);
             }
@@ -254,19 +257,28 @@ pub fn build_hooked(
         let mut hbm_ports = Vec::new();
         let depth = params.outstanding.max(1) * 2;
         for k in 0..params.engines {
-            let (req_out, req_in) =
-                b.link::<MemAccess>(did, &format!("sbuf{k}"), mem, &format!("dma{k}.req"), link(1, 64)).map_err(e)?;
+            let k = k.to_string();
+            let k = k.as_str();
+            let (req_out, req_in) = b
+                .link::<MemAccess>(did, &["sbuf", k].concat(), mem, &["dma", k, ".req"].concat(), link(1, 64))
+                .map_err(e)?;
             let (done_out, done_in) = b
-                .link::<MemDone>(mem, &format!("dma{k}.done"), did, &format!("sbuf{k}.done"), link(1, 64))
+                .link::<MemDone>(mem, &["dma", k, ".done"].concat(), did, &["sbuf", k, ".done"].concat(), link(1, 64))
                 .map_err(e)?;
             mem_ports.push(MemPort { req: req_in, done: done_out });
-            clients.push(format!("dma{k}"));
+            clients.push(["dma", k].concat());
             sbuf_ports.push((req_out, done_in));
-            let hname = format!("{name}.dma{k}");
-            let (hreq_out, hreq_in) =
-                b.link::<MemReq>(did, &format!("hbm{k}"), h.id, &format!("{hname}.req"), link(1, depth)).map_err(e)?;
+            let (hreq_out, hreq_in) = b
+                .link::<MemReq>(did, &["hbm", k].concat(), h.id, &[name, ".dma", k, ".req"].concat(), link(1, depth))
+                .map_err(e)?;
             let (hresp_out, hresp_in) = b
-                .link::<MemResp>(h.id, &format!("{hname}.resp"), did, &format!("hbm{k}.resp"), link(1, depth))
+                .link::<MemResp>(
+                    h.id,
+                    &[name, ".dma", k, ".resp"].concat(),
+                    did,
+                    &["hbm", k, ".resp"].concat(),
+                    link(1, depth),
+                )
                 .map_err(e)?;
             h.stack.add_port(hreq_in, hresp_out);
             hbm_ports.push((hreq_out, hresp_in));
@@ -298,9 +310,9 @@ pub fn build_hooked(
     let mut collective = None;
     if let Some(h) = opts.collective {
         let (ring, doorbell) =
-            b.link::<u32>(sem, "cc.ring", h.engine, &format!("doorbell.{name}"), link(h.latency, 64)).map_err(e)?;
+            b.link::<u32>(sem, "cc.ring", h.engine, &["doorbell.", name].concat(), link(h.latency, 64)).map_err(e)?;
         let (done, done_in) =
-            b.link::<u32>(h.engine, &format!("done.{name}"), sem, "cc.done", link(h.latency, 64)).map_err(e)?;
+            b.link::<u32>(h.engine, &["done.", name].concat(), sem, "cc.done", link(h.latency, 64)).map_err(e)?;
         unit = unit.with_collective(SemCollective { doorbell: h.doorbell, ring, done_in, done: h.done });
         collective = Some(CollectivePorts { doorbell, done });
     }

@@ -266,7 +266,8 @@ impl SimBuilder {
             BuildScope::Part { me, .. } => *me != 0 && !self.builds(src) && !self.builds(dst),
             _ => false,
         };
-        let full = || format!("{}.{} -> {}.{}", self.names[src.index()], src_port, self.names[dst.index()], dst_port);
+        let full =
+            || [&self.names[src.index()], ".", src_port, " -> ", &self.names[dst.index()], ".", dst_port].concat();
         let name = if nameless { String::new() } else { full() };
         if validate(&name, &spec).is_err() {
             validate(&full(), &spec)?;
