@@ -179,9 +179,63 @@ impl Calendar {
         self.search(earliest, len)
     }
 
-    /// [`Calendar::book`] in full: skips booked runs until `len` free cycles are found.
+    /// [`Calendar::book`] in full: the first `len` free cycles from `earliest`, a word of the
+    /// bits at a time (runs longer than a word: [`Calendar::search_long`]).
     #[inline(never)]
     fn search(&mut self, earliest: u64, len: u64) -> u64 {
+        if len > 64 {
+            return self.search_long(earliest, len);
+        }
+        let mut c = earliest.max(self.base);
+        loop {
+            let end = self.base + self.reach();
+            let word_start = c - c % 64;
+            let fit = if c >= end {
+                Some(c) // past every booking in the window: free
+            } else {
+                let word = self.bits[self.slot(c).0];
+                let free = !word & (u64::MAX << (c % 64));
+                // Bit p of `fits`: cycles p .. p + len of the word are free. The lowest is the
+                // first fit: a run crossing into the next word starts after it.
+                let mut fits = free;
+                let mut have = 1;
+                while have < len {
+                    let shift = have.min(len - have);
+                    fits &= fits >> shift;
+                    have += shift;
+                }
+                if fits != 0 {
+                    Some(word_start + u64::from(fits.trailing_zeros()))
+                } else {
+                    // Else only the free run at the word's top may start one, if the next
+                    // word's first cycles are free (later starts need more of them).
+                    let top = u64::from(free.leading_ones());
+                    let next = word_start + 64;
+                    let crosses = top > 0 && (next >= end || self.bits[self.slot(next).0] & run(len - top) == 0);
+                    crosses.then_some(next - top)
+                }
+            };
+            match fit {
+                Some(f) if f + len <= self.base + HORIZON => {
+                    self.mark(f, len);
+                    return f;
+                }
+                Some(_) => {
+                    // The first fit is beyond the window: after the last booking beyond it.
+                    let c = earliest.max(self.base + HORIZON).max(self.tail);
+                    self.tail = c + len;
+                    self.later.push_back((c, len));
+                    return c;
+                }
+                None => c = word_start + 64,
+            }
+        }
+    }
+
+    /// [`Calendar::search`] for runs longer than a word: skips booked runs until `len` free
+    /// cycles are found.
+    #[cold]
+    fn search_long(&mut self, earliest: u64, len: u64) -> u64 {
         let mut c = earliest.max(self.base);
         'search: loop {
             if c + len > self.base + HORIZON {
