@@ -205,7 +205,11 @@ impl Calendar {
                     have += shift;
                 }
                 if fits != 0 {
-                    Some(word_start + u64::from(fits.trailing_zeros()))
+                    // Inside the word (so inside the window): booked here.
+                    let p = u64::from(fits.trailing_zeros());
+                    let w = self.slot(c).0;
+                    self.bits[w] |= run(len) << p;
+                    return word_start + p;
                 } else {
                     // Else only the free run at the word's top may start one, if the next
                     // word's first cycles are free (later starts need more of them).
