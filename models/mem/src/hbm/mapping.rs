@@ -580,7 +580,16 @@ impl<const N: usize> Iterator for Sums<'_, N> {
         }
         let out = self.cur;
         // One more in the lowest digit, carried up: each digit's step added or, where it wraps
-        // to 0, its steps so far taken away.
+        // to 0, its steps so far taken away. (Most often the lowest digit takes it.)
+        if let Some(f) = m.fields.first() {
+            if u64::from(w.digits[0]) + 1 < f.count {
+                w.digits[0] += 1;
+                for (c, s) in self.cur.iter_mut().zip(&self.steps.steps[0]) {
+                    *c = c.wrapping_add(*s);
+                }
+                return Some(out);
+            }
+        }
         for ((d, f), step) in w.digits[..m.fields.len()].iter_mut().zip(&m.fields).zip(&self.steps.steps) {
             if u64::from(*d) + 1 < f.count {
                 *d += 1;
