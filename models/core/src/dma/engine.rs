@@ -125,8 +125,8 @@ impl Slot {
 /// One DMA engine.
 ///
 /// Laid out for the cache (`repr(C)`, 64-byte aligned): what a DMA block's tick reads of every
-/// engine to decide whether it needs a tick (`order`, `queued`, the answers outstanding,
-/// `poked`, `due`) and the budget an untouched engine brings up to date fill the first line.
+/// engine to decide whether it needs a tick (`busy`, `queued`, the answers outstanding,
+/// `poked`, `due`) fills the first line, with the budget a tick brings up first.
 #[repr(C, align(64))]
 pub(crate) struct Engine {
     /// Busy slots: how many (`order[..busy]`).
@@ -227,10 +227,11 @@ impl Engine {
     }
 
     /// Ticks the engine if something may have changed for it since its last tick (a part
-    /// queued, a response arrived, a refused link, its wake-up time reached); otherwise only
-    /// brings its budget up to now, which is all a tick would change. Returns when it next
-    /// needs a tick without an input arriving, like [`Engine::tick`]. `answers`: whether the HBM and the SBUF response inputs may hold an answer (false: they
-    /// hold none, in flight or arrived).
+    /// queued, a response arrived, a refused link, its wake-up time reached); otherwise
+    /// changes nothing (a tick would only have brought its budget up to now, which its next
+    /// tick does: [`Engine::accrue`]). Returns when it next needs a tick without an input
+    /// arriving, like [`Engine::tick`]. `answers`: whether the HBM and the SBUF response inputs
+    /// may hold an answer (false: they hold none, in flight or arrived).
     #[inline(always)]
     pub fn tick_if_due(&mut self, cx: &mut Ctx<'_>, book: &mut Book, env: &Env, answers: (bool, bool)) -> Time {
         let now = cx.now();
@@ -244,8 +245,6 @@ impl Engine {
         {
             self.poked = false;
             self.due = self.tick(cx, book, env);
-        } else {
-            self.accrue(now, env);
         }
         self.due
     }
@@ -276,9 +275,11 @@ impl Engine {
         }
     }
 
+    /// Brings the budget from `budget_at` up to `now`. Saturating, so bringing it up in
+    /// steps or at once gives the same budget (`min(min(b + x, cap) + y, cap)` is
+    /// `min(b + x + y, cap)`): an engine that needs no tick is left to bring it up at its next.
     fn accrue(&mut self, now: Time, env: &Env) {
-        let dt = now.since(self.budget_at).as_ps().min(u64::from(u32::MAX)) as i64;
-        self.budget = (self.budget + dt * env.rate).min(env.cap);
+        self.budget = accrued(self.budget, now.since(self.budget_at).as_ps(), env.rate, env.cap);
         self.budget_at = now;
     }
 
@@ -603,6 +604,13 @@ impl Engine {
     }
 }
 
+/// A budget of `budget` µB after `dt_ps` at `rate` µB/ps, at most `cap` (saturating: in
+/// steps or at once, the same).
+fn accrued(budget: i64, dt_ps: u64, rate: i64, cap: i64) -> i64 {
+    let dt = i64::try_from(dt_ps).unwrap_or(i64::MAX);
+    budget.saturating_add(dt.saturating_mul(rate)).min(cap)
+}
+
 /// Brings a slot's `counted` flag to `now`, adding it to or taking it from `count`.
 fn recount(counted: &mut bool, now: bool, count: &mut u32) {
     if now != *counted {
@@ -650,5 +658,24 @@ fn scatter(slot: &mut Slot, pc: &Piece, data: &[u8]) {
     let (w, x, len) = (slot.width() as usize, pc.x as usize, pc.len as usize);
     for (r, row) in data.chunks_exact(len).enumerate().take(slot.rows() as usize) {
         slot.data[r * w + x..r * w + x + len].copy_from_slice(row);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_budget_brought_up_in_steps_is_the_budget_brought_up_at_once() {
+        // Debts, full budgets, tiny and huge rates and gaps (saturating near i64 and u64
+        // limits): two steps always equal one.
+        let mut rng = trnsim_kernel::SimRng::new(0xacc7, 0);
+        let pick = |rng: &mut trnsim_kernel::SimRng, xs: &[u64]| xs[rng.below(xs.len() as u64) as usize];
+        let cap = 32_000_000i64;
+        for _ in 0..100_000 {
+            let b = cap - i64::try_from(pick(&mut rng, &[0, 1, 999, 32_000_000, 4_096_000_000, 1 << 40])).unwrap();
+            let rate = i64::try_from(pick(&mut rng, &[1, 7, 38_400, 1_000_000_000])).unwrap();
+            let (x, y) = (pick(&mut rng, &[0, 1, 500, 1 << 32, 1 << 62, u64::MAX]), rng.below(1 << 40));
+            let once = super::accrued(b, x.saturating_add(y), rate, cap);
+            assert_eq!(super::accrued(super::accrued(b, x, rate, cap), y, rate, cap), once, "{b} {rate} {x} {y}");
+        }
     }
 }
