@@ -366,7 +366,9 @@ pub struct HbmStack {
     /// Fast fidelity, within a tick: the requests that arrived, in order (reused: as long as
     /// the most that arrived in one tick), and a chunk of their bursts with each one's request.
     fast_reqs: Vec<FastReq>,
-    burst_targets: Vec<(crate::hbm::fast::Target, usize)>,
+    burst_targets: Vec<crate::hbm::fast::Target>,
+    /// The chunk's requests in order, each with how many of its bursts the chunk holds.
+    burst_spans: Vec<(usize, usize)>,
     /// Fast fidelity: how a request's consecutive bursts' targets follow one another, when
     /// the map allows ([`AddressMap::sum_steps`]).
     fast_steps: Option<crate::hbm::mapping::SumSteps<3>>,
@@ -385,31 +387,32 @@ impl<W> Default for ChunkWalk<W> {
     }
 }
 
-/// Fills `out` with the next (at most `chunk`) bursts of `reqs`, in order, each with its
-/// request's index; false when every burst has been given. The chunks together are the
-/// requests' bursts one after another: a one-burst request's `first`, or the first `bursts`
-/// of `walk_of(addr)` (the request's consecutive bursts, as `first` is made of a location).
+/// Fills `out` with the next (at most `chunk`) bursts of `reqs`, in order, and `spans` with
+/// their requests in order, each with how many of `out`'s bursts are its; false when every
+/// burst has been given. The chunks together are the requests' bursts one after another: a
+/// one-burst request's `first`, or the first `bursts` of `walk_of(addr)` (the request's
+/// consecutive bursts, as `first` is made of a location).
 fn next_chunk<T: Copy, W: Iterator<Item = T>>(
     walk: &mut ChunkWalk<W>,
     reqs: &[FastReq<T>],
-    out: &mut Vec<(T, usize)>,
+    (out, spans): (&mut Vec<T>, &mut Vec<(usize, usize)>),
     chunk: usize,
     walk_of: impl Fn(u64) -> W,
 ) -> bool {
     out.clear();
+    spans.clear();
     while out.len() < chunk && walk.next < reqs.len() {
         let (r, q) = (walk.next, &reqs[walk.next]);
         if q.bursts == 1 {
-            out.push((q.first, r));
+            out.push(q.first);
+            spans.push((r, 1));
             walk.next += 1;
             continue;
         }
         let (bursts, left) = walk.cut.get_or_insert_with(|| (walk_of(q.addr), q.bursts));
         let take = (chunk - out.len()).min(usize::try_from(*left).unwrap_or(usize::MAX));
-        out.reserve(take);
-        for t in bursts.by_ref().take(take) {
-            out.push((t, r));
-        }
+        out.extend(bursts.by_ref().take(take));
+        spans.push((r, take));
         *left -= take as u64;
         if *left == 0 {
             walk.cut = None;
@@ -529,6 +532,7 @@ impl HbmStack {
             fast,
             fast_done: crate::hbm::due::DueQueue::new(),
             burst_targets: Vec::new(),
+            burst_spans: Vec::new(),
             fast_reqs: Vec::new(),
         })
     }
@@ -704,14 +708,19 @@ impl HbmStack {
     fn serve_fast(&mut self, now: u64) {
         const CHUNK: usize = 256;
         let fast = self.fast.as_mut().expect("fast fidelity");
-        let (map, reqs, targets, latency) =
-            (&self.map, &mut self.fast_reqs, &mut self.burst_targets, &mut self.latency);
+        let (map, reqs, latency) = (&self.map, &mut self.fast_reqs, &mut self.latency);
+        let (targets, spans) = (&mut self.burst_targets, &mut self.burst_spans);
         let (shape, steps, mut walk) = (fast.targets(), self.fast_steps.as_ref(), ChunkWalk::default());
-        while next_chunk(&mut walk, reqs, targets, CHUNK, |addr| TargetWalk::new(map, steps, shape, addr)) {
-            std::hint::black_box(fast.touch(targets.iter().map(|(t, _)| t), now));
-            for &(t, k) in targets.iter() {
-                let q = &mut reqs[k];
-                q.done = q.done.max(fast.serve(t, q.entry.2, now, latency));
+        while next_chunk(&mut walk, reqs, (targets, spans), CHUNK, |addr| TargetWalk::new(map, steps, shape, addr)) {
+            std::hint::black_box(fast.touch(targets.iter(), now));
+            let mut at = targets.iter();
+            for &(r, n) in spans.iter() {
+                let q = &mut reqs[r];
+                let (write, mut done) = (q.entry.2, q.done);
+                for &t in at.by_ref().take(n) {
+                    done = done.max(fast.serve(t, write, now, latency));
+                }
+                q.done = done;
             }
         }
         for q in reqs.iter() {
@@ -1197,10 +1206,14 @@ mod chunk_tests {
             }
         }
         for chunk in [1, 3, 64, 256, 5_000] {
-            let (mut walk, mut locs, mut got) = (ChunkWalk::default(), Vec::new(), Vec::new());
-            while next_chunk(&mut walk, &reqs, &mut locs, chunk, |a| map.bursts(a)) {
+            let (mut walk, mut locs, mut spans, mut got) = (ChunkWalk::default(), Vec::new(), Vec::new(), Vec::new());
+            while next_chunk(&mut walk, &reqs, (&mut locs, &mut spans), chunk, |a| map.bursts(a)) {
                 assert!(locs.len() <= chunk);
-                got.extend_from_slice(&locs);
+                assert_eq!(spans.iter().map(|s| s.1).sum::<usize>(), locs.len());
+                let mut at = locs.iter();
+                for &(r, n) in &spans {
+                    got.extend(at.by_ref().take(n).map(|&l| (l, r)));
+                }
             }
             assert_eq!(got, want, "chunks of {chunk}");
         }
