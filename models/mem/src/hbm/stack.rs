@@ -681,7 +681,8 @@ impl HbmStack {
             }
             let c = Completion { tag, port, write, done };
             let port = self.ports[c.port as usize].1;
-            let data = if c.write { None } else { self.read_data.remove(&(c.port, c.tag)) };
+            let data =
+                if c.write || self.read_data.is_empty() { None } else { self.read_data.remove(&(c.port, c.tag)) };
             let resp = MemResp { tag: c.tag, write: c.write, bytes, data };
             if let Err(b) = cx.send(port, resp) {
                 if let Some(d) = b.0.data {
@@ -1030,7 +1031,8 @@ impl HbmStack {
                     break;
                 }
                 let port = self.ports[c.port as usize].1;
-                let data = if c.write { None } else { self.read_data.remove(&(c.port, c.tag)) };
+                let data =
+                    if c.write || self.read_data.is_empty() { None } else { self.read_data.remove(&(c.port, c.tag)) };
                 let resp = MemResp { tag: c.tag, write: c.write, bytes: self.sh.org.access_bytes(), data };
                 if let Err(b) = cx.send(port, resp) {
                     if let Some(d) = b.0.data {
