@@ -391,12 +391,11 @@ impl Times {
         }
     }
 
-    /// (As the cycle-level policies: the first refresh of a pseudo-channel falls one interval
-    /// after its phase, per-bank refreshes go round the banks in order.)
     /// The refresh epoch of `bank` at cycle `at` and the cycle a command may issue at (`at`,
-    /// or the end of the refresh `at` falls in).
-    /// `window` is the bank's last refresh found: kept when `at` falls in its period,
-    /// replaced otherwise.
+    /// or the end of the refresh `at` falls in). As the cycle-level policies: the first
+    /// refresh of a pseudo-channel falls one interval after its phase, per-bank refreshes go
+    /// round the banks in order. `window` is the bank's last refresh found: kept when `at`
+    /// falls in its period, replaced otherwise.
     #[inline]
     fn refresh_at(&self, phase: u64, bank: u32, at: u64, window: &mut Window) -> (u64, u64) {
         if !self.refresh {
@@ -419,7 +418,7 @@ impl Times {
 
 /// Where a burst goes, as the fast model indexes it: its pseudo-channel within the stack
 /// (channel-major), its bank within the pseudo-channel (SID-, then bank-group-major) and its
-/// row. Made by [`FastStack::target`].
+/// row. Made by [`Targets::target`] (or from sums, [`Target::from_sums`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Target {
     pc: u32,
@@ -546,7 +545,7 @@ impl FastStack {
         x
     }
 
-    /// Serves a burst to `t` ([`FastStack::target`]) that arrives at cycle `arrive`; returns
+    /// Serves a burst to `t` ([`Targets::target`]) that arrives at cycle `arrive`; returns
     /// the cycle its last data beat moves. Its latency goes to `latency` (reads, writes: the
     /// stack's, as the cycle-level controllers record theirs).
     pub fn serve(&mut self, t: Target, write: bool, arrive: u64, latency: &mut [Histogram; 2]) -> u64 {

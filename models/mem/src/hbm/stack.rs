@@ -364,7 +364,8 @@ pub struct HbmStack {
     fast: Option<crate::hbm::fast::FastStack>,
     fast_done: crate::hbm::due::DueQueue<FastDone>,
     /// Fast fidelity, within a tick: the requests that arrived, in order (reused: as long as
-    /// the most that arrived in one tick), and a chunk of their bursts with each one's request.
+    /// the most that arrived in one tick), and a chunk of their bursts (targets, and the requests
+    /// they belong to as spans).
     fast_reqs: Vec<FastReq>,
     burst_targets: Vec<crate::hbm::fast::Target>,
     /// The chunk's requests in order, each with how many of its bursts the chunk holds.
@@ -455,7 +456,7 @@ impl Iterator for TargetWalk<'_> {
 }
 
 /// A request the fast fidelity serves this tick: its address, bursts and first burst's
-/// target ([`crate::hbm::fast::FastStack::target`]), its completion entry and (once served)
+/// target ([`crate::hbm::fast::Targets::target`]), its completion entry and (once served)
 /// the cycle its last burst is done.
 #[derive(Clone, Copy, Debug)]
 struct FastReq<T = crate::hbm::fast::Target> {
