@@ -417,8 +417,8 @@ impl Times {
 }
 
 /// Where a burst goes, as the fast model indexes it: its pseudo-channel within the stack
-/// (channel-major), its bank within the pseudo-channel (SID-, then bank-group-major) and its
-/// row. Made by [`Targets::target`] (or from sums, [`Target::from_sums`]).
+/// ([`Location::pc_index`]), its bank within the pseudo-channel ([`Location::bank_index`])
+/// and its row. Made by [`Target::of`] (or from sums, [`Target::from_sums`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Target {
     pc: u32,
@@ -427,39 +427,17 @@ pub struct Target {
 }
 
 impl Target {
-    /// The target whose pseudo-channel, bank and row are `sums` ([`Targets::weights`]).
+    /// Where the burst at `loc` of a stack of `org` goes.
     #[inline]
-    pub fn from_sums(sums: [u32; 3]) -> Target {
-        let [pc, bank, row] = sums;
-        Target { pc, bank, row }
-    }
-}
-
-/// How a stack indexes a burst's location: its organization's shape.
-#[derive(Clone, Copy, Debug)]
-pub struct Targets {
-    pcs_per_channel: u32,
-    bank_groups: u32,
-    banks_per_group: u32,
-}
-
-impl Targets {
-    /// Where the burst at `loc` goes, as [`FastStack::serve`] indexes it.
-    #[inline]
-    pub fn target(&self, loc: &Location) -> Target {
-        let group = loc.sid * self.bank_groups + loc.bank_group;
-        Target {
-            pc: loc.channel * self.pcs_per_channel + loc.pc,
-            bank: group * self.banks_per_group + loc.bank,
-            row: loc.row,
-        }
+    pub fn of(org: &Organization, loc: &Location) -> Target {
+        Target { pc: loc.pc_index(org), bank: loc.bank_index(org), row: loc.row }
     }
 
     /// A target's pseudo-channel, bank and row as weighted sums of a location's level indices
-    /// (by [`crate::hbm::mapping::Level`]; see [`crate::hbm::AddressMap::sums`]): what
-    /// [`Targets::target`] computes.
-    pub fn weights(&self) -> [[u32; 3]; 8] {
-        let (per, groups, banks) = (self.pcs_per_channel, self.bank_groups, self.banks_per_group);
+    /// ([`Location::levels`]; see [`crate::hbm::AddressMap::sums`]): what [`Target::of`]
+    /// computes.
+    pub fn weights(org: &Organization) -> [[u32; 3]; 8] {
+        let (per, groups, banks) = (org.pseudo_channels, org.bank_groups, org.banks_per_group);
         // Stack, channel, pseudo-channel, SID, bank group, bank, row, column.
         [
             [0, 0, 0],
@@ -472,14 +450,19 @@ impl Targets {
             [0, 0, 0],
         ]
     }
+
+    /// The target whose pseudo-channel, bank and row are `sums` ([`Target::weights`]).
+    #[inline]
+    pub fn from_sums(sums: [u32; 3]) -> Target {
+        let [pc, bank, row] = sums;
+        Target { pc, bank, row }
+    }
 }
 
 /// The fast model of one stack's pseudo-channels.
 #[derive(Clone, Debug)]
 pub struct FastStack {
     k: Times,
-    banks_per_group: u32,
-    bank_groups: u32,
     pcs: Vec<Pc>,
     pcs_per_channel: u32,
 }
@@ -498,8 +481,6 @@ impl FastStack {
         let never = Bank { open_row: CLOSED, epoch: 0, act_ok: 0, col_ok: 0, pre_ok: 0, window: none };
         FastStack {
             k: Times::of(t, refresh, banks),
-            banks_per_group: org.banks_per_group,
-            bank_groups: org.bank_groups,
             pcs: (0..pcs)
                 .map(|k| Pc {
                     banks: vec![never; banks as usize],
@@ -519,15 +500,6 @@ impl FastStack {
         &self.pcs[(ch * self.pcs_per_channel + pc) as usize].stats
     }
 
-    /// How this stack indexes a burst's location ([`Targets::target`]).
-    pub fn targets(&self) -> Targets {
-        Targets {
-            pcs_per_channel: self.pcs_per_channel,
-            bank_groups: self.bank_groups,
-            banks_per_group: self.banks_per_group,
-        }
-    }
-
     /// Reads the state that serving each of `targets` at cycle `now` reads first (its
     /// pseudo-channel, bank and data-bus calendar word), as loads that do not wait for one
     /// another: on a large system that state is rarely in cache, and the misses of many bursts
@@ -545,7 +517,7 @@ impl FastStack {
         x
     }
 
-    /// Serves a burst to `t` ([`Targets::target`]) that arrives at cycle `arrive`; returns
+    /// Serves a burst to `t` ([`Target::of`]) that arrives at cycle `arrive`; returns
     /// the cycle its last data beat moves. Its latency goes to `latency` (reads, writes: the
     /// stack's, as the cycle-level controllers record theirs).
     pub fn serve(&mut self, t: Target, write: bool, arrive: u64, latency: &mut [Histogram; 2]) -> u64 {
@@ -719,6 +691,38 @@ mod tests {
                     let (a, b) = (grown.book(now + ahead, len), whole.book(now + ahead, len));
                     assert_eq!(a, b, "round {round}, step {step}: booking {len} from {}", now + ahead);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_targets_weights_weigh_a_location_into_its_target() {
+        // Every location of every preset's (small) corner and some far ones: the weighted sum
+        // of its level indices is `Target::of`.
+        use super::Target;
+        for p in crate::hbm::presets::ALL {
+            let org = (p.org)();
+            let w = Target::weights(&org);
+            let mut rng = trnsim_kernel::SimRng::new(0x7a49, 2);
+            for _ in 0..2_000 {
+                let mut pick = |n: u32| u32::try_from(rng.below(u64::from(n))).unwrap();
+                let loc = crate::hbm::Location {
+                    stack: 0,
+                    channel: pick(org.channels),
+                    pc: pick(org.pseudo_channels),
+                    sid: pick(org.sids.max(1)),
+                    bank_group: pick(org.bank_groups),
+                    bank: pick(org.banks_per_group),
+                    row: pick(org.rows),
+                    column: pick(org.bursts_per_row()),
+                };
+                let mut sums = [0u32; 3];
+                for (l, lw) in loc.levels().iter().zip(&w) {
+                    for (s, x) in sums.iter_mut().zip(lw) {
+                        *s += l * x;
+                    }
+                }
+                assert_eq!(Target::from_sums(sums), Target::of(&org, &loc), "{} {loc:?}", p.name);
             }
         }
     }

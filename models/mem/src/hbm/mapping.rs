@@ -575,8 +575,7 @@ impl<const N: usize> Iterator for Sums<'_, N> {
         if k > w.last_k {
             // Past 2^64 as byte addresses (as `Bursts`): decoded.
             let loc = m.decode(w.base.wrapping_add(k.wrapping_mul(1u64 << m.offset_bits)));
-            let lv = [loc.stack, loc.channel, loc.pc, loc.sid, loc.bank_group, loc.bank, loc.row, loc.column];
-            return Some(weigh(&lv, &self.steps.weights));
+            return Some(weigh(&loc.levels(), &self.steps.weights));
         }
         let out = self.cur;
         // One more in the lowest digit, carried up: each digit's step added or, where it wraps
@@ -715,9 +714,12 @@ mod tests {
                         _ => a >> 9,
                     };
                     for (k, (sum, loc)) in m.sums(&steps, addr).zip(m.bursts(addr)).take(40).enumerate() {
-                        let lv =
-                            [loc.stack, loc.channel, loc.pc, loc.sid, loc.bank_group, loc.bank, loc.row, loc.column];
-                        assert_eq!(sum, weigh(&lv, &weights), "{text} on {}: burst {k} from {addr:#x}", p.name);
+                        assert_eq!(
+                            sum,
+                            weigh(&loc.levels(), &weights),
+                            "{text} on {}: burst {k} from {addr:#x}",
+                            p.name
+                        );
                     }
                 }
             }

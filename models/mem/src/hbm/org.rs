@@ -125,6 +125,10 @@ pub struct Location {
 }
 
 impl Location {
+    /// Every level's index, by [`crate::hbm::mapping::Level`] (the order of the fields).
+    pub fn levels(&self) -> [u32; 8] {
+        [self.stack, self.channel, self.pc, self.sid, self.bank_group, self.bank, self.row, self.column]
+    }
     /// The pseudo-channel's index within its stack (channel-major).
     pub fn pc_index(&self, org: &Organization) -> u32 {
         self.channel * org.pseudo_channels + self.pc

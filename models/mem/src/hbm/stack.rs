@@ -427,19 +427,19 @@ fn next_chunk<T: Copy, W: Iterator<Item = T>>(
 /// where the map has no XOR hashes ([`AddressMap::sums`]), otherwise from their locations.
 enum TargetWalk<'a> {
     Sums(crate::hbm::mapping::Sums<'a, 3>),
-    Locations(crate::hbm::Bursts<'a>, crate::hbm::fast::Targets),
+    Locations(crate::hbm::Bursts<'a>, &'a Organization),
 }
 
 impl<'a> TargetWalk<'a> {
     fn new(
         map: &'a AddressMap,
         steps: Option<&'a crate::hbm::mapping::SumSteps<3>>,
-        targets: crate::hbm::fast::Targets,
+        org: &'a Organization,
         addr: u64,
     ) -> Self {
         match steps {
             Some(steps) => TargetWalk::Sums(map.sums(steps, addr)),
-            None => TargetWalk::Locations(map.bursts(addr), targets),
+            None => TargetWalk::Locations(map.bursts(addr), org),
         }
     }
 }
@@ -450,13 +450,13 @@ impl Iterator for TargetWalk<'_> {
     fn next(&mut self) -> Option<crate::hbm::fast::Target> {
         match self {
             TargetWalk::Sums(s) => s.next().map(crate::hbm::fast::Target::from_sums),
-            TargetWalk::Locations(b, t) => b.next().map(|loc| t.target(&loc)),
+            TargetWalk::Locations(b, org) => b.next().map(|loc| crate::hbm::fast::Target::of(org, &loc)),
         }
     }
 }
 
 /// A request the fast fidelity serves this tick: its address, bursts and first burst's
-/// target ([`crate::hbm::fast::Targets::target`]), its completion entry and (once served)
+/// target ([`crate::hbm::fast::Target::of`]), its completion entry and (once served)
 /// the cycle its last burst is done.
 #[derive(Clone, Copy, Debug)]
 struct FastReq<T = crate::hbm::fast::Target> {
@@ -479,7 +479,7 @@ impl HbmStack {
         let map = cfg.validate()?;
         let fast = (cfg.fidelity == Fidelity::Fast)
             .then(|| crate::hbm::fast::FastStack::new(&cfg.org, &cfg.timing, &cfg.controller.refresh));
-        let fast_steps = fast.as_ref().and_then(|f| map.sum_steps(&f.targets().weights()));
+        let fast_steps = fast.as_ref().and_then(|_| map.sum_steps(&crate::hbm::fast::Target::weights(&cfg.org)));
         let stack_level = map.has_stack_level();
         let sched = sched::by_name(&cfg.controller.scheduler).ok_or("controller.scheduler: unknown")?;
         let sh = Shared::new(cfg.org.clone(), cfg.timing.clone(), cfg.controller.clone(), sched);
@@ -665,7 +665,7 @@ impl HbmStack {
                 // A request of several bursts (a fast DMA engine's) is served burst by burst.
                 let bursts = (req.addr % access + u64::from(req.bytes)).div_ceil(access).max(1);
                 let entry = (req.tag, pi as u16, req.write, req.bytes);
-                let first = self.fast.as_ref().expect("fast fidelity").targets().target(&loc);
+                let first = crate::hbm::fast::Target::of(&self.sh.org, &loc);
                 self.fast_reqs.push(FastReq { addr: req.addr, bursts, first, entry, done: 0 });
             }
         }
@@ -712,8 +712,8 @@ impl HbmStack {
         let fast = self.fast.as_mut().expect("fast fidelity");
         let (map, reqs, latency) = (&self.map, &mut self.fast_reqs, &mut self.latency);
         let (targets, spans) = (&mut self.burst_targets, &mut self.burst_spans);
-        let (shape, steps, mut walk) = (fast.targets(), self.fast_steps.as_ref(), ChunkWalk::default());
-        while next_chunk(&mut walk, reqs, (targets, spans), CHUNK, |addr| TargetWalk::new(map, steps, shape, addr)) {
+        let (org, steps, mut walk) = (&self.sh.org, self.fast_steps.as_ref(), ChunkWalk::default());
+        while next_chunk(&mut walk, reqs, (targets, spans), CHUNK, |addr| TargetWalk::new(map, steps, org, addr)) {
             std::hint::black_box(fast.touch(targets.iter(), now));
             let mut at = targets.iter();
             for &(r, n) in spans.iter() {
