@@ -194,3 +194,29 @@ fn tp_run_partitioned_by_chip_equals_the_serial_run() {
     let err = sys.run_parallel(2, &rule, Some((sink, Default::default()))).unwrap_err();
     assert!(err.contains("not traced yet"), "{err}");
 }
+
+/// An MoE step split by chip runs as it does serially: statistics identical, the headline
+/// read from the merged statistics the serial run's (read from its components), the same
+/// on three partitions as on two; a rule that would split a chip is refused.
+#[test]
+fn moe_run_partitioned_by_chip_equals_the_serial_run() {
+    use trnsim_harness::parallel::moe_system;
+    use trnsim_kernel::PartitionRule;
+    let chip = trnsim_harness::chip::trn3().unwrap();
+    let t = preset("trn2-server-4x4");
+    let sys = moe_system(chip.clone(), t.clone(), MOE, TickOrder::Structural).unwrap();
+    let (serial, _) = sys.run_serial(None).unwrap();
+    let rule = sys.default_rule(3);
+    assert_eq!(rule, PartitionRule::ByName { depth: 1 });
+    let r = moe::run(&chip, &t, &MOE, TickOrder::Structural, None, &|_| true).unwrap();
+    let want = moe::headline(&r, &chip, &MOE).unwrap();
+    let json = |r: &trnsim_kernel::StatsReport| serde_json::to_string(r).unwrap();
+    for parts in [2, 3] {
+        let (run, _) = sys.run_parallel(parts, &rule, None).unwrap();
+        assert!(run.plan.cut.len() >= 16, "only {} links cut", run.plan.cut.len());
+        assert!(json(&serial) == json(&run.report), "statistics differ between serial and {parts} partitions by chip");
+        assert_eq!(sys.headline(&run.report).unwrap(), want, "{parts} partitions");
+    }
+    let err = sys.run_parallel(3, &PartitionRule::ByName { depth: 2 }, None).unwrap_err();
+    assert!(err.starts_with("--partition by-name:2: splits chip chip"), "{err}");
+}

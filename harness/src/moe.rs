@@ -163,6 +163,53 @@ pub struct MoeRun {
     pub routing: Routing,
 }
 
+/// The step declared into a fresh builder: its chips' ids, collective engines and routing.
+pub struct MoeDecl {
+    /// The builder holding the whole step.
+    pub b: SimBuilder,
+    /// Each chip's ids.
+    pub chips: Vec<ChipIds>,
+    /// Each chip's collective engine.
+    pub engines: Vec<trnsim_kernel::ComponentId>,
+    /// The routing used.
+    pub routing: Routing,
+}
+
+/// Declares the step on every chip of `topo`, each a `chip`, into a fresh builder, keeping
+/// statistics only for the links `keep_links` accepts, if given (by name; a partitioned
+/// build keeps every link's: it may not choose); `tracing`: declare the trace tracks a
+/// traced run has.
+pub fn declare(
+    chip: &Chip,
+    topo: &Topology,
+    s: &MoeShape,
+    order: TickOrder,
+    tracing: bool,
+    keep_links: Option<&dyn Fn(&str) -> bool>,
+) -> Result<MoeDecl, String> {
+    let n = topo.chips;
+    let cs = s.core_shape(chip.spec.cores)?;
+    let routing = s.route(n);
+    let v = Variant { act_fn: "gelu", collectives: 2, x_after: 1, ..Variant::default() };
+    let programs = (0..chip.spec.cores)
+        .map(|i| assemble_text(&format!("moe expert nc{i}.asm (generated)"), &e2e::program_with(&cs, i, &v)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
+    let nodes = fsys::reserve_nodes(&mut b, topo)?;
+    let all: Vec<usize> = (0..n).collect();
+    let sems = (Sem(DOORBELL_SEM), Sem(CC_DONE_SEM));
+    let (chips, hooks) = chip::build_on_fabric(&mut b, chip, &programs, topo, &nodes, &all, sems, tracing)?;
+    let tok = u64::from(s.d_model) * 2;
+    let sent = &routing.sent;
+    let dispatch = alltoallv("dispatch", n, 0, |c, d| u64::from(sent[c][d]) * tok);
+    let combine = alltoallv("combine", n, u64::from(16 * cs.chunks()), |c, d| u64::from(sent[d][c]) * tok);
+    fsys::build_jobs(&mut b, topo, &nodes, &[dispatch, combine], &Params::default(), hooks, tracing)?;
+    if let Some(keep) = keep_links {
+        b.keep_link_stats_where(keep).map_err(|e| e.to_string())?;
+    }
+    Ok(MoeDecl { b, chips, engines: nodes.ids[..n].to_vec(), routing })
+}
+
 /// Builds and runs the step on every chip of `topo`, each a `chip`, keeping statistics only
 /// for the links `keep_links` accepts (by name; `&|_| true` for every link's).
 pub fn run(
@@ -173,32 +220,16 @@ pub fn run(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
     keep_links: &dyn Fn(&str) -> bool,
 ) -> Result<MoeRun, String> {
-    let n = topo.chips;
-    let cs = s.core_shape(chip.spec.cores)?;
-    let routing = s.route(n);
-    let v = Variant { act_fn: "gelu", collectives: 2, x_after: 1, ..Variant::default() };
-    let programs = (0..chip.spec.cores)
-        .map(|i| assemble_text(&format!("moe expert nc{i}.asm (generated)"), &e2e::program_with(&cs, i, &v)))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
-    let nodes = fsys::reserve_nodes(&mut b, topo)?;
-    let tracing = trace.is_some();
-    let all: Vec<usize> = (0..n).collect();
-    let sems = (Sem(DOORBELL_SEM), Sem(CC_DONE_SEM));
-    let (chips, hooks) = chip::build_on_fabric(&mut b, chip, &programs, topo, &nodes, &all, sems, tracing)?;
-    let tok = u64::from(s.d_model) * 2;
-    let sent = &routing.sent;
-    let dispatch = alltoallv("dispatch", n, 0, |c, d| u64::from(sent[c][d]) * tok);
-    let combine = alltoallv("combine", n, u64::from(16 * cs.chunks()), |c, d| u64::from(sent[d][c]) * tok);
-    fsys::build_jobs(&mut b, topo, &nodes, &[dispatch, combine], &Params::default(), hooks, tracing)?;
-    b.keep_link_stats_where(keep_links).map_err(|e| e.to_string())?;
-    let sim = crate::progress::run_to_end(b, &chips, trace, Dur::from_us(100_000))?;
-    Ok(MoeRun { sim, chips, engines: nodes.ids[..n].to_vec(), routing })
+    let d = declare(chip, topo, s, order, trace.is_some(), Some(keep_links))?;
+    let sim = crate::progress::run_to_end(d.b, &d.chips, trace, LIMIT)?;
+    Ok(MoeRun { sim, chips: d.chips, engines: d.engines, routing: d.routing })
 }
+
+/// The run's simulated-time limit.
+pub const LIMIT: Dur = Dur::from_us(100_000);
 
 /// Headline figures: the step's phases, bytes, imbalance and drops.
 pub fn headline(r: &MoeRun, chip: &Chip, s: &MoeShape) -> Result<Vec<(String, f64)>, String> {
-    let n = r.engines.len();
     let (mut dispatch, mut compute, mut combine) = (0u64, 0u64, 0u64);
     for &id in &r.engines {
         let node = r.sim.component::<ChipNode>(id).ok_or("collective engine")?;
@@ -207,25 +238,63 @@ pub fn headline(r: &MoeRun, chip: &Chip, s: &MoeShape) -> Result<Vec<(String, f6
         compute = compute.max(node.last_doorbell_ps().unwrap_or(0));
         combine = combine.max(node.done_ps().ok_or("combine did not finish")?);
     }
+    let phases = Phases { dispatch, compute, combine, end_ns: r.sim.now().as_ns_f64() };
+    figures(&phases, &r.routing, chip, s)
+}
+
+/// The same figures read from a run's statistics (a partitioned run has no one simulation
+/// to ask): each collective engine's (`fsys::node_name`) `phase0_done_ps` (dispatch),
+/// `last_doorbell_ps` and `phase1_done_ps` (combine, its last phase), and the kernel's
+/// `sim_time_ps`.
+pub fn headline_of(
+    stats: &trnsim_kernel::StatsReport,
+    topo: &Topology,
+    chip: &Chip,
+    s: &MoeShape,
+) -> Result<Vec<(String, f64)>, String> {
+    let (mut dispatch, mut compute, mut combine) = (0u64, 0u64, 0u64);
+    for c in 0..topo.chips {
+        let node = fsys::node_name(topo, c);
+        let get = |k: &str| stats.int(&node, k);
+        dispatch = dispatch.max(get("phase0_done_ps").ok_or("dispatch did not finish")?);
+        compute = compute.max(get("last_doorbell_ps").unwrap_or(0));
+        combine = combine.max(get("phase1_done_ps").ok_or("combine did not finish")?);
+    }
+    let end_ps = stats.int("kernel", "sim_time_ps").ok_or("no kernel sim_time_ps statistic")?;
+    let phases = Phases { dispatch, compute, combine, end_ns: Dur::from_ps(end_ps).as_ns_f64() };
+    figures(&phases, &s.route(topo.chips), chip, s)
+}
+
+/// When the step's phases ended on the slowest chip, in ps, and the run's end in ns.
+#[derive(Clone, Copy)]
+struct Phases {
+    dispatch: u64,
+    compute: u64,
+    combine: u64,
+    end_ns: f64,
+}
+
+fn figures(p: &Phases, routing: &Routing, chip: &Chip, s: &MoeShape) -> Result<Vec<(String, f64)>, String> {
+    let Phases { dispatch, compute, combine, end_ns } = *p;
+    let n = routing.sent.len();
     let tok = f64::from(s.d_model) * 2.0;
     let remote: u64 = (0..n)
         .flat_map(|c| (0..n).filter(move |&d| d != c).map(move |d| (c, d)))
-        .map(|(c, d)| u64::from(r.routing.sent[c][d]))
+        .map(|(c, d)| u64::from(routing.sent[c][d]))
         .sum();
-    let local: u64 = (0..n).map(|c| u64::from(r.routing.sent[c][c])).sum();
-    let max_e = r.routing.per_expert.iter().copied().max().unwrap_or(0);
-    let mean_e = r.routing.per_expert.iter().map(|&x| f64::from(x)).sum::<f64>() / r.routing.per_expert.len() as f64;
-    let end_ns = r.sim.now().as_ns_f64();
+    let local: u64 = (0..n).map(|c| u64::from(routing.sent[c][c])).sum();
+    let max_e = routing.per_expert.iter().copied().max().unwrap_or(0);
+    let mean_e = routing.per_expert.iter().map(|&x| f64::from(x)).sum::<f64>() / routing.per_expert.len() as f64;
     let cs = s.core_shape(chip.spec.cores)?;
     let expert_flops = cs.flops() as f64 * f64::from(chip.spec.cores) * n as f64;
     let useful = 2.0
         * f64::from(s.d_model)
         * f64::from(s.d_model)
-        * r.routing.per_expert.iter().map(|&x| f64::from(x)).sum::<f64>();
+        * routing.per_expert.iter().map(|&x| f64::from(x)).sum::<f64>();
     let dispatch_bytes = remote as f64 * tok;
     Ok(vec![
         ("chips".into(), n as f64),
-        ("experts".into(), r.routing.per_expert.len() as f64),
+        ("experts".into(), routing.per_expert.len() as f64),
         ("sim_time_ns".into(), end_ns),
         ("dispatch_done_ns".into(), dispatch as f64 / 1e3),
         ("experts_done_ns".into(), compute as f64 / 1e3),
@@ -234,8 +303,8 @@ pub fn headline(r: &MoeRun, chip: &Chip, s: &MoeShape) -> Result<Vec<(String, f6
         ("dispatch_GBps_per_chip".into(), dispatch_bytes / n as f64 / (dispatch as f64 / 1e3)),
         ("tokens_remote".into(), remote as f64),
         ("tokens_local".into(), local as f64),
-        ("tokens_dropped".into(), f64::from(r.routing.dropped)),
-        ("expert_capacity".into(), f64::from(r.routing.capacity)),
+        ("tokens_dropped".into(), f64::from(routing.dropped)),
+        ("expert_capacity".into(), f64::from(routing.capacity)),
         ("expert_tokens_max".into(), f64::from(max_e)),
         ("expert_tokens_mean".into(), mean_e),
         ("expert_imbalance".into(), f64::from(max_e) / mean_e.max(1e-9)),

@@ -28,6 +28,10 @@ pub const PARTITIONABLE: &[(&str, &str)] = &[
         "N whole Trn3 chips (8 NeuronCores, 4 HBM3E stacks each) on the Gen1 UltraServer fabric: the tensor-parallel matmul (partitionable by chip, the default; a partition holds whole chips)",
     ),
     (
+        "moe-alltoall-144",
+        "one mixture-of-experts step on the 144 whole Trn3 chips of the Gen2 UltraServer: dispatch all-to-all, experts, combine all-to-all (partitionable by chip, the default; a partition holds whole chips)",
+    ),
+    (
         "dp-step-N",
         "a data-parallel step on N Trn3 Gen2 UltraServers over EFA (144 N chips): backward compute per chip, gradient all-reduced bucket by bucket, overlapped (partitionable; by UltraServer by default; dp-step-N:GRADIENT:BUCKETS:TOKENS)",
     ),
@@ -62,6 +66,11 @@ enum Kind {
         algo: trnsim_fabric::collective::Algo,
     },
     Dp(Box<crate::dp::DpSystem>),
+    Moe {
+        shape: crate::moe::MoeShape,
+        chip: Box<crate::chip::Chip>,
+        topo: Box<Topology>,
+    },
     Ring {
         cycles: u64,
     },
@@ -134,6 +143,10 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
                 .map_err(|_| format!("{n}: expected tp-matmul-N with N a chip count (2..={})", us.topology.chips))?;
             tp_system(us.chip, us.topology, crate::tp::SHAPE, chips, order)
         }
+        "moe-alltoall-144" => {
+            let us = crate::chip::trn3_gen2()?;
+            moe_system(us.chip, us.topology, crate::moe::SHAPE, order)
+        }
         n if n.starts_with("dp-step-") => {
             let dp = crate::dp::DpSystem::new(crate::dp::DpStep::parse(n)?)?;
             let ultraservers = dp.step.ultraservers;
@@ -188,6 +201,23 @@ pub fn tp_system(
     let default_rule = (PartitionRule::ByName { depth: 1 }, n);
     let kind = Kind::Tp { n, shape, chip: Box::new(chip), topo: Box::new(topo), algo };
     Ok(System { default_rule, whole_chips: true, ..System::new(build, crate::tp::LIMIT, kind) })
+}
+
+/// The MoE step of `shape` on every chip of `topo` as a partitionable system (by chip by
+/// default; see [`System::check_rule`]).
+pub fn moe_system(
+    chip: crate::chip::Chip,
+    topo: Topology,
+    shape: crate::moe::MoeShape,
+    order: TickOrder,
+) -> Result<System, String> {
+    // What the declaration checks first, checked here so a bad shape is refused before any run.
+    shape.core_shape(chip.spec.cores)?;
+    let (c2, t2) = (chip.clone(), topo.clone());
+    let build = move || Ok(crate::moe::declare(&c2, &t2, &shape, order, false, None)?.b);
+    let default_rule = (PartitionRule::ByName { depth: 1 }, topo.chips as u32);
+    let kind = Kind::Moe { shape, chip: Box::new(chip), topo: Box::new(topo) };
+    Ok(System { default_rule, whole_chips: true, ..System::new(build, crate::moe::LIMIT, kind) })
 }
 
 impl System {
@@ -327,6 +357,14 @@ impl System {
                 crate::tp::headline_of(stats, end_ps as f64 / 1e3, algo, chip, topo, &shape, n)
             }
             Kind::Dp(ref dp) => dp.headline(stats),
+            Kind::Moe { shape, ref chip, ref topo } => {
+                let unfinished: Vec<&String> =
+                    stats.owners.iter().filter(|(_, s)| s.contains_key("unfinished")).map(|(o, _)| o).collect();
+                if let Some(o) = unfinished.first() {
+                    return Err(format!("{o}: engine did not finish its stream"));
+                }
+                crate::moe::headline_of(stats, topo, chip, &shape)
+            }
             Kind::Graph => {
                 let count =
                     |k: &str| -> f64 { stats.owners.values().filter_map(|s| s.get(k)).map(|v| v.as_f64()).sum() };

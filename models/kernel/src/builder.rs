@@ -325,8 +325,7 @@ impl SimBuilder {
             LinkRef { arena, slot: typed.links.len() as u32 - 1, id }
         };
         self.refs.push(r);
-        let port = |p: &str| if nameless { String::new() } else { p.to_string() };
-        self.links.push(LinkInfo { name, src, dst, src_port: port(src_port), dst_port: port(dst_port), spec });
+        self.links.push(LinkInfo { name, src, dst, spec });
         Ok((OutPort::new(r), InPort::new(r)))
     }
 

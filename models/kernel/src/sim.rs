@@ -84,10 +84,6 @@ pub struct LinkInfo {
     pub src: ComponentId,
     /// Receiving component.
     pub dst: ComponentId,
-    /// Sender's port name.
-    pub src_port: String,
-    /// Receiver's port name.
-    pub dst_port: String,
     /// Its parameters.
     pub spec: LinkSpec,
 }
