@@ -103,6 +103,28 @@ fn link_tracing_is_refused_in_partitioned_runs() {
 /// between threads: each "rank" plans, builds and runs its partition and encodes its
 /// messages, credits, trace records and final statistics.
 fn over_bytes(seed: u64, ranks: u32) -> Option<(String, String, Vec<u8>)> {
+    over_bytes_of(seed, ranks, plain).map(|(k, json, trace, _)| (k, json, trace))
+}
+
+/// A random graph's builder.
+fn plain(seed: u64) -> trnsim_kernel::SimBuilder {
+    builder(seed, TickOrder::Structural).0
+}
+
+/// A random graph's builder whose links keep statistics only if the bytes of their name sum
+/// to an even number (about half of them).
+fn half_kept(seed: u64) -> trnsim_kernel::SimBuilder {
+    let mut b = plain(seed);
+    b.keep_link_stats_where(&|name: &str| name.bytes().map(u32::from).sum::<u32>() % 2 == 0).unwrap();
+    b
+}
+
+/// [`over_bytes`] of the system `build` makes, with the merged run's links left out.
+fn over_bytes_of(
+    seed: u64,
+    ranks: u32,
+    build: fn(u64) -> trnsim_kernel::SimBuilder,
+) -> Option<(String, String, Vec<u8>, u64)> {
     let buf = SharedBuf::default();
     let results = std::thread::scope(|s| {
         let mut eps = LoopbackTransport::group(ranks);
@@ -112,7 +134,7 @@ fn over_bytes(seed: u64, ranks: u32) -> Option<(String, String, Vec<u8>)> {
             .map(|mut t| {
                 s.spawn(move || {
                     run_transport(
-                        || Ok(builder(seed, TickOrder::Structural).0),
+                        || Ok(build(seed)),
                         &PartitionRule::ByName { depth: 2 },
                         None,
                         &mut t,
@@ -127,7 +149,7 @@ fn over_bytes(seed: u64, ranks: u32) -> Option<(String, String, Vec<u8>)> {
         let mut t0 = rank0;
         let sink = Box::new(PerfettoWriter::new(buf.clone(), "perfetto"));
         let r0 = run_transport(
-            || Ok(builder(seed, TickOrder::Structural).0),
+            || Ok(build(seed)),
             &PartitionRule::ByName { depth: 2 },
             None,
             &mut t0,
@@ -146,7 +168,7 @@ fn over_bytes(seed: u64, ranks: u32) -> Option<(String, String, Vec<u8>)> {
     for o in others {
         assert!(o.unwrap(), "other ranks get None");
     }
-    Some((kind(&run.outcome), serde_json::to_string(&run.report).unwrap(), buf.take()))
+    Some((kind(&run.outcome), serde_json::to_string(&run.report).unwrap(), buf.take(), run.links_left_out))
 }
 
 #[test]
@@ -166,4 +188,31 @@ fn random_graphs_over_the_process_byte_path_match_the_serial_run() {
         }
     }
     assert!(compared >= 12, "only {compared} runs compared");
+}
+
+/// Links left without statistics (`keep_link_stats_where`) are left out of a partitioned
+/// run's merged report as they are of the serial run's, and counted: the statistics equal on
+/// 2 threads and over the byte path (2 ranks), the count the serial report's.
+#[test]
+fn links_left_without_statistics_are_left_out_of_partitioned_runs_too() {
+    let mut compared = 0;
+    for seed in 1..=8u64 {
+        let mut sim = half_kept(seed).build().unwrap();
+        let r = sim.run_until_idle(LIMIT);
+        let (json, left_out) = (serde_json::to_string(&sim.report()).unwrap(), sim.report_where(&|_| true).1);
+        let all = sim.links().len() as u64;
+        assert!(left_out > 0 && left_out < all, "seed {seed}: {left_out} of {all} links left out");
+        let cfg = ParallelConfig { threads: 2, rule: PartitionRule::Auto, min_lookahead: None };
+        let run = match run_threads(|| Ok(half_kept(seed)), &cfg, LIMIT, None, |_| ()) {
+            Err(ParallelError::Partition(PartitionError::TooFewGroups { .. })) => continue,
+            other => other.unwrap().0,
+        };
+        assert_eq!(kind(&r), kind(&run.outcome), "seed {seed}: outcome");
+        assert_eq!(json, serde_json::to_string(&run.report).unwrap(), "seed {seed}, 2 threads: statistics differ");
+        assert_eq!(run.links_left_out, left_out, "seed {seed}, 2 threads");
+        let Some((k, bjson, _, b_left)) = over_bytes_of(seed, 2, half_kept) else { continue };
+        assert_eq!((k, bjson, b_left), (kind(&r), json, left_out), "seed {seed}, 2 ranks");
+        compared += 1;
+    }
+    assert!(compared >= 6, "only {compared} graphs compared");
 }

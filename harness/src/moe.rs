@@ -176,9 +176,8 @@ pub struct MoeDecl {
 }
 
 /// Declares the step on every chip of `topo`, each a `chip`, into a fresh builder, keeping
-/// statistics only for the links `keep_links` accepts, if given (by name; a partitioned
-/// build keeps every link's: it may not choose); `tracing`: declare the trace tracks a
-/// traced run has.
+/// statistics only for the links `keep_links` accepts, if given (by name); `tracing`: declare
+/// the trace tracks a traced run has.
 pub fn declare(
     chip: &Chip,
     topo: &Topology,

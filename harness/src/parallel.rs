@@ -196,7 +196,13 @@ pub fn tp_system(
     shape.chip_shape(n, chip.spec.cores)?;
     let algo = crate::tp::algo(&shape, n);
     let (c2, t2) = (chip.clone(), topo.clone());
-    let build = move || Ok(crate::tp::declare(&c2, &t2, &shape, n, order, false)?.b);
+    // Statistics kept as the serial benchmark keeps them: the other chips' internal links
+    // keep none (the result leaves them out anyway).
+    let build = move || {
+        let mut d = crate::tp::declare(&c2, &t2, &shape, n, order, false)?;
+        d.b.keep_link_stats_where(&crate::suite::first_chip_keeps_link).map_err(|e| e.to_string())?;
+        Ok(d.b)
+    };
     // By chip: `chip003` with its `chip003.nc0…` and `chip003.hbm1…`; switches alone.
     let default_rule = (PartitionRule::ByName { depth: 1 }, n);
     let kind = Kind::Tp { n, shape, chip: Box::new(chip), topo: Box::new(topo), algo };
@@ -214,7 +220,9 @@ pub fn moe_system(
     // What the declaration checks first, checked here so a bad shape is refused before any run.
     shape.core_shape(chip.spec.cores)?;
     let (c2, t2) = (chip.clone(), topo.clone());
-    let build = move || Ok(crate::moe::declare(&c2, &t2, &shape, order, false, None)?.b);
+    // Statistics kept as the serial benchmark keeps them (see `tp_system`).
+    let keep = crate::suite::first_chip_keeps_link;
+    let build = move || Ok(crate::moe::declare(&c2, &t2, &shape, order, false, Some(&keep))?.b);
     let default_rule = (PartitionRule::ByName { depth: 1 }, topo.chips as u32);
     let kind = Kind::Moe { shape, chip: Box::new(chip), topo: Box::new(topo) };
     Ok(System { default_rule, whole_chips: true, ..System::new(build, crate::moe::LIMIT, kind) })
@@ -410,7 +418,8 @@ pub fn result(
     let table = run.timing_table();
     // As the serial run reports it: other chips' internals left out. Moved, not copied: the
     // statistics of a whole cluster are tens of megabytes.
-    let report = if sys.whole_chips { crate::suite::keep_first_chip(run.report) } else { run.report };
+    let report =
+        if sys.whole_chips { crate::suite::keep_first_chip(run.report, run.links_left_out) } else { run.report };
     let speed = Speed {
         wall_s,
         cpu_s: 0.0,

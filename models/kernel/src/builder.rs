@@ -374,20 +374,14 @@ impl SimBuilder {
     /// statistics (messages, bytes, refused sends, occupancy, waits) and is left out of every
     /// report ([`crate::Simulation::report_where`] counts it as left out). A large system whose
     /// report keeps a few links' figures then spends nothing on the others'. Returns how many
-    /// links were left out. Serial runs only (a partitioned run merges every link's figures):
-    /// any other scope is an error.
+    /// links were left out of those this builder holds (a partition's builder holds the links
+    /// with an end among its components, and names each of them: both ends of a cut link
+    /// decide alike; the merged report of a partitioned run leaves the same links out and
+    /// counts them, [`crate::ParallelRun::links_left_out`]).
     pub fn keep_link_stats_where(&mut self, keep: &dyn Fn(&str) -> bool) -> Result<u64, BuildError> {
-        if !matches!(self.scope, BuildScope::All) {
-            return Err(BuildError::PartitionMismatch {
-                why: format!(
-                    "statistics of only some links are for serial runs; this builder was declared for {:?}",
-                    self.scope_name()
-                ),
-            });
-        }
         let mut dropped = 0u64;
         for (info, r) in self.links.iter().zip(&self.refs) {
-            if !keep(&info.name) {
+            if r.slot != crate::link::NO_SLOT && !keep(&info.name) {
                 self.arenas[r.arena as usize].unrecord(r.slot);
                 dropped += 1;
             }

@@ -821,12 +821,6 @@ mod tests {
         assert!(all.owners.contains_key(b) && !some.owners.contains_key(b), "b keeps no statistics");
         assert_eq!(all.owners[a], some.owners[a], "a's figures are as in a run that keeps every link's");
         assert_eq!(all.owners["kernel"], some.owners["kernel"]);
-        // Only serial runs: a partition's builder refuses.
-        crate::builder::BuildScope::Part { part_of: vec![0, 0].into(), me: 0 }.enter(|| {
-            let mut b = SimBuilder::new();
-            let err = b.keep_link_stats_where(&|_| false).unwrap_err().to_string();
-            assert!(err.contains("serial runs"), "{err}");
-        });
     }
 
     #[test]

@@ -97,6 +97,9 @@ pub struct ParallelRun {
     pub partitions: Vec<PartitionTiming>,
     /// Trace records written (0 without a sink).
     pub trace_records: u64,
+    /// Links that keep no statistics ([`crate::SimBuilder::keep_link_stats_where`]): left
+    /// out of `report`, as a serial run's report leaves them out.
+    pub links_left_out: u64,
 }
 
 impl ParallelRun {
@@ -460,8 +463,9 @@ pub(crate) fn merge<R>(
         outcome = Err(RunError::Deadlock(Box::new(rep.expect("a deadlock report"))));
     }
     let mut report = StatsReport::default();
-    // Per link: its statistics as merged so far, and which sides have come in (1: the
-    // sender's, which counts traffic; 2: the receiver's, which counts waits and occupancy).
+    // Per link: its statistics as merged so far, and which sides have come in (`SIDE_SRC`:
+    // the sender's, which counts traffic; `SIDE_DST`: the receiver's, which counts waits and
+    // occupancy), with `UNRECORDED` if they keep none.
     let mut links: Vec<(Option<LinkStats>, u8)> = Vec::new();
     let mut ticks = 0;
     let mut trace_records = 0;
@@ -470,12 +474,12 @@ pub(crate) fn merge<R>(
     let mut infos = Vec::new();
     for o in outs {
         report.owners.extend(o.report.comps.owners);
-        for (l, st, is_src, is_dst) in o.report.links {
+        for (l, st, sides) in o.report.links {
             let l = l as usize;
             if links.len() <= l {
                 links.resize_with(l + 1, || (None, 0));
             }
-            let sides = u8::from(is_src) | (u8::from(is_dst) << 1);
+            let is_src = sides & part::SIDE_SRC != 0;
             let (merged, have) = &mut links[l];
             match merged.as_mut() {
                 None => *merged = Some(st),
@@ -494,12 +498,21 @@ pub(crate) fn merge<R>(
         }
     }
     links.resize_with(infos.len().max(links.len()), || (None, 0));
+    let both = part::SIDE_SRC | part::SIDE_DST;
+    let mut links_left_out = 0;
     for (info, (st, have)) in infos.iter().zip(links) {
-        let (Some(st), 3) = (st, have) else {
-            return Err(ParallelError::Unsupported(format!("link {} has no owner", info.name)));
+        if have == both | part::UNRECORDED {
+            links_left_out += 1;
+            continue;
+        }
+        let (Some(st), true) = (st, have == both) else {
+            return Err(ParallelError::Unsupported(format!(
+                "link {} has no owner, or keeps statistics on one side only",
+                info.name
+            )));
         };
         write_link_stats(&mut report, info, &st, now);
     }
     write_kernel_stats(&mut report, ticks, now);
-    Ok((ParallelRun { outcome, now, report, plan, partitions, trace_records }, inspected))
+    Ok((ParallelRun { outcome, now, report, plan, partitions, trace_records, links_left_out }, inspected))
 }

@@ -20,11 +20,20 @@ pub(crate) struct Mail {
 }
 
 /// A partition's share of the final statistics.
+/// A link's sender is in the partition ([`PartReport::links`]).
+pub(crate) const SIDE_SRC: u8 = 1;
+/// A link's receiver is in the partition.
+pub(crate) const SIDE_DST: u8 = 2;
+/// The link keeps no statistics ([`crate::SimBuilder::keep_link_stats_where`] left it out):
+/// both its ends say so, and the merged report leaves it out as a serial report does.
+pub(crate) const UNRECORDED: u8 = 4;
+
 pub(crate) struct PartReport {
     /// Its own components' statistics.
     pub comps: StatsReport,
-    /// Statistics of every link with an end here: (link id, stats, sender here, receiver here).
-    pub links: Vec<(u32, LinkStats, bool, bool)>,
+    /// Statistics of every link with an end here: (link id, stats, [`SIDE_SRC`] | [`SIDE_DST`]
+    /// for the ends here | [`UNRECORDED`] if it keeps none, its stats then empty).
+    pub links: Vec<(u32, LinkStats, u8)>,
     pub ticks: u64,
     /// Every link's static facts (partition 0 only; the same everywhere).
     pub infos: Vec<crate::sim::LinkInfo>,
@@ -212,9 +221,16 @@ impl Simulation {
         let mut links = Vec::new();
         for (i, l) in self.links.iter().enumerate() {
             let (src, dst) = (part_of[l.src.index()] == me, part_of[l.dst.index()] == me);
-            if src || dst {
-                let r = self.core.links.refs[i];
-                links.push((i as u32, self.core.links.arenas[r.arena as usize].stats(r.slot).clone(), src, dst));
+            if !(src || dst) {
+                continue;
+            }
+            let r = self.core.links.refs[i];
+            let arena = &self.core.links.arenas[r.arena as usize];
+            let sides = (u8::from(src) * SIDE_SRC) | (u8::from(dst) * SIDE_DST);
+            if arena.records(r.slot) {
+                links.push((i as u32, arena.stats(r.slot).clone(), sides));
+            } else {
+                links.push((i as u32, LinkStats::default(), sides | UNRECORDED));
             }
         }
         let infos = if me == 0 { std::mem::take(&mut self.links) } else { Vec::new() };

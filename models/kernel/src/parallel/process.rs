@@ -338,10 +338,10 @@ fn put_outcome(out: &mut Vec<u8>, o: &Outcome<()>) {
     put_u64(out, o.now.as_ps());
     put_report(out, &o.report.comps);
     put_u32(out, o.report.links.len() as u32);
-    for (id, st, src, dst) in &o.report.links {
+    for (id, st, flags) in &o.report.links {
         put_u32(out, *id);
         put_link(out, st);
-        out.push(u8::from(*src) | (u8::from(*dst) << 1));
+        out.push(*flags);
     }
     put_u64(out, o.report.ticks);
     let tm = &o.timing;
@@ -372,8 +372,7 @@ fn get_outcome(r: &mut Reader<'_>) -> Result<Outcome<()>, String> {
     for _ in 0..r.u32()? {
         let id = r.u32()?;
         let st = get_link(r)?;
-        let f = r.u8()?;
-        links.push((id, st, f & 1 != 0, f & 2 != 0));
+        links.push((id, st, r.u8()?));
     }
     let ticks = r.u64()?;
     let (components, tticks, windows, busy, waiting) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?);
