@@ -148,7 +148,7 @@ struct RunArgs {
     /// (whole chips), dp-step-N (a data-parallel step on N UltraServers); each partition makes
     /// only its own components. More threads than cores can pay for whole chips in cycle
     /// fidelity: each partition's chips then stay in cache through a window (e.g.
-    /// moe-alltoall-144 --threads 48 on one core, 1.8x faster than serial).
+    /// moe-alltoall-144 --threads 48 on one core, about 2x faster than serial).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: Option<u32>,
     /// How to split the system with --threads or --mpi: auto (cut the longest links, balance
@@ -157,8 +157,8 @@ struct RunArgs {
     /// spread GROUP's components (e.g. efa, a cluster's scale-out switches) over the
     /// partitions next to their links. Default: by-name,attach=efa on clusters (by
     /// UltraServer, when there are at least as many UltraServers as partitions), by-name for
-    /// tp-matmul-N (by chip), auto otherwise. A rule that splits a chip of tp-matmul-N is an
-    /// error.
+    /// tp-matmul-N and moe-alltoall-144 (by chip), auto otherwise. A rule that splits a chip
+    /// of tp-matmul-N or moe-alltoall-144 is an error.
     #[arg(long, value_name = "RULE", value_parser = PartitionRule::parse)]
     partition: Option<PartitionRule>,
     /// Run partitioned across MPI ranks, one partition per rank: `mpirun -np N trnsim run --mpi
