@@ -419,7 +419,7 @@ impl Times {
 /// Where a burst goes, as the fast model indexes it: its pseudo-channel within the stack
 /// ([`Location::pc_index`]), its bank within the pseudo-channel ([`Location::bank_index`])
 /// and its row. Made by [`Target::of`] (or from sums, [`Target::from_sums`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Target {
     pc: u32,
     bank: u32,

@@ -455,9 +455,9 @@ impl Iterator for TargetWalk<'_> {
     }
 }
 
-/// A request the fast fidelity serves this tick: its address, bursts and first burst's
-/// target ([`crate::hbm::fast::Target::of`]), its completion entry and (once served)
-/// the cycle its last burst is done.
+/// A request the fast fidelity serves this tick: its address, bursts and (a one-burst
+/// request's) first burst's target ([`crate::hbm::fast::Target::of`]), its completion entry
+/// and (once served) the cycle its last burst is done.
 #[derive(Clone, Copy, Debug)]
 struct FastReq<T = crate::hbm::fast::Target> {
     addr: u64,
@@ -657,15 +657,21 @@ impl HbmStack {
         for pi in self.ports_in_turn(cx, now) {
             let port = self.ports[pi].0;
             while let Some(req) = cx.recv(port) {
-                let loc = self.map.decode(req.addr);
-                if self.stack_level && loc.stack != self.index {
-                    self.misrouted += 1;
-                }
                 self.store_data(pi, &req);
-                // A request of several bursts (a fast DMA engine's) is served burst by burst.
+                // A request of several bursts (a fast DMA engine's) is served burst by burst,
+                // walked from its address ([`next_chunk`]): its first target is made only for
+                // a one-burst request (otherwise a placeholder never read), and its address
+                // decoded only then or to check its stack.
                 let bursts = (req.addr % access + u64::from(req.bytes)).div_ceil(access).max(1);
+                let mut first = crate::hbm::fast::Target::default();
+                if bursts == 1 || self.stack_level {
+                    let loc = self.map.decode(req.addr);
+                    if self.stack_level && loc.stack != self.index {
+                        self.misrouted += 1;
+                    }
+                    first = crate::hbm::fast::Target::of(&self.sh.org, &loc);
+                }
                 let entry = (req.tag, pi as u16, req.write, req.bytes);
-                let first = crate::hbm::fast::Target::of(&self.sh.org, &loc);
                 self.fast_reqs.push(FastReq { addr: req.addr, bursts, first, entry, done: 0 });
             }
         }
