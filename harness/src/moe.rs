@@ -237,8 +237,7 @@ pub fn headline(r: &MoeRun, chip: &Chip, s: &MoeShape) -> Result<Vec<(String, f6
         compute = compute.max(node.last_doorbell_ps().unwrap_or(0));
         combine = combine.max(node.done_ps().ok_or("combine did not finish")?);
     }
-    let phases = Phases { dispatch, compute, combine, end_ns: r.sim.now().as_ns_f64() };
-    figures(&phases, &r.routing, chip, s)
+    figures(Phases { dispatch, compute, combine, end_ns: r.sim.now().as_ns_f64() }, &r.routing, chip, s)
 }
 
 /// The same figures read from a run's statistics (a partitioned run has no one simulation
@@ -260,12 +259,11 @@ pub fn headline_of(
         combine = combine.max(get("phase1_done_ps").ok_or("combine did not finish")?);
     }
     let end_ps = stats.int("kernel", "sim_time_ps").ok_or("no kernel sim_time_ps statistic")?;
-    let phases = Phases { dispatch, compute, combine, end_ns: Dur::from_ps(end_ps).as_ns_f64() };
-    figures(&phases, &s.route(topo.chips), chip, s)
+    let end_ns = Dur::from_ps(end_ps).as_ns_f64();
+    figures(Phases { dispatch, compute, combine, end_ns }, &s.route(topo.chips), chip, s)
 }
 
 /// When the step's phases ended on the slowest chip, in ps, and the run's end in ns.
-#[derive(Clone, Copy)]
 struct Phases {
     dispatch: u64,
     compute: u64,
@@ -273,8 +271,9 @@ struct Phases {
     end_ns: f64,
 }
 
-fn figures(p: &Phases, routing: &Routing, chip: &Chip, s: &MoeShape) -> Result<Vec<(String, f64)>, String> {
-    let Phases { dispatch, compute, combine, end_ns } = *p;
+/// The headline figures of a step whose phases ended at `p`, routed as `routing`.
+fn figures(p: Phases, routing: &Routing, chip: &Chip, s: &MoeShape) -> Result<Vec<(String, f64)>, String> {
+    let Phases { dispatch, compute, combine, end_ns } = p;
     let n = routing.sent.len();
     let tok = f64::from(s.d_model) * 2.0;
     let remote: u64 = (0..n)

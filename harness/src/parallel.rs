@@ -209,6 +209,15 @@ pub fn tp_system(
     Ok(System { default_rule, whole_chips: true, ..System::new(build, crate::tp::LIMIT, kind) })
 }
 
+/// An error naming the first engine (in owner order) whose stream did not finish, as its
+/// `unfinished` statistic says: a run of whole chips has no headline then.
+fn all_streams_finished(stats: &StatsReport) -> Result<(), String> {
+    match stats.owners.iter().find(|(_, s)| s.contains_key("unfinished")) {
+        Some((o, _)) => Err(format!("{o}: engine did not finish its stream")),
+        None => Ok(()),
+    }
+}
+
 /// The MoE step of `shape` on every chip of `topo` as a partitionable system (by chip by
 /// default; see [`System::check_rule`]).
 pub fn moe_system(
@@ -357,20 +366,12 @@ impl System {
             }
             Kind::Tp { n, shape, ref chip, ref topo, algo } => {
                 let end_ps = stats.int("kernel", "sim_time_ps").ok_or("no kernel sim_time_ps statistic")?;
-                let unfinished: Vec<&String> =
-                    stats.owners.iter().filter(|(_, s)| s.contains_key("unfinished")).map(|(o, _)| o).collect();
-                if let Some(o) = unfinished.first() {
-                    return Err(format!("{o}: engine did not finish its stream"));
-                }
+                all_streams_finished(stats)?;
                 crate::tp::headline_of(stats, end_ps as f64 / 1e3, algo, chip, topo, &shape, n)
             }
             Kind::Dp(ref dp) => dp.headline(stats),
             Kind::Moe { shape, ref chip, ref topo } => {
-                let unfinished: Vec<&String> =
-                    stats.owners.iter().filter(|(_, s)| s.contains_key("unfinished")).map(|(o, _)| o).collect();
-                if let Some(o) = unfinished.first() {
-                    return Err(format!("{o}: engine did not finish its stream"));
-                }
+                all_streams_finished(stats)?;
                 crate::moe::headline_of(stats, topo, chip, &shape)
             }
             Kind::Graph => {

@@ -465,7 +465,8 @@ pub(crate) fn merge<R>(
     let mut report = StatsReport::default();
     // Per link: its statistics as merged so far, and which sides have come in (`SIDE_SRC`:
     // the sender's, which counts traffic; `SIDE_DST`: the receiver's, which counts waits and
-    // occupancy), with `UNRECORDED` if they keep none.
+    // occupancy), with `UNRECORDED` if a side kept none and `RECORDED` if a side kept them.
+    const RECORDED: u8 = 8;
     let mut links: Vec<(Option<LinkStats>, u8)> = Vec::new();
     let mut ticks = 0;
     let mut trace_records = 0;
@@ -487,7 +488,7 @@ pub(crate) fn merge<R>(
                 Some(m) if is_src => (m.msgs, m.bytes, m.refused) = (st.msgs, st.bytes, st.refused),
                 Some(m) => (m.occupancy, m.wait_ps) = (st.occupancy, st.wait_ps),
             }
-            *have |= sides;
+            *have |= if sides & part::UNRECORDED == 0 { sides | RECORDED } else { sides };
         }
         ticks += o.report.ticks;
         trace_records += o.trace_records;
@@ -505,7 +506,7 @@ pub(crate) fn merge<R>(
             links_left_out += 1;
             continue;
         }
-        let (Some(st), true) = (st, have == both) else {
+        let (Some(st), true) = (st, have == both | RECORDED) else {
             return Err(ParallelError::Unsupported(format!(
                 "link {} has no owner, or keeps statistics on one side only",
                 info.name

@@ -19,7 +19,6 @@ pub(crate) struct Mail {
     pub credits: Vec<(u32, Time)>,
 }
 
-/// A partition's share of the final statistics.
 /// A link's sender is in the partition ([`PartReport::links`]).
 pub(crate) const SIDE_SRC: u8 = 1;
 /// A link's receiver is in the partition.
@@ -28,6 +27,7 @@ pub(crate) const SIDE_DST: u8 = 2;
 /// both its ends say so, and the merged report leaves it out as a serial report does.
 pub(crate) const UNRECORDED: u8 = 4;
 
+/// A partition's share of the final statistics.
 pub(crate) struct PartReport {
     /// Its own components' statistics.
     pub comps: StatsReport,
