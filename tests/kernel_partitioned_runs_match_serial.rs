@@ -5,7 +5,7 @@
 use crate::kernel_random_graphs_are_order_independent::{builder, SharedBuf};
 use trnsim_kernel::{
     run_threads, run_transport, Dur, LoopbackTransport, ParallelConfig, ParallelError, PartitionError, PartitionRule,
-    RunError, TickOrder, TraceOptions,
+    RunError, TickOrder, Time, TraceOptions, WindowHook,
 };
 use trnsim_traces::PerfettoWriter;
 
@@ -32,7 +32,7 @@ fn kind<T: std::fmt::Debug>(r: &Result<T, RunError>) -> String {
 
 /// The same for a partitioned run, or None when the graph has too few components.
 fn parallel(seed: u64, threads: u32, rule: PartitionRule) -> Option<(String, String, Vec<u8>)> {
-    let cfg = ParallelConfig { threads, rule, min_lookahead: None };
+    let cfg = ParallelConfig { threads, rule, min_lookahead: None, on_window: None };
     let buf = SharedBuf::default();
     let sink = Box::new(PerfettoWriter::new(buf.clone(), "perfetto"));
     let r = run_threads(
@@ -81,8 +81,12 @@ fn partitioned_random_graphs_match_the_serial_run() {
 
 #[test]
 fn a_cut_link_shorter_than_the_requested_lookahead_is_a_located_error() {
-    let cfg =
-        ParallelConfig { threads: 2, rule: PartitionRule::ByName { depth: 2 }, min_lookahead: Some(Dur::from_us(1)) };
+    let cfg = ParallelConfig {
+        threads: 2,
+        rule: PartitionRule::ByName { depth: 2 },
+        min_lookahead: Some(Dur::from_us(1)),
+        on_window: None,
+    };
     let err = run_threads(|| Ok(builder(3, TickOrder::Structural).0), &cfg, LIMIT, None, |_| ()).unwrap_err();
     let msg = err.to_string();
     assert!(msg.starts_with("partition: link g.n"), "{msg}");
@@ -91,7 +95,8 @@ fn a_cut_link_shorter_than_the_requested_lookahead_is_a_located_error() {
 
 #[test]
 fn link_tracing_is_refused_in_partitioned_runs() {
-    let cfg = ParallelConfig { threads: 2, rule: PartitionRule::ByName { depth: 2 }, min_lookahead: None };
+    let cfg =
+        ParallelConfig { threads: 2, rule: PartitionRule::ByName { depth: 2 }, min_lookahead: None, on_window: None };
     let sink = Box::new(PerfettoWriter::new(SharedBuf::default(), "perfetto"));
     let opts = TraceOptions { link_occupancy: true, ..TraceOptions::default() };
     let err =
@@ -202,7 +207,7 @@ fn links_left_without_statistics_are_left_out_of_partitioned_runs_too() {
         let (json, left_out) = (serde_json::to_string(&sim.report()).unwrap(), sim.report_where(&|_| true).1);
         let all = sim.links().len() as u64;
         assert!(left_out > 0 && left_out < all, "seed {seed}: {left_out} of {all} links left out");
-        let cfg = ParallelConfig { threads: 2, rule: PartitionRule::Auto, min_lookahead: None };
+        let cfg = ParallelConfig { threads: 2, rule: PartitionRule::Auto, min_lookahead: None, on_window: None };
         let run = match run_threads(|| Ok(half_kept(seed)), &cfg, LIMIT, None, |_| ()) {
             Err(ParallelError::Partition(PartitionError::TooFewGroups { .. })) => continue,
             other => other.unwrap().0,
@@ -215,4 +220,37 @@ fn links_left_without_statistics_are_left_out_of_partitioned_runs_too() {
         compared += 1;
     }
     assert!(compared >= 6, "only {compared} graphs compared");
+}
+
+/// A window hook (what shows a partitioned run's progress) is told the simulated time after
+/// every window but the last, in order, and changes nothing: outcome and statistics equal the
+/// serial run's.
+#[test]
+fn a_window_hook_sees_every_window_and_changes_nothing() {
+    use std::sync::{Arc, Mutex};
+    let seen: Arc<Mutex<Vec<Time>>> = Arc::default();
+    let log = seen.clone();
+    let hook = WindowHook(Arc::new(move |t| log.lock().unwrap().push(t)));
+    let mut compared = 0;
+    for seed in 1..=6u64 {
+        let (k, json, _) = serial(seed);
+        seen.lock().unwrap().clear();
+        let cfg = ParallelConfig {
+            threads: 2,
+            rule: PartitionRule::Auto,
+            min_lookahead: None,
+            on_window: Some(hook.clone()),
+        };
+        let run = match run_threads(|| Ok(plain(seed)), &cfg, LIMIT, None, |_| ()) {
+            Err(ParallelError::Partition(PartitionError::TooFewGroups { .. })) => continue,
+            other => other.unwrap().0,
+        };
+        assert_eq!((k, json), (kind(&run.outcome), serde_json::to_string(&run.report).unwrap()), "seed {seed}");
+        let times = seen.lock().unwrap().clone();
+        assert_eq!(times.len() as u64 + 1, run.partitions[0].windows, "seed {seed}: a call per window run");
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "seed {seed}: times go forward");
+        assert!(times.last().is_some_and(|&t| t > Time::ZERO), "seed {seed}: the run got somewhere");
+        compared += 1;
+    }
+    assert!(compared >= 4, "only {compared} graphs compared");
 }

@@ -220,3 +220,41 @@ fn moe_run_partitioned_by_chip_equals_the_serial_run() {
     let err = sys.run_parallel(3, &PartitionRule::ByName { depth: 2 }, None).unwrap_err();
     assert!(err.starts_with("--partition by-name:2: splits chip chip"), "{err}");
 }
+
+/// A partitioned run (`trnsim run tp-matmul-4 --threads 4`) shows its progress on a terminal
+/// (`script`'s pseudo-terminal), after each window, and never in piped output or on stdout;
+/// its headline is the same either way. Counted as skipped when `script` is missing.
+#[test]
+fn a_partitioned_run_shows_progress_on_a_terminal_only() {
+    use crate::common::{root, scratch, trnsim};
+    let dir = scratch("partitioned_progress");
+    let headline = |p: &std::path::Path| {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+        v["benchmarks"][0]["headline"].clone()
+    };
+    let piped = dir.join("piped.json");
+    let out =
+        trnsim().args(["run", "tp-matmul-4", "--threads", "4", "--json"]).arg(&piped).current_dir(root()).output();
+    let out = out.unwrap();
+    let both = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+    assert!(out.status.success(), "{both}");
+    assert!(
+        !both.contains("real time") && !both.contains('\r') && !both.contains('\x1b'),
+        "progress in a pipe: {both}"
+    );
+    if std::process::Command::new("script").arg("--version").output().is_err() {
+        trnsim_traces::skip_test(&root(), "`script` (util-linux) is missing: cannot run in a pseudo-terminal");
+        return;
+    }
+    let (tty_json, stdout) = (dir.join("tty.json"), dir.join("tty.out"));
+    let exe = trnsim().get_program().to_string_lossy().into_owned();
+    let cmd = format!("'{exe}' run tp-matmul-4 --threads 4 --json '{}' > '{}'", tty_json.display(), stdout.display());
+    let out = std::process::Command::new("script").args(["-qec", &cmd, "/dev/null"]).current_dir(root()).output();
+    let out = out.unwrap();
+    let tty = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{tty}");
+    assert!(tty.contains("simulated ") && tty.contains("x real time"), "no progress on a terminal: {tty:?}");
+    let printed = std::fs::read_to_string(&stdout).unwrap();
+    assert!(!printed.contains("real time"), "progress on stdout: {printed}");
+    assert_eq!(headline(&piped), headline(&tty_json), "the headline depends on the terminal");
+}

@@ -1009,6 +1009,8 @@ fn warn_oversubscribed(threads: u32) {
 fn run_partitioned(a: &RunArgs, names: &[String], threads: u32) -> Result<(), Failure> {
     let names = partitioned_names(a, names)?;
     warn_oversubscribed(threads);
+    // One benchmark at a time: each shows its progress on a terminal.
+    trnsim_harness::progress::set_enabled(true);
     let mut results = Vec::new();
     for name in &names {
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, names.len() > 1));

@@ -25,6 +25,7 @@ pub fn peak_rss_bytes() -> u64 {
 }
 
 /// A running measurement of wall and CPU time.
+#[derive(Clone, Copy, Debug)]
 pub struct Stopwatch {
     wall: Instant,
     cpu: f64,

@@ -335,8 +335,14 @@ impl System {
             return Err("--trace: partitioned runs of whole chips are not traced yet (trace the serial run)".into());
         }
         let sw = Stopwatch::start();
-        let cfg = ParallelConfig { threads, rule: rule.clone(), min_lookahead: None };
-        let (run, _) = run_threads(&*self.build, &cfg, self.limit, trace, |_| ()).map_err(|e| e.to_string())?;
+        let progress = crate::progress::WindowProgress::start();
+        let on_window = progress.as_ref().map(|p| p.hook());
+        let cfg = ParallelConfig { threads, rule: rule.clone(), min_lookahead: None, on_window };
+        let ran = run_threads(&*self.build, &cfg, self.limit, trace, |_| ());
+        if let Some(p) = progress {
+            p.finish();
+        }
+        let (run, _) = ran.map_err(|e| e.to_string())?;
         if let Err(e) = &run.outcome {
             return Err(e.to_string());
         }

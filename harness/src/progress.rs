@@ -4,15 +4,17 @@
 //!
 //! The line is drawn by indicatif, which draws nothing when stderr is not a terminal, so
 //! progress never reaches a file or a pipe; it never enters results. The CLI turns it on for
-//! runs of one benchmark at a time ([`set_enabled`]); library callers and tests get none.
+//! runs of one benchmark at a time ([`set_enabled`]), partitioned runs included
+//! ([`WindowProgress`]: after each window); library callers and tests get none.
 //! Runs with progress step the same simulation the same way (the kernel's `run_until` with a
 //! condition that is never true), so their results are byte-identical to runs without.
 
 use crate::cpu::Stopwatch;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use trnsim_kernel::{Dur, RunError, Simulation, Stop};
+use trnsim_kernel::{Dur, RunError, Simulation, Stop, Time, WindowHook};
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
@@ -78,6 +80,44 @@ pub fn run_until_idle(sim: &mut Simulation, limit: Dur) -> Result<Stop, RunError
         b.finish_and_clear();
     }
     stop
+}
+
+/// Progress of a partitioned run (when on): the simulated time reached after each window
+/// ([`trnsim_kernel::ParallelConfig::on_window`], called on the calling thread), drawn after
+/// the first second like a serial run's. [`WindowProgress::finish`] clears the line.
+pub struct WindowProgress {
+    bar: Arc<Mutex<Option<ProgressBar>>>,
+    sw: Stopwatch,
+}
+
+impl WindowProgress {
+    /// A progress line for a partitioned run starting now, if progress is on.
+    pub fn start() -> Option<WindowProgress> {
+        enabled().then(|| WindowProgress { bar: Arc::new(Mutex::new(None)), sw: Stopwatch::start() })
+    }
+
+    /// The hook that draws it.
+    pub fn hook(&self) -> WindowHook {
+        let (bar, sw) = (self.bar.clone(), self.sw);
+        WindowHook(Arc::new(move |now: Time| {
+            let wall = sw.elapsed().0;
+            let Ok(mut b) = bar.lock() else { return };
+            if b.is_none() && wall > SHOW_AFTER_S {
+                *b = Some(line(false));
+            }
+            if let Some(b) = b.as_ref() {
+                let done = now.since(Time::ZERO);
+                b.set_message(format!("{done}, {:.3e}x real time", slowdown(wall, done)));
+            }
+        }))
+    }
+
+    /// Clears the line.
+    pub fn finish(self) {
+        if let Some(b) = self.bar.lock().ok().and_then(|mut b| b.take()) {
+            b.finish_and_clear();
+        }
+    }
 }
 
 /// `trnsim_system::chip::run_to_end` with progress when it is on.

@@ -112,7 +112,7 @@ pub use link::{
 };
 pub use parallel::{
     oversubscribed, run_threads, run_transport, LoopbackTransport, ParallelConfig, ParallelError, ParallelRun,
-    PartitionTiming, Transport,
+    PartitionTiming, Transport, WindowHook,
 };
 pub use partition::{PartitionError, PartitionPlan, PartitionRule};
 pub use rng::SimRng;

@@ -62,6 +62,20 @@ pub struct ParallelConfig {
     /// A lower bound the cut links must respect (a located error otherwise); by default the
     /// lookahead is simply the shortest cut link.
     pub min_lookahead: Option<Dur>,
+    /// Called on the calling thread (partition 0's) after each window with the simulated time
+    /// reached, e.g. to show progress; it only observes the run.
+    pub on_window: Option<WindowHook>,
+}
+
+/// A function told the simulated time reached after each window of a partitioned run
+/// ([`ParallelConfig::on_window`]).
+#[derive(Clone)]
+pub struct WindowHook(pub std::sync::Arc<dyn Fn(Time) + Send + Sync>);
+
+impl std::fmt::Debug for WindowHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WindowHook")
+    }
 }
 
 /// Where one partition's wall-clock time went.
@@ -263,6 +277,8 @@ pub(crate) trait Exchanger {
     /// Wall time spent waiting for the other partitions so far (in the barrier or the
     /// collective), as opposed to moving this partition's own traffic.
     fn waited(&self) -> Duration;
+    /// A window ended with the partition at `now` ([`ParallelConfig::on_window`]).
+    fn window_done(&self, _now: Time) {}
 }
 
 /// Builds partition `me` of `plan` in this thread or process (declared again in the scope of
@@ -394,6 +410,7 @@ fn window_loop(
         if let Some(t) = sim.run_window(wend) {
             last_step = t;
         }
+        x.window_done(sim.now());
     }
 }
 

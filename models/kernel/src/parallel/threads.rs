@@ -43,6 +43,8 @@ struct ThreadExchanger<'a> {
     capture: Captured,
     waited: std::time::Duration,
     words: Vec<u64>,
+    /// Partition 0's: told each window's end.
+    on_window: Option<&'a super::WindowHook>,
 }
 
 impl Exchanger for ThreadExchanger<'_> {
@@ -109,6 +111,12 @@ impl Exchanger for ThreadExchanger<'_> {
 
     fn waited(&self) -> std::time::Duration {
         self.waited
+    }
+
+    fn window_done(&self, now: Time) {
+        if let Some(h) = self.on_window {
+            (h.0)(now);
+        }
     }
 }
 
@@ -182,6 +190,7 @@ where
             capture: Vec::new(),
             waited: std::time::Duration::ZERO,
             words: Vec::with_capacity(parts as usize * super::WORDS),
+            on_window: if me == 0 { cfg.on_window.as_ref() } else { None },
         };
         run_part(sim, merger, &mut x, plan, me, limit, &inspect)
     };
