@@ -51,6 +51,17 @@ pub fn slowdown(wall_s: f64, simulated: Dur) -> f64 {
     wall_s / simulated.as_secs_f64().max(1e-18)
 }
 
+/// Draws `done` simulated in `wall` seconds on `bar`, made once the run is past its first
+/// second (none before).
+fn draw(bar: &mut Option<ProgressBar>, wall: f64, done: Dur) {
+    if bar.is_none() && wall > SHOW_AFTER_S {
+        *bar = Some(line(false));
+    }
+    if let Some(b) = bar {
+        b.set_message(format!("{done}, {:.3e}x real time", slowdown(wall, done)));
+    }
+}
+
 /// Runs `sim` until idle or `limit`, as `Simulation::run_until_idle` does, showing progress
 /// when it is on.
 pub fn run_until_idle(sim: &mut Simulation, limit: Dur) -> Result<Stop, RunError> {
@@ -66,14 +77,7 @@ pub fn run_until_idle(sim: &mut Simulation, limit: Dur) -> Result<Stop, RunError
         if !steps.is_multiple_of(STEPS_PER_LOOK) {
             return false;
         }
-        let wall = sw.elapsed().0;
-        if bar.is_none() && wall > SHOW_AFTER_S {
-            bar = Some(line(false));
-        }
-        if let Some(b) = &bar {
-            let done = s.now().since(start);
-            b.set_message(format!("{done}, {:.3e}x real time", slowdown(wall, done)));
-        }
+        draw(&mut bar, sw.elapsed().0, s.now().since(start));
         false
     });
     if let Some(b) = bar {
@@ -100,14 +104,8 @@ impl WindowProgress {
     pub fn hook(&self) -> WindowHook {
         let (bar, sw) = (self.bar.clone(), self.sw);
         WindowHook(Arc::new(move |now: Time| {
-            let wall = sw.elapsed().0;
-            let Ok(mut b) = bar.lock() else { return };
-            if b.is_none() && wall > SHOW_AFTER_S {
-                *b = Some(line(false));
-            }
-            if let Some(b) = b.as_ref() {
-                let done = now.since(Time::ZERO);
-                b.set_message(format!("{done}, {:.3e}x real time", slowdown(wall, done)));
+            if let Ok(mut b) = bar.lock() {
+                draw(&mut b, sw.elapsed().0, now.since(Time::ZERO));
             }
         }))
     }
