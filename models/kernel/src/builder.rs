@@ -10,7 +10,7 @@ use crate::link::{
 };
 use crate::partition::{self, LinkEdge, PartitionError, PartitionPlan, PartitionRule};
 use crate::sched::{Domain, Meta, Sched, State};
-use crate::sim::{LinkInfo, PartInfo, SimOptions, Simulation};
+use crate::sim::{LinkInfo, LinkInfos, PartInfo, SimOptions, Simulation};
 use crate::time::{Clock, ClockId, Dur, Frequency, Time};
 use crate::trace::{TrackDecl, TrackId, TrackKind};
 use crate::trace_state::declare_path;
@@ -86,7 +86,10 @@ pub struct SimBuilder {
     arena_of: FxHashMap<TypeId, u32>,
     arena_types: Vec<TypeId>,
     refs: Vec<LinkRef>,
-    links: Vec<LinkInfo>,
+    links: LinkInfos,
+    /// The longest round trip (latency and credit return) of any link declared, for the
+    /// deadlock window (every partition counts every link, so all agree).
+    longest: Dur,
     ports: FxHashMap<(u32, String), ()>,
     decls: Vec<TrackDecl>,
     groups: FxHashMap<(Option<TrackId>, String), TrackId>,
@@ -325,7 +328,12 @@ impl SimBuilder {
             LinkRef { arena, slot: typed.links.len() as u32 - 1, id }
         };
         self.refs.push(r);
-        self.links.push(LinkInfo { name, src, dst, spec });
+        let (src_clock, dst_clock) =
+            (&self.clocks[self.domain_of[src.index()] as usize], &self.clocks[self.domain_of[dst.index()] as usize]);
+        self.longest =
+            self.longest.max(src_clock.cycles_to_dur(spec.latency) + dst_clock.cycles_to_dur(spec.credit_latency));
+        // A partition that keeps no name for the link keeps none of its facts either.
+        self.links.push((!nameless).then_some(LinkInfo { name, src, dst, spec }));
         Ok((OutPort::new(r), InPort::new(r)))
     }
 
@@ -345,10 +353,10 @@ impl SimBuilder {
     /// [`crate::LinkInfo`] names it): `make` gets the link's spec and its receiver's clock.
     /// The error names a link that does not exist.
     pub fn hook_link(&mut self, name: &str, make: &mut crate::link::MakeLinkHook<'_>) -> Result<(), String> {
-        let i = self.links.iter().position(|l| l.name == name).ok_or_else(|| {
+        let i = self.links.iter().find(|(_, l)| l.name == name).map(|(i, _)| i).ok_or_else(|| {
             let (src, dst) = name.split_once(" -> ").unwrap_or((name, name));
             let near = |keep: &dyn Fn(&str) -> bool| -> Vec<&str> {
-                self.links.iter().map(|l| l.name.as_str()).filter(|n| keep(n)).take(3).collect()
+                self.links.iter().map(|(_, l)| l.name.as_str()).filter(|n| keep(n)).take(3).collect()
             };
             let (into, from) =
                 (near(&|n| n.ends_with(&format!(" -> {dst}"))), near(&|n| n.starts_with(&format!("{src} -> "))));
@@ -380,7 +388,8 @@ impl SimBuilder {
     /// counts them, [`crate::ParallelRun::links_left_out`]).
     pub fn keep_link_stats_where(&mut self, keep: &dyn Fn(&str) -> bool) -> Result<u64, BuildError> {
         let mut dropped = 0u64;
-        for (info, r) in self.links.iter().zip(&self.refs) {
+        for (i, info) in self.links.iter() {
+            let r = self.refs[i];
             if r.slot != crate::link::NO_SLOT && !keep(&info.name) {
                 self.arenas[r.arena as usize].unrecord(r.slot);
                 dropped += 1;
@@ -439,7 +448,7 @@ impl SimBuilder {
         let edges: Vec<LinkEdge> = self
             .links
             .iter()
-            .map(|l| {
+            .map(|(_, l)| {
                 let src = &self.clocks[self.domain_of[l.src.index()] as usize];
                 let dst = &self.clocks[self.domain_of[l.dst.index()] as usize];
                 let latency = src.cycles_to_dur(l.spec.latency).min(dst.cycles_to_dur(l.spec.credit_latency));
@@ -524,7 +533,7 @@ impl SimBuilder {
         let mut credits_out = Vec::new();
         if let Some((plan, me)) = part {
             credits_out = vec![Vec::new(); plan.parts as usize];
-            for (i, l) in self.links.iter().enumerate() {
+            for (i, l) in self.links.iter() {
                 let (ps, pd) = (plan.part_of[l.src.index()], plan.part_of[l.dst.index()]);
                 let r = self.refs[i];
                 if ps == me && pd != me {
@@ -555,7 +564,8 @@ impl SimBuilder {
         }
         // Buffers only for links with an end here: a partition holds no room for the traffic
         // between other partitions' components.
-        for (l, r) in self.links.iter().zip(&self.refs) {
+        for (i, l) in self.links.iter() {
+            let r = self.refs[i];
             if local(l.src.index()) || local(l.dst.index()) {
                 self.arenas[r.arena as usize].reserve(r.slot, l.spec.depth);
             }
@@ -564,9 +574,8 @@ impl SimBuilder {
         let in_links = self
             .links
             .iter()
-            .zip(&self.refs)
-            .filter(|(l, _)| local(l.dst.index()))
-            .map(|(_, r)| self.arenas[r.arena as usize].len(r.slot) as u64)
+            .filter(|(_, l)| local(l.dst.index()))
+            .map(|(i, _)| self.arenas[self.refs[i].arena as usize].len(self.refs[i].slot) as u64)
             .sum();
         let n_comps = comps.len();
         let core = Core {
@@ -583,17 +592,7 @@ impl SimBuilder {
         // The deadlock window is at least twice the slowest link's round trip: a silence that
         // long is legal (one message in flight and its credit coming back).
         let mut opts = self.opts.clone();
-        let longest = self
-            .links
-            .iter()
-            .map(|l| {
-                let src = &self.clocks[self.domain_of[l.src.index()] as usize];
-                let dst = &self.clocks[self.domain_of[l.dst.index()] as usize];
-                src.cycles_to_dur(l.spec.latency) + dst.cycles_to_dur(l.spec.credit_latency)
-            })
-            .max()
-            .unwrap_or(Dur::ZERO);
-        opts.deadlock_window = opts.deadlock_window.max(longest + longest);
+        opts.deadlock_window = opts.deadlock_window.max(self.longest + self.longest);
         let mut sim = Simulation::new(core, comps, self.names, self.links, self.decls, self.comp_tracks, opts);
         sim.part = part.map(|(p, me)| PartInfo { me, plan: p.clone() });
         Ok(sim)

@@ -88,6 +88,80 @@ pub struct LinkInfo {
     pub spec: LinkSpec,
 }
 
+/// Every link's static facts, by link id. A partition other than 0 keeps none for a link with
+/// no end among its components (nothing there reads them; partition 0 keeps every link's, to
+/// name them in the merged statistics): a large system's partitions then hold a few bytes per
+/// such link instead of its whole record.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LinkInfos {
+    infos: Vec<LinkInfo>,
+    /// Empty while every link has its facts (`infos[id]`); otherwise, by id, the index of its
+    /// facts in `infos` or [`LinkInfos::NONE`].
+    at: Vec<u32>,
+}
+
+impl LinkInfos {
+    const NONE: u32 = u32::MAX;
+
+    /// Adds the next link's facts (`None`: not kept here).
+    pub(crate) fn push(&mut self, info: Option<LinkInfo>) {
+        match info {
+            Some(i) if self.at.is_empty() => self.infos.push(i),
+            Some(i) => {
+                self.at.push(u32::try_from(self.infos.len()).unwrap_or(Self::NONE));
+                self.infos.push(i);
+            }
+            None => {
+                if self.at.is_empty() {
+                    self.at = (0..self.infos.len()).map(|i| u32::try_from(i).unwrap_or(Self::NONE)).collect();
+                }
+                self.at.push(Self::NONE);
+            }
+        }
+    }
+
+    /// Links declared (kept here or not).
+    pub(crate) fn len(&self) -> usize {
+        if self.at.is_empty() {
+            self.infos.len()
+        } else {
+            self.at.len()
+        }
+    }
+
+    /// Link `id`'s facts, if kept here.
+    pub(crate) fn get(&self, id: usize) -> Option<&LinkInfo> {
+        if self.at.is_empty() {
+            self.infos.get(id)
+        } else {
+            self.at.get(id).filter(|&&i| i != Self::NONE).map(|&i| &self.infos[i as usize])
+        }
+    }
+
+    /// (id, facts) of every link kept here, in id order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (usize, &LinkInfo)> {
+        (0..self.len()).filter_map(move |id| self.get(id).map(|l| (id, l)))
+    }
+
+    /// Every link's facts, by id, if all are kept here.
+    pub(crate) fn all(&self) -> Option<&[LinkInfo]> {
+        self.at.is_empty().then_some(self.infos.as_slice())
+    }
+
+    /// [`LinkInfos::all`], taken.
+    pub(crate) fn take_all(&mut self) -> Option<Vec<LinkInfo>> {
+        self.at.is_empty().then(|| std::mem::take(&mut self.infos))
+    }
+}
+
+impl std::ops::Index<usize> for LinkInfos {
+    type Output = LinkInfo;
+    /// Link `id`'s facts (kept wherever the link has an end).
+    fn index(&self, id: usize) -> &LinkInfo {
+        self.get(id).expect("a link's facts are kept where it has an end")
+    }
+}
+
 /// Why a run call returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stop {
@@ -113,7 +187,7 @@ pub struct Simulation {
     pub(crate) core: Core,
     pub(crate) comps: Vec<Box<dyn Component>>,
     names: Vec<String>,
-    pub(crate) links: Vec<LinkInfo>,
+    pub(crate) links: LinkInfos,
     pub(crate) decls: Vec<TrackDecl>,
     pub(crate) comp_tracks: Vec<TrackId>,
     pub(crate) opts: SimOptions,
@@ -138,7 +212,7 @@ impl Simulation {
         core: Core,
         comps: Vec<Box<dyn Component>>,
         names: Vec<String>,
-        links: Vec<LinkInfo>,
+        links: LinkInfos,
         decls: Vec<TrackDecl>,
         comp_tracks: Vec<TrackId>,
         opts: SimOptions,
@@ -201,9 +275,10 @@ impl Simulation {
         c.downcast_mut::<C>()
     }
 
-    /// Static facts about every link, by id.
+    /// Static facts about every link, by id (empty in a partition other than 0 of a
+    /// partitioned run, which keeps only the facts of its own links).
     pub fn links(&self) -> &[LinkInfo] {
-        &self.links
+        self.links.all().unwrap_or(&[])
     }
 
     /// The clock `id`.
@@ -225,7 +300,7 @@ impl Simulation {
             None
         };
         let credits: Vec<u32> = (0..self.links.len()).map(|i| self.credits_now(i)).collect();
-        for (i, l) in self.links.iter().enumerate() {
+        for (i, l) in self.links.iter() {
             let signals = opts.signal_links.contains(LinkId(i as u32));
             if !(opts.link_occupancy || signals) {
                 continue;
@@ -470,7 +545,7 @@ impl Simulation {
             }
         }
         let mut owner = String::new();
-        for (i, l) in self.links.iter().enumerate() {
+        for (i, l) in self.links.iter() {
             owner.clear();
             owner.push_str("link:");
             owner.push_str(&l.name);
@@ -496,7 +571,7 @@ impl Simulation {
         let mut waits_on: Vec<Vec<u32>> = vec![Vec::new(); self.comps.len()];
         let mut waiting_msgs = vec![0usize; self.comps.len()];
         let mut full_out = vec![false; self.comps.len()];
-        for (i, l) in self.links.iter().enumerate() {
+        for (i, l) in self.links.iter() {
             let r = self.core.links.refs[i];
             if r.slot == crate::link::NO_SLOT {
                 continue; // another partition's link

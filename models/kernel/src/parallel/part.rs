@@ -219,7 +219,7 @@ impl Simulation {
             }
         }
         let mut links = Vec::new();
-        for (i, l) in self.links.iter().enumerate() {
+        for (i, l) in self.links.iter() {
             let (src, dst) = (part_of[l.src.index()] == me, part_of[l.dst.index()] == me);
             if !(src || dst) {
                 continue;
@@ -233,7 +233,8 @@ impl Simulation {
                 links.push((i as u32, LinkStats::default(), sides | UNRECORDED));
             }
         }
-        let infos = if me == 0 { std::mem::take(&mut self.links) } else { Vec::new() };
+        // (Partition 0 keeps every link's facts.)
+        let infos = if me == 0 { self.links.take_all().unwrap_or_default() } else { Vec::new() };
         PartReport { comps, links, ticks: self.counters.ticks, infos }
     }
 
