@@ -439,12 +439,16 @@ impl SimBuilder {
 
     /// Plans a partitioning of this system into `parts` partitions under `rule` (see
     /// [`crate::partition`]); with `min_lookahead`, every cut link must be at least that long.
+    /// A partition's builder cannot plan (it keeps only its own links' facts).
     pub fn plan(
         &self,
         rule: &PartitionRule,
         parts: u32,
         min_lookahead: Option<Dur>,
     ) -> Result<PartitionPlan, PartitionError> {
+        if matches!(self.scope, BuildScope::Part { .. }) {
+            return Err(PartitionError::PartitionBuilder);
+        }
         let edges: Vec<LinkEdge> = self
             .links
             .iter()
@@ -709,6 +713,25 @@ mod tests {
         let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
         let a = b.reserve("chip0", clk).unwrap();
         assert!(b.elsewhere(a).is_err(), "a serial run makes everything here");
+    }
+
+    #[test]
+    fn a_partitions_builder_cannot_plan() {
+        // Partition 2 keeps no facts of the link between chip0 and chip1: a plan made from it
+        // would not see that link, so it refuses; the declared system plans.
+        let declare = || {
+            let mut b = SimBuilder::new();
+            let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
+            let ids: Vec<ComponentId> = (0..3).map(|i| b.reserve(&format!("chip{i}"), clk).unwrap()).collect();
+            b.link::<u64>(ids[0], "out", ids[1], "in", LinkSpec::default()).unwrap();
+            b
+        };
+        let part = BuildScope::Part { part_of: vec![0, 1, 2].into(), me: 2 };
+        let err = part.enter(|| declare().plan(&PartitionRule::ByName { depth: 1 }, 3, None)).unwrap_err();
+        assert_eq!(err, PartitionError::PartitionBuilder);
+        assert!(err.to_string().contains("not from a partition's builder"), "{err}");
+        let plan = BuildScope::Declare.enter(|| declare().plan(&PartitionRule::ByName { depth: 1 }, 3, None));
+        assert_eq!(plan.unwrap().cut.len(), 1);
     }
 
     #[test]

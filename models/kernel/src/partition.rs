@@ -139,6 +139,8 @@ pub enum PartitionError {
         /// The requested lookahead.
         lookahead: Dur,
     },
+    /// Planned from a partition's builder, which holds only that partition's links.
+    PartitionBuilder,
 }
 
 impl fmt::Display for PartitionError {
@@ -150,6 +152,10 @@ impl fmt::Display for PartitionError {
                 "partition: the rule leaves {groups} group(s) of components that must stay together, fewer than the {parts} partitions asked for"
             ),
             PartitionError::BadAssignment { why } => write!(f, "partition: {why}"),
+            PartitionError::PartitionBuilder => write!(
+                f,
+                "partition: plan from the declared system (or a serial builder), not from a partition's builder: it keeps only its own links' facts"
+            ),
             PartitionError::ShortCut { link, latency, lookahead } => write!(
                 f,
                 "partition: link {link} is cut between partitions but its latency {latency} is below the requested lookahead {lookahead} (a cut link's latency is the window in which partitions run alone)"
