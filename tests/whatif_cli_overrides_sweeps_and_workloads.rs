@@ -247,3 +247,51 @@ fn chakra_traces_become_workloads_that_run() {
         &["bad.json:1:1: nodes[0].type:", "COMM_SEND_NODE is not read"],
     );
 }
+
+/// `--threads` on a what-if run splits each point by chip: a 2-point sweep of the fast
+/// two-chip TP matmul with an override gives the serial run's results (less the `threads` row
+/// and host timings); what cannot be split, or asks for several processes or jobs, is refused.
+#[test]
+fn what_if_points_split_by_chip_give_the_serial_results() {
+    let dir = scratch("whatif_threads");
+    let results = |extra: &[&str], name: &str| -> Value {
+        let json = dir.join(name);
+        let mut args = vec![
+            "run",
+            "tp-matmul-2",
+            "--fidelity",
+            "fast",
+            "--set",
+            "chip.dma.queues=8",
+            "--sweep",
+            "fabric.switch.latency=100ns,300ns",
+            "--json",
+            json.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
+    };
+    let serial = results(&[], "serial.json");
+    let split = results(&["--threads", "2"], "split.json");
+    let (serial, split) = (serial["benchmarks"].as_array().unwrap(), split["benchmarks"].as_array().unwrap());
+    assert_eq!(serial.len(), 2);
+    assert_eq!(split.len(), 2);
+    for (s, p) in serial.iter().zip(split) {
+        assert_eq!(s["name"], p["name"]);
+        assert_eq!(s["stats"], p["stats"], "{}: statistics differ", s["name"]);
+        let mut head = p["headline"].as_array().unwrap().clone();
+        let threads = head.pop().unwrap();
+        assert_eq!(threads, serde_json::json!(["threads", 2.0]));
+        assert_eq!(&head, s["headline"].as_array().unwrap(), "{}: headline differs", s["name"]);
+    }
+    // The two points differ (the override and the sweep reached the split runs).
+    assert_ne!(split[0]["headline"], split[1]["headline"]);
+    usage_error(&["run", "e2e-llm-layer", "--fidelity", "fast", "--threads", "2"], &["e2e-llm-layer cannot be split"]);
+    usage_error(
+        &["run", "tp-matmul-2", "--set", "fabric.switch.latency=200ns", "--threads", "2", "--jobs", "2"],
+        &["give --jobs or --threads"],
+    );
+    usage_error(&["run", "tp-matmul-2", "--set", "fabric.switch.latency=200ns", "--mpi"], &["no --mpi"]);
+}

@@ -146,7 +146,9 @@ struct RunArgs {
     /// systems that can be split: fabric-allreduce-nl72x2-nodes,
     /// fabric-allreduce-ultracluster-nodes, kernel-ring, tp-matmul-N and moe-alltoall-144
     /// (whole chips), dp-step-N (a data-parallel step on N UltraServers); each partition makes
-    /// only its own components. More threads than cores can pay for whole chips in cycle
+    /// only its own components. tp-matmul-N and moe-alltoall-144 split so also on --system,
+    /// with --set, --sweep (points one after another) and --fidelity fast. More threads than
+    /// cores can pay for whole chips in cycle
     /// fidelity: each partition's chips then stay in cache through a window (e.g.
     /// moe-alltoall-144 --threads 48 on one core, about 2x faster than serial).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
@@ -842,8 +844,11 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
 /// Benchmarks on a chosen system, with overrides and sweeps (harness/src/whatif.rs).
 fn cmd_whatif(a: &RunArgs, names: Vec<String>, system: Option<String>) -> Result<(), Failure> {
     use trnsim_harness::whatif;
-    if a.threads.is_some() || a.mpi {
-        return Err(Failure::Usage("--system, --set and --sweep run serially (no --threads or --mpi)".into()));
+    if a.mpi {
+        return Err(Failure::Usage(format!(
+            "--system, --set and --sweep run in one process (no --mpi; --threads splits {})",
+            whatif::PARTITIONABLE_ON_SYSTEM
+        )));
     }
     if names.is_empty() {
         return Err(Failure::Usage(format!(
@@ -852,6 +857,9 @@ fn cmd_whatif(a: &RunArgs, names: Vec<String>, system: Option<String>) -> Result
         )));
     }
     let jobs = whatif::jobs(&names, system.as_deref(), &a.sets, &a.sweeps).map_err(Failure::Usage)?;
+    if let Some(threads) = a.threads {
+        return whatif_partitioned(a, &jobs, threads);
+    }
     let workers = (a.jobs as usize).min(jobs.len()).max(1);
     let many = jobs.len() > 1;
     trnsim_harness::progress::set_enabled(workers == 1 && !many);
@@ -873,17 +881,59 @@ fn cmd_whatif(a: &RunArgs, names: Vec<String>, system: Option<String>) -> Result
         }
         Ok(r)
     })?;
+    whatif_output(a, &jobs, &results)
+}
+
+/// `trnsim run --threads N` with --system, --set or --sweep: each point split by chip on N
+/// threads, one after another (each shows its progress on a terminal).
+fn whatif_partitioned(a: &RunArgs, jobs: &[trnsim_harness::whatif::Job], threads: u32) -> Result<(), Failure> {
+    use trnsim_harness::whatif;
+    if a.vcd.is_some() || a.trace.is_some() {
+        return Err(Failure::Usage(
+            "--threads on a system writes no trace or VCD (partitioned runs of whole chips are not traced): trace the serial run".into(),
+        ));
+    }
+    if a.jobs > 1 {
+        return Err(Failure::Usage(
+            "--threads runs one point at a time, split over its threads: give --jobs or --threads, not both".into(),
+        ));
+    }
+    if let Some(why) = jobs.iter().find_map(whatif::cannot_split) {
+        return Err(Failure::Usage(why));
+    }
+    warn_oversubscribed(threads);
+    trnsim_harness::progress::set_enabled(true);
+    let mut results = Vec::with_capacity(jobs.len());
+    for (k, job) in jobs.iter().enumerate() {
+        let (r, table) = whatif::run_partitioned(job, a.order, threads, a.partition.as_ref(), a.plots.as_deref())
+            .map_err(Failure::Run)?;
+        eprint!("{}: {table}", job.label);
+        if jobs.len() > 1 {
+            eprintln!("[{}/{}] {} on {}: done in {:.1} s", k + 1, jobs.len(), job.label, job.system, r.speed.wall_s);
+        }
+        results.push(r);
+    }
+    whatif_output(a, jobs, &results)
+}
+
+/// The table, plots and JSON of what-if runs.
+fn whatif_output(
+    a: &RunArgs,
+    jobs: &[trnsim_harness::whatif::Job],
+    results: &[trnsim_harness::suite::BenchResult],
+) -> Result<(), Failure> {
+    use trnsim_harness::whatif;
     if a.sweeps.is_empty() {
-        print_results(&results, a.full);
+        print_results(results, a.full);
     } else {
-        print!("{}", whatif::table(&jobs, &results, 6));
+        print!("{}", whatif::table(jobs, results, 6));
         if a.full {
-            print_results(&results, true);
+            print_results(results, true);
         }
     }
     if let Some(dir) = a.plots.as_deref().filter(|_| !a.sweeps.is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| Failure::Usage(format!("--plots {}: {e}", dir.display())))?;
-        for (name, svg) in whatif::plots(&jobs, &results) {
+        for (name, svg) in whatif::plots(jobs, results) {
             let p = dir.join(name);
             outputs::write_atomic(&p, svg.as_bytes()).map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
         }
@@ -1008,6 +1058,11 @@ fn warn_oversubscribed(threads: u32) {
 /// `trnsim run --threads N`: the named partitionable systems, split and run on N threads.
 fn run_partitioned(a: &RunArgs, names: &[String], threads: u32) -> Result<(), Failure> {
     let names = partitioned_names(a, names)?;
+    if a.jobs > 1 {
+        return Err(Failure::Usage(
+            "--threads runs one benchmark at a time, split over its threads: give --jobs or --threads, not both".into(),
+        ));
+    }
     warn_oversubscribed(threads);
     // One benchmark at a time: each shows its progress on a terminal.
     trnsim_harness::progress::set_enabled(true);

@@ -238,6 +238,69 @@ pub fn run(job: &Job, opts: RunOpts, plots: Option<&std::path::Path>) -> Result<
     Ok(r)
 }
 
+/// The benchmarks `--threads` splits on a system: whole chips of an UltraServer.
+pub const PARTITIONABLE_ON_SYSTEM: &str = "tp-matmul-N, moe-alltoall-144";
+
+/// Why [`run_partitioned`] cannot split `job`, if it cannot: only the benchmarks of whole
+/// chips split ([`PARTITIONABLE_ON_SYSTEM`]), and a chip with RTL blocks swapped in runs
+/// serially (its blocks are checked after a serial run).
+pub fn cannot_split(job: &Job) -> Option<String> {
+    if job.bench != "moe-alltoall-144" && !job.bench.starts_with("tp-matmul-") {
+        return Some(format!(
+            "{} cannot be split with --threads (on a system, those that can: {PARTITIONABLE_ON_SYSTEM}); run it without --threads",
+            job.bench
+        ));
+    }
+    match job.resolved.chip() {
+        Some(c) if !c.spec.rtl.is_empty() => Some(format!(
+            "{}: a chip with RTL blocks swapped in (--rtl, or the chip's rtl list) runs serially: run it without --threads",
+            job.label
+        )),
+        _ => None,
+    }
+}
+
+/// Runs one job split by chip on `threads` threads (`rule`: how to split, the benchmark's
+/// default when None): results equal to [`run`]'s plus a `threads` row; also returns the
+/// partitions' timing table. Only the benchmarks of whole chips split
+/// ([`PARTITIONABLE_ON_SYSTEM`]); a trace needs the serial run.
+pub fn run_partitioned(
+    job: &Job,
+    order: trnsim_kernel::TickOrder,
+    threads: u32,
+    rule: Option<&trnsim_kernel::PartitionRule>,
+    plots: Option<&std::path::Path>,
+) -> Result<(BenchResult, String), String> {
+    if let Some(why) = cannot_split(job) {
+        return Err(why);
+    }
+    let system = match job.bench.as_str() {
+        "moe-alltoall-144" => {
+            let u = ultraserver(&job.resolved)?;
+            crate::parallel::moe_system(u.chip.clone(), u.topology.clone(), crate::moe::SHAPE, order)?
+        }
+        n if n.starts_with("tp-matmul-") => {
+            let u = ultraserver(&job.resolved)?;
+            let chips = n["tp-matmul-".len()..]
+                .parse()
+                .map_err(|_| format!("{n}: expected tp-matmul-N with N a chip count (2..={})", u.topology.chips))?;
+            crate::parallel::tp_system(u.chip.clone(), u.topology.clone(), crate::tp::SHAPE, chips, order)?
+        }
+        other => return Err(format!("{other} cannot be split with --threads")),
+    };
+    let rule = rule.cloned().unwrap_or_else(|| system.default_rule(threads));
+    let (run, wall_s) = system.run_parallel(threads, &rule, None)?;
+    let (mut r, table) = crate::parallel::result(&job.bench, &system, run, wall_s, ("threads", threads))?;
+    if let (Some(dir), true) = (plots, job.bench.starts_with("tp-matmul-")) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let path = dir.join(format!("{}.svg", job.bench));
+        std::fs::write(&path, crate::tp::plot(&job.bench, &r.headline, crate::tp::SHAPE.phases).to_svg())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    r.name = job.label.clone();
+    Ok((r, table))
+}
+
 /// The sweep table: one row per job, the swept values, then the figures every row has (the
 /// first `max_figures` of them).
 pub fn table(jobs: &[Job], results: &[BenchResult], max_figures: usize) -> String {

@@ -92,3 +92,17 @@ fn e2e_with_an_hbm_bank_on_the_rtl_gives_the_all_model_results() {
     assert_eq!((none, set), (serde_json::json!([]), serde_json::json!([set_as])));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Blocks on the RTL are checked after a serial run: a split run of them is refused, naming
+/// why, before anything runs.
+#[cfg(feature = "rtl")]
+#[test]
+fn rtl_blocks_are_not_split_over_threads() {
+    let o = trnsim(&["run", "tp-matmul-2", "--system", "trn2-ultraserver", "--rtl", LINK, "--threads", "2"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("a chip with RTL blocks swapped in (--rtl, or the chip's rtl list) runs serially"),
+        "{}",
+        stderr(&o)
+    );
+}

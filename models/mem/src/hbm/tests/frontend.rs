@@ -70,3 +70,37 @@ fn an_intake_buffer_out_of_range_is_refused_by_name() {
     cfg.controller.intake_buffer = 4096;
     assert!(HbmStack::new(&cfg).is_ok());
 }
+
+/// Addresses of a two-stack memory sent to stack 1: the stack counts those whose `st` level
+/// names stack 0 (a router's error) as `misrouted_requests`, and serves every request, in
+/// both fidelities and for requests of one burst and of several.
+#[test]
+fn a_stack_counts_requests_meant_for_another_stack() {
+    use crate::hbm::Fidelity;
+    for fidelity in [Fidelity::Cycle, Fidelity::Fast] {
+        for bursts in [1u32, 4] {
+            let mut cfg = StackConfig::from_preset(presets::find("hbm3-6400").unwrap());
+            cfg.controller.address_map = format!("st-{}", crate::hbm::AddressMap::DEFAULT);
+            (cfg.stacks, cfg.index, cfg.fidelity) = (2, 1, fidelity);
+            let map = HbmStack::new(&cfg).unwrap().address_map().clone();
+            let bytes = cfg.org.access_bytes() * bursts;
+            // 40 requests, the stack level of every third one 0 (14 of them), the others 1.
+            let addrs: Vec<u64> = (0..40u32)
+                .map(|i| {
+                    let stack = u32::from(i % 3 != 0);
+                    map.encode(&Location { stack, channel: i % cfg.org.channels, row: i, ..Location::default() })
+                })
+                .collect();
+            let mut b = SimBuilder::new();
+            let clk = b.clock("hbm", cfg.timing.frequency()).unwrap();
+            let gp = GenParams { width: 4, in_flight: 64, rate: f64::INFINITY, bytes };
+            attach(&mut b, "hbm", clk, &cfg, Box::new(HotThenSpread { addrs, next: 0 }), gp, false).unwrap();
+            let mut sim = b.build().unwrap();
+            sim.run_until_idle(Dur::from_us(1_000)).unwrap();
+            let r = sim.report();
+            let case = format!("{fidelity:?}, {bursts} bursts");
+            assert_eq!(r.int("hbm", "misrouted_requests"), Some(14), "{case}");
+            assert_eq!(r.int("hbm.gen", "reads"), Some(40), "{case}");
+        }
+    }
+}
