@@ -55,7 +55,8 @@ fn the_step_is_identical_serial_on_threads_and_over_bytes() {
     let build = || dp.declare(TickOrder::Structural);
     let limit = trnsim_kernel::Dur::from_ms(10_000);
     let by_us = PartitionRule::ByName { depth: 1 };
-    let cfg = ParallelConfig { threads: 2, rule: by_us.clone(), min_lookahead: None, on_window: None };
+    let cfg =
+        ParallelConfig { threads: 2, rule: by_us.clone(), min_lookahead: None, on_window: None, report_where: None };
     let (run, _) = run_threads(build, &cfg, limit, None, |_| ()).unwrap();
     assert_eq!(serial, serde_json::to_string(&run.report).unwrap(), "2 threads by UltraServer");
     // Over bytes with the default rule: by UltraServer, the EFA switches spread.
@@ -83,7 +84,7 @@ fn a_partition_prepares_only_its_own_chips() {
     let err = declared.build().err().expect("a declaration does not build").to_string();
     assert!(err.contains("planning only"), "{err}");
     // Partition 1 makes the second UltraServer's chips and none of the first's.
-    let scope = BuildScope::Part { part_of: plan.part_of.clone().into(), me: 1 };
+    let scope = BuildScope::Part { part_of: plan.part_of.clone().into(), me: 1, tracks: false };
     let b = scope.enter(|| dp.declare(TickOrder::Structural)).unwrap();
     let sim = b.build_partition(&plan, 1).unwrap();
     let id = |chip: usize| {
@@ -93,7 +94,7 @@ fn a_partition_prepares_only_its_own_chips() {
     assert!(sim.component::<trnsim_fabric::system::ChipNode>(id(144)).is_some(), "us1's first chip is made");
     assert!(sim.component::<trnsim_fabric::system::ChipNode>(id(0)).is_none(), "us0's first chip is not");
     // A builder declared for one partition refuses to build another.
-    let scope = BuildScope::Part { part_of: plan.part_of.clone().into(), me: 1 };
+    let scope = BuildScope::Part { part_of: plan.part_of.clone().into(), me: 1, tracks: false };
     let b = scope.enter(|| dp.declare(TickOrder::Structural)).unwrap();
     let err = b.build_partition(&plan, 0).err().expect("wrong partition").to_string();
     assert!(err.contains("partition 1"), "{err}");

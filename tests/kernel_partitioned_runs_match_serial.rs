@@ -32,7 +32,7 @@ fn kind<T: std::fmt::Debug>(r: &Result<T, RunError>) -> String {
 
 /// The same for a partitioned run, or None when the graph has too few components.
 fn parallel(seed: u64, threads: u32, rule: PartitionRule) -> Option<(String, String, Vec<u8>)> {
-    let cfg = ParallelConfig { threads, rule, min_lookahead: None, on_window: None };
+    let cfg = ParallelConfig { threads, rule, min_lookahead: None, on_window: None, report_where: None };
     let buf = SharedBuf::default();
     let sink = Box::new(PerfettoWriter::new(buf.clone(), "perfetto"));
     let r = run_threads(
@@ -86,6 +86,7 @@ fn a_cut_link_shorter_than_the_requested_lookahead_is_a_located_error() {
         rule: PartitionRule::ByName { depth: 2 },
         min_lookahead: Some(Dur::from_us(1)),
         on_window: None,
+        report_where: None,
     };
     let err = run_threads(|| Ok(builder(3, TickOrder::Structural).0), &cfg, LIMIT, None, |_| ()).unwrap_err();
     let msg = err.to_string();
@@ -95,8 +96,13 @@ fn a_cut_link_shorter_than_the_requested_lookahead_is_a_located_error() {
 
 #[test]
 fn link_tracing_is_refused_in_partitioned_runs() {
-    let cfg =
-        ParallelConfig { threads: 2, rule: PartitionRule::ByName { depth: 2 }, min_lookahead: None, on_window: None };
+    let cfg = ParallelConfig {
+        threads: 2,
+        rule: PartitionRule::ByName { depth: 2 },
+        min_lookahead: None,
+        on_window: None,
+        report_where: None,
+    };
     let sink = Box::new(PerfettoWriter::new(SharedBuf::default(), "perfetto"));
     let opts = TraceOptions { link_occupancy: true, ..TraceOptions::default() };
     let err =
@@ -173,7 +179,7 @@ fn over_bytes_of(
     for o in others {
         assert!(o.unwrap(), "other ranks get None");
     }
-    Some((kind(&run.outcome), serde_json::to_string(&run.report).unwrap(), buf.take(), run.links_left_out))
+    Some((kind(&run.outcome), serde_json::to_string(&run.report).unwrap(), buf.take(), run.left_out))
 }
 
 #[test]
@@ -207,14 +213,20 @@ fn links_left_without_statistics_are_left_out_of_partitioned_runs_too() {
         let (json, left_out) = (serde_json::to_string(&sim.report()).unwrap(), sim.report_where(&|_| true).1);
         let all = sim.links().len() as u64;
         assert!(left_out > 0 && left_out < all, "seed {seed}: {left_out} of {all} links left out");
-        let cfg = ParallelConfig { threads: 2, rule: PartitionRule::Auto, min_lookahead: None, on_window: None };
+        let cfg = ParallelConfig {
+            threads: 2,
+            rule: PartitionRule::Auto,
+            min_lookahead: None,
+            on_window: None,
+            report_where: None,
+        };
         let run = match run_threads(|| Ok(half_kept(seed)), &cfg, LIMIT, None, |_| ()) {
             Err(ParallelError::Partition(PartitionError::TooFewGroups { .. })) => continue,
             other => other.unwrap().0,
         };
         assert_eq!(kind(&r), kind(&run.outcome), "seed {seed}: outcome");
         assert_eq!(json, serde_json::to_string(&run.report).unwrap(), "seed {seed}, 2 threads: statistics differ");
-        assert_eq!(run.links_left_out, left_out, "seed {seed}, 2 threads");
+        assert_eq!(run.left_out, left_out, "seed {seed}, 2 threads");
         let Some((k, bjson, _, b_left)) = over_bytes_of(seed, 2, half_kept) else { continue };
         assert_eq!((k, bjson, b_left), (kind(&r), json, left_out), "seed {seed}, 2 ranks");
         compared += 1;
@@ -240,6 +252,7 @@ fn a_window_hook_sees_every_window_and_changes_nothing() {
             rule: PartitionRule::Auto,
             min_lookahead: None,
             on_window: Some(hook.clone()),
+            report_where: None,
         };
         let run = match run_threads(|| Ok(plain(seed)), &cfg, LIMIT, None, |_| ()) {
             Err(ParallelError::Partition(PartitionError::TooFewGroups { .. })) => continue,

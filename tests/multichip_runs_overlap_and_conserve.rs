@@ -178,7 +178,7 @@ fn tp_run_partitioned_by_chip_equals_the_serial_run() {
     use trnsim_kernel::PartitionRule;
     let chip = trnsim_harness::chip::trn3().unwrap();
     let t = preset("trn3-gen1-nl32x2");
-    let sys = tp_system(chip.clone(), t.clone(), TP, 4, TickOrder::Structural).unwrap();
+    let sys = tp_system(chip.clone(), t.clone(), TP, 4, TickOrder::Structural).unwrap().full_reports();
     let (serial, _) = sys.run_serial(None).unwrap();
     let rule = sys.default_rule(2);
     assert_eq!(rule, PartitionRule::ByName { depth: 1 });
@@ -204,7 +204,8 @@ fn moe_run_partitioned_by_chip_equals_the_serial_run() {
     use trnsim_kernel::PartitionRule;
     let chip = trnsim_harness::chip::trn3().unwrap();
     let t = preset("trn2-server-4x4");
-    let sys = moe_system(chip.clone(), t.clone(), MOE, TickOrder::Structural).unwrap();
+    let filtered = moe_system(chip.clone(), t.clone(), MOE, TickOrder::Structural).unwrap();
+    let sys = moe_system(chip.clone(), t.clone(), MOE, TickOrder::Structural).unwrap().full_reports();
     let (serial, _) = sys.run_serial(None).unwrap();
     let rule = sys.default_rule(3);
     assert_eq!(rule, PartitionRule::ByName { depth: 1 });
@@ -216,6 +217,13 @@ fn moe_run_partitioned_by_chip_equals_the_serial_run() {
         assert!(run.plan.cut.len() >= 16, "only {} links cut", run.plan.cut.len());
         assert!(json(&serial) == json(&run.report), "statistics differ between serial and {parts} partitions by chip");
         assert_eq!(sys.headline(&run.report).unwrap(), want, "{parts} partitions");
+        // Partitions that report only what the result keeps or the headline reads give the
+        // same result, the count of owners left out included.
+        let (part, _) = filtered.run_parallel(parts, &rule, None).unwrap();
+        assert!(part.report.owners.len() < run.report.owners.len(), "the filter left nothing out");
+        assert_eq!(filtered.headline(&part.report).unwrap(), want, "{parts} partitions, filtered");
+        let kept = |r: trnsim_kernel::ParallelRun| json(&trnsim_harness::suite::keep_first_chip(r.report, r.left_out));
+        assert!(kept(part) == kept(run), "{parts} partitions: the filtered result differs");
     }
     let err = sys.run_parallel(3, &PartitionRule::ByName { depth: 2 }, None).unwrap_err();
     assert!(err.starts_with("--partition by-name:2: splits chip chip"), "{err}");

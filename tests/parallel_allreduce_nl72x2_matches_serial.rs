@@ -35,8 +35,13 @@ fn the_144_chip_all_reduce_is_identical_serial_and_partitioned() {
     assert!(finish > 100e6, "the all-reduce took {finish} ps");
     for (threads, rule) in [(2, PartitionRule::Auto), (2, PartitionRule::ByName { depth: 1 }), (4, PartitionRule::Auto)]
     {
-        let cfg =
-            ParallelConfig { threads, rule: rule.clone(), min_lookahead: Some(Dur::from_ns(50)), on_window: None };
+        let cfg = ParallelConfig {
+            threads,
+            rule: rule.clone(),
+            min_lookahead: Some(Dur::from_ns(50)),
+            on_window: None,
+            report_where: None,
+        };
         let pbuf = SharedBuf::default();
         let sink = Box::new(PerfettoWriter::new(pbuf.clone(), "perfetto"));
         let (run, _) = run_threads(builder, &cfg, limit(), Some((sink, TraceOptions::default())), |_| ()).unwrap();

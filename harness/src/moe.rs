@@ -186,9 +186,26 @@ pub fn declare(
     tracing: bool,
     keep_links: Option<&dyn Fn(&str) -> bool>,
 ) -> Result<MoeDecl, String> {
+    declare_routed(chip, topo, s, &s.route(topo.chips), order, tracing, keep_links)
+}
+
+/// [`declare`] with the routing of `s` over `topo`'s chips made already (`s.route(chips)`, the
+/// same every time: a partitioned run declares the system once per partition).
+pub fn declare_routed(
+    chip: &Chip,
+    topo: &Topology,
+    s: &MoeShape,
+    routing: &Routing,
+    order: TickOrder,
+    tracing: bool,
+    keep_links: Option<&dyn Fn(&str) -> bool>,
+) -> Result<MoeDecl, String> {
     let n = topo.chips;
     let cs = s.core_shape(chip.spec.cores)?;
-    let routing = s.route(n);
+    if routing.sent.len() != n {
+        return Err(format!("a routing over {} chips, for {n} chips", routing.sent.len()));
+    }
+    let routing = routing.clone();
     let v = Variant { act_fn: "gelu", collectives: 2, x_after: 1, ..Variant::default() };
     let programs = (0..chip.spec.cores)
         .map(|i| assemble_text(&format!("moe expert nc{i}.asm (generated)"), &e2e::program_with(&cs, i, &v)))

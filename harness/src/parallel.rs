@@ -9,8 +9,8 @@ use crate::suite::{BenchResult, Speed};
 use trnsim_fabric::collective::{Collective, Params};
 use trnsim_fabric::topo::Topology;
 use trnsim_kernel::{
-    run_threads, Dur, ParallelConfig, ParallelRun, PartitionRule, SimBuilder, SimOptions, StatsReport, TickOrder,
-    TraceOptions, TraceSink,
+    run_threads, Dur, ParallelConfig, ParallelRun, PartitionRule, ReportFilter, SimBuilder, SimOptions, StatsReport,
+    TickOrder, TraceOptions, TraceSink,
 };
 
 /// The systems `--threads` can split, with what they are.
@@ -50,6 +50,9 @@ pub struct System {
     /// A system of whole chips: a partition rule must not split one (components named
     /// `chip003` and `chip003.…` stay in one partition).
     whole_chips: bool,
+    /// Partitions report only the owners a result keeps or a headline reads
+    /// ([`crate::suite::partition_reports`]; whole chips, unless [`System::full_reports`]).
+    filter_reports: bool,
 }
 
 enum Kind {
@@ -206,7 +209,7 @@ pub fn tp_system(
     // By chip: `chip003` with its `chip003.nc0…` and `chip003.hbm1…`; switches alone.
     let default_rule = (PartitionRule::ByName { depth: 1 }, n);
     let kind = Kind::Tp { n, shape, chip: Box::new(chip), topo: Box::new(topo), algo };
-    Ok(System { default_rule, whole_chips: true, ..System::new(build, crate::tp::LIMIT, kind) })
+    Ok(System { default_rule, whole_chips: true, filter_reports: true, ..System::new(build, crate::tp::LIMIT, kind) })
 }
 
 /// An error naming the first engine (in owner order) whose stream did not finish, as its
@@ -231,10 +234,11 @@ pub fn moe_system(
     let (c2, t2) = (chip.clone(), topo.clone());
     // Statistics kept as the serial benchmark keeps them (see `tp_system`).
     let keep = crate::suite::first_chip_keeps_link;
-    let build = move || Ok(crate::moe::declare(&c2, &t2, &shape, order, false, Some(&keep))?.b);
+    let routing = shape.route(topo.chips);
+    let build = move || Ok(crate::moe::declare_routed(&c2, &t2, &shape, &routing, order, false, Some(&keep))?.b);
     let default_rule = (PartitionRule::ByName { depth: 1 }, topo.chips as u32);
     let kind = Kind::Moe { shape, chip: Box::new(chip), topo: Box::new(topo) };
-    Ok(System { default_rule, whole_chips: true, ..System::new(build, crate::moe::LIMIT, kind) })
+    Ok(System { default_rule, whole_chips: true, filter_reports: true, ..System::new(build, crate::moe::LIMIT, kind) })
 }
 
 impl System {
@@ -247,7 +251,14 @@ impl System {
             kind,
             default_rule: (PartitionRule::Auto, u32::MAX),
             whole_chips: false,
+            filter_reports: false,
         }
+    }
+
+    /// The same system, its partitioned runs reporting every owner (as [`System::run_serial`]
+    /// does), to compare statistics with a serial run's in full.
+    pub fn full_reports(self) -> System {
+        System { filter_reports: false, ..self }
     }
 
     /// The partition rule used for `parts` partitions when none is asked for: by UltraServer
@@ -337,7 +348,10 @@ impl System {
         let sw = Stopwatch::start();
         let progress = crate::progress::WindowProgress::start();
         let on_window = progress.as_ref().map(|p| p.hook());
-        let cfg = ParallelConfig { threads, rule: rule.clone(), min_lookahead: None, on_window };
+        // Whole chips: the statistics the result drops are not gathered at all.
+        let report_where =
+            self.filter_reports.then(|| ReportFilter(std::sync::Arc::new(crate::suite::partition_reports)));
+        let cfg = ParallelConfig { threads, rule: rule.clone(), min_lookahead: None, on_window, report_where };
         let ran = run_threads(&*self.build, &cfg, self.limit, trace, |_| ());
         if let Some(p) = progress {
             p.finish();
@@ -425,8 +439,7 @@ pub fn result(
     let table = run.timing_table();
     // As the serial run reports it: other chips' internals left out. Moved, not copied: the
     // statistics of a whole cluster are tens of megabytes.
-    let report =
-        if sys.whole_chips { crate::suite::keep_first_chip(run.report, run.links_left_out) } else { run.report };
+    let report = if sys.whole_chips { crate::suite::keep_first_chip(run.report, run.left_out) } else { run.report };
     let speed = Speed {
         wall_s,
         cpu_s: 0.0,
@@ -439,7 +452,8 @@ pub fn result(
 /// `trnsim bench parallel`: the serial run, then each thread count, best of `reps` wall times;
 /// checks that every parallel run's statistics equal the serial run's.
 pub fn bench(name: &str, threads: &[u32], rule: Option<&PartitionRule>, reps: u32) -> Result<String, String> {
-    let sys = system(name, TickOrder::Structural)?;
+    // Partitions report everything here, as the serial run does, so the two compare in full.
+    let sys = system(name, TickOrder::Structural)?.full_reports();
     let mut best = f64::MAX;
     let mut serial_stats = None;
     for _ in 0..reps.max(1) {

@@ -219,6 +219,15 @@ pub fn first_chip_keeps_link(name: &str) -> bool {
     !internal_of_other_chip(name)
 }
 
+/// Whether a partitioned run of whole chips reports owner `owner` at all: not the SBUF/PSUM
+/// unit, DMA block or semaphore unit of a chip other than the first (the bulk of a chip's
+/// statistics), which [`keep_first_chip`] would leave out and no headline or check reads; a
+/// partition counts them as left out instead. Engines (a headline reads the tensor engines'
+/// and the merged run is checked for unfinished streams), HBM stacks and nodes are reported.
+pub fn partition_reports(owner: &str) -> bool {
+    !(internal_of_other_chip(owner) && (owner.ends_with(".sbuf") || owner.ends_with(".dma") || owner.ends_with(".sem")))
+}
+
 /// An owner of chip 1 or later whose figures [`keep_first_chip`] leaves out.
 fn internal_of_other_chip(owner: &str) -> bool {
     let name = owner.strip_prefix("link:").unwrap_or(owner);

@@ -224,28 +224,32 @@ pub fn build_hooked(
         let clk = clock(b, engine.name(), opts.version.clock(*engine))?;
         let en = engine.name();
         let id = b.reserve(&[name, ".", en].concat(), clk).map_err(e)?;
-        let (sem_out, sem_in) =
-            b.link::<SemOp>(id, "sem", sem, &[en, ".op"].concat(), link(opts.sem_latency, 4)).map_err(e)?;
+        let (sem_out, sem_in) = b.link::<SemOp>(id, "sem", sem, [en, ".op"], link(opts.sem_latency, 4)).map_err(e)?;
         let (grant_out, grant_in) =
-            b.link::<SemGrant>(sem, &[en, ".grant"].concat(), id, "grant", link(opts.sem_latency, 2)).map_err(e)?;
-        let (mem_out, mem_in) =
-            b.link::<MemAccess>(id, "mem", mem, &[en, ".req"].concat(), link(1, 4096)).map_err(e)?;
-        let (done_out, done_in) =
-            b.link::<MemDone>(mem, &[en, ".done"].concat(), id, "mem_done", link(1, 4096)).map_err(e)?;
+            b.link::<SemGrant>(sem, [en, ".grant"], id, "grant", link(opts.sem_latency, 2)).map_err(e)?;
+        let (mem_out, mem_in) = b.link::<MemAccess>(id, "mem", mem, [en, ".req"], link(1, 4096)).map_err(e)?;
+        let (done_out, done_in) = b.link::<MemDone>(mem, [en, ".done"], id, "mem_done", link(1, 4096)).map_err(e)?;
         sem_ports.push(SemPort { ops: sem_in, grants: Some(grant_out) });
         mem_ports.push(MemPort { req: mem_in, done: done_out });
-        clients.push(engine.name().to_string());
+        if b.builds(mem) {
+            clients.push(engine.name().to_string());
+        }
         let mut dma = None;
         if let Some((did, _)) = &dma_id {
             if stream.instrs.iter().any(|i| matches!(i, Instr::DmaStart { .. })) {
-                let (out, inp) = b.link::<DmaCmd>(id, "dma", *did, &[en, ".cmd"].concat(), link(1, 64)).map_err(e)?;
+                let (out, inp) = b.link::<DmaCmd>(id, "dma", *did, [en, ".cmd"], link(1, 64)).map_err(e)?;
                 dma = Some(out);
                 dma_cmds.push(inp);
             }
         }
         let ports = EnginePorts { sem: sem_out, grant: grant_in, mem: mem_out, mem_done: done_in, dma };
-        let (engine_kind, stream, functional) = (*engine, stream.clone(), opts.functional);
-        b.install_with(id, move || Ok(EngineUnit::new(engine_kind, stream, ports, functional))).map_err(e)?;
+        if b.builds(id) {
+            let (engine_kind, stream, functional) = (*engine, stream.clone(), opts.functional);
+            b.install_with(id, move || Ok(EngineUnit::new(engine_kind, stream, ports, functional))).map_err(e)?;
+        } else {
+            // (Another partition's: its stream is not copied.)
+            b.elsewhere(id).map_err(e)?;
+        }
         engines.push((*engine, id));
         clocks.push((*engine, clk));
     }
@@ -259,26 +263,19 @@ pub fn build_hooked(
         for k in 0..params.engines {
             let k = k.to_string();
             let k = k.as_str();
-            let (req_out, req_in) = b
-                .link::<MemAccess>(did, &["sbuf", k].concat(), mem, &["dma", k, ".req"].concat(), link(1, 64))
-                .map_err(e)?;
-            let (done_out, done_in) = b
-                .link::<MemDone>(mem, &["dma", k, ".done"].concat(), did, &["sbuf", k, ".done"].concat(), link(1, 64))
-                .map_err(e)?;
+            let (req_out, req_in) =
+                b.link::<MemAccess>(did, ["sbuf", k], mem, ["dma", k, ".req"], link(1, 64)).map_err(e)?;
+            let (done_out, done_in) =
+                b.link::<MemDone>(mem, ["dma", k, ".done"], did, ["sbuf", k, ".done"], link(1, 64)).map_err(e)?;
             mem_ports.push(MemPort { req: req_in, done: done_out });
-            clients.push(["dma", k].concat());
+            if b.builds(mem) {
+                clients.push(["dma", k].concat());
+            }
             sbuf_ports.push((req_out, done_in));
-            let (hreq_out, hreq_in) = b
-                .link::<MemReq>(did, &["hbm", k].concat(), h.id, &[name, ".dma", k, ".req"].concat(), link(1, depth))
-                .map_err(e)?;
+            let (hreq_out, hreq_in) =
+                b.link::<MemReq>(did, ["hbm", k], h.id, [name, ".dma", k, ".req"], link(1, depth)).map_err(e)?;
             let (hresp_out, hresp_in) = b
-                .link::<MemResp>(
-                    h.id,
-                    &[name, ".dma", k, ".resp"].concat(),
-                    did,
-                    &["hbm", k, ".resp"].concat(),
-                    link(1, depth),
-                )
+                .link::<MemResp>(h.id, [name, ".dma", k, ".resp"], did, ["hbm", k, ".resp"], link(1, depth))
                 .map_err(e)?;
             h.stack.add_port(hreq_in, hresp_out);
             hbm_ports.push((hreq_out, hresp_in));
@@ -310,9 +307,9 @@ pub fn build_hooked(
     let mut collective = None;
     if let Some(h) = opts.collective {
         let (ring, doorbell) =
-            b.link::<u32>(sem, "cc.ring", h.engine, &["doorbell.", name].concat(), link(h.latency, 64)).map_err(e)?;
+            b.link::<u32>(sem, "cc.ring", h.engine, ["doorbell.", name], link(h.latency, 64)).map_err(e)?;
         let (done, done_in) =
-            b.link::<u32>(h.engine, &["done.", name].concat(), sem, "cc.done", link(h.latency, 64)).map_err(e)?;
+            b.link::<u32>(h.engine, ["done.", name], sem, "cc.done", link(h.latency, 64)).map_err(e)?;
         unit = unit.with_collective(SemCollective { doorbell: h.doorbell, ring, done_in, done: h.done });
         collective = Some(CollectivePorts { doorbell, done });
     }

@@ -36,12 +36,17 @@ pub enum BuildScope {
     All,
     /// Planning: nothing is made; the builder can plan ([`SimBuilder::plan`]) but not build.
     Declare,
-    /// Partition `me` of a plan: component `i` is made when `part_of[i] == me`.
+    /// Partition `me` of a plan: component `i` is made when `part_of[i] == me`. Names, ports
+    /// and links are not checked for duplicates again (the declaration that planned the run
+    /// checked them).
     Part {
         /// The partition of each component, by id.
         part_of: Arc<[u32]>,
         /// This partition.
         me: u32,
+        /// Whether the run is traced: without, no trace tracks are declared (every track id
+        /// the builder hands out is a placeholder no event reaches).
+        tracks: bool,
     },
 }
 
@@ -114,7 +119,7 @@ impl SimBuilder {
         match &self.scope {
             BuildScope::All => true,
             BuildScope::Declare => false,
-            BuildScope::Part { part_of, me } => part_of.get(id.index()).is_some_and(|p| p == me),
+            BuildScope::Part { part_of, me, .. } => part_of.get(id.index()).is_some_and(|p| p == me),
         }
     }
 
@@ -156,17 +161,33 @@ impl SimBuilder {
     /// Reserves a component slot named `name` (dotted paths nest in traces: "chip0.core1.pe")
     /// on `clock`, so links can be made before the component itself exists.
     pub fn reserve(&mut self, name: &str, clock: ClockId) -> Result<ComponentId, BuildError> {
-        if self.by_name.contains_key(name) {
+        // A partition's declaration repeats the one that planned the run, which checked names.
+        let (checked, tracks) = match &self.scope {
+            BuildScope::Part { tracks, .. } => (true, *tracks),
+            _ => (false, true),
+        };
+        if !checked && self.by_name.contains_key(name) {
             return Err(BuildError::DuplicateName { what: "component", name: name.to_string() });
         }
         let id = self.comps.len() as u32;
         self.comps.push(Slot::Empty);
         self.names.push(name.to_string());
         self.domain_of.push(clock.0);
-        self.by_name.insert(name.to_string(), id);
-        let track = declare_path(&mut self.decls, &mut self.groups, None, name, TrackKind::Slice);
+        if !checked {
+            self.by_name.insert(name.to_string(), id);
+        }
+        let track = if tracks {
+            declare_path(&mut self.decls, &mut self.groups, None, name, TrackKind::Slice)
+        } else {
+            TrackId(0)
+        };
         self.comp_tracks.push(track);
         Ok(ComponentId(id))
+    }
+
+    /// Whether this builder declares trace tracks (all but an untraced run's partitions).
+    fn declares_tracks(&self) -> bool {
+        !matches!(self.scope, BuildScope::Part { tracks: false, .. })
     }
 
     /// Installs the component for a reserved slot.
@@ -247,6 +268,9 @@ impl SimBuilder {
     /// Declares an extra trace track owned by component `id` (e.g. one per queue), shown nested
     /// under the component's own track.
     pub fn track(&mut self, owner: ComponentId, name: &str, kind: TrackKind) -> TrackId {
+        if !self.declares_tracks() {
+            return TrackId(0);
+        }
         let parent = Some(self.comp_tracks[owner.index()]);
         let id = TrackId(self.decls.len() as u32);
         self.decls.push(TrackDecl { id, parent, name: name.to_string(), kind });
@@ -257,33 +281,46 @@ impl SimBuilder {
     pub fn link<T: Payload>(
         &mut self,
         src: ComponentId,
-        src_port: &str,
+        src_port: impl PortName,
         dst: ComponentId,
-        dst_port: &str,
+        dst_port: impl PortName,
         spec: LinkSpec,
     ) -> Result<(OutPort<T>, InPort<T>), BuildError> {
         // A partition other than 0 (which merges the run's statistics, by link name) keeps no
-        // name and no port check for a link with no end among its components: the declaration
-        // that planned the run checked every port, and nothing here ever names the link.
-        let nameless = match &self.scope {
-            BuildScope::Part { me, .. } => *me != 0 && !self.builds(src) && !self.builds(dst),
-            _ => false,
+        // name for a link with no end among its components (nothing here ever names it), so
+        // its port names are never joined; and no partition checks ports again: the
+        // declaration that planned the run checked every one.
+        let (nameless, checked) = match &self.scope {
+            BuildScope::Part { me, .. } => (*me != 0 && !self.builds(src) && !self.builds(dst), true),
+            _ => (false, false),
         };
-        let full =
-            || [&self.names[src.index()], ".", src_port, " -> ", &self.names[dst.index()], ".", dst_port].concat();
+        let full = || {
+            let (s, d) = (&self.names[src.index()], &self.names[dst.index()]);
+            let mut n = String::with_capacity(s.len() + d.len() + src_port.len() + dst_port.len() + 6);
+            n.push_str(s);
+            n.push('.');
+            src_port.push_to(&mut n);
+            n.push_str(" -> ");
+            n.push_str(d);
+            n.push('.');
+            dst_port.push_to(&mut n);
+            n
+        };
         let name = if nameless { String::new() } else { full() };
         if validate(&name, &spec).is_err() {
             validate(&full(), &spec)?;
         }
-        for (c, p) in [(src, src_port), (dst, dst_port)] {
-            if nameless {
-                break;
-            }
-            if self.ports.insert((c.0, p.to_string()), ()).is_some() {
-                return Err(BuildError::DuplicatePort {
-                    component: self.names[c.index()].clone(),
-                    port: p.to_string(),
-                });
+        if !checked {
+            for (c, p) in [(src, port_string(&src_port)), (dst, port_string(&dst_port))] {
+                match self.ports.entry((c.0, p)) {
+                    std::collections::hash_map::Entry::Occupied(o) => {
+                        let port = o.key().1.clone();
+                        return Err(BuildError::DuplicatePort { component: self.names[c.index()].clone(), port });
+                    }
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(());
+                    }
+                }
             }
         }
         let arena = self.arena_for::<T>();
@@ -385,7 +422,7 @@ impl SimBuilder {
     /// links were left out of those this builder holds (a partition's builder holds the links
     /// with an end among its components, and names each of them: both ends of a cut link
     /// decide alike; the merged report of a partitioned run leaves the same links out and
-    /// counts them, [`crate::ParallelRun::links_left_out`]).
+    /// counts them, [`crate::ParallelRun::left_out`]).
     pub fn keep_link_stats_where(&mut self, keep: &dyn Fn(&str) -> bool) -> Result<u64, BuildError> {
         let mut dropped = 0u64;
         for (i, info) in self.links.iter() {
@@ -477,7 +514,7 @@ impl SimBuilder {
                 ),
             });
         }
-        if let BuildScope::Part { part_of, me: m } = &self.scope {
+        if let BuildScope::Part { part_of, me: m, .. } = &self.scope {
             if *m != me || **part_of != *plan.part_of {
                 return Err(BuildError::PartitionMismatch {
                     why: format!(
@@ -623,6 +660,62 @@ impl Component for Remote {
     }
 }
 
+/// A port's name as [`SimBuilder::link`] takes it: a string, or its parts (`["dma", k, ".req"]`),
+/// joined only where the builder needs the name, so a partition's declaration of the many links
+/// with no end among its components builds no strings for them.
+pub trait PortName {
+    /// Appends the name to `out`.
+    fn push_to(&self, out: &mut String);
+    /// The name's length in bytes.
+    fn len(&self) -> usize;
+    /// True for an empty name.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl PortName for &str {
+    fn push_to(&self, out: &mut String) {
+        out.push_str(self);
+    }
+    fn len(&self) -> usize {
+        str::len(self)
+    }
+}
+
+impl PortName for &String {
+    fn push_to(&self, out: &mut String) {
+        out.push_str(self);
+    }
+    fn len(&self) -> usize {
+        String::len(self)
+    }
+}
+
+impl PortName for String {
+    fn push_to(&self, out: &mut String) {
+        out.push_str(self);
+    }
+    fn len(&self) -> usize {
+        String::len(self)
+    }
+}
+
+impl<const N: usize> PortName for [&str; N] {
+    fn push_to(&self, out: &mut String) {
+        self.iter().for_each(|p| out.push_str(p));
+    }
+    fn len(&self) -> usize {
+        self.iter().map(|p| p.len()).sum()
+    }
+}
+
+fn port_string(p: &impl PortName) -> String {
+    let mut s = String::with_capacity(p.len());
+    p.push_to(&mut s);
+    s
+}
+
 fn validate(name: &str, spec: &LinkSpec) -> Result<(), BuildError> {
     let bad =
         |field, value: String, allowed| Err(BuildError::BadLink { link: name.to_string(), field, value, allowed });
@@ -698,7 +791,7 @@ mod tests {
 
     #[test]
     fn only_another_partitions_component_is_made_elsewhere() {
-        let scope = BuildScope::Part { part_of: vec![0, 1].into(), me: 1 };
+        let scope = BuildScope::Part { part_of: vec![0, 1].into(), me: 1, tracks: true };
         scope.enter(|| {
             let mut b = SimBuilder::new();
             let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
@@ -726,7 +819,7 @@ mod tests {
             b.link::<u64>(ids[0], "out", ids[1], "in", LinkSpec::default()).unwrap();
             b
         };
-        let part = BuildScope::Part { part_of: vec![0, 1, 2].into(), me: 2 };
+        let part = BuildScope::Part { part_of: vec![0, 1, 2].into(), me: 2, tracks: true };
         let err = part.enter(|| declare().plan(&PartitionRule::ByName { depth: 1 }, 3, None)).unwrap_err();
         assert_eq!(err, PartitionError::PartitionBuilder);
         assert!(err.to_string().contains("not from a partition's builder"), "{err}");

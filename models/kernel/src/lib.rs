@@ -102,7 +102,7 @@ pub mod time;
 pub mod trace;
 mod trace_state;
 
-pub use builder::{BuildScope, SimBuilder};
+pub use builder::{BuildScope, PortName, SimBuilder};
 pub use component::{Activity, Component, ComponentId};
 pub use ctx::{Ctx, Forward, PendingInputs, Tracer};
 pub use error::{BlockedComponent, BuildError, DeadlockReport, RunError};
@@ -112,7 +112,7 @@ pub use link::{
 };
 pub use parallel::{
     oversubscribed, run_threads, run_transport, LoopbackTransport, ParallelConfig, ParallelError, ParallelRun,
-    PartitionTiming, Transport, WindowHook,
+    PartitionTiming, ReportFilter, Transport, WindowHook,
 };
 pub use partition::{PartitionError, PartitionPlan, PartitionRule};
 pub use rng::SimRng;

@@ -105,8 +105,8 @@ impl AllToAll {
                 .map_err(|e| err(&e))?;
             let down = link::attach(&mut b, &format!("down{i}"), lclk, &self.link, 1, (eg, "out"), (chip, "in"))
                 .map_err(|e| err(&e))?;
-            let (to_sw, sw_in) = b.link(ing, "out", sw_id, &format!("in{i}"), spec).map_err(|e| err(&e))?;
-            let (sw_out, from_sw) = b.link(sw_id, &format!("out{i}"), eg, "in", spec).map_err(|e| err(&e))?;
+            let (to_sw, sw_in) = b.link(ing, "out", sw_id, format!("in{i}"), spec).map_err(|e| err(&e))?;
+            let (sw_out, from_sw) = b.link(sw_id, format!("out{i}"), eg, "in", spec).map_err(|e| err(&e))?;
             sw.connect(i as u16, sw_in, sw_out).map_err(|e| err(&e))?;
             b.install(ing, Ingress::new(&enc, up.output, to_sw)).map_err(|e| err(&e))?;
             b.install(eg, Egress::new(&enc, from_sw, down.input)).map_err(|e| err(&e))?;

@@ -65,6 +65,22 @@ pub struct ParallelConfig {
     /// Called on the calling thread (partition 0's) after each window with the simulated time
     /// reached, e.g. to show progress; it only observes the run.
     pub on_window: Option<WindowHook>,
+    /// The components whose statistics the merged report keeps, by name (all when None), as
+    /// [`crate::Simulation::report_where`] keeps them: each partition reports only those, and
+    /// counts the others that would have written something
+    /// ([`ParallelRun::left_out`]). Links are not filtered here
+    /// ([`crate::SimBuilder::keep_link_stats_where`] is their filter).
+    pub report_where: Option<ReportFilter>,
+}
+
+/// Which components' statistics a partitioned run reports ([`ParallelConfig::report_where`]).
+#[derive(Clone)]
+pub struct ReportFilter(pub std::sync::Arc<dyn Fn(&str) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for ReportFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReportFilter")
+    }
 }
 
 /// A function told the simulated time reached after each window of a partitioned run
@@ -111,9 +127,11 @@ pub struct ParallelRun {
     pub partitions: Vec<PartitionTiming>,
     /// Trace records written (0 without a sink).
     pub trace_records: u64,
-    /// Links that keep no statistics ([`crate::SimBuilder::keep_link_stats_where`]): left
-    /// out of `report`, as a serial run's report leaves them out.
-    pub links_left_out: u64,
+    /// Owners left out of `report`, as a serial run's [`crate::Simulation::report_where`]
+    /// counts them: links that keep no statistics
+    /// ([`crate::SimBuilder::keep_link_stats_where`]) and components the report filter
+    /// ([`ParallelConfig::report_where`]) left out that would have written something.
+    pub left_out: u64,
 }
 
 impl ParallelRun {
@@ -295,7 +313,7 @@ pub(crate) fn build_part<B>(
 where
     B: Fn() -> Result<SimBuilder, String> + ?Sized,
 {
-    let scope = crate::BuildScope::Part { part_of: plan.part_of.clone().into(), me };
+    let scope = crate::BuildScope::Part { part_of: plan.part_of.clone().into(), me, tracks: tracing };
     let b = scope.enter(build).map_err(ParallelError::Build)?;
     let mut sim = b.build_partition(plan, me)?;
     if tracing {
@@ -323,10 +341,10 @@ pub(crate) fn run_part<R>(
     mut sim: Simulation,
     mut merger: Option<TraceState>,
     x: &mut dyn Exchanger,
-    plan: &PartitionPlan,
-    me: u32,
+    (plan, me): (&PartitionPlan, u32),
     limit: Dur,
     inspect: &dyn Fn(&Simulation) -> R,
+    report_where: Option<&ReportFilter>,
 ) -> Result<Outcome<R>, ParallelError> {
     let mut timing = PartitionTiming { components: plan.sizes[me as usize], ..PartitionTiming::default() };
     let end = sim.now() + limit;
@@ -339,7 +357,7 @@ pub(crate) fn run_part<R>(
     }
     timing.ticks = sim.counters.ticks;
     let inspected = inspect(&sim);
-    let report = sim.part_report(now);
+    let report = sim.part_report(now, report_where.map(|f| &*f.0 as &dyn Fn(&str) -> bool));
     Ok(Outcome { stop, now, report, timing, trace_records, inspected })
 }
 
@@ -486,6 +504,7 @@ pub(crate) fn merge<R>(
     const RECORDED: u8 = 8;
     let mut links: Vec<(Option<LinkStats>, u8)> = Vec::new();
     let mut ticks = 0;
+    let mut comps_left_out = 0;
     let mut trace_records = 0;
     let mut partitions = Vec::new();
     let mut inspected = Vec::new();
@@ -508,6 +527,7 @@ pub(crate) fn merge<R>(
             *have |= if sides & part::UNRECORDED == 0 { sides | RECORDED } else { sides };
         }
         ticks += o.report.ticks;
+        comps_left_out += o.report.left_out;
         trace_records += o.trace_records;
         partitions.push(o.timing);
         inspected.push(o.inspected);
@@ -517,10 +537,10 @@ pub(crate) fn merge<R>(
     }
     links.resize_with(infos.len().max(links.len()), || (None, 0));
     let both = part::SIDE_SRC | part::SIDE_DST;
-    let mut links_left_out = 0;
+    let mut left_out = comps_left_out;
     for (info, (st, have)) in infos.iter().zip(links) {
         if have == both | part::UNRECORDED {
-            links_left_out += 1;
+            left_out += 1;
             continue;
         }
         let (Some(st), true) = (st, have == both | RECORDED) else {
@@ -532,5 +552,5 @@ pub(crate) fn merge<R>(
         write_link_stats(&mut report, info, &st, now);
     }
     write_kernel_stats(&mut report, ticks, now);
-    Ok((ParallelRun { outcome, now, report, plan, partitions, trace_records, links_left_out }, inspected))
+    Ok((ParallelRun { outcome, now, report, plan, partitions, trace_records, left_out }, inspected))
 }

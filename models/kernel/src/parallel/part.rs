@@ -35,6 +35,8 @@ pub(crate) struct PartReport {
     /// for the ends here | [`UNRECORDED`] if it keeps none, its stats then empty).
     pub links: Vec<(u32, LinkStats, u8)>,
     pub ticks: u64,
+    /// Components the report filter left out that would have written something.
+    pub left_out: u64,
     /// Every link's static facts (partition 0 only; the same everywhere).
     pub infos: Vec<crate::sim::LinkInfo>,
 }
@@ -208,14 +210,23 @@ impl Simulation {
     /// This partition's statistics: its components' own, and every link with an end here.
     /// Partition 0 hands over its link records (names included) for the merge: the last use
     /// of the simulation.
-    pub(crate) fn part_report(&mut self, end: Time) -> PartReport {
+    pub(crate) fn part_report(&mut self, end: Time, keep: Option<&dyn Fn(&str) -> bool>) -> PartReport {
         let me = self.part.as_ref().expect("a partition").me;
         let part_of = &self.part.as_ref().expect("a partition").plan.part_of;
         let mut comps = StatsReport::default();
+        let mut left_out = 0;
         for (i, c) in self.comps.iter().enumerate() {
             if part_of[i] == me {
-                let mut w = StatsWriter::new(&self.component_names()[i], &mut comps, end);
-                c.report(&mut w);
+                let name = &self.component_names()[i];
+                if keep.is_none_or(|k| k(name)) {
+                    c.report(&mut StatsWriter::new(name, &mut comps, end));
+                } else {
+                    // As `Simulation::report_where` counts: an owner exists only if the
+                    // component writes something.
+                    let mut probe = StatsWriter::probe(name, end);
+                    c.report(&mut probe);
+                    left_out += u64::from(probe.wrote());
+                }
             }
         }
         let mut links = Vec::new();
@@ -235,7 +246,7 @@ impl Simulation {
         }
         // (Partition 0 keeps every link's facts.)
         let infos = if me == 0 { self.links.take_all().unwrap_or_default() } else { Vec::new() };
-        PartReport { comps, links, ticks: self.counters.ticks, infos }
+        PartReport { comps, links, ticks: self.counters.ticks, left_out, infos }
     }
 
     /// Whether a trace error happened in this partition.

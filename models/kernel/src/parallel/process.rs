@@ -174,7 +174,7 @@ where
         names: Names::default(),
         waited: Duration::ZERO,
     };
-    let outcome = run_part(sim, merger, &mut x, &plan, me, limit, &|_| ())?;
+    let outcome = run_part(sim, merger, &mut x, (&plan, me), limit, &|_| (), None)?;
     // The partition is gone: give its memory back before the statistics arrive (rank 0 then
     // holds the merged report of the whole system, which reuses none of the partition's
     // small freed blocks).
@@ -384,7 +384,7 @@ fn get_outcome(r: &mut Reader<'_>) -> Result<Outcome<()>, String> {
         waiting: Duration::from_nanos(waiting),
     };
     let trace_records = r.u64()?;
-    let report = PartReport { comps, links, ticks, infos: Vec::new() };
+    let report = PartReport { comps, links, ticks, left_out: 0, infos: Vec::new() };
     Ok(Outcome { stop, now, report, timing, trace_records, inspected: () })
 }
 

@@ -192,7 +192,7 @@ where
             words: Vec::with_capacity(parts as usize * super::WORDS),
             on_window: if me == 0 { cfg.on_window.as_ref() } else { None },
         };
-        run_part(sim, merger, &mut x, plan, me, limit, &inspect)
+        run_part(sim, merger, &mut x, (plan, me), limit, &inspect, cfg.report_where.as_ref())
     };
     let results: Vec<Result<Outcome<R>, ParallelError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (1..parts)

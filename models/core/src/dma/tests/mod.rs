@@ -221,12 +221,12 @@ pub(super) fn rig(p: DmaParams, cmds: Vec<(Time, DmaCmd)>, functional: bool) -> 
     let mut ports = DmaPorts { cmds: vec![cmd_in], sem: sem_out, sbuf: Vec::new(), hbm: Vec::new() };
     for e in 0..p.engines {
         let n = p.outstanding;
-        let (rq_out, rq_in) = b.link(dma, &format!("hbm{e}.req"), hbm, &format!("p{e}.req"), spec(n)).unwrap();
-        let (rs_out, rs_in) = b.link(hbm, &format!("p{e}.resp"), dma, &format!("hbm{e}.resp"), spec(n)).unwrap();
+        let (rq_out, rq_in) = b.link(dma, format!("hbm{e}.req"), hbm, format!("p{e}.req"), spec(n)).unwrap();
+        let (rs_out, rs_in) = b.link(hbm, format!("p{e}.resp"), dma, format!("hbm{e}.resp"), spec(n)).unwrap();
         stack.add_port(rq_in, rs_out);
         ports.hbm.push((rq_out, rs_in));
-        let (a_out, a_in) = b.link(dma, &format!("sbuf{e}.req"), sbuf, &format!("c{e}.req"), spec(8)).unwrap();
-        let (d_out, d_in) = b.link(sbuf, &format!("c{e}.done"), dma, &format!("sbuf{e}.done"), spec(8)).unwrap();
+        let (a_out, a_in) = b.link(dma, format!("sbuf{e}.req"), sbuf, format!("c{e}.req"), spec(8)).unwrap();
+        let (d_out, d_in) = b.link(sbuf, format!("c{e}.done"), dma, format!("sbuf{e}.done"), spec(8)).unwrap();
         fake.ports.push((a_in, d_out));
         ports.sbuf.push((a_out, d_in));
     }
