@@ -91,10 +91,15 @@ pub struct SimBuilder {
     arena_of: FxHashMap<TypeId, u32>,
     arena_types: Vec<TypeId>,
     refs: Vec<LinkRef>,
+    /// Each link's (sender, receiver) component index, by link id (every builder keeps them:
+    /// a block's shape is checked with them, [`SimBuilder::block_end`]).
+    ends: Vec<(u32, u32)>,
     links: LinkInfos,
     /// The longest round trip (latency and credit return) of any link declared, for the
     /// deadlock window (every partition counts every link, so all agree).
     longest: Dur,
+    /// The longest round trip of the links declared since the last [`SimBuilder::block_start`].
+    block_longest: Dur,
     ports: FxHashMap<(u32, String), ()>,
     decls: Vec<TrackDecl>,
     groups: FxHashMap<(Option<TrackId>, String), TrackId>,
@@ -121,6 +126,11 @@ impl SimBuilder {
             BuildScope::Declare => false,
             BuildScope::Part { part_of, me, .. } => part_of.get(id.index()).is_some_and(|p| p == me),
         }
+    }
+
+    /// Whether this builder is a partition's ([`BuildScope::Part`]).
+    pub fn in_partition(&self) -> bool {
+        matches!(self.scope, BuildScope::Part { .. })
     }
 
     /// Whether this builder makes every component (a serial run's).
@@ -183,6 +193,64 @@ impl SimBuilder {
         };
         self.comp_tracks.push(track);
         Ok(ComponentId(id))
+    }
+
+    /// Marks the start of a block of declarations (a chip, say) whose shape
+    /// [`SimBuilder::block_end`] then measures, so that an identical block can be skipped in a
+    /// partition that makes none of it ([`SimBuilder::skip_block`]).
+    pub fn block_start(&mut self) -> BlockMark {
+        self.block_longest = Dur::ZERO;
+        BlockMark { comps: self.comps.len(), links: self.refs.len(), clocks: self.clocks.len() }
+    }
+
+    /// The shape of the block declared since `mark`: how many components and links, their
+    /// longest round trip, and the clock of its first component. None (no block of this shape
+    /// may be skipped) if the block declared a clock (a skipped one would not) or has a link
+    /// with an end outside it other than `touches`, the components the block is known to
+    /// reach (a skipped block's are checked to be another partition's too).
+    pub fn block_end(&self, mark: BlockMark, touches: &[ComponentId]) -> Option<BlockShape> {
+        let inside = mark.comps as u32..self.comps.len() as u32;
+        let known = |c: u32| inside.contains(&c) || touches.iter().any(|t| t.0 == c);
+        let closed = self.ends[mark.links..].iter().all(|&(s, d)| known(s) && known(d));
+        (closed && self.clocks.len() == mark.clocks).then(|| BlockShape {
+            comps: self.comps.len() - mark.comps,
+            links: self.refs.len() - mark.links,
+            longest: self.block_longest,
+            clock: self.domain_of.get(mark.comps).copied().unwrap_or(0),
+            touches: touches.len(),
+        })
+    }
+
+    /// Declares a block shaped as `shape` (measured by [`SimBuilder::block_end`] on a block
+    /// declared the same way: the same components and links in the same order, reaching the
+    /// same number of outside components, here `touches`) without declaring it, and returns
+    /// true, if this builder is an untraced partition other than 0 that makes none of its
+    /// components and none of `touches`: each component and link then takes its id and
+    /// nothing else (no name, no state, no constructor), which is all such a partition needs
+    /// of it (partition 0 merges statistics by name, so it declares everything). Otherwise
+    /// declares nothing and returns false: the caller declares the block.
+    pub fn skip_block(&mut self, shape: &BlockShape, touches: &[ComponentId]) -> bool {
+        let BuildScope::Part { part_of, me, tracks: false } = &self.scope else { return false };
+        let (me, from) = (*me, self.comps.len());
+        let theirs = |c: usize| part_of.get(c).is_some_and(|&p| p != me);
+        if me == 0
+            || touches.len() != shape.touches
+            || !(from..from + shape.comps).all(theirs)
+            || !touches.iter().all(|t| theirs(t.index()))
+        {
+            return false;
+        }
+        let (comps, links) = (from + shape.comps, self.refs.len() + shape.links);
+        self.comps.resize_with(comps, || Slot::Elsewhere);
+        self.names.resize(comps, String::new());
+        self.domain_of.resize(comps, shape.clock);
+        self.comp_tracks.resize(comps, TrackId(0));
+        let ids = (self.refs.len()..links).map(|i| crate::link::LinkId(i as u32));
+        self.refs.extend(ids.map(|id| LinkRef { arena: u32::MAX, slot: crate::link::NO_SLOT, id }));
+        self.ends.resize(links, (u32::MAX, u32::MAX));
+        self.links.push_none(shape.links);
+        self.longest = self.longest.max(shape.longest);
+        true
     }
 
     /// Whether this builder declares trace tracks (all but an untraced run's partitions).
@@ -365,10 +433,12 @@ impl SimBuilder {
             LinkRef { arena, slot: typed.links.len() as u32 - 1, id }
         };
         self.refs.push(r);
+        self.ends.push((src.0, dst.0));
         let (src_clock, dst_clock) =
             (&self.clocks[self.domain_of[src.index()] as usize], &self.clocks[self.domain_of[dst.index()] as usize]);
-        self.longest =
-            self.longest.max(src_clock.cycles_to_dur(spec.latency) + dst_clock.cycles_to_dur(spec.credit_latency));
+        let round_trip = src_clock.cycles_to_dur(spec.latency) + dst_clock.cycles_to_dur(spec.credit_latency);
+        self.longest = self.longest.max(round_trip);
+        self.block_longest = self.block_longest.max(round_trip);
         // A partition that keeps no name for the link keeps none of its facts either.
         self.links.push((!nameless).then_some(LinkInfo { name, src, dst, spec }));
         Ok((OutPort::new(r), InPort::new(r)))
@@ -660,6 +730,25 @@ impl Component for Remote {
     }
 }
 
+/// Where a block of declarations started ([`SimBuilder::block_start`]).
+#[derive(Clone, Copy, Debug)]
+pub struct BlockMark {
+    comps: usize,
+    links: usize,
+    clocks: usize,
+}
+
+/// What a block of declarations added ([`SimBuilder::block_end`]), for
+/// [`SimBuilder::skip_block`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockShape {
+    comps: usize,
+    links: usize,
+    longest: Dur,
+    clock: u32,
+    touches: usize,
+}
+
 /// A port's name as [`SimBuilder::link`] takes it: a string, or its parts (`["dma", k, ".req"]`),
 /// joined only where the builder needs the name, so a partition's declaration of the many links
 /// with no end among its components builds no strings for them.
@@ -825,6 +914,77 @@ mod tests {
         assert!(err.to_string().contains("not from a partition's builder"), "{err}");
         let plan = BuildScope::Declare.enter(|| declare().plan(&PartitionRule::ByName { depth: 1 }, 3, None));
         assert_eq!(plan.unwrap().cut.len(), 1);
+    }
+
+    /// Four chips: their nodes `chipN` reserved first and chained by links, then each chip's
+    /// block, two parts (`chipN.a`, `chipN.b`) linked to each other and to the node. From the
+    /// third chip on, a block is skipped where the builder may. Returns the builder and the
+    /// chips skipped.
+    fn chips_in_blocks() -> (SimBuilder, Vec<usize>) {
+        let mut b = SimBuilder::new();
+        let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
+        let nodes: Vec<ComponentId> = (0..4).map(|c| b.reserve(&format!("chip{c}"), clk).unwrap()).collect();
+        let spec = LinkSpec { latency: Cycles(4), ..LinkSpec::default() };
+        for w in nodes.windows(2) {
+            b.link::<u64>(w[0], "next", w[1], "prev", spec).unwrap();
+        }
+        for &n in &nodes {
+            b.install_with(n, || Ok(Idle)).unwrap();
+        }
+        let (mut shape, mut skipped) = (None, Vec::new());
+        for (c, &node) in nodes.iter().enumerate() {
+            if shape.is_some_and(|sh| b.skip_block(&sh, &[node])) {
+                skipped.push(c);
+                continue;
+            }
+            let mark = b.block_start();
+            let a = b.reserve(&format!("chip{c}.a"), clk).unwrap();
+            let z = b.reserve(&format!("chip{c}.b"), clk).unwrap();
+            b.link::<u64>(a, "out", z, "in", spec.latency(7)).unwrap();
+            b.link::<u32>(z, ["up", ".", "0"], node, ["down.", "b"], spec).unwrap();
+            b.install_with(a, || Ok(Idle)).unwrap();
+            b.install_with(z, || Ok(Idle)).unwrap();
+            if c == 1 {
+                shape = b.block_end(mark, &[node]);
+                assert!(shape.is_some(), "the block reaches only its node");
+            }
+        }
+        (b, skipped)
+    }
+
+    #[test]
+    fn an_untraced_partition_skips_blocks_it_makes_none_of_and_builds_the_same_system() {
+        let plan = BuildScope::Declare.enter(chips_in_blocks).0.plan(&PartitionRule::ByName { depth: 1 }, 4, None);
+        let plan = plan.unwrap();
+        let (full, none) = chips_in_blocks();
+        assert!(none.is_empty(), "a serial run skips nothing");
+        for (me, tracks, want) in [(2, false, vec![3]), (1, false, vec![2, 3]), (0, false, vec![]), (2, true, vec![])] {
+            let scope = BuildScope::Part { part_of: plan.part_of.clone().into(), me, tracks };
+            let (b, skipped) = scope.enter(chips_in_blocks);
+            assert_eq!(skipped, want, "partition {me}, tracks {tracks}");
+            assert_eq!((b.comps.len(), b.refs.len()), (full.comps.len(), full.refs.len()), "partition {me}");
+            assert_eq!(b.longest, full.longest, "partition {me}: the skipped links' round trips count");
+            let sim = b.build_partition(&plan, me).unwrap();
+            let own = sim.component_names().iter().position(|n| n == &format!("chip{me}.a")).unwrap();
+            assert!(sim.component::<Idle>(ComponentId(own as u32)).is_some(), "partition {me} makes its own");
+        }
+    }
+
+    #[test]
+    fn a_block_that_declares_a_clock_or_reaches_outside_is_not_skippable() {
+        let mut b = SimBuilder::new();
+        let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
+        let (x, y) = (b.reserve("x", clk).unwrap(), b.reserve("y", clk).unwrap());
+        let mark = b.block_start();
+        let a = b.reserve("a", clk).unwrap();
+        b.link::<u64>(a, "out", x, "in", LinkSpec::default()).unwrap();
+        assert!(b.block_end(mark, &[]).is_none(), "a link to x, not among the block's touches");
+        assert!(b.block_end(mark, &[y]).is_none());
+        assert!(b.block_end(mark, &[x]).is_some());
+        let mark = b.block_start();
+        b.clock("other", Frequency::from_mhz(500)).unwrap();
+        b.reserve("c", clk).unwrap();
+        assert!(b.block_end(mark, &[]).is_none(), "a skipped block would not declare the clock");
     }
 
     #[test]

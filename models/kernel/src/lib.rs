@@ -102,7 +102,7 @@ pub mod time;
 pub mod trace;
 mod trace_state;
 
-pub use builder::{BuildScope, PortName, SimBuilder};
+pub use builder::{BlockMark, BlockShape, BuildScope, PortName, SimBuilder};
 pub use component::{Activity, Component, ComponentId};
 pub use ctx::{Ctx, Forward, PendingInputs, Tracer};
 pub use error::{BlockedComponent, BuildError, DeadlockReport, RunError};

@@ -104,6 +104,16 @@ impl LinkInfos {
     const NONE: u32 = u32::MAX;
 
     /// Adds the next link's facts (`None`: not kept here).
+    /// `n` links with no facts kept ([`LinkInfos::push`] of `None`, `n` times).
+    pub(crate) fn push_none(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        self.push(None);
+        let len = self.at.len() + n - 1;
+        self.at.resize(len, Self::NONE);
+    }
+
     pub(crate) fn push(&mut self, info: Option<LinkInfo>) {
         match info {
             Some(i) if self.at.is_empty() => self.infos.push(i),

@@ -25,6 +25,14 @@ pub struct ChipIds {
     pub swaps: trnsim_rtl::swap_in::SwapSet,
 }
 
+impl ChipIds {
+    /// The ids of a chip another partition makes, skipped in this one's declaration
+    /// ([`build_on_fabric`]): none (nothing here refers to its components).
+    pub fn elsewhere() -> ChipIds {
+        ChipIds { cores: Vec::new(), stacks: Vec::new(), prefix: String::new(), swaps: Default::default() }
+    }
+}
+
 /// How [`build_with`] names a chip and hooks it to the rest of a system.
 #[derive(Clone, Debug, Default)]
 pub struct BuildOpts {
@@ -153,7 +161,16 @@ pub fn build_on_fabric(
 ) -> Result<(Vec<ChipIds>, Vec<ChipHooks>), String> {
     let mut chips = Vec::with_capacity(members.len());
     let mut hooks = vec![ChipHooks::default(); topo.chips];
-    for &c in members {
+    // Every chip is declared alike: once one has been declared (after the first, which also
+    // declares the shared clocks), a partition that makes none of a chip skips it.
+    let mut shape = None;
+    for (k, &c) in members.iter().enumerate() {
+        let node = [nodes.ids[c]];
+        if shape.is_some_and(|sh| b.skip_block(&sh, &node)) {
+            chips.push(ChipIds::elsewhere());
+            continue;
+        }
+        let mark = b.block_start();
         let opts = BuildOpts {
             prefix: format!("{}.", node_name(topo, c)),
             trace_tracks,
@@ -162,6 +179,9 @@ pub fn build_on_fabric(
             shared_clocks: true,
         };
         let ids = build_with(b, chip, programs, &opts)?;
+        if k > 0 && shape.is_none() {
+            shape = b.block_end(mark, &node);
+        }
         for core in &ids.cores {
             let p = core.collective.ok_or("a core built without its collective hookup")?;
             hooks[c].doorbells.push(p.doorbell);
