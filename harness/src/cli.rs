@@ -148,9 +148,9 @@ struct RunArgs {
     /// (whole chips), dp-step-N (a data-parallel step on N UltraServers); each partition makes
     /// only its own components. tp-matmul-N and moe-alltoall-144 split so also on --system,
     /// with --set, --sweep (points one after another) and --fidelity fast. More threads than
-    /// cores can pay for whole chips in cycle
-    /// fidelity: each partition's chips then stay in cache through a window (e.g.
-    /// moe-alltoall-144 --threads 48 on one core, about 2x faster than serial).
+    /// cores can pay for whole chips: each partition's chips then stay in cache through a
+    /// window (e.g. moe-alltoall-144 --threads 48 on one core: over 2x faster than serial in
+    /// cycle fidelity, about 1.3x in fast).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: Option<u32>,
     /// How to split the system with --threads or --mpi: auto (cut the longest links, balance
@@ -1050,7 +1050,7 @@ fn warn_oversubscribed(threads: u32) {
     if trnsim_kernel::oversubscribed(threads) {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         eprintln!(
-            "note: --threads {threads} is more than this host's {cores} cores: partitions take turns on them (waiting threads sleep). Whole chips in cycle fidelity (tp-matmul-N, moe-alltoall-144) often run faster so, each partition's chips staying in cache through a window; other systems run slower than with fewer threads (docs/parallel.md)"
+            "note: --threads {threads} is more than this host's {cores} cores: partitions take turns on them (waiting threads sleep). Whole chips (tp-matmul-N, moe-alltoall-144, in either fidelity) often run faster so, each partition's chips staying in cache through a window; other systems run slower than with fewer threads (docs/parallel.md)"
         );
     }
 }
