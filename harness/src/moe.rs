@@ -175,23 +175,11 @@ pub struct MoeDecl {
     pub routing: Routing,
 }
 
-/// Declares the step on every chip of `topo`, each a `chip`, into a fresh builder, keeping
-/// statistics only for the links `keep_links` accepts, if given (by name); `tracing`: declare
-/// the trace tracks a traced run has.
+/// Declares the step on every chip of `topo`, each a `chip`, with the routing of `s` over
+/// them (`s.route(topo.chips)`, made by the caller: a partitioned run declares the system once
+/// per partition), into a fresh builder, keeping statistics only for the links `keep_links`
+/// accepts, if given (by name); `tracing`: declare the trace tracks a traced run has.
 pub fn declare(
-    chip: &Chip,
-    topo: &Topology,
-    s: &MoeShape,
-    order: TickOrder,
-    tracing: bool,
-    keep_links: Option<&dyn Fn(&str) -> bool>,
-) -> Result<MoeDecl, String> {
-    declare_routed(chip, topo, s, &s.route(topo.chips), order, tracing, keep_links)
-}
-
-/// [`declare`] with the routing of `s` over `topo`'s chips made already (`s.route(chips)`, the
-/// same every time: a partitioned run declares the system once per partition).
-pub fn declare_routed(
     chip: &Chip,
     topo: &Topology,
     s: &MoeShape,
@@ -236,7 +224,7 @@ pub fn run(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
     keep_links: &dyn Fn(&str) -> bool,
 ) -> Result<MoeRun, String> {
-    let d = declare(chip, topo, s, order, trace.is_some(), Some(keep_links))?;
+    let d = declare(chip, topo, s, &s.route(topo.chips), order, trace.is_some(), Some(keep_links))?;
     let sim = crate::progress::run_to_end(d.b, &d.chips, trace, LIMIT)?;
     Ok(MoeRun { sim, chips: d.chips, engines: d.engines, routing: d.routing })
 }

@@ -235,7 +235,7 @@ pub fn moe_system(
     // Statistics kept as the serial benchmark keeps them (see `tp_system`).
     let keep = crate::suite::first_chip_keeps_link;
     let routing = shape.route(topo.chips);
-    let build = move || Ok(crate::moe::declare_routed(&c2, &t2, &shape, &routing, order, false, Some(&keep))?.b);
+    let build = move || Ok(crate::moe::declare(&c2, &t2, &shape, &routing, order, false, Some(&keep))?.b);
     let default_rule = (PartitionRule::ByName { depth: 1 }, topo.chips as u32);
     let kind = Kind::Moe { shape, chip: Box::new(chip), topo: Box::new(topo) };
     Ok(System { default_rule, whole_chips: true, filter_reports: true, ..System::new(build, crate::moe::LIMIT, kind) })

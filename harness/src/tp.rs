@@ -343,6 +343,13 @@ pub fn headline_of(
     Ok(h)
 }
 
+/// Writes the run's [`plot`] (`headline` of a run of [`SHAPE`]) as `DIR/NAME.svg`.
+pub fn write_plot(dir: &std::path::Path, name: &str, headline: &[(String, f64)]) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join(format!("{name}.svg"));
+    std::fs::write(&path, plot(name, headline, SHAPE.phases).to_svg()).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 /// The pipeline of a run as an SVG plot: per all-reduce, when its chunks were stored on every
 /// chip, when it completed, and when it would complete back to back on an idle fabric.
 pub fn plot(name: &str, headline: &[(String, f64)], phases: u32) -> crate::plot::Plot {
@@ -398,10 +405,7 @@ pub fn run_on(
     let (wall_s, cpu_s) = sw.elapsed();
     let headline = headline(&r, chip, topo, &SHAPE, n)?;
     if let Some(dir) = plots {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let path = dir.join(format!("{name}.svg"));
-        std::fs::write(&path, plot(name, &headline, SHAPE.phases).to_svg())
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        write_plot(dir, name, &headline)?;
     }
     let speed = Speed::of(&r.sim, wall_s, cpu_s);
     Ok(BenchResult { name: name.into(), headline, stats: crate::suite::first_chip_report(&r.sim), speed })

@@ -292,10 +292,7 @@ pub fn run_partitioned(
     let (run, wall_s) = system.run_parallel(threads, &rule, None)?;
     let (mut r, table) = crate::parallel::result(&job.bench, &system, run, wall_s, ("threads", threads))?;
     if let (Some(dir), true) = (plots, job.bench.starts_with("tp-matmul-")) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let path = dir.join(format!("{}.svg", job.bench));
-        std::fs::write(&path, crate::tp::plot(&job.bench, &r.headline, crate::tp::SHAPE.phases).to_svg())
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        crate::tp::write_plot(dir, &job.bench, &r.headline)?;
     }
     r.name = job.label.clone();
     Ok((r, table))
