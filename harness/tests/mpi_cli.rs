@@ -1,5 +1,6 @@
 //! `mpirun -np N trnsim run --mpi NAME` gives the serial run's statistics, byte for byte, on
-//! the 144-chip NL72x2 all-reduce and on random component graphs, with 2 and 4 ranks (4 is
+//! the 144-chip NL72x2 all-reduce, a cluster, a data-parallel step, four whole chips and
+//! random component graphs, with 2 and 4 ranks (4 is
 //! oversubscribed on a 2-core machine); a rank that fails ends the job instead of hanging it.
 //! Without feature `mpi`, `--mpi` is a one-line usage error saying how to build it.
 
@@ -57,6 +58,9 @@ fn mpi_runs_give_the_serial_statistics() {
         "fabric-allreduce-nl72x2-nodes",
         "fabric-allreduce-ultracluster-nodes",
         "dp-step-2:1M:4:262144",
+        // Whole chips, split by chip: ranks other than 0 skip the declaration of the chips
+        // they make none of.
+        "tp-matmul-4",
         "kernel-random-graph:4",
         "kernel-random-graph:15",
     ] {
