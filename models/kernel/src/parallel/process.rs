@@ -344,6 +344,7 @@ fn put_outcome(out: &mut Vec<u8>, o: &Outcome<()>) {
         out.push(*flags);
     }
     put_u64(out, o.report.ticks);
+    put_u64(out, o.report.left_out);
     let tm = &o.timing;
     for v in [tm.components as u64, tm.ticks, tm.windows, tm.busy.as_nanos() as u64, tm.waiting.as_nanos() as u64] {
         put_u64(out, v);
@@ -374,7 +375,7 @@ fn get_outcome(r: &mut Reader<'_>) -> Result<Outcome<()>, String> {
         let st = get_link(r)?;
         links.push((id, st, r.u8()?));
     }
-    let ticks = r.u64()?;
+    let (ticks, left_out) = (r.u64()?, r.u64()?);
     let (components, tticks, windows, busy, waiting) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?);
     let timing = PartitionTiming {
         components: components as usize,
@@ -384,7 +385,7 @@ fn get_outcome(r: &mut Reader<'_>) -> Result<Outcome<()>, String> {
         waiting: Duration::from_nanos(waiting),
     };
     let trace_records = r.u64()?;
-    let report = PartReport { comps, links, ticks, left_out: 0, infos: Vec::new() };
+    let report = PartReport { comps, links, ticks, left_out, infos: Vec::new() };
     Ok(Outcome { stop, now, report, timing, trace_records, inspected: () })
 }
 
