@@ -303,10 +303,12 @@ impl System {
     }
 
     /// Refuses a rule that would split a chip of a system of whole chips: plans it on the
-    /// declared system (cheap: heavy components are made only at build) and names the first
-    /// chip whose components land in two partitions.
+    /// declared system (heavy components are made only at build) and names the first chip
+    /// whose components land in two partitions. `by-name:1`, the default, keeps every chip
+    /// (`chipN` and its `chipN.…`) in one partition by construction, so it is not planned here
+    /// (a declaration of the whole system saved; the run plans it anyway).
     pub fn check_rule(&self, rule: &PartitionRule, parts: u32, flag: &str) -> Result<(), String> {
-        if !self.whole_chips || parts < 2 {
+        if !self.whole_chips || parts < 2 || *rule == (PartitionRule::ByName { depth: 1 }) {
             return Ok(());
         }
         let b = trnsim_kernel::BuildScope::Declare.enter(&*self.build)?;

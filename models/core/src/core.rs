@@ -203,11 +203,6 @@ pub fn build_hooked(
     // million of them.)
     let sem = b.reserve(&[name, ".sem"].concat(), fast).map_err(e)?;
     let mem = b.reserve(&[name, ".sbuf"].concat(), fast).map_err(e)?;
-    let mut engines = Vec::new();
-    let mut clocks = Vec::new();
-    let mut sem_ports = Vec::new();
-    let mut mem_ports = Vec::new();
-    let mut clients = Vec::new();
     let dma_needed = uses_dma(program);
     if dma_needed && hbm.is_none() {
         return Err(format!("{} starts DMAs but core {name} has no HBM stack to reach", program.source));
@@ -219,7 +214,14 @@ pub fn build_hooked(
     } else {
         None
     };
-    let mut dma_cmds = Vec::new();
+    // Sized once: a 144-chip system declares these for 1,152 cores in every partition.
+    let (streams, dma_engines) = (program.streams.len(), dma_id.as_ref().map_or(0, |(_, p)| p.engines as usize));
+    let mut engines = Vec::with_capacity(streams);
+    let mut clocks = Vec::with_capacity(streams);
+    let mut sem_ports = Vec::with_capacity(streams + 1);
+    let mut mem_ports = Vec::with_capacity(streams + dma_engines);
+    let mut clients = Vec::with_capacity(streams + dma_engines);
+    let mut dma_cmds = Vec::with_capacity(streams);
     for (engine, stream) in &program.streams {
         let clk = clock(b, engine.name(), opts.version.clock(*engine))?;
         let en = engine.name();
@@ -257,8 +259,8 @@ pub fn build_hooked(
     if let (Some((did, params)), Some(h)) = (dma_id.clone(), hbm) {
         let (sem_out, sem_in) = b.link::<SemOp>(did, "sem", sem, "dma.op", link(opts.sem_latency, 64)).map_err(e)?;
         sem_ports.push(SemPort { ops: sem_in, grants: None });
-        let mut sbuf_ports = Vec::new();
-        let mut hbm_ports = Vec::new();
+        let mut sbuf_ports = Vec::with_capacity(params.engines as usize);
+        let mut hbm_ports = Vec::with_capacity(params.engines as usize);
         let depth = params.outstanding.max(1) * 2;
         for k in 0..params.engines {
             let k = k.to_string();

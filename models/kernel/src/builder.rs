@@ -110,12 +110,27 @@ pub struct SimBuilder {
 impl SimBuilder {
     /// An empty simulation with default options, in the scope in force ([`BuildScope::enter`]).
     pub fn new() -> SimBuilder {
-        SimBuilder { scope: BuildScope::current(), ..SimBuilder::default() }
+        SimBuilder::with_options(SimOptions::default())
     }
 
     /// An empty simulation with `opts`, in the scope in force ([`BuildScope::enter`]).
     pub fn with_options(opts: SimOptions) -> SimBuilder {
-        SimBuilder { opts, scope: BuildScope::current(), ..SimBuilder::default() }
+        let scope = BuildScope::current();
+        // A partition's builder knows how many components the system declares (its plan
+        // does): its per-component tables are sized once instead of growing.
+        let n = match &scope {
+            BuildScope::Part { part_of, .. } => part_of.len(),
+            _ => 0,
+        };
+        SimBuilder {
+            opts,
+            scope,
+            comps: Vec::with_capacity(n),
+            names: Vec::with_capacity(n),
+            domain_of: Vec::with_capacity(n),
+            comp_tracks: Vec::with_capacity(n),
+            ..SimBuilder::default()
+        }
     }
 
     /// Whether this builder makes component `id` (see [`BuildScope`]): a system's build
@@ -224,17 +239,16 @@ impl SimBuilder {
     /// Declares a block shaped as `shape` (measured by [`SimBuilder::block_end`] on a block
     /// declared the same way: the same components and links in the same order, reaching the
     /// same number of outside components, here `touches`) without declaring it, and returns
-    /// true, if this builder is an untraced partition other than 0 that makes none of its
-    /// components and none of `touches`: each component and link then takes its id and
-    /// nothing else (no name, no state, no constructor), which is all such a partition needs
-    /// of it (partition 0 merges statistics by name, so it declares everything). Otherwise
-    /// declares nothing and returns false: the caller declares the block.
+    /// true, if this builder is an untraced partition that makes none of its components and
+    /// none of `touches`: each component and link then takes its id and nothing else (no
+    /// name, no state, no constructor), which is all such a partition needs of it (the merged
+    /// statistics name each link as its sender's partition reports it). Otherwise declares
+    /// nothing and returns false: the caller declares the block.
     pub fn skip_block(&mut self, shape: &BlockShape, touches: &[ComponentId]) -> bool {
         let BuildScope::Part { part_of, me, tracks: false } = &self.scope else { return false };
         let (me, from) = (*me, self.comps.len());
         let theirs = |c: usize| part_of.get(c).is_some_and(|&p| p != me);
-        if me == 0
-            || touches.len() != shape.touches
+        if touches.len() != shape.touches
             || !(from..from + shape.comps).all(theirs)
             || !touches.iter().all(|t| theirs(t.index()))
         {
@@ -354,12 +368,12 @@ impl SimBuilder {
         dst_port: impl PortName,
         spec: LinkSpec,
     ) -> Result<(OutPort<T>, InPort<T>), BuildError> {
-        // A partition other than 0 (which merges the run's statistics, by link name) keeps no
-        // name for a link with no end among its components (nothing here ever names it), so
-        // its port names are never joined; and no partition checks ports again: the
-        // declaration that planned the run checked every one.
+        // A partition keeps no name for a link with no end among its components (nothing here
+        // ever names it: the merged statistics take each link's name from its sender's
+        // partition), so its port names are never joined; and no partition checks ports
+        // again: the declaration that planned the run checked every one.
         let (nameless, checked) = match &self.scope {
-            BuildScope::Part { me, .. } => (*me != 0 && !self.builds(src) && !self.builds(dst), true),
+            BuildScope::Part { .. } => (!self.builds(src) && !self.builds(dst), true),
             _ => (false, false),
         };
         let full = || {
@@ -958,7 +972,9 @@ mod tests {
         let plan = plan.unwrap();
         let (full, none) = chips_in_blocks();
         assert!(none.is_empty(), "a serial run skips nothing");
-        for (me, tracks, want) in [(2, false, vec![3]), (1, false, vec![2, 3]), (0, false, vec![]), (2, true, vec![])] {
+        for (me, tracks, want) in
+            [(2, false, vec![3]), (1, false, vec![2, 3]), (0, false, vec![2, 3]), (2, true, vec![])]
+        {
             let scope = BuildScope::Part { part_of: plan.part_of.clone().into(), me, tracks };
             let (b, skipped) = scope.enter(chips_in_blocks);
             assert_eq!(skipped, want, "partition {me}, tracks {tracks}");

@@ -88,10 +88,10 @@ pub struct LinkInfo {
     pub spec: LinkSpec,
 }
 
-/// Every link's static facts, by link id. A partition other than 0 keeps none for a link with
-/// no end among its components (nothing there reads them; partition 0 keeps every link's, to
-/// name them in the merged statistics): a large system's partitions then hold a few bytes per
-/// such link instead of its whole record.
+/// Every link's static facts, by link id. A partition keeps none for a link with no end among
+/// its components (nothing there reads them; the merged statistics name each link as its
+/// sender's partition reports it): a large system's partitions then hold a few bytes per such
+/// link instead of its whole record.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct LinkInfos {
     infos: Vec<LinkInfo>,
@@ -156,11 +156,6 @@ impl LinkInfos {
     /// Every link's facts, by id, if all are kept here.
     pub(crate) fn all(&self) -> Option<&[LinkInfo]> {
         self.at.is_empty().then_some(self.infos.as_slice())
-    }
-
-    /// [`LinkInfos::all`], taken.
-    pub(crate) fn take_all(&mut self) -> Option<Vec<LinkInfo>> {
-        self.at.is_empty().then(|| std::mem::take(&mut self.infos))
     }
 }
 
@@ -285,8 +280,8 @@ impl Simulation {
         c.downcast_mut::<C>()
     }
 
-    /// Static facts about every link, by id (empty in a partition other than 0 of a
-    /// partitioned run, which keeps only the facts of its own links).
+    /// Static facts about every link, by id (empty in a partition of a partitioned run that
+    /// keeps only the facts of its own links).
     pub fn links(&self) -> &[LinkInfo] {
         self.links.all().unwrap_or(&[])
     }
@@ -565,7 +560,7 @@ impl Simulation {
                 continue;
             }
             let st = self.core.links.arenas[r.arena as usize].stats(r.slot);
-            write_link_stats(&mut report, l, st, end);
+            write_link_stats(&mut report, &l.name, st, end);
         }
         if keep("kernel") {
             write_kernel_stats(&mut report, self.counters.ticks, end);
@@ -623,8 +618,8 @@ impl Simulation {
 }
 
 /// A link's statistics under `link:<name>` (the same in serial and partitioned reports).
-pub(crate) fn write_link_stats(report: &mut StatsReport, l: &LinkInfo, st: &crate::link::LinkStats, end: Time) {
-    let owner = format!("link:{}", l.name);
+pub(crate) fn write_link_stats(report: &mut StatsReport, name: &str, st: &crate::link::LinkStats, end: Time) {
+    let owner = format!("link:{name}");
     let mut w = StatsWriter::new(&owner, report, end);
     w.count("msgs", st.msgs);
     w.count("bytes", st.bytes);

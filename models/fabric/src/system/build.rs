@@ -253,14 +253,20 @@ pub fn build_jobs(
     let mut edge_links = Vec::with_capacity(topo.edges.len());
     // Credits return over the physical link alone: the smallest edge latency (no switch).
     let credit_ps = topo.edges.iter().map(|e| e.latency_ps).min().unwrap_or(0);
+    // Names made once per node and link index, joined into port names only where a link is
+    // named (a partition names none of the links it has no end of).
+    let names: Vec<String> = (0..topo.nodes.len()).map(|i| node_name(topo, i)).collect();
+    let most = topo.edges.iter().map(|e| e.servers).max().unwrap_or(0);
+    let ks: Vec<String> = (0..most).map(|k| k.to_string()).collect();
     for e in &topo.edges {
         let spec = clock.link_spec(e, min_packet, pkt, credit_ps);
         let bpc = clock.bytes_per_cycle(e);
-        let (from, to) = (node_name(topo, e.from), node_name(topo, e.to));
+        let (from, to) = (names[e.from].as_str(), names[e.to].as_str());
         edge_links.push((e.from, outs[e.from].len(), e.servers as usize));
-        for k in 0..e.servers {
+        for k in ks.iter().take(e.servers as usize) {
+            let k = k.as_str();
             let (o, i) = b
-                .link::<Packet>(ids[e.from], &format!("tx.{to}.{k}"), ids[e.to], &format!("rx.{from}.{k}"), spec)
+                .link::<Packet>(ids[e.from], ["tx.", to, ".", k], ids[e.to], ["rx.", from, ".", k], spec)
                 .map_err(|e| e.to_string())?;
             outs[e.from].push((o, bpc));
             ins[e.to].push(i);
@@ -305,7 +311,7 @@ pub fn build_jobs(
                 .iter()
                 .filter(|e| e.from == node)
                 .flat_map(|e| (0..e.servers).map(move |k| (e.to, k)))
-                .map(|(to, k)| format!("tx.{}.{k}", node_name(topo, to)))
+                .map(|(to, k)| format!("tx.{}.{k}", names[to]))
                 .collect()
         } else {
             Vec::new()

@@ -498,58 +498,60 @@ pub(crate) fn merge<R>(
         outcome = Err(RunError::Deadlock(Box::new(rep.expect("a deadlock report"))));
     }
     let mut report = StatsReport::default();
-    // Per link: its statistics as merged so far, and which sides have come in (`SIDE_SRC`:
-    // the sender's, which counts traffic; `SIDE_DST`: the receiver's, which counts waits and
-    // occupancy), with `UNRECORDED` if a side kept none and `RECORDED` if a side kept them.
+    // Per link: its statistics as merged so far, which sides have come in (`SIDE_SRC`: the
+    // sender's, which counts traffic; `SIDE_DST`: the receiver's, which counts waits and
+    // occupancy), with `UNRECORDED` if a side kept none and `RECORDED` if a side kept them,
+    // and its name (from the sender's side).
     const RECORDED: u8 = 8;
-    let mut links: Vec<(Option<LinkStats>, u8)> = Vec::new();
+    let mut links: Vec<(Option<LinkStats>, u8, String)> = Vec::new();
     let mut ticks = 0;
     let mut comps_left_out = 0;
     let mut trace_records = 0;
     let mut partitions = Vec::new();
     let mut inspected = Vec::new();
-    let mut infos = Vec::new();
     for o in outs {
         report.owners.extend(o.report.comps.owners);
-        for (l, st, sides) in o.report.links {
-            let l = l as usize;
+        for pl in o.report.links {
+            let l = pl.id as usize;
             if links.len() <= l {
-                links.resize_with(l + 1, || (None, 0));
+                links.resize_with(l + 1, || (None, 0, String::new()));
             }
-            let is_src = sides & part::SIDE_SRC != 0;
-            let (merged, have) = &mut links[l];
+            let is_src = pl.sides & part::SIDE_SRC != 0;
+            let (merged, have, name) = &mut links[l];
+            let st = pl.stats;
             match merged.as_mut() {
                 None => *merged = Some(st),
                 // The other side came first: take this side's share.
                 Some(m) if is_src => (m.msgs, m.bytes, m.refused) = (st.msgs, st.bytes, st.refused),
                 Some(m) => (m.occupancy, m.wait_ps) = (st.occupancy, st.wait_ps),
             }
-            *have |= if sides & part::UNRECORDED == 0 { sides | RECORDED } else { sides };
+            if is_src {
+                *name = pl.name;
+            }
+            *have |= if pl.sides & part::UNRECORDED == 0 { pl.sides | RECORDED } else { pl.sides };
         }
         ticks += o.report.ticks;
         comps_left_out += o.report.left_out;
         trace_records += o.trace_records;
         partitions.push(o.timing);
         inspected.push(o.inspected);
-        if infos.is_empty() {
-            infos = o.report.infos;
-        }
     }
-    links.resize_with(infos.len().max(links.len()), || (None, 0));
     let both = part::SIDE_SRC | part::SIDE_DST;
     let mut left_out = comps_left_out;
-    for (info, (st, have)) in infos.iter().zip(links) {
+    // Written in link id order, as a serial report writes them (each link's owner is unique,
+    // so the order only matters to how the map is filled, never to what it holds).
+    for (id, (st, have, name)) in links.into_iter().enumerate() {
         if have == both | part::UNRECORDED {
             left_out += 1;
             continue;
         }
-        let (Some(st), true) = (st, have == both | RECORDED) else {
+        let (Some(st), true, false) = (st, have == both | RECORDED, name.is_empty()) else {
+            let which = if name.is_empty() { format!("{id} (no name came with it)") } else { name };
             return Err(ParallelError::Unsupported(format!(
-                "link {} has no owner, or keeps statistics on one side only",
-                info.name
+                "link {which} has no owner, or keeps statistics on one side only"
             )));
         };
-        write_link_stats(&mut report, info, &st, now);
+        write_link_stats(&mut report, &name, &st, now);
     }
     write_kernel_stats(&mut report, ticks, now);
     Ok((ParallelRun { outcome, now, report, plan, partitions, trace_records, left_out }, inspected))

@@ -31,14 +31,25 @@ pub(crate) const UNRECORDED: u8 = 4;
 pub(crate) struct PartReport {
     /// Its own components' statistics.
     pub comps: StatsReport,
-    /// Statistics of every link with an end here: (link id, stats, [`SIDE_SRC`] | [`SIDE_DST`]
-    /// for the ends here | [`UNRECORDED`] if it keeps none, its stats then empty).
-    pub links: Vec<(u32, LinkStats, u8)>,
+    /// Statistics of every link with an end here.
+    pub links: Vec<PartLink>,
     pub ticks: u64,
     /// Components the report filter left out that would have written something.
     pub left_out: u64,
-    /// Every link's static facts (partition 0 only; the same everywhere).
-    pub infos: Vec<crate::sim::LinkInfo>,
+}
+
+/// One link's statistics as a partition with an end of it reports them.
+pub(crate) struct PartLink {
+    /// The link.
+    pub id: u32,
+    /// Its statistics here (empty if it keeps none).
+    pub stats: LinkStats,
+    /// [`SIDE_SRC`] | [`SIDE_DST`] for the ends here | [`UNRECORDED`] if it keeps none.
+    pub sides: u8,
+    /// Its name, from the sender's partition of a link that keeps statistics (empty
+    /// otherwise): the merged report names each link by what its sender's partition
+    /// declared, so no partition needs every link's name.
+    pub name: String,
 }
 
 impl Simulation {
@@ -238,15 +249,20 @@ impl Simulation {
             let r = self.core.links.refs[i];
             let arena = &self.core.links.arenas[r.arena as usize];
             let sides = (u8::from(src) * SIDE_SRC) | (u8::from(dst) * SIDE_DST);
+            let id = i as u32;
             if arena.records(r.slot) {
-                links.push((i as u32, arena.stats(r.slot).clone(), sides));
+                let name = if src { l.name.clone() } else { String::new() };
+                links.push(PartLink { id, stats: arena.stats(r.slot).clone(), sides, name });
             } else {
-                links.push((i as u32, LinkStats::default(), sides | UNRECORDED));
+                links.push(PartLink {
+                    id,
+                    stats: LinkStats::default(),
+                    sides: sides | UNRECORDED,
+                    name: String::new(),
+                });
             }
         }
-        // (Partition 0 keeps every link's facts.)
-        let infos = if me == 0 { self.links.take_all().unwrap_or_default() } else { Vec::new() };
-        PartReport { comps, links, ticks: self.counters.ticks, left_out, infos }
+        PartReport { comps, links, ticks: self.counters.ticks, left_out }
     }
 
     /// Whether a trace error happened in this partition.

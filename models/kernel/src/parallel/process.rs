@@ -8,7 +8,7 @@
 //! summary words, reduced locally in rank order (deterministic). After the last window, one
 //! more call brings every rank's statistics to rank 0, which merges them.
 
-use super::part::PartReport;
+use super::part::{PartLink, PartReport};
 use super::wire::{get_records, put_records, put_u32, put_u64, Names, Reader};
 use super::{
     build_part, check_trace, merge, merge_records, reduce, run_part, words_of, Exchanger, Outcome, ParallelError,
@@ -338,10 +338,11 @@ fn put_outcome(out: &mut Vec<u8>, o: &Outcome<()>) {
     put_u64(out, o.now.as_ps());
     put_report(out, &o.report.comps);
     put_u32(out, o.report.links.len() as u32);
-    for (id, st, flags) in &o.report.links {
-        put_u32(out, *id);
-        put_link(out, st);
-        out.push(*flags);
+    for l in &o.report.links {
+        put_u32(out, l.id);
+        put_link(out, &l.stats);
+        out.push(l.sides);
+        put_str(out, &l.name);
     }
     put_u64(out, o.report.ticks);
     put_u64(out, o.report.left_out);
@@ -371,9 +372,8 @@ fn get_outcome(r: &mut Reader<'_>) -> Result<Outcome<()>, String> {
     let comps = get_report(r)?;
     let mut links = Vec::new();
     for _ in 0..r.u32()? {
-        let id = r.u32()?;
-        let st = get_link(r)?;
-        links.push((id, st, r.u8()?));
+        let (id, stats, sides) = (r.u32()?, get_link(r)?, r.u8()?);
+        links.push(PartLink { id, stats, sides, name: get_str(r)? });
     }
     let (ticks, left_out) = (r.u64()?, r.u64()?);
     let (components, tticks, windows, busy, waiting) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?, r.u64()?);
@@ -385,7 +385,7 @@ fn get_outcome(r: &mut Reader<'_>) -> Result<Outcome<()>, String> {
         waiting: Duration::from_nanos(waiting),
     };
     let trace_records = r.u64()?;
-    let report = PartReport { comps, links, ticks, left_out, infos: Vec::new() };
+    let report = PartReport { comps, links, ticks, left_out };
     Ok(Outcome { stop, now, report, timing, trace_records, inspected: () })
 }
 
