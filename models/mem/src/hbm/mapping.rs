@@ -606,6 +606,45 @@ impl<const N: usize> Iterator for Sums<'_, N> {
     }
 }
 
+impl<const N: usize> Sums<'_, N> {
+    /// Gives the next `n` sums to `emit`, in order: what `n` calls of `next` give, with the
+    /// lowest digit's runs (most bursts) walked by its step alone, no carry checked.
+    #[inline]
+    pub fn for_next(&mut self, mut n: usize, mut emit: impl FnMut([u32; N])) {
+        while n > 0 {
+            let w = &self.walk;
+            // Bursts from here that the lowest digit walks before it carries, within the
+            // bursts walked by carries (`last_k`).
+            let run = match w.map.fields.first() {
+                Some(f) if w.k <= w.last_k => {
+                    let left = f.count - u64::from(w.digits[0]);
+                    let walked = (w.last_k - w.k).saturating_add(1);
+                    usize::try_from(left.min(walked)).unwrap_or(usize::MAX).min(n)
+                }
+                _ => 0,
+            };
+            // All but the run's last by the lowest digit's step; the last through `next`,
+            // which carries.
+            if run > 1 {
+                let step = self.steps.steps[0];
+                for _ in 1..run {
+                    emit(self.cur);
+                    for (c, s) in self.cur.iter_mut().zip(&step) {
+                        *c = c.wrapping_add(*s);
+                    }
+                }
+                // (`run - 1` fits: the run is at most the digit's count, a `u32` value.)
+                self.walk.digits[0] += (run - 1) as u32;
+                self.walk.k += (run - 1) as u64;
+            }
+            if let Some(s) = self.next() {
+                emit(s);
+            }
+            n -= run.max(1);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -721,6 +760,15 @@ mod tests {
                             p.name
                         );
                     }
+                    // The same bursts in runs of any length (`for_next`) as one at a time.
+                    let one: Vec<[u32; 3]> = m.sums(&steps, addr).take(300).collect();
+                    let (mut runs, mut walk, mut len) = (Vec::new(), m.sums(&steps, addr), 1 + (a >> 40) as usize % 70);
+                    while runs.len() < one.len() {
+                        let n = len.min(one.len() - runs.len());
+                        walk.for_next(n, |s| runs.push(s));
+                        len = len % 97 + 13;
+                    }
+                    assert_eq!(runs, one, "{text} on {}: runs from {addr:#x}", p.name);
                 }
             }
         }

@@ -393,7 +393,7 @@ impl<W> Default for ChunkWalk<W> {
 /// burst has been given. The chunks together are the requests' bursts one after another: a
 /// one-burst request's `first`, or the first `bursts` of `walk_of(addr)` (the request's
 /// consecutive bursts, as `first` is made of a location).
-fn next_chunk<T: Copy, W: Iterator<Item = T>>(
+fn next_chunk<T: Copy, W: BurstWalk<T>>(
     walk: &mut ChunkWalk<W>,
     reqs: &[FastReq<T>],
     (out, spans): (&mut Vec<T>, &mut Vec<(usize, usize)>),
@@ -412,7 +412,7 @@ fn next_chunk<T: Copy, W: Iterator<Item = T>>(
         }
         let (bursts, left) = walk.cut.get_or_insert_with(|| (walk_of(q.addr), q.bursts));
         let take = (chunk - out.len()).min(usize::try_from(*left).unwrap_or(usize::MAX));
-        out.extend(bursts.by_ref().take(take));
+        bursts.push_next(out, take);
         spans.push((r, take));
         *left -= take as u64;
         if *left == 0 {
@@ -421,6 +421,32 @@ fn next_chunk<T: Copy, W: Iterator<Item = T>>(
         }
     }
     !out.is_empty()
+}
+
+/// A request's consecutive bursts, appended to a chunk `n` at a time ([`next_chunk`]).
+trait BurstWalk<T> {
+    /// Appends the next `n` bursts to `out`.
+    fn push_next(&mut self, out: &mut Vec<T>, n: usize);
+}
+
+impl BurstWalk<Location> for crate::hbm::Bursts<'_> {
+    fn push_next(&mut self, out: &mut Vec<Location>, n: usize) {
+        out.extend(self.by_ref().take(n));
+    }
+}
+
+impl BurstWalk<crate::hbm::fast::Target> for TargetWalk<'_> {
+    #[inline]
+    fn push_next(&mut self, out: &mut Vec<crate::hbm::fast::Target>, n: usize) {
+        out.reserve(n);
+        match self {
+            // (Runs of the lowest digit without carry checks: most of a request's bursts.)
+            TargetWalk::Sums(s) => s.for_next(n, |v| out.push(crate::hbm::fast::Target::from_sums(v))),
+            TargetWalk::Locations(b, org) => {
+                out.extend(b.by_ref().take(n).map(|l| crate::hbm::fast::Target::of(org, &l)))
+            }
+        }
+    }
 }
 
 /// A fast request's consecutive bursts as targets: by weighted sums of their level indices
@@ -440,17 +466,6 @@ impl<'a> TargetWalk<'a> {
         match steps {
             Some(steps) => TargetWalk::Sums(map.sums(steps, addr)),
             None => TargetWalk::Locations(map.bursts(addr), org),
-        }
-    }
-}
-
-impl Iterator for TargetWalk<'_> {
-    type Item = crate::hbm::fast::Target;
-    #[inline]
-    fn next(&mut self) -> Option<crate::hbm::fast::Target> {
-        match self {
-            TargetWalk::Sums(s) => s.next().map(crate::hbm::fast::Target::from_sums),
-            TargetWalk::Locations(b, org) => b.next().map(|loc| crate::hbm::fast::Target::of(org, &loc)),
         }
     }
 }
