@@ -35,6 +35,8 @@ pub enum BuildScope {
     #[default]
     All,
     /// Planning: nothing is made; the builder can plan ([`SimBuilder::plan`]) but not build.
+    /// Names, ports and links are checked for duplicates; links keep no timing record and no
+    /// trace tracks are declared (a plan reads neither).
     Declare,
     /// Partition `me` of a plan: component `i` is made when `part_of[i] == me`. Names, ports
     /// and links are not checked for duplicates again (the declaration that planned the run
@@ -189,7 +191,8 @@ impl SimBuilder {
         // A partition's declaration repeats the one that planned the run, which checked names.
         let (checked, tracks) = match &self.scope {
             BuildScope::Part { tracks, .. } => (true, *tracks),
-            _ => (false, true),
+            BuildScope::Declare => (false, false),
+            BuildScope::All => (false, true),
         };
         if !checked && self.by_name.contains_key(name) {
             return Err(BuildError::DuplicateName { what: "component", name: name.to_string() });
@@ -267,9 +270,10 @@ impl SimBuilder {
         true
     }
 
-    /// Whether this builder declares trace tracks (all but an untraced run's partitions).
+    /// Whether this builder declares trace tracks (all but the planning declaration and an
+    /// untraced run's partitions).
     fn declares_tracks(&self) -> bool {
-        !matches!(self.scope, BuildScope::Part { tracks: false, .. })
+        !matches!(self.scope, BuildScope::Declare | BuildScope::Part { tracks: false, .. })
     }
 
     /// Installs the component for a reserved slot.
@@ -407,9 +411,14 @@ impl SimBuilder {
         }
         let arena = self.arena_for::<T>();
         let id = crate::link::LinkId(self.refs.len() as u32);
-        // A partition keeps no state for a link with no end among its components: only its id
-        // (nothing here sends on it, receives from it or reports it).
-        let stateless = matches!(self.scope, BuildScope::Part { .. }) && !self.builds(src) && !self.builds(dst);
+        // A partition keeps no state for a link with no end among its components, nor the
+        // planning declaration for any: only its id (nothing here sends on it, receives from
+        // it or reports it).
+        let stateless = match &self.scope {
+            BuildScope::All => false,
+            BuildScope::Declare => true,
+            BuildScope::Part { .. } => !self.builds(src) && !self.builds(dst),
+        };
         let r = if stateless {
             LinkRef { arena, slot: crate::link::NO_SLOT, id }
         } else {
@@ -490,6 +499,9 @@ impl SimBuilder {
         let info = &self.links[i];
         let clock = &self.clocks[self.domain_of[info.dst.index()] as usize];
         let r = self.refs[i];
+        if matches!(self.scope, BuildScope::Declare) {
+            return Ok(()); // (the planning declaration makes no link to hook)
+        }
         if r.slot == crate::link::NO_SLOT {
             return Err(format!("link {name:?} has no end in this partition"));
         }
@@ -524,7 +536,7 @@ impl SimBuilder {
     pub fn preload<T: Payload>(&mut self, port: InPort<T>, msg: T) -> Result<(), BuildError> {
         let r = port.r;
         if r.slot == crate::link::NO_SLOT {
-            // Received in another partition: preloaded there.
+            // Received in another partition (preloaded there), or the planning declaration.
             return Ok(());
         }
         let any = self.arenas[r.arena as usize].as_any_mut();
@@ -577,7 +589,7 @@ impl SimBuilder {
                 let src = &self.clocks[self.domain_of[l.src.index()] as usize];
                 let dst = &self.clocks[self.domain_of[l.dst.index()] as usize];
                 let latency = src.cycles_to_dur(l.spec.latency).min(dst.cycles_to_dur(l.spec.credit_latency));
-                LinkEdge { src: l.src, dst: l.dst, latency, name: l.name.clone() }
+                LinkEdge { src: l.src, dst: l.dst, latency, name: &l.name }
             })
             .collect();
         partition::plan(&self.names, &edges, rule, parts, min_lookahead)

@@ -168,12 +168,12 @@ impl std::error::Error for PartitionError {}
 
 /// What the planner needs to know about one link.
 #[derive(Clone, Debug)]
-pub(crate) struct LinkEdge {
+pub(crate) struct LinkEdge<'a> {
     pub src: ComponentId,
     pub dst: ComponentId,
     /// min(latency, credit latency) in time.
     pub latency: Dur,
-    pub name: String,
+    pub name: &'a str,
 }
 
 /// Computes a plan for `names` (by component id) and `links` under `rule`.
@@ -220,7 +220,7 @@ pub(crate) fn plan(
             cut.push(LinkId(i as u32));
             if let Some(min) = min_lookahead {
                 if l.latency < min {
-                    let (link, latency) = (l.name.clone(), l.latency);
+                    let (link, latency) = (l.name.to_string(), l.latency);
                     return Err(PartitionError::ShortCut { link, latency, lookahead: min });
                 }
             }
@@ -503,8 +503,10 @@ impl UnionFind {
 mod tests {
     use super::*;
 
-    fn edge(s: u32, d: u32, ns: u64) -> LinkEdge {
-        LinkEdge { src: ComponentId(s), dst: ComponentId(d), latency: Dur::from_ns(ns), name: format!("c{s} -> c{d}") }
+    fn edge(s: u32, d: u32, ns: u64) -> LinkEdge<'static> {
+        // (A test's few names, leaked: an edge borrows its name from the builder's links.)
+        let name = Box::leak(format!("c{s} -> c{d}").into_boxed_str());
+        LinkEdge { src: ComponentId(s), dst: ComponentId(d), latency: Dur::from_ns(ns), name }
     }
 
     fn names(n: usize) -> Vec<String> {
