@@ -62,13 +62,14 @@ fn the_step_is_identical_serial_on_threads_and_over_bytes() {
     // Over bytes with the default rule: by UltraServer, the EFA switches spread.
     let default_rule = sys.default_rule(2);
     assert_eq!(default_rule.to_string(), "by-name:1,attach=efa");
+    let two = ParallelConfig::new(2, default_rule.clone());
     let reports = std::thread::scope(|s| {
         let mut eps = LoopbackTransport::group(2);
         let mut t1 = eps.pop().unwrap();
         let mut t0 = eps.pop().unwrap();
-        let rule = &default_rule;
-        let h = s.spawn(move || run_transport(build, rule, None, &mut t1, limit, None, None).map(|r| r.is_none()));
-        let r0 = run_transport(build, rule, None, &mut t0, limit, None, None).unwrap();
+        let cfg = &two;
+        let h = s.spawn(move || run_transport(build, cfg, &mut t1, limit, None, None).map(|r| r.is_none()));
+        let r0 = run_transport(build, cfg, &mut t0, limit, None, None).unwrap();
         assert!(h.join().unwrap().unwrap(), "rank 1 returns nothing");
         r0.unwrap().report
     });

@@ -146,8 +146,7 @@ fn over_bytes_of(
                 s.spawn(move || {
                     run_transport(
                         || Ok(build(seed)),
-                        &PartitionRule::ByName { depth: 2 },
-                        None,
+                        &ParallelConfig::new(ranks, PartitionRule::ByName { depth: 2 }),
                         &mut t,
                         LIMIT,
                         Some(&TraceOptions::default()),
@@ -161,8 +160,7 @@ fn over_bytes_of(
         let sink = Box::new(PerfettoWriter::new(buf.clone(), "perfetto"));
         let r0 = run_transport(
             || Ok(build(seed)),
-            &PartitionRule::ByName { depth: 2 },
-            None,
+            &ParallelConfig::new(ranks, PartitionRule::ByName { depth: 2 }),
             &mut t0,
             LIMIT,
             Some(&TraceOptions::default()),
@@ -266,4 +264,56 @@ fn a_window_hook_sees_every_window_and_changes_nothing() {
         compared += 1;
     }
     assert!(compared >= 4, "only {compared} graphs compared");
+}
+
+/// Over the byte path, rank 0 calls the window hook after every window it runs (times going
+/// forward) and no other rank calls it; a report filter keeps what it keeps on threads and
+/// counts the owners it leaves out alike; a configuration for another number of partitions
+/// than the transport's ranks is refused.
+#[test]
+fn the_byte_path_takes_the_window_hook_and_report_filter_as_threads_do() {
+    use std::sync::{Arc, Mutex};
+    use trnsim_kernel::ReportFilter;
+    // Components whose name has an even byte sum (about half).
+    let keep = ReportFilter(Arc::new(|name: &str| name.bytes().map(u32::from).sum::<u32>() % 2 == 0));
+    let mut compared = 0;
+    for seed in 1..=6u64 {
+        let rule = PartitionRule::ByName { depth: 2 };
+        let threads = ParallelConfig { report_where: Some(keep.clone()), ..ParallelConfig::new(2, rule.clone()) };
+        let (on_threads, _) = match run_threads(|| Ok(plain(seed)), &threads, LIMIT, None, |_| ()) {
+            Err(ParallelError::Partition(PartitionError::TooFewGroups { .. })) => continue,
+            other => other.unwrap(),
+        };
+        let seen: [Arc<Mutex<Vec<Time>>>; 2] = Default::default();
+        let hook = |r: usize| {
+            let log = seen[r].clone();
+            WindowHook(Arc::new(move |t| log.lock().unwrap().push(t)))
+        };
+        let cfg = |r: usize| ParallelConfig { on_window: Some(hook(r)), ..threads.clone() };
+        let (c0, c1) = (cfg(0), cfg(1));
+        let (r0, r1) = std::thread::scope(|s| {
+            let mut eps = LoopbackTransport::group(2);
+            let (mut t1, mut t0) = (eps.pop().unwrap(), eps.pop().unwrap());
+            let c1 = &c1;
+            let h = s.spawn(move || run_transport(|| Ok(plain(seed)), c1, &mut t1, LIMIT, None, None));
+            let r0 = run_transport(|| Ok(plain(seed)), &c0, &mut t0, LIMIT, None, None);
+            (r0, h.join().unwrap())
+        });
+        let (run, none) = (r0.unwrap().expect("rank 0 merges"), r1.unwrap());
+        assert!(none.is_none(), "seed {seed}: rank 1 returns nothing");
+        let json = |r: &trnsim_kernel::ParallelRun| serde_json::to_string(&r.report).unwrap();
+        assert_eq!(json(&on_threads), json(&run), "seed {seed}: the filtered report differs from the threads'");
+        assert_eq!(on_threads.left_out, run.left_out, "seed {seed}: owners left out");
+        assert!(run.left_out > 0, "seed {seed}: the filter left nothing out");
+        let times = seen[0].lock().unwrap().clone();
+        assert_eq!(times.len() as u64 + 1, run.partitions[0].windows, "seed {seed}: a call per window run");
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "seed {seed}: times go forward");
+        assert!(seen[1].lock().unwrap().is_empty(), "seed {seed}: rank 1 called the hook");
+        compared += 1;
+    }
+    assert!(compared >= 4, "only {compared} graphs compared");
+    let mut eps = LoopbackTransport::group(1);
+    let one = ParallelConfig::new(2, PartitionRule::Auto);
+    let err = run_transport(|| Ok(plain(1)), &one, &mut eps[0], LIMIT, None, None).expect_err("2 partitions on 1 rank");
+    assert!(err.to_string().contains("2 partitions but the transport has 1 ranks"), "{err}");
 }

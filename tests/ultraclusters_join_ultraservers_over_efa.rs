@@ -170,14 +170,14 @@ fn the_cluster_all_reduce_is_identical_serial_on_threads_and_over_bytes_by_ultra
         }
     }
     // The bytes MPI ranks exchange, between threads: 2 ranks.
+    let two = ParallelConfig::new(2, by_us.clone());
     let reports = std::thread::scope(|s| {
         let mut eps = LoopbackTransport::group(2);
         let mut t1 = eps.pop().unwrap();
         let mut t0 = eps.pop().unwrap();
-        let rule = &by_us;
-        let h = s
-            .spawn(move || run_transport(cluster_builder, rule, None, &mut t1, limit, None, None).map(|r| r.is_none()));
-        let r0 = run_transport(cluster_builder, rule, None, &mut t0, limit, None, None).unwrap();
+        let cfg = &two;
+        let h = s.spawn(move || run_transport(cluster_builder, cfg, &mut t1, limit, None, None).map(|r| r.is_none()));
+        let r0 = run_transport(cluster_builder, cfg, &mut t0, limit, None, None).unwrap();
         assert!(h.join().unwrap().unwrap(), "rank 1 returns nothing");
         r0.unwrap().report
     });

@@ -297,9 +297,28 @@ impl System {
             return Err("--trace: partitioned runs of whole chips are not traced yet (trace the serial run)".into());
         }
         let sw = Stopwatch::start();
-        let run = trnsim_kernel::run_transport(&*self.build, rule, None, t, self.limit, tracing, sink)
-            .map_err(|e| e.to_string())?;
+        // Rank 0's progress line (shown only if its standard error is a terminal, which under
+        // `mpirun` it usually is not) and, for whole chips, the report of what is kept.
+        let progress = if t.rank() == 0 { crate::progress::WindowProgress::start() } else { None };
+        let cfg = ParallelConfig {
+            threads: t.size(),
+            rule: rule.clone(),
+            min_lookahead: None,
+            on_window: progress.as_ref().map(|p| p.hook()),
+            report_where: self.report_filter(),
+        };
+        let run = trnsim_kernel::run_transport(&*self.build, &cfg, t, self.limit, tracing, sink);
+        if let Some(p) = progress {
+            p.finish();
+        }
+        let run = run.map_err(|e| e.to_string())?;
         Ok(run.map(|r| (r, sw.elapsed().0)))
+    }
+
+    /// Whole chips: the statistics the result drops are not gathered at all
+    /// ([`crate::suite::partition_reports`]), unless [`System::full_reports`].
+    fn report_filter(&self) -> Option<ReportFilter> {
+        self.filter_reports.then(|| ReportFilter(std::sync::Arc::new(crate::suite::partition_reports)))
     }
 
     /// Refuses a rule that would split a chip of a system of whole chips: plans it on the
@@ -350,10 +369,13 @@ impl System {
         let sw = Stopwatch::start();
         let progress = crate::progress::WindowProgress::start();
         let on_window = progress.as_ref().map(|p| p.hook());
-        // Whole chips: the statistics the result drops are not gathered at all.
-        let report_where =
-            self.filter_reports.then(|| ReportFilter(std::sync::Arc::new(crate::suite::partition_reports)));
-        let cfg = ParallelConfig { threads, rule: rule.clone(), min_lookahead: None, on_window, report_where };
+        let cfg = ParallelConfig {
+            threads,
+            rule: rule.clone(),
+            min_lookahead: None,
+            on_window,
+            report_where: self.report_filter(),
+        };
         let ran = run_threads(&*self.build, &cfg, self.limit, trace, |_| ());
         if let Some(p) = progress {
             p.finish();

@@ -73,6 +73,14 @@ pub struct ParallelConfig {
     pub report_where: Option<ReportFilter>,
 }
 
+impl ParallelConfig {
+    /// `parts` partitions (threads, or a transport's ranks) under `rule`: the lookahead the
+    /// shortest cut link gives, no window hook, every component reported.
+    pub fn new(parts: u32, rule: PartitionRule) -> ParallelConfig {
+        ParallelConfig { threads: parts, rule, min_lookahead: None, on_window: None, report_where: None }
+    }
+}
+
 /// Which components' statistics a partitioned run reports ([`ParallelConfig::report_where`]).
 #[derive(Clone)]
 pub struct ReportFilter(pub std::sync::Arc<dyn Fn(&str) -> bool + Send + Sync>);

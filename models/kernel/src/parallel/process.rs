@@ -11,13 +11,12 @@
 use super::part::{PartLink, PartReport};
 use super::wire::{get_records, put_records, put_u32, put_u64, Names, Reader};
 use super::{
-    build_part, check_trace, merge, merge_records, reduce, run_part, words_of, Exchanger, Outcome, ParallelError,
-    ParallelRun, PartitionTiming, Summary,
+    build_part, check_trace, merge, merge_records, reduce, run_part, words_of, Exchanger, Outcome, ParallelConfig,
+    ParallelError, ParallelRun, PartitionTiming, Summary,
 };
 use crate::builder::SimBuilder;
 use crate::error::{BlockedComponent, DeadlockReport};
 use crate::link::LinkStats;
-use crate::partition::PartitionRule;
 use crate::sim::{Simulation, Stop, TraceOptions};
 use crate::stats::{Histogram, StatValue, StatsReport, TimeWeighted};
 use crate::time::{Dur, Time};
@@ -58,6 +57,8 @@ struct ByteExchanger<'a> {
     capture: Captured,
     names: Names,
     waited: Duration,
+    /// Told the time reached after each window (rank 0 only).
+    on_window: Option<&'a super::WindowHook>,
 }
 
 impl Exchanger for ByteExchanger<'_> {
@@ -132,20 +133,28 @@ impl Exchanger for ByteExchanger<'_> {
     fn waited(&self) -> Duration {
         self.waited
     }
+
+    fn window_done(&self, now: Time) {
+        if let Some(h) = self.on_window {
+            (h.0)(now);
+        }
+    }
 }
 
 fn bad(q: u32, e: String) -> ParallelError {
     ParallelError::Unsupported(format!("bytes from rank {q}: {e}"))
 }
 
-/// Runs this process's partition (its rank) of the system `build` makes, split under `rule`
-/// into one partition per rank, for at most `limit` or until idle. Every rank must call it
-/// with the same system, rule and `tracing`; rank 0 alone passes the trace `sink`. Returns the
-/// merged run on rank 0 and `None` elsewhere.
+/// Runs this process's partition (its rank) of the system `build` makes, split under
+/// `cfg.rule` into one partition per rank (`cfg.threads` must be the transport's size), for at
+/// most `limit` or until idle. Every rank must call it with the same system, configuration
+/// and `tracing`; rank 0 alone passes the trace `sink`, and only rank 0 calls
+/// `cfg.on_window` (under `mpirun` a rank's standard error is usually a pipe, not a
+/// terminal). `cfg.report_where` filters each rank's report as it does a threaded run's.
+/// Returns the merged run on rank 0 and `None` elsewhere.
 pub fn run_transport<B>(
     build: B,
-    rule: &PartitionRule,
-    min_lookahead: Option<Dur>,
+    cfg: &ParallelConfig,
     t: &mut dyn Transport,
     limit: Dur,
     tracing: Option<&TraceOptions>,
@@ -155,10 +164,16 @@ where
     B: Fn() -> Result<SimBuilder, String>,
 {
     let (parts, me) = (t.size(), t.rank());
+    if cfg.threads != parts {
+        return Err(ParallelError::Unsupported(format!(
+            "the configuration asks for {} partitions but the transport has {parts} ranks (one partition per rank)",
+            cfg.threads
+        )));
+    }
     // Declared (nothing made) to plan, then dropped; then this rank's partition is built.
     let plan = {
         let declared = crate::BuildScope::Declare.enter(&build).map_err(ParallelError::Build)?;
-        declared.plan(rule, parts, min_lookahead)?
+        declared.plan(&cfg.rule, parts, cfg.min_lookahead)?
     };
     check_trace(tracing)?;
     let sink = if me == 0 { sink } else { None };
@@ -173,8 +188,9 @@ where
         capture: Vec::new(),
         names: Names::default(),
         waited: Duration::ZERO,
+        on_window: if me == 0 { cfg.on_window.as_ref() } else { None },
     };
-    let outcome = run_part(sim, merger, &mut x, (&plan, me), limit, &|_| (), None)?;
+    let outcome = run_part(sim, merger, &mut x, (&plan, me), limit, &|_| (), cfg.report_where.as_ref())?;
     // The partition is gone: give its memory back before the statistics arrive (rank 0 then
     // holds the merged report of the whole system, which reuses none of the partition's
     // small freed blocks).
