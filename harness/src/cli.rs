@@ -1015,6 +1015,9 @@ fn run_mpi(a: &RunArgs, names: &[String]) -> Result<(), Failure> {
 fn run_mpi_ranks(a: &RunArgs, names: &[String], t: &mut trnsim_harness::mpi::MpiTransport) -> Result<(), Failure> {
     let rank = trnsim_kernel::Transport::rank(t);
     let ranks = trnsim_kernel::Transport::size(t);
+    // Rank 0's progress, if its standard error is a terminal (under `mpirun` it is a pipe:
+    // nothing shows); one benchmark at a time.
+    trnsim_harness::progress::set_enabled(rank == 0);
     let mut results = Vec::new();
     for name in names {
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, names.len() > 1));
