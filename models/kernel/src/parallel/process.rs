@@ -178,6 +178,8 @@ where
     check_trace(tracing)?;
     let sink = if me == 0 { sink } else { None };
     let (sim, merger) = build_part(&build, &plan, me, tracing.is_some(), sink)?;
+    // Every partition declares every link id: another rank's statistics name no other.
+    let links = sim.core.links.refs.len();
     let mut x = ByteExchanger {
         t,
         me,
@@ -210,7 +212,7 @@ where
         out[0] = Vec::new();
         if me == 0 {
             let bytes = std::mem::take(&mut x.inbox[q as usize]);
-            results.push(get_outcome(&mut Reader::new(&bytes, "final statistics")).map_err(|e| bad(q, e)));
+            results.push(get_outcome(&mut Reader::new(&bytes, "final statistics"), links).map_err(|e| bad(q, e)));
         }
     }
     if me != 0 {
@@ -369,7 +371,8 @@ fn put_outcome(out: &mut Vec<u8>, o: &Outcome<()>) {
     put_u64(out, o.trace_records);
 }
 
-fn get_outcome(r: &mut Reader<'_>) -> Result<Outcome<()>, String> {
+/// A rank's final statistics, read back; its links' ids must be below `n_links`.
+fn get_outcome(r: &mut Reader<'_>, n_links: usize) -> Result<Outcome<()>, String> {
     let stop = match r.u8()? {
         0 => Ok(Stop::Limit),
         1 => Ok(Stop::Idle),
@@ -389,6 +392,9 @@ fn get_outcome(r: &mut Reader<'_>) -> Result<Outcome<()>, String> {
     let mut links = Vec::new();
     for _ in 0..r.u32()? {
         let (id, stats, sides) = (r.u32()?, get_link(r)?, r.u8()?);
+        if id as usize >= n_links {
+            return Err(format!("link id {id} in a system of {n_links} links"));
+        }
         links.push(PartLink { id, stats, sides, name: get_str(r)? });
     }
     let (ticks, left_out) = (r.u64()?, r.u64()?);
@@ -468,5 +474,39 @@ impl Transport for LoopbackTransport {
         }
         s.barrier.wait();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A rank's final statistics come back as they went, names included, and a link id beyond
+    /// the system's links is refused (it would size the merged link table).
+    #[test]
+    fn final_statistics_round_trip_and_a_link_id_beyond_the_system_is_refused() {
+        let link = |id, name: &str| PartLink { id, stats: LinkStats::default(), sides: 1, name: name.into() };
+        let report = PartReport {
+            comps: StatsReport::default(),
+            links: vec![link(2, "a.x -> b.y"), link(4, "")],
+            ticks: 7,
+            left_out: 3,
+        };
+        let o = Outcome {
+            stop: Ok(Stop::Idle),
+            now: Time::from_ps(1000),
+            report,
+            timing: PartitionTiming::default(),
+            trace_records: 0,
+            inspected: (),
+        };
+        let mut bytes = Vec::new();
+        put_outcome(&mut bytes, &o);
+        let back = get_outcome(&mut Reader::new(&bytes, "test"), 5).unwrap();
+        let got: Vec<(u32, &str)> = back.report.links.iter().map(|l| (l.id, l.name.as_str())).collect();
+        assert_eq!(got, [(2, "a.x -> b.y"), (4, "")]);
+        assert_eq!((back.report.ticks, back.report.left_out, back.now), (7, 3, Time::from_ps(1000)));
+        let err = get_outcome(&mut Reader::new(&bytes, "test"), 4).err().unwrap();
+        assert_eq!(err, "link id 4 in a system of 4 links");
     }
 }
