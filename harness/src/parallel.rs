@@ -301,11 +301,9 @@ impl System {
         // `mpirun` it usually is not) and, for whole chips, the report of what is kept.
         let progress = if t.rank() == 0 { crate::progress::WindowProgress::start() } else { None };
         let cfg = ParallelConfig {
-            threads: t.size(),
-            rule: rule.clone(),
-            min_lookahead: None,
             on_window: progress.as_ref().map(|p| p.hook()),
             report_where: self.report_filter(),
+            ..ParallelConfig::new(t.size(), rule.clone())
         };
         let run = trnsim_kernel::run_transport(&*self.build, &cfg, t, self.limit, tracing, sink);
         if let Some(p) = progress {
@@ -370,11 +368,9 @@ impl System {
         let progress = crate::progress::WindowProgress::start();
         let on_window = progress.as_ref().map(|p| p.hook());
         let cfg = ParallelConfig {
-            threads,
-            rule: rule.clone(),
-            min_lookahead: None,
             on_window,
             report_where: self.report_filter(),
+            ..ParallelConfig::new(threads, rule.clone())
         };
         let ran = run_threads(&*self.build, &cfg, self.limit, trace, |_| ());
         if let Some(p) = progress {
