@@ -59,7 +59,8 @@ struct Node {
 /// and `hit_head` count and name the requests of its list whose row is the open row last
 /// given to [`BankQueue::push`], [`BankQueue::remove`] or [`BankQueue::recount`]; `head` is
 /// its list's first request; bit `b` of `busy` is set exactly when bank `b`'s list is not
-/// empty. At most 64 banks (`Organization::validate` enforces it).
+/// empty, and bit `b` of `hit_banks` exactly when its `hits` is not 0. At most 64 banks
+/// (`Organization::validate` enforces it).
 #[derive(Clone, Debug)]
 pub struct BankQueue {
     nodes: Vec<Node>,
@@ -69,6 +70,7 @@ pub struct BankQueue {
     sums: Vec<Summary>,
     hits: Vec<u16>,
     busy: u64,
+    hit_banks: u64,
     len: usize,
 }
 
@@ -85,6 +87,7 @@ impl BankQueue {
             sums: vec![empty; banks],
             hits: vec![0; banks],
             busy: 0,
+            hit_banks: 0,
             len: 0,
         }
     }
@@ -122,6 +125,7 @@ impl BankQueue {
         if q.row == open {
             if self.hits[bank] == 0 {
                 s.hit_head = q;
+                self.hit_banks |= 1 << bank;
             }
             self.hits[bank] += 1;
         }
@@ -160,7 +164,9 @@ impl BankQueue {
         }
         if e.row == open {
             self.hits[bank] -= 1;
-            if self.hits[bank] > 0 && s.hit_head.seq == seq {
+            if self.hits[bank] == 0 {
+                self.hit_banks &= !(1 << bank);
+            } else if s.hit_head.seq == seq {
                 let mut i = next;
                 while self.nodes[i as usize].e.row != open {
                     i = self.nodes[i as usize].next; // a later hit exists: never NIL here
@@ -176,6 +182,7 @@ impl BankQueue {
     pub fn recount(&mut self, bank: usize, open: u32) {
         let (s, hits) = (&mut self.sums[bank], &mut self.hits[bank]);
         *hits = 0;
+        self.hit_banks &= !(1 << bank);
         if open == u32::MAX {
             return;
         }
@@ -190,16 +197,28 @@ impl BankQueue {
             }
             i = n.next;
         }
+        if *hits > 0 {
+            self.hit_banks |= 1 << bank;
+        }
     }
 
     /// Zeroes every bank's row hits (every bank closed).
     pub fn clear_hits(&mut self) {
         self.hits.iter_mut().for_each(|h| *h = 0);
+        self.hit_banks = 0;
     }
 
     /// The banks with requests, as a bit set (bit b = flat bank b).
+    #[inline]
     pub fn busy(&self) -> u64 {
         self.busy
+    }
+
+    /// The banks with requests that hit their open row, as a bit set (a subset of
+    /// [`BankQueue::busy`]).
+    #[inline]
+    pub fn hit_banks(&self) -> u64 {
+        self.hit_banks
     }
 
     /// Requests of `bank` that hit its open row.
@@ -274,8 +293,8 @@ mod tests {
     }
 
     /// Pushes, removals (oldest, oldest hit or any request of a bank) and open-row changes in
-    /// random order, each checked against the plain list: heads, hit heads, hit counts,
-    /// lengths and the removed request.
+    /// random order, each checked against the plain list: heads, hit heads, hit counts, the
+    /// set of banks with hits, lengths and the removed request.
     #[test]
     fn bank_lists_agree_with_one_arrival_ordered_list() {
         const BANKS: usize = 16;
@@ -324,6 +343,8 @@ mod tests {
                     let mine: Vec<&Entry> = r.of_bank(b).collect();
                     assert_eq!(bq.is_empty(b), mine.is_empty(), "round {round} bank {b}");
                     assert_eq!(bq.busy() & (1 << b) != 0, !mine.is_empty());
+                    let hit = mine.iter().any(|e| e.row == open_b);
+                    assert_eq!(bq.hit_banks() & (1 << b) != 0, hit, "round {round} bank {b}: hit set");
                     if mine.is_empty() {
                         continue;
                     }

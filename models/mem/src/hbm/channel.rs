@@ -8,7 +8,7 @@
 //! (round robin), deterministically.
 
 use crate::hbm::command::{Command, CommandRecord};
-use crate::hbm::controller::{Choice, Completion, PcController, Shared};
+use crate::hbm::controller::{Choice, Completion, PcController, Plan, Shared};
 use trnsim_kernel::Histogram;
 
 /// A channel's controllers and command buses.
@@ -131,8 +131,7 @@ impl Channel {
         let row_free = self.row_bus_free_at(now);
         let col_free = self.col_bus_free <= now;
         let n = self.pcs.len();
-        let mut rows = [None::<Choice>; 4];
-        let mut cols = [None::<Choice>; 4];
+        let mut plans = [Plan::default(); 4];
         let hold = self.pcs.first().is_some_and(PcController::holds);
         if hold {
             // A holding refresh policy (Ramulator 2.1's rule) holds the whole channel while
@@ -146,25 +145,23 @@ impl Channel {
         }
         for (i, pc) in self.pcs.iter_mut().enumerate() {
             if self.pc_next[i] <= now {
-                let p = pc.plan(sh, now, row_free, col_free);
-                self.pc_next[i] = p.next;
-                rows[i] = p.row;
-                cols[i] = p.col;
+                pc.plan(sh, now, row_free, col_free, &mut plans[i]);
+                self.pc_next[i] = plans[i].next;
             }
         }
         let mut lost = [false; 4];
-        if let Some(i) = pick(&cols[..n], self.rr_col) {
-            let c = cols[i].expect("picked a column choice");
+        if let Some(i) = pick(&plans[..n], self.rr_col, |p| p.col.is_some()) {
+            let c = plans[i].col.expect("picked a column choice");
             self.issue(sh, i, &c, now, ids, out);
             self.col_bus_free = now + 1;
             self.rr_col = (i + 1) % n;
             self.pc_next[i] = self.pcs[i].next_after_issue(sh, &c, now, self.pc_next[i]);
             for j in (0..n).filter(|&j| j != i) {
-                lost[j] |= cols[j].is_some();
+                lost[j] |= plans[j].col.is_some();
             }
         }
-        if let Some(i) = pick(&rows[..n], self.rr_row) {
-            let c = rows[i].expect("picked a row choice");
+        if let Some(i) = pick(&plans[..n], self.rr_row, |p| p.row.is_some()) {
+            let c = plans[i].row.expect("picked a row choice");
             if self.pcs[i].still_legal(sh, &c, now) {
                 let start = self.row_bus_half.max(2 * now);
                 self.row_bus_half = start + c.cmd.bus_half_cycles();
@@ -175,12 +172,12 @@ impl Channel {
                 lost[i] = true;
             }
             for j in (0..n).filter(|&j| j != i) {
-                lost[j] |= rows[j].is_some();
+                lost[j] |= plans[j].row.is_some();
             }
         }
         // Under a holding refresh policy a refresh issued may end the channel's hold or give
         // the next pseudo-channel its turn: every one plans again.
-        if hold && rows[..n].iter().any(|r| r.is_some_and(|c| c.refresh)) {
+        if hold && plans[..n].iter().any(|p| p.row.is_some_and(|c| c.refresh)) {
             self.pc_next[..n].fill(now + 1);
         }
         // A pseudo-channel whose legal command lost its bus tries again next cycle.
@@ -253,12 +250,12 @@ fn split_bank(sh: &Shared, group: u32, bank: u32) -> (u32, u32) {
     (group % sh.org.bank_groups, bank % sh.org.banks_per_group)
 }
 
-/// The round-robin winner among `choices`, starting at `from`.
-fn pick(choices: &[Option<Choice>], from: usize) -> Option<usize> {
-    let n = choices.len();
+/// The round-robin winner among the `plans` that `has` a choice, starting at `from`.
+fn pick(plans: &[Plan], from: usize, has: impl Fn(&Plan) -> bool) -> Option<usize> {
+    let n = plans.len();
     if n == 0 {
         return None;
     }
     let from = from % n;
-    (from..n).chain(0..from).find(|&i| choices[i].is_some())
+    (from..n).chain(0..from).find(|&i| has(&plans[i]))
 }

@@ -23,6 +23,11 @@ use trnsim_kernel::Histogram;
 
 const CLOSED: u32 = u32::MAX;
 
+/// The kinds of command a bank's queued requests may need next, as `PcController::part`
+/// indexes them: 0 a column command (row hits), 1 a PRE (another row open), 2 an ACT
+/// (closed). `COL` names the first.
+const COL: usize = 0;
+
 /// One queued request (a single burst).
 #[derive(Clone, Copy, Debug)]
 pub struct Entry {
@@ -166,10 +171,16 @@ pub struct PcController {
     by_bank: [BankQueue; 2],
     /// Per bank: row hits within a windowed scheduler's window (the scan path's scratch).
     hits: Vec<u16>,
-    /// Per bank: the candidate command (RD or WR standing for their class) and its
-    /// `TimingState::bank_part` at the last plan that looked at the bank; re-read when the
-    /// command changes or the timing state marks the bank dirty.
-    part: Vec<(Command, u64)>,
+    /// Banks with a row open, as a bit set (bit b: `open[b]` is not CLOSED).
+    open_banks: u64,
+    /// Per kind of command a bank's requests may need (column, PRE, ACT; see [`COL`]), per
+    /// bank: its `TimingState::bank_part` for that command (the column kind's
+    /// for `col_class`), valid unless the bank is in the kind's `stale` set.
+    part: [Vec<u64>; 3],
+    /// Per kind: banks whose `part` must be read again (their timing rows changed since).
+    stale: [u64; 3],
+    /// The column class (RD or WR) `part[COL]` holds.
+    col_class: Command,
     /// Per bank: how the open row was opened (0 = no request has used it yet after a plain
     /// ACT, 1 = after a PRE of another row for a request, 2 = already used).
     opened: Vec<u8>,
@@ -203,7 +214,10 @@ impl PcController {
             seq: 0,
             by_bank: [BankQueue::new(banks, cfg.read_queue as usize), BankQueue::new(banks, cfg.write_queue as usize)],
             hits: vec![0; banks],
-            part: vec![(Command::Ref, 0); banks],
+            open_banks: 0,
+            part: [vec![0; banks], vec![0; banks], vec![0; banks]],
+            stale: [u64::MAX; 3],
+            col_class: Command::Rd,
             opened: vec![2; banks],
             last_account: 0,
             stats: PcStats::default(),
@@ -395,11 +409,13 @@ impl PcController {
         }
     }
 
-    /// The commands legal at `now` given which buses are free, and the next cycle to ask again.
-    pub fn plan(&mut self, sh: &Shared, now: u64, row_bus: bool, col_bus: bool) -> Plan {
+    /// The commands legal at `now` given which buses are free, and the next cycle to ask
+    /// again, written to `plan` (whatever it held before; filled in place, not returned, so
+    /// the caller reads back what was stored whole rather than a copy of it).
+    pub fn plan(&mut self, sh: &Shared, now: u64, row_bus: bool, col_bus: bool, plan: &mut Plan) {
         self.account(now);
         self.update_mode(&sh.cfg);
-        let mut plan = Plan { row: None, col: None, next: u64::MAX };
+        *plan = Plan { row: None, col: None, next: u64::MAX };
         let due = self.own_due(now);
         if let Some(d) = due {
             // Under a holding policy a pseudo-channel waits for its turn; the channel plans
@@ -417,11 +433,10 @@ impl PcController {
         }
         let due = if due.is_none() { self.holding_due(now) } else { due };
         if sh.window == usize::MAX {
-            self.plan_by_bank(sh, now, due, (row_bus, col_bus), &mut plan);
+            self.plan_by_bank(sh, now, due, (row_bus, col_bus), plan);
         } else {
-            self.plan_scan(sh, now, due, (row_bus, col_bus), &mut plan);
+            self.plan_scan(sh, now, due, (row_bus, col_bus), plan);
         }
-        plan
     }
 
     /// `plan`'s choice for a scheduler that sees the whole queue, one bank at a time. All the
@@ -436,69 +451,108 @@ impl PcController {
         }
         // The bank being refreshed (and, under a holding policy, row commands of the others)
         // is skipped by `blocked` below.
-        let mut busy = self.by_bank[usize::from(self.write_mode)].busy();
-        let q = &self.by_bank[usize::from(self.write_mode)];
-        let row_bus = buses.0 && plan.row.is_none_or(|c| !c.refresh);
-        let (mut best_row, mut best_col) = (u64::MAX, u64::MAX);
-        // The pseudo-channel-wide part of each command's earliest cycle, the same for every
-        // bank: a bank's candidate cycle is the larger of it and the bank's own part (as
-        // `bank_candidate` computes it).
-        let st = &self.state;
+        let mode = usize::from(self.write_mode);
+        let busy = self.by_bank[mode].busy();
+        if busy == 0 {
+            return;
+        }
+        debug_assert_eq!(
+            self.open_banks,
+            self.open.iter().enumerate().filter(|(_, &r)| r != CLOSED).fold(0u64, |m, (b, _)| m | 1 << b),
+            "the open-bank set follows the open rows"
+        );
+        // The banks by the command their requests need: row hits a column command, other
+        // banks with a row open a PRE, closed banks an ACT.
+        let hit = self.by_bank[mode].hit_banks();
         let col_class = if self.write_mode { Command::Wr } else { Command::Rd };
-        let floor_col = st.pc_floor(&sh.table, col_class);
-        let floor_pre = st.pc_floor(&sh.table, Command::Pre);
-        let floor_act = st.pc_floor(&sh.table, Command::Act);
-        // Every bank looked at below has its cached part re-read if dirty: clean them after.
-        let (dirty, seen) = (st.dirty(), busy);
-        while busy != 0 {
-            let bank = busy.trailing_zeros() as usize;
-            busy &= busy - 1;
-            let hits = q.hits(bank);
-            let (cmd, floor) = if hits > 0 {
-                (col_class, floor_col)
-            } else if self.open[bank] != CLOSED {
-                (Command::Pre, floor_pre)
-            } else {
-                (Command::Act, floor_act)
-            };
-            if self.part[bank].0 != cmd || dirty & (1 << bank) != 0 {
-                self.part[bank] = (cmd, st.bank_part(cmd, st.bank_ref(bank as u32)));
-            }
-            // After the cached part is fresh (the loop's end cleans every bank it saw).
-            if self.blocked(due, bank as u16, cmd) {
-                continue;
-            }
-            let at = floor.max(self.part[bank].1);
-            if at > now {
-                plan.next = plan.next.min(at);
-                continue;
-            }
-            let hit = hits > 0;
-            let (cmd, first, several) = if hit {
-                (Self::column_cmd(sh, self.write_mode, hits), q.hit_head(bank), hits > 1)
-            } else {
-                (cmd, q.head(bank), q.several(bank))
-            };
-            let ready = if hit { buses.1 } else { row_bus } && first.arrive < now;
-            if !ready || several {
-                plan.next = plan.next.min(now + 1);
-            }
-            if !ready {
-                continue;
-            }
-            let (mine, best) = if hit { (&mut plan.col, &mut best_col) } else { (&mut plan.row, &mut best_row) };
-            if mine.is_some() {
-                plan.next = plan.next.min(now + 1); // a second ready command waits a cycle at least
-            }
-            // Every candidate of one kind (column: row hits; row: not) ranks by age alone
-            // (the scheduler contract): the oldest, lowest `seq`, is the best.
-            if first.seq < *best {
-                *best = first.seq;
-                let (seq, b) = (hit.then_some(first.seq), st.bank_ref(bank as u32));
-                *mine = Some(Choice { cmd, b, row: first.row, col: first.col, seq, refresh: false });
+        let kinds = [
+            (busy & hit, col_class),
+            (busy & !hit & self.open_banks, Command::Pre),
+            (busy & !hit & !self.open_banks, Command::Act),
+        ];
+        // Bring the cached parts of the banks of each kind up to date: those whose bank, group
+        // or SID rows changed since they were read (the timing state's dirty banks, folded
+        // into each kind's stale set) and, for column commands, all after a read/write switch.
+        let dirty = self.state.dirty();
+        if dirty != 0 {
+            self.state.clean(dirty);
+            self.stale.iter_mut().for_each(|s| *s |= dirty);
+        }
+        if self.col_class != col_class {
+            self.col_class = col_class;
+            self.stale[COL] = u64::MAX;
+        }
+        for (k, &(set, cmd)) in kinds.iter().enumerate() {
+            let mut fresh = set & self.stale[k];
+            self.stale[k] &= !fresh;
+            while fresh != 0 {
+                let bank = fresh.trailing_zeros();
+                fresh &= fresh - 1;
+                self.part[k][bank as usize] = self.state.bank_part(cmd, self.state.bank_ref(bank));
             }
         }
-        self.state.clean(seen);
+        let q = &self.by_bank[mode];
+        let row_bus = buses.0 && plan.row.is_none_or(|c| !c.refresh);
+        let (mut best_row, mut best_col) = (u64::MAX, u64::MAX);
+        let st = &self.state;
+        for (k, &(set, cmd)) in kinds.iter().enumerate() {
+            if set == 0 {
+                continue;
+            }
+            // The pseudo-channel-wide part of the command's earliest cycle, the same for every
+            // bank: a bank's candidate cycle is the larger of it and the bank's own part (as
+            // `bank_candidate` computes it).
+            let floor = st.pc_floor(&sh.table, cmd);
+            let part = &self.part[k];
+            if floor > now && due.is_none() {
+                // No bank of this kind can issue now: only its earliest bank counts.
+                let (mut rest, mut first) = (set, u64::MAX);
+                while rest != 0 {
+                    first = first.min(part[rest.trailing_zeros() as usize]);
+                    rest &= rest - 1;
+                }
+                plan.next = plan.next.min(floor.max(first));
+                continue;
+            }
+            let mut rest = set;
+            while rest != 0 {
+                let bank = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                if self.blocked(due, bank as u16, cmd) {
+                    continue;
+                }
+                let at = floor.max(part[bank]);
+                if at > now {
+                    plan.next = plan.next.min(at);
+                    continue;
+                }
+                let hit = k == COL;
+                let (cmd, first, several) = if hit {
+                    let hits = q.hits(bank);
+                    (Self::column_cmd(sh, self.write_mode, hits), q.hit_head(bank), hits > 1)
+                } else {
+                    (cmd, q.head(bank), q.several(bank))
+                };
+                let ready = if hit { buses.1 } else { row_bus } && first.arrive < now;
+                if !ready || several {
+                    plan.next = plan.next.min(now + 1);
+                }
+                if !ready {
+                    continue;
+                }
+                let (mine, best) = if hit { (&mut plan.col, &mut best_col) } else { (&mut plan.row, &mut best_row) };
+                if mine.is_some() {
+                    plan.next = plan.next.min(now + 1); // a second ready command waits a cycle at least
+                }
+                // Every candidate of one kind (column: row hits; row: not) ranks by age alone
+                // (the scheduler contract): the oldest, lowest `seq`, is the best.
+                if first.seq < *best {
+                    *best = first.seq;
+                    let (seq, b) = (hit.then_some(first.seq), st.bank_ref(bank as u32));
+                    *mine = Some(Choice { cmd, b, row: first.row, col: first.col, seq, refresh: false });
+                }
+            }
+        }
     }
 
     /// The earliest cycle timing allows the command `bank`'s requests in `q` need next (`q`
@@ -699,16 +753,19 @@ impl PcController {
         match c.cmd {
             Command::Act => {
                 self.open[bank] = c.row;
+                self.open_banks |= 1 << bank;
                 self.opened[bank] = if self.opened[bank] == 1 { 1 } else { 0 };
                 self.by_bank.iter_mut().for_each(|q| q.recount(bank, c.row));
             }
             Command::Pre => {
                 self.open[bank] = CLOSED;
+                self.open_banks &= !(1 << bank);
                 self.opened[bank] = if c.refresh { 0 } else { 1 };
                 self.by_bank.iter_mut().for_each(|q| q.recount(bank, CLOSED));
             }
             Command::PreAll => {
                 self.open.iter_mut().for_each(|r| *r = CLOSED);
+                self.open_banks = 0;
                 self.by_bank.iter_mut().for_each(BankQueue::clear_hits);
             }
             Command::Ref => {
@@ -719,6 +776,7 @@ impl PcController {
             }
             Command::RdA | Command::WrA => {
                 self.open[bank] = CLOSED;
+                self.open_banks &= !(1 << bank);
                 self.by_bank.iter_mut().for_each(|q| q.recount(bank, CLOSED));
             }
             Command::Rd | Command::Wr => {}
