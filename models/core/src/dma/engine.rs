@@ -15,7 +15,7 @@
 
 use super::book::Book;
 use super::params::{DmaParams, MAX_QUEUES, MAX_SLOTS};
-use super::plan::{burst_len, pieces, Piece, Side};
+use super::plan::{burst_len, pieces, Granule, Piece, Side};
 use super::sched::Arbiter;
 use super::stats::EngineStats;
 use crate::msg::{MemAccess, MemDone};
@@ -37,7 +37,8 @@ pub(crate) struct Env {
     pub rate: i64,
     /// Budget ceiling, µB (one burst: a rested engine may issue one burst at once).
     pub cap: i64,
-    pub access: u64,
+    /// The HBM access size.
+    pub access: Granule,
     pub outstanding: u32,
     /// Requests of several bursts (fast fidelity: see `DmaParams::bulk`).
     pub bulk: bool,
@@ -480,12 +481,12 @@ impl Engine {
             let a = addr + u64::from(slot.row) * stride + slot.x;
             let len = if env.bulk {
                 // The rest of this row, as far as the outstanding limit leaves room for.
-                let room = u64::from(env.outstanding - self.inflight) * env.access - a % env.access;
+                let room = u64::from(env.outstanding - self.inflight) * env.access.bytes() - env.access.rem(a);
                 (slot.x1 - slot.x).min(room)
             } else {
                 burst_len(a, slot.x1 - slot.x, env.access)
             };
-            let bursts = len.div_ceil(env.access);
+            let bursts = env.access.div_ceil(len);
             let off = u64::from(slot.row - slot.r0) * slot.width() + (slot.x - slot.x0);
             let data = (write && env.functional).then(|| slot.data[off as usize..(off + len) as usize].into());
             let req = MemReq { tag: (s as u64) << TAG_SHIFT | off, addr: a, write, bytes: len as u32, data };
@@ -503,7 +504,7 @@ impl Engine {
             self.hbm_out += 1;
             self.inflight += u32::try_from(bursts).unwrap_or(u32::MAX);
             if slot.charged {
-                self.budget -= (bursts * env.access) as i64 * UB;
+                self.budget -= (bursts * env.access.bytes()) as i64 * UB;
             }
             if write {
                 self.stats.hbm_writes += bursts;
@@ -553,7 +554,7 @@ impl Engine {
         let slot = &mut self.slots[s];
         slot.inflight -= 1;
         self.hbm_out -= 1;
-        self.inflight -= u32::try_from(u64::from(r.bytes).div_ceil(env.access).max(1)).unwrap_or(u32::MAX);
+        self.inflight -= u32::try_from(env.access.div_ceil(u64::from(r.bytes)).max(1)).unwrap_or(u32::MAX);
         if let (Some(d), false, true) = (&r.data, r.write, env.functional) {
             let n = d.len().min(slot.data.len().saturating_sub(off));
             slot.data[off..off + n].copy_from_slice(&d[..n]);

@@ -148,7 +148,7 @@ impl DmaBlock {
             functional,
             rate: params.rate_ub_per_ps(),
             cap: i64::from(params.access_bytes) * 1_000_000,
-            access: u64::from(params.access_bytes),
+            access: plan::Granule::new(u64::from(params.access_bytes)),
             outstanding: params.outstanding,
             bulk: params.bulk,
         };

@@ -237,10 +237,55 @@ fn block(ap: &Ap, k: usize, el: i64, n: u64) -> Piece {
     Piece { ap: out, x: 0, len }
 }
 
+/// An HBM access size (bytes, at least 1), whose remainders and rounded-up quotients a DMA
+/// engine takes for every burst: by mask and shift when the size is a power of two (every
+/// preset's is), by division otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Granule {
+    bytes: u64,
+    /// `log2(bytes)` when `bytes` is a power of two, else `u32::MAX`.
+    shift: u32,
+}
+
+impl Granule {
+    /// The granule of `bytes` (at least 1: `DmaParams::validate` checks it).
+    pub fn new(bytes: u64) -> Granule {
+        let bytes = bytes.max(1);
+        let shift = if bytes.is_power_of_two() { bytes.trailing_zeros() } else { u32::MAX };
+        Granule { bytes, shift }
+    }
+
+    /// The size in bytes.
+    #[inline]
+    pub fn bytes(self) -> u64 {
+        self.bytes
+    }
+
+    /// `a % bytes`.
+    #[inline]
+    pub fn rem(self, a: u64) -> u64 {
+        if self.shift != u32::MAX {
+            a & (self.bytes - 1)
+        } else {
+            a % self.bytes
+        }
+    }
+
+    /// `n.div_ceil(bytes)`.
+    #[inline]
+    pub fn div_ceil(self, n: u64) -> u64 {
+        if self.shift != u32::MAX {
+            (n >> self.shift) + u64::from(n & (self.bytes - 1) != 0)
+        } else {
+            n.div_ceil(self.bytes)
+        }
+    }
+}
+
 /// Length of the HBM burst at byte address `addr` when `left` bytes of the row remain: up to
 /// the next `access`-aligned boundary.
-pub(crate) fn burst_len(addr: u64, left: u64, access: u64) -> u64 {
-    left.min(access - addr % access)
+pub(crate) fn burst_len(addr: u64, left: u64, access: Granule) -> u64 {
+    left.min(access.bytes() - access.rem(addr))
 }
 
 #[cfg(test)]
@@ -359,8 +404,23 @@ mod tests {
 
     #[test]
     fn bursts_stop_at_aligned_boundaries() {
-        assert_eq!(burst_len(0, 100, 32), 32);
-        assert_eq!(burst_len(40, 100, 32), 24);
-        assert_eq!(burst_len(64, 5, 32), 5);
+        let g = Granule::new(32);
+        assert_eq!(burst_len(0, 100, g), 32);
+        assert_eq!(burst_len(40, 100, g), 24);
+        assert_eq!(burst_len(64, 5, g), 5);
+        let odd = Granule::new(48);
+        assert_eq!(burst_len(40, 100, odd), 8);
+        assert_eq!(burst_len(96, 100, odd), 48);
+    }
+
+    #[test]
+    fn a_granule_divides_as_plain_arithmetic_does() {
+        for bytes in [1u64, 2, 3, 32, 48, 64, 96, 1 << 20] {
+            let g = Granule::new(bytes);
+            for a in [0u64, 1, 31, 32, 33, 47, 48, 4095, 4096, 1 << 40, u64::MAX - 1, u64::MAX] {
+                assert_eq!(g.rem(a), a % bytes, "{a} % {bytes}");
+                assert_eq!(g.div_ceil(a), a.div_ceil(bytes), "{a} div_ceil {bytes}");
+            }
+        }
     }
 }
