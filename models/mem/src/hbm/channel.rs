@@ -154,7 +154,7 @@ impl Channel {
             let c = plans[i].col.expect("picked a column choice");
             self.issue(sh, i, &c, now, ids, out);
             self.col_bus_free = now + 1;
-            self.rr_col = (i + 1) % n;
+            self.rr_col = next_in_turn(i, n);
             self.pc_next[i] = self.pcs[i].next_after_issue(sh, &c, now, self.pc_next[i]);
             for j in (0..n).filter(|&j| j != i) {
                 lost[j] |= plans[j].col.is_some();
@@ -166,7 +166,7 @@ impl Channel {
                 let start = self.row_bus_half.max(2 * now);
                 self.row_bus_half = start + c.cmd.bus_half_cycles();
                 self.issue(sh, i, &c, now, ids, out);
-                self.rr_row = (i + 1) % n;
+                self.rr_row = next_in_turn(i, n);
                 self.pc_next[i] = self.pcs[i].next_after_issue(sh, &c, now, self.pc_next[i]);
             } else {
                 lost[i] = true;
@@ -250,12 +250,21 @@ fn split_bank(sh: &Shared, group: u32, bank: u32) -> (u32, u32) {
     (group % sh.org.bank_groups, bank % sh.org.banks_per_group)
 }
 
-/// The round-robin winner among the `plans` that `has` a choice, starting at `from`.
+/// The round-robin winner among the `plans` that `has` a choice, starting at `from` (below
+/// the number of plans: the turns are kept so, with no division per step).
 fn pick(plans: &[Plan], from: usize, has: impl Fn(&Plan) -> bool) -> Option<usize> {
     let n = plans.len();
-    if n == 0 {
-        return None;
-    }
-    let from = from % n;
+    debug_assert!(from < n.max(1));
+    let from = from.min(n);
     (from..n).chain(0..from).find(|&i| has(&plans[i]))
+}
+
+/// The turn after pseudo-channel `i` of `n`: `(i + 1) % n`.
+#[inline]
+fn next_in_turn(i: usize, n: usize) -> usize {
+    if i + 1 >= n {
+        0
+    } else {
+        i + 1
+    }
 }

@@ -811,7 +811,9 @@ impl HbmStack {
         if n == 0 {
             return PortTurn { low: 0, high: 0, every: None };
         }
-        let start = usize::try_from(now % n as u64).unwrap_or(0);
+        // (A mask when the port count is a power of two: a division per tick otherwise.)
+        let m = if n.is_power_of_two() { now & (n as u64 - 1) } else { now % n as u64 };
+        let start = usize::try_from(m).unwrap_or(0);
         if n > 64 {
             return PortTurn { low: 0, high: 0, every: Some((start, n, 0)) };
         }
