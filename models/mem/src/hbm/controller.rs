@@ -176,7 +176,7 @@ pub struct PcController {
     /// Per kind of command a bank's requests may need (column, PRE, ACT; see [`COL`]), per
     /// bank: its `TimingState::bank_part` for that command (the column kind's
     /// for `col_class`), valid unless the bank is in the kind's `stale` set.
-    part: [Vec<u64>; 3],
+    part: Box<[[u64; 64]; 3]>,
     /// Per kind: banks whose `part` must be read again (their timing rows changed since).
     stale: [u64; 3],
     /// The column class (RD or WR) `part[COL]` holds.
@@ -215,7 +215,7 @@ impl PcController {
             by_bank: [BankQueue::new(banks, cfg.read_queue as usize), BankQueue::new(banks, cfg.write_queue as usize)],
             hits: vec![0; banks],
             open_banks: 0,
-            part: [vec![0; banks], vec![0; banks], vec![0; banks]],
+            part: Box::new([[0; 64]; 3]),
             stale: [u64::MAX; 3],
             col_class: Command::Rd,
             opened: vec![2; banks],
@@ -486,7 +486,7 @@ impl PcController {
             let mut fresh = set & self.stale[k];
             self.stale[k] &= !fresh;
             while fresh != 0 {
-                let bank = fresh.trailing_zeros();
+                let bank = fresh.trailing_zeros() & 63;
                 fresh &= fresh - 1;
                 self.part[k][bank as usize] = self.state.bank_part(cmd, self.state.bank_ref(bank));
             }
@@ -504,28 +504,49 @@ impl PcController {
             // `bank_candidate` computes it).
             let floor = st.pc_floor(&sh.table, cmd);
             let part = &self.part[k];
-            if floor > now && due.is_none() {
-                // No bank of this kind can issue now: only its earliest bank counts.
-                let (mut rest, mut first) = (set, u64::MAX);
+            // The banks of this kind that timing lets issue now; the others only bound `next`.
+            let can = if due.is_none() {
+                // (Without a due refresh no bank is blocked, so `next` takes the smallest part
+                // that is still ahead, and at most the floor when that is.)
+                let (mut rest, mut can, mut ahead) = (set, 0u64, u64::MAX);
                 while rest != 0 {
-                    first = first.min(part[rest.trailing_zeros() as usize]);
+                    let bank = rest.trailing_zeros() & 63;
                     rest &= rest - 1;
+                    let p = part[bank as usize];
+                    if p > now {
+                        ahead = ahead.min(p);
+                    } else {
+                        can |= 1 << bank;
+                    }
                 }
-                plan.next = plan.next.min(floor.max(first));
-                continue;
-            }
-            let mut rest = set;
+                if floor > now {
+                    // (A bank whose part is past already waits for the floor alone.)
+                    plan.next = plan.next.min(if can != 0 { floor } else { floor.max(ahead) });
+                    continue;
+                }
+                plan.next = plan.next.min(ahead);
+                can
+            } else {
+                let (mut rest, mut can) = (set, 0u64);
+                while rest != 0 {
+                    let bank = rest.trailing_zeros() & 63;
+                    rest &= rest - 1;
+                    if self.blocked(due, bank as u16, cmd) {
+                        continue;
+                    }
+                    let at = floor.max(part[bank as usize]);
+                    if at > now {
+                        plan.next = plan.next.min(at);
+                    } else {
+                        can |= 1 << bank;
+                    }
+                }
+                can
+            };
+            let mut rest = can;
             while rest != 0 {
                 let bank = rest.trailing_zeros() as usize;
                 rest &= rest - 1;
-                if self.blocked(due, bank as u16, cmd) {
-                    continue;
-                }
-                let at = floor.max(part[bank]);
-                if at > now {
-                    plan.next = plan.next.min(at);
-                    continue;
-                }
                 let hit = k == COL;
                 let (cmd, first, several) = if hit {
                     let hits = q.hits(bank);

@@ -320,6 +320,10 @@ pub struct HbmStack {
     map: AddressMap,
     index: u32,
     channels: Vec<Channel>,
+    /// Per channel: its `next` and `queued`, side by side (a tick reads them for every
+    /// channel; each channel's own fields are a cache line of their own). Brought up to date
+    /// wherever a channel steps or takes a request (`sync_channel`).
+    chan_due: Vec<(u64, u32)>,
     ports: Vec<(InPort<MemReq>, OutPort<MemResp>)>,
     /// The request ports by input key (to tell which ports may hold a request from the
     /// kernel's list of pending inputs).
@@ -520,6 +524,7 @@ impl HbmStack {
             sh,
             map,
             index: cfg.index,
+            chan_due: channels.iter().map(|c| (c.next, c.queued)).collect(),
             channels,
             ports: Vec::new(),
             port_keys: InputIndex::new(),
@@ -846,6 +851,15 @@ impl HbmStack {
         };
         pc.enqueue(e, now);
         ch.poke(&self.sh, loc.pc, b.bank, now);
+        self.sync_channel(loc.channel as usize);
+    }
+
+    /// Copies channel `ci`'s `next` and `queued` to `chan_due` (after it stepped or took a
+    /// request).
+    #[inline]
+    fn sync_channel(&mut self, ci: usize) {
+        let ch = &self.channels[ci];
+        self.chan_due[ci] = (ch.next, ch.queued);
     }
 
     /// Functional mode: stores a write's bytes, or reads a read's (kept until its response).
@@ -915,6 +929,7 @@ impl HbmStack {
             }
             self.step_until(cx.as_deref_mut(), ci, self.channels[ci].next + 1);
         }
+        self.sync_channel(ci);
     }
 
     /// Steps channel `ci` through every event before `until`, handing commands on in chunks.
@@ -1087,13 +1102,14 @@ impl Component for HbmStack {
         let blocked = self.intake(cx, now);
         // Channels without requests do not wake the stack for refresh (see `catch_up_to`).
         let mut next = u64::MAX;
-        for ci in 0..self.channels.len() {
-            if self.channels[ci].next <= now {
+        for ci in 0..self.chan_due.len() {
+            debug_assert_eq!(self.chan_due[ci], (self.channels[ci].next, self.channels[ci].queued));
+            if self.chan_due[ci].0 <= now {
                 self.catch_up_channel(Some(&mut *cx), ci, now + 1);
             }
-            let ch = &self.channels[ci];
-            if ch.queued > 0 {
-                next = next.min(ch.next);
+            let (at, queued) = self.chan_due[ci];
+            if queued > 0 {
+                next = next.min(at);
             }
         }
         if let Some(s) = self.sink.as_mut() {
@@ -1162,7 +1178,7 @@ impl Component for HbmStack {
     fn has_outstanding_work(&self) -> bool {
         !self.done_reads.is_empty()
             || !self.done_writes.is_empty()
-            || self.channels.iter().any(|c| c.queued > 0)
+            || self.chan_due.iter().any(|&(_, queued)| queued > 0)
             || self.buffered > 0
             || !self.fast_done.is_empty()
     }
