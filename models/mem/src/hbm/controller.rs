@@ -506,6 +506,9 @@ impl PcController {
             let part = &self.part[k];
             // The banks of this kind that timing lets issue now; the others only bound `next`.
             let can = if due.is_none() {
+                if floor > now && plan.next <= floor {
+                    continue; // nothing of this kind issues now, nor moves `next`
+                }
                 // (Without a due refresh no bank is blocked, so `next` takes the smallest part
                 // that is still ahead, and at most the floor when that is.)
                 let (mut rest, mut can, mut ahead) = (set, 0u64, u64::MAX);
