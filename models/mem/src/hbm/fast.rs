@@ -358,10 +358,11 @@ struct Times {
     refresh: bool,
     all_bank: bool,
     refi: u64,
-    rfc: u64,
     refi_pb: u64,
-    rfc_pb: u64,
-    banks: u64,
+    /// A bank's refresh period and each refresh's length: (tREFI, tRFC) all-bank,
+    /// (banks x tREFIpb, tRFCpb) per bank.
+    period: u64,
+    busy: u64,
 }
 
 impl Times {
@@ -384,10 +385,9 @@ impl Times {
             refresh: refresh != "none",
             all_bank: refresh.starts_with("all-bank"),
             refi: c(t.refi),
-            rfc: c(t.rfc),
             refi_pb: c(t.refi_pb),
-            rfc_pb: c(t.rfc_pb),
-            banks: c(banks),
+            period: if refresh.starts_with("all-bank") { c(t.refi) } else { c(t.refi_pb) * c(banks) },
+            busy: if refresh.starts_with("all-bank") { c(t.rfc) } else { c(t.rfc_pb) },
         }
     }
 
@@ -401,8 +401,7 @@ impl Times {
         if !self.refresh {
             return (0, at);
         }
-        let (period, busy) =
-            if self.all_bank { (self.refi, self.rfc) } else { (self.refi_pb * self.banks, self.rfc_pb) };
+        let (period, busy) = (self.period, self.busy);
         if window.epoch == 0 || at.wrapping_sub(window.start) >= period {
             let offset = if self.all_bank { phase + self.refi } else { phase + (u64::from(bank) + 1) * self.refi_pb };
             if at < offset {
