@@ -742,7 +742,7 @@ mod tests {
                     at = match rng.below(4) {
                         0 => at.saturating_sub(rng.below(3 * k.refi)),
                         1 => at + rng.below(4 * k.refi),
-                        _ => at + rng.below(k.rfc_pb + 2),
+                        _ => at + rng.below(u64::from(t.rfc_pb) + 2),
                     };
                     let mut fresh = Window { start: 0, epoch: 0 };
                     let want = k.refresh_at(777, bank, at, &mut fresh);
