@@ -195,6 +195,11 @@ impl Calendar {
             } else {
                 let word = self.bits[self.slot(c).0];
                 let free = !word & (u64::MAX << (c % 64));
+                if free == 0 {
+                    // Booked to the word's end (a busy resource's backlog): no run starts here.
+                    c = word_start + 64;
+                    continue;
+                }
                 // Bit p of `fits`: cycles p .. p + len of the word are free. The lowest is the
                 // first fit: a run crossing into the next word starts after it.
                 let mut fits = free;
