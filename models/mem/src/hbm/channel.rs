@@ -234,7 +234,7 @@ impl Channel {
     /// (the caller enqueued it) and wakes that pseudo-channel for it.
     pub fn poke(&mut self, sh: &Shared, pc: u32, bank: u16, now: u64) {
         self.queued += 1;
-        let at = self.pcs[pc as usize].next_after_arrival(sh, bank, now);
+        let at = self.pcs[pc as usize].next_after_arrival(sh, bank, now, self.pc_next[pc as usize]);
         let p = &mut self.pc_next[pc as usize];
         *p = (*p).min(at);
         self.next = self.next.min(at);

@@ -722,6 +722,11 @@ impl PcController {
     /// touched change kind and need a fresh look. Refresh commands, a read/write mode change and
     /// a request leaving a windowed scheduler's window (FCFS) fall back to planning next cycle.
     pub fn next_after_issue(&mut self, sh: &Shared, c: &Choice, now: u64, prior: u64) -> u64 {
+        if prior <= now + 1 {
+            // Nothing below next cycle: every case below gives `now + 1` or `prior` with
+            // something no earlier (a bank's bound is at least `now + 1`).
+            return prior;
+        }
         let window_moved = c.cmd.is_column() && sh.window != usize::MAX;
         if c.refresh
             || matches!(c.cmd, Command::PreAll | Command::Ref | Command::RefPb)
@@ -738,11 +743,17 @@ impl PcController {
     /// `now` (adding a request adds one candidate and can only delay the others). Arrivals are
     /// taken before the cycle's commands are chosen, so a read/write mode change takes effect at
     /// `now` itself.
-    pub fn next_after_arrival(&mut self, sh: &Shared, bank: u16, now: u64) -> u64 {
+    ///
+    /// `prior` is the controller's next planned cycle: when it is no later than `now + 1`,
+    /// the bank's own bound (at least `now + 1`) cannot come first and is not computed.
+    pub fn next_after_arrival(&mut self, sh: &Shared, bank: u16, now: u64, prior: u64) -> u64 {
         if self.mode_would_flip(&sh.cfg) || (self.load_dependent && self.queued() == 1) {
             // The other queue's requests, or (the first request arrived) requests the idle
             // refresh held, may issue this very cycle.
             return now;
+        }
+        if prior <= now + 1 {
+            return prior;
         }
         self.bank_bound(sh, bank, now)
     }
