@@ -150,7 +150,11 @@ impl Channel {
             }
         }
         let mut lost = [false; 4];
+        // The pseudo-channel whose column command issued this step: only its own row choice
+        // can have become illegal since it was planned (each timing state is its own).
+        let mut col_by = usize::MAX;
         if let Some(i) = pick(&plans[..n], self.rr_col, |p| p.col.is_some()) {
+            col_by = i;
             let c = plans[i].col.expect("picked a column choice");
             self.issue(sh, i, &c, now, ids, out);
             self.col_bus_free = now + 1;
@@ -162,7 +166,11 @@ impl Channel {
         }
         if let Some(i) = pick(&plans[..n], self.rr_row, |p| p.row.is_some()) {
             let c = plans[i].row.expect("picked a row choice");
-            if self.pcs[i].still_legal(sh, &c, now) {
+            debug_assert!(
+                col_by == i || self.pcs[i].still_legal(sh, &c, now),
+                "a row choice stays legal while its pseudo-channel issues nothing else"
+            );
+            if col_by != i || self.pcs[i].still_legal(sh, &c, now) {
                 let start = self.row_bus_half.max(2 * now);
                 self.row_bus_half = start + c.cmd.bus_half_cycles();
                 self.issue(sh, i, &c, now, ids, out);
