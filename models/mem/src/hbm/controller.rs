@@ -409,9 +409,9 @@ impl PcController {
         }
     }
 
-    /// The commands legal at `now` given which buses are free, and the next cycle to ask
-    /// again, written to `plan` (whatever it held before; filled in place, not returned, so
-    /// the caller reads back what was stored whole rather than a copy of it).
+    /// Writes to `plan` (overwriting it) the commands legal at `now` given which buses are
+    /// free, and the next cycle to ask again. (Filled in place: the channel keeps its
+    /// pseudo-channels' plans side by side and reads them there, with no copy.)
     pub fn plan(&mut self, sh: &Shared, now: u64, row_bus: bool, col_bus: bool, plan: &mut Plan) {
         self.account(now);
         self.update_mode(&sh.cfg);
