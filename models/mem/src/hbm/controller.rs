@@ -287,7 +287,12 @@ impl PcController {
     /// The refresh that holds requests at `now`: the own due one, or under a holding policy
     /// a stand-in for another pseudo-channel's (a bank no request has).
     fn holding_due(&self, now: u64) -> Option<RefreshDue> {
-        let own = self.own_due(now);
+        self.held_or(self.own_due(now))
+    }
+
+    /// [`PcController::holding_due`] given `own`, the own due refresh.
+    #[inline]
+    fn held_or(&self, own: Option<RefreshDue>) -> Option<RefreshDue> {
         if own.is_none() && self.channel_held {
             return Some(RefreshDue { cmd: Command::RefPb, bank: Some(u32::MAX) });
         }
@@ -368,14 +373,13 @@ impl PcController {
         }
     }
 
-    fn update_mode(&mut self, cfg: &ControllerConfig) {
-        let (r, w) = (self.by_bank[0].total(), self.by_bank[1].total());
-        if self.write_mode {
-            if w == 0 || (w <= cfg.write_low as usize && r > 0) {
-                self.write_mode = false;
-            }
-        } else if w >= cfg.write_high as usize || (r == 0 && w > 0) {
-            self.write_mode = true;
+    /// Switches between reading and writing at `now` if the queues say so, bringing the
+    /// time-weighted statistics up to `now` first (they change only with the queue lengths,
+    /// which `enqueue` and `issue` account for, and with the mode).
+    fn update_mode(&mut self, cfg: &ControllerConfig, now: u64) {
+        if self.mode_would_flip(cfg) {
+            self.account(now);
+            self.write_mode = !self.write_mode;
         }
     }
 
@@ -413,8 +417,7 @@ impl PcController {
     /// free, and the next cycle to ask again. (Filled in place: the channel keeps its
     /// pseudo-channels' plans side by side and reads them there, with no copy.)
     pub fn plan(&mut self, sh: &Shared, now: u64, row_bus: bool, col_bus: bool, plan: &mut Plan) {
-        self.account(now);
-        self.update_mode(&sh.cfg);
+        self.update_mode(&sh.cfg, now);
         *plan = Plan { row: None, col: None, next: u64::MAX };
         let due = self.own_due(now);
         if let Some(d) = due {
@@ -431,7 +434,7 @@ impl PcController {
         } else {
             plan.next = plan.next.min(self.refresh_at[usize::from(self.busy())]);
         }
-        let due = if due.is_none() { self.holding_due(now) } else { due };
+        let due = self.held_or(due);
         if sh.window == usize::MAX {
             self.plan_by_bank(sh, now, due, (row_bus, col_bus), plan);
         } else {
