@@ -725,6 +725,8 @@ impl PcController {
     /// touched change kind and need a fresh look. Refresh commands, a read/write mode change and
     /// a request leaving a windowed scheduler's window (FCFS) fall back to planning next cycle.
     pub fn next_after_issue(&mut self, sh: &Shared, c: &Choice, now: u64, prior: u64) -> u64 {
+        // (A plan's `next` is always after the cycle it was made at.)
+        debug_assert!(prior > now, "a pseudo-channel's next plan {prior} is not after {now}");
         if prior <= now + 1 {
             // Nothing below next cycle: every case below gives `now + 1` or `prior` with
             // something no earlier (a bank's bound is at least `now + 1`).
