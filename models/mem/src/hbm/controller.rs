@@ -445,9 +445,12 @@ impl PcController {
     /// `plan`'s choice for a scheduler that sees the whole queue, one bank at a time. All the
     /// requests of a bank that can issue need the same command (see `bank_candidate`), so the
     /// bank's oldest such request stands for them: it is the best-ranked (the scheduler
-    /// contract: rank grows with age among equal kinds) and the first to have arrived; the
-    /// others only add `now + 1` to `next`, as a second ready or a just-arrived request would
-    /// when scanned one by one (`plan_scan`, which this matches exactly).
+    /// contract: rank grows with age among equal kinds) and the first to have arrived. Its
+    /// choice is `plan_scan`'s; its `next` may be later: the bank's other requests add
+    /// nothing (`plan_scan` adds `now + 1` for each as a second ready command). Whatever the
+    /// bank's oldest request leads to, they cannot issue before the channel looks again: a
+    /// choice that does not issue is planned next cycle (`Channel::step`), and one that issues
+    /// has its bank's next command bounded afresh (`next_after_issue`).
     fn plan_by_bank(&mut self, sh: &Shared, now: u64, due: Option<RefreshDue>, buses: (bool, bool), plan: &mut Plan) {
         if matches!(due, Some(RefreshDue { bank: None, .. })) {
             return; // an all-bank refresh blocks every request
@@ -554,17 +557,14 @@ impl PcController {
                 let bank = rest.trailing_zeros() as usize;
                 rest &= rest - 1;
                 let hit = k == COL;
-                let (cmd, first, several) = if hit {
-                    let hits = q.hits(bank);
-                    (Self::column_cmd(sh, self.write_mode, hits), q.hit_head(bank), hits > 1)
+                let (cmd, first) = if hit {
+                    (Self::column_cmd(sh, self.write_mode, q.hits(bank)), q.hit_head(bank))
                 } else {
-                    (cmd, q.head(bank), q.several(bank))
+                    (cmd, q.head(bank))
                 };
                 let ready = if hit { buses.1 } else { row_bus } && first.arrive < now;
-                if !ready || several {
-                    plan.next = plan.next.min(now + 1);
-                }
                 if !ready {
+                    plan.next = plan.next.min(now + 1);
                     continue;
                 }
                 let (mine, best) = if hit { (&mut plan.col, &mut best_col) } else { (&mut plan.row, &mut best_row) };
