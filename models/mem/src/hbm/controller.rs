@@ -181,6 +181,10 @@ pub struct PcController {
     stale: [u64; 3],
     /// The column class (RD or WR) `part[COL]` holds.
     col_class: Command,
+    /// The banks whose column command was ready in the last plan (scheduler seeing the whole
+    /// queue only): after the plan's column choice issues, the others are bounded afresh
+    /// (`next_after_issue`) instead of being planned again next cycle.
+    ready_columns: u64,
     /// Per bank: how the open row was opened (0 = no request has used it yet after a plain
     /// ACT, 1 = after a PRE of another row for a request, 2 = already used).
     opened: Vec<u8>,
@@ -218,6 +222,7 @@ impl PcController {
             part: Box::new([[0; 64]; 3]),
             stale: [u64::MAX; 3],
             col_class: Command::Rd,
+            ready_columns: 0,
             opened: vec![2; banks],
             last_account: 0,
             stats: PcStats::default(),
@@ -419,6 +424,7 @@ impl PcController {
     pub fn plan(&mut self, sh: &Shared, now: u64, row_bus: bool, col_bus: bool, plan: &mut Plan) {
         self.update_mode(&sh.cfg, now);
         *plan = Plan { row: None, col: None, next: u64::MAX };
+        self.ready_columns = 0;
         let due = self.own_due(now);
         if let Some(d) = due {
             // Under a holding policy a pseudo-channel waits for its turn; the channel plans
@@ -500,6 +506,7 @@ impl PcController {
         let q = &self.by_bank[mode];
         let row_bus = buses.0 && plan.row.is_none_or(|c| !c.refresh);
         let (mut best_row, mut best_col) = (u64::MAX, u64::MAX);
+        let mut ready_cols = 0u64;
         let st = &self.state;
         for (k, &(set, cmd)) in kinds.iter().enumerate() {
             if set == 0 {
@@ -568,8 +575,13 @@ impl PcController {
                     continue;
                 }
                 let (mine, best) = if hit { (&mut plan.col, &mut best_col) } else { (&mut plan.row, &mut best_row) };
-                if mine.is_some() {
-                    plan.next = plan.next.min(now + 1); // a second ready command waits a cycle at least
+                if hit {
+                    // A second ready column command adds nothing to `next` either: if the
+                    // column choice issues, `next_after_issue` bounds the others (`ready_columns`);
+                    // if not, the channel plans again next cycle.
+                    ready_cols |= 1 << bank;
+                } else if mine.is_some() {
+                    plan.next = plan.next.min(now + 1); // a second ready row command waits a cycle at least
                 }
                 // Every candidate of one kind (column: row hits; row: not) ranks by age alone
                 // (the scheduler contract): the oldest, lowest `seq`, is the best.
@@ -580,6 +592,7 @@ impl PcController {
                 }
             }
         }
+        self.ready_columns = ready_cols;
     }
 
     /// The earliest cycle timing allows the command `bank`'s requests in `q` need next (`q`
@@ -722,7 +735,9 @@ impl PcController {
     /// A lower bound on the next cycle this controller's plan can change after `c` issued at
     /// `now`, given `prior`, the plan's own `next`. Issuing only delays the other candidates (timing
     /// bounds only grow), so `prior` stays a lower bound for them; only requests of the bank `c`
-    /// touched change kind and need a fresh look. Refresh commands, a read/write mode change and
+    /// touched change kind and need a fresh look, and after a column command so do the plan's
+    /// other ready column commands, which `prior` leaves out (`plan_by_bank`). Refresh
+    /// commands, a read/write mode change and
     /// a request leaving a windowed scheduler's window (FCFS) fall back to planning next cycle.
     pub fn next_after_issue(&mut self, sh: &Shared, c: &Choice, now: u64, prior: u64) -> u64 {
         // (A plan's `next` is always after the cycle it was made at.)
@@ -741,7 +756,15 @@ impl PcController {
         {
             return now + 1; // (or the last request left: a load-dependent refresh may be due)
         }
-        prior.min(self.bank_bound(sh, c.b.bank, now))
+        let mut next = prior.min(self.bank_bound(sh, c.b.bank, now));
+        // The plan's other ready column commands (the whole-queue scheduler only): each still
+        // needs a column command of the same class (only `c`'s bank changed, the mode did
+        // not), so none comes before the pseudo-channel-wide part of that class's cycle.
+        let rest = if c.cmd.is_column() { self.ready_columns & !(1 << c.b.bank) } else { 0 };
+        if rest != 0 && next > now + 1 {
+            next = next.min(self.state.pc_floor(&sh.table, self.col_class).max(now + 1));
+        }
+        next
     }
 
     /// A lower bound on the next cycle the plan can change after a request to `bank` arrived at
