@@ -35,6 +35,8 @@ struct Summary {
     head: Queued,
     /// The oldest request that hits the open row (valid when `hits > 0`).
     hit_head: Queued,
+    /// The node of `hit_head` (valid when `hits > 0`), so serving it needs no walk.
+    hit_node: u32,
 }
 
 const NONE: Queued = Queued { seq: 0, arrive: 0, row: 0, col: 0 };
@@ -42,21 +44,23 @@ const NONE: Queued = Queued { seq: 0, arrive: 0, row: 0, col: 0 };
 /// No node.
 const NIL: u32 = u32::MAX;
 
-/// A slab node: a request and the next of its bank's list (or, free, the next free node).
+/// A slab node: a request and the next and previous of its bank's list (or, free, the next
+/// free node).
 #[derive(Clone, Copy, Debug)]
 struct Node {
     e: Entry,
     next: u32,
+    prev: u32,
 }
 
 /// The requests of one queue grouped by flat bank index, oldest first, with each bank's
 /// oldest request, oldest row hit and count of row hits.
 ///
 /// Invariant: every request queued is in exactly one node, in the list of its bank, which is
-/// in arrival (`seq`) order from `ends[b].0` to `ends[b].1` through `next`; the other nodes
-/// form the free list from `free`. A bank's `hits` (kept apart from the other summaries:
+/// in arrival (`seq`) order from `ends[b].0` to `ends[b].1` through `next` (and back through
+/// `prev`); the other nodes form the free list from `free`. A bank's `hits` (kept apart from the other summaries:
 /// planning reads it for every bank with requests, the rest only for banks that can issue)
-/// and `hit_head` count and name the requests of its list whose row is the open row last
+/// and `hit_head` (at node `hit_node`) count and name the requests of its list whose row is the open row last
 /// given to [`BankQueue::push`], [`BankQueue::remove`] or [`BankQueue::recount`]; `head` is
 /// its list's first request; bit `b` of `busy` is set exactly when bank `b`'s list is not
 /// empty, and bit `b` of `hit_banks` exactly when its `hits` is not 0. At most 64 banks
@@ -79,7 +83,7 @@ impl BankQueue {
     /// grows.
     pub fn new(banks: usize, capacity: usize) -> BankQueue {
         assert!(banks <= 64, "at most 64 banks per pseudo-channel");
-        let empty = Summary { head: NONE, hit_head: NONE };
+        let empty = Summary { head: NONE, hit_head: NONE, hit_node: NIL };
         BankQueue {
             nodes: Vec::with_capacity(capacity),
             free: NIL,
@@ -103,7 +107,7 @@ impl BankQueue {
     pub fn push(&mut self, e: Entry, open: u32) {
         let bank = e.b.bank as usize;
         let q = Queued::of(&e);
-        let node = Node { e, next: NIL };
+        let node = Node { e, next: NIL, prev: self.ends[bank].1 };
         let i = if self.free != NIL {
             let i = self.free;
             self.free = self.nodes[i as usize].next;
@@ -125,6 +129,7 @@ impl BankQueue {
         if q.row == open {
             if self.hits[bank] == 0 {
                 s.hit_head = q;
+                s.hit_node = i;
                 self.hit_banks |= 1 << bank;
             }
             self.hits[bank] += 1;
@@ -134,25 +139,34 @@ impl BankQueue {
     }
 
     /// Removes and returns the request `seq` of `bank`; `open` is the bank's open row now.
+    /// The oldest row hit and the oldest request (the ones a scheduler serves) are found
+    /// without a walk; another request by walking its bank's list.
     pub fn remove(&mut self, bank: usize, seq: u64, open: u32) -> Entry {
-        let (mut prev, mut cur) = (NIL, self.ends[bank].0);
-        loop {
-            assert!(cur != NIL, "a queued request is in its bank's list");
-            if self.nodes[cur as usize].e.seq == seq {
-                break;
+        let s = &self.sums[bank];
+        let cur = if self.hits[bank] > 0 && s.hit_head.seq == seq {
+            s.hit_node
+        } else {
+            let mut cur = self.ends[bank].0;
+            loop {
+                assert!(cur != NIL, "a queued request is in its bank's list");
+                if self.nodes[cur as usize].e.seq == seq {
+                    break cur;
+                }
+                cur = self.nodes[cur as usize].next;
             }
-            prev = cur;
-            cur = self.nodes[cur as usize].next;
-        }
-        let Node { e, next } = self.nodes[cur as usize];
+        };
+        let Node { e, next, prev } = self.nodes[cur as usize];
+        debug_assert_eq!(e.seq, seq);
         let ends = &mut self.ends[bank];
         if prev == NIL {
             ends.0 = next;
         } else {
             self.nodes[prev as usize].next = next;
         }
-        if ends.1 == cur {
+        if next == NIL {
             ends.1 = prev;
+        } else {
+            self.nodes[next as usize].prev = prev;
         }
         self.nodes[cur as usize].next = self.free;
         self.free = cur;
@@ -160,7 +174,8 @@ impl BankQueue {
         let s = &mut self.sums[bank];
         match ends.0 {
             NIL => self.busy &= !(1 << bank),
-            first => s.head = Queued::of(&self.nodes[first as usize].e),
+            first if prev == NIL => s.head = Queued::of(&self.nodes[first as usize].e),
+            _ => {}
         }
         if e.row == open {
             self.hits[bank] -= 1;
@@ -172,6 +187,7 @@ impl BankQueue {
                     i = self.nodes[i as usize].next; // a later hit exists: never NIL here
                 }
                 s.hit_head = Queued::of(&self.nodes[i as usize].e);
+                s.hit_node = i;
             }
         }
         e
@@ -192,6 +208,7 @@ impl BankQueue {
             if n.e.row == open {
                 if *hits == 0 {
                     s.hit_head = Queued::of(&n.e);
+                    s.hit_node = i;
                 }
                 *hits += 1;
             }
