@@ -181,10 +181,11 @@ pub struct PcController {
     stale: [u64; 3],
     /// The column class (RD or WR) `part[COL]` holds.
     col_class: Command,
-    /// The banks whose column command was ready in the last plan (scheduler seeing the whole
-    /// queue only): after the plan's column choice issues, the others are bounded afresh
-    /// (`next_after_issue`) instead of being planned again next cycle.
-    ready_columns: u64,
+    /// The banks whose command was ready in the last plan, column commands first, then row
+    /// commands (scheduler seeing the whole queue only): after the plan's choice of one side
+    /// issues, the others of that side are bounded afresh (`next_after_issue`) instead of
+    /// being planned again next cycle.
+    ready: [u64; 2],
     /// Per bank: how the open row was opened (0 = no request has used it yet after a plain
     /// ACT, 1 = after a PRE of another row for a request, 2 = already used).
     opened: Vec<u8>,
@@ -222,7 +223,7 @@ impl PcController {
             part: Box::new([[0; 64]; 3]),
             stale: [u64::MAX; 3],
             col_class: Command::Rd,
-            ready_columns: 0,
+            ready: [0; 2],
             opened: vec![2; banks],
             last_account: 0,
             stats: PcStats::default(),
@@ -424,7 +425,7 @@ impl PcController {
     pub fn plan(&mut self, sh: &Shared, now: u64, row_bus: bool, col_bus: bool, plan: &mut Plan) {
         self.update_mode(&sh.cfg, now);
         *plan = Plan { row: None, col: None, next: u64::MAX };
-        self.ready_columns = 0;
+        self.ready = [0; 2];
         let due = self.own_due(now);
         if let Some(d) = due {
             // Under a holding policy a pseudo-channel waits for its turn; the channel plans
@@ -452,11 +453,12 @@ impl PcController {
     /// requests of a bank that can issue need the same command (see `bank_candidate`), so the
     /// bank's oldest such request stands for them: it is the best-ranked (the scheduler
     /// contract: rank grows with age among equal kinds) and the first to have arrived. Its
-    /// choice is `plan_scan`'s; its `next` may be later: the bank's other requests add
-    /// nothing (`plan_scan` adds `now + 1` for each as a second ready command). Whatever the
-    /// bank's oldest request leads to, they cannot issue before the channel looks again: a
-    /// choice that does not issue is planned next cycle (`Channel::step`), and one that issues
-    /// has its bank's next command bounded afresh (`next_after_issue`).
+    /// choice is `plan_scan`'s; its `next` may be later: a bank's other requests, and ready
+    /// commands besides the choice, add nothing (`plan_scan` adds `now + 1` for each as a
+    /// second ready command). They cannot issue before the channel looks again: a choice
+    /// that does not issue is planned next cycle (`Channel::step`), and after one that issues
+    /// its bank's next command and the other ready commands of its side are bounded afresh
+    /// (`next_after_issue`, from `ready`).
     fn plan_by_bank(&mut self, sh: &Shared, now: u64, due: Option<RefreshDue>, buses: (bool, bool), plan: &mut Plan) {
         if matches!(due, Some(RefreshDue { bank: None, .. })) {
             return; // an all-bank refresh blocks every request
@@ -506,7 +508,7 @@ impl PcController {
         let q = &self.by_bank[mode];
         let row_bus = buses.0 && plan.row.is_none_or(|c| !c.refresh);
         let (mut best_row, mut best_col) = (u64::MAX, u64::MAX);
-        let mut ready_cols = 0u64;
+        let mut ready_banks = [0u64; 2];
         let st = &self.state;
         for (k, &(set, cmd)) in kinds.iter().enumerate() {
             if set == 0 {
@@ -574,15 +576,11 @@ impl PcController {
                     plan.next = plan.next.min(now + 1);
                     continue;
                 }
+                // A second ready command of the same side adds nothing to `next` either: if
+                // the side's choice issues, `next_after_issue` bounds the others (`ready`); if
+                // not, the channel plans again next cycle.
+                ready_banks[usize::from(!hit)] |= 1 << bank;
                 let (mine, best) = if hit { (&mut plan.col, &mut best_col) } else { (&mut plan.row, &mut best_row) };
-                if hit {
-                    // A second ready column command adds nothing to `next` either: if the
-                    // column choice issues, `next_after_issue` bounds the others (`ready_columns`);
-                    // if not, the channel plans again next cycle.
-                    ready_cols |= 1 << bank;
-                } else if mine.is_some() {
-                    plan.next = plan.next.min(now + 1); // a second ready row command waits a cycle at least
-                }
                 // Every candidate of one kind (column: row hits; row: not) ranks by age alone
                 // (the scheduler contract): the oldest, lowest `seq`, is the best.
                 if first.seq < *best {
@@ -592,7 +590,7 @@ impl PcController {
                 }
             }
         }
-        self.ready_columns = ready_cols;
+        self.ready = ready_banks;
     }
 
     /// The earliest cycle timing allows the command `bank`'s requests in `q` need next (`q`
@@ -735,9 +733,9 @@ impl PcController {
     /// A lower bound on the next cycle this controller's plan can change after `c` issued at
     /// `now`, given `prior`, the plan's own `next`. Issuing only delays the other candidates (timing
     /// bounds only grow), so `prior` stays a lower bound for them; only requests of the bank `c`
-    /// touched change kind and need a fresh look, and after a column command so do the plan's
-    /// other ready column commands, which `prior` leaves out (`plan_by_bank`). Refresh
-    /// commands, a read/write mode change and
+    /// touched change kind and need a fresh look, and so do the plan's other ready commands of
+    /// `c`'s side, which `prior` leaves out (`plan_by_bank`). Refresh commands, a read/write
+    /// mode change and
     /// a request leaving a windowed scheduler's window (FCFS) fall back to planning next cycle.
     pub fn next_after_issue(&mut self, sh: &Shared, c: &Choice, now: u64, prior: u64) -> u64 {
         // (A plan's `next` is always after the cycle it was made at.)
@@ -757,12 +755,21 @@ impl PcController {
             return now + 1; // (or the last request left: a load-dependent refresh may be due)
         }
         let mut next = prior.min(self.bank_bound(sh, c.b.bank, now));
-        // The plan's other ready column commands (the whole-queue scheduler only): each still
-        // needs a column command of the same class (only `c`'s bank changed, the mode did
-        // not), so none comes before the pseudo-channel-wide part of that class's cycle.
-        let rest = if c.cmd.is_column() { self.ready_columns & !(1 << c.b.bank) } else { 0 };
+        // The plan's other ready commands of `c`'s side (the whole-queue scheduler only):
+        // each still needs the command it needed (only `c`'s bank changed, the mode did not),
+        // so none comes before the pseudo-channel-wide part of its command's cycle.
+        let column = c.cmd.is_column();
+        let rest = self.ready[usize::from(!column)] & !(1 << c.b.bank);
         if rest != 0 && next > now + 1 {
-            next = next.min(self.state.pc_floor(&sh.table, self.col_class).max(now + 1));
+            let st = &self.state;
+            let floor = if column {
+                st.pc_floor(&sh.table, self.col_class)
+            } else {
+                let pre = if rest & self.open_banks != 0 { st.pc_floor(&sh.table, Command::Pre) } else { u64::MAX };
+                let act = if rest & !self.open_banks != 0 { st.pc_floor(&sh.table, Command::Act) } else { u64::MAX };
+                pre.min(act)
+            };
+            next = next.min(floor.max(now + 1));
         }
         next
     }
