@@ -57,11 +57,12 @@ struct Node {
 /// oldest request, oldest row hit and count of row hits.
 ///
 /// Invariant: every request queued is in exactly one node, in the list of its bank, which is
-/// in arrival (`seq`) order from `ends[b].0` to `ends[b].1` through `next` (and back through
-/// `prev`); the other nodes form the free list from `free`. A bank's `hits` (kept apart from the other summaries:
-/// planning reads it for every bank with requests, the rest only for banks that can issue)
-/// and `hit_head` (at node `hit_node`) count and name the requests of its list whose row is the open row last
-/// given to [`BankQueue::push`], [`BankQueue::remove`] or [`BankQueue::recount`]; `head` is
+/// in arrival (`seq`) order from `ends[b].0` to `ends[b].1` through `next` and back through
+/// `prev`; the other nodes form the free list from `free`. A bank's `hits` (kept apart from
+/// the other summaries: planning reads it for every bank with requests, the rest only for
+/// banks that can issue) and `hit_head` (at node `hit_node`) count and name the requests of
+/// its list whose row is the open row last given to [`BankQueue::push`],
+/// [`BankQueue::remove`] or [`BankQueue::recount`]; `head` is
 /// its list's first request; bit `b` of `busy` is set exactly when bank `b`'s list is not
 /// empty, and bit `b` of `hit_banks` exactly when its `hits` is not 0. At most 64 banks
 /// (`Organization::validate` enforces it).
@@ -366,11 +367,26 @@ mod tests {
                         continue;
                     }
                     assert_eq!(bq.head(b), Queued::of(mine[0]));
+                    // The list back from its last node is the list forward, reversed.
+                    let (mut fwd, mut back) = (Vec::new(), Vec::new());
+                    let (mut i, mut j) = (bq.ends[b].0, bq.ends[b].1);
+                    while i != NIL {
+                        fwd.push(bq.nodes[i as usize].e.seq);
+                        i = bq.nodes[i as usize].next;
+                    }
+                    while j != NIL {
+                        back.push(bq.nodes[j as usize].e.seq);
+                        j = bq.nodes[j as usize].prev;
+                    }
+                    back.reverse();
+                    assert_eq!(fwd, back, "round {round} bank {b}: links both ways");
+                    assert_eq!(fwd, mine.iter().map(|e| e.seq).collect::<Vec<_>>());
                     assert_eq!(bq.several(b), mine.len() > 1);
                     let hits: Vec<&&Entry> = mine.iter().filter(|e| e.row == open_b).collect();
                     assert_eq!(bq.hits(b) as usize, hits.len(), "round {round} bank {b}");
                     if let Some(h) = hits.first() {
                         assert_eq!(bq.hit_head(b), Queued::of(h));
+                        assert_eq!(bq.nodes[bq.sums[b].hit_node as usize].e.seq, h.seq, "the hit head's node");
                     }
                 }
             }

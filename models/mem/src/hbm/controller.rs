@@ -731,12 +731,12 @@ impl PcController {
     }
 
     /// A lower bound on the next cycle this controller's plan can change after `c` issued at
-    /// `now`, given `prior`, the plan's own `next`. Issuing only delays the other candidates (timing
-    /// bounds only grow), so `prior` stays a lower bound for them; only requests of the bank `c`
-    /// touched change kind and need a fresh look, and so do the plan's other ready commands of
-    /// `c`'s side, which `prior` leaves out (`plan_by_bank`). Refresh commands, a read/write
-    /// mode change and
-    /// a request leaving a windowed scheduler's window (FCFS) fall back to planning next cycle.
+    /// `now`, given `prior`, the plan's own `next`. Issuing only delays the other candidates
+    /// (timing bounds only grow), so `prior` stays a lower bound for them; only requests of the
+    /// bank `c` touched change kind and need a fresh look, and so do the plan's other ready
+    /// commands of `c`'s side, which `prior` leaves out (`plan_by_bank`). Refresh commands, a
+    /// read/write mode change and a request leaving a windowed scheduler's window (FCFS) fall
+    /// back to planning next cycle.
     pub fn next_after_issue(&mut self, sh: &Shared, c: &Choice, now: u64, prior: u64) -> u64 {
         // (A plan's `next` is always after the cycle it was made at.)
         debug_assert!(prior > now, "a pseudo-channel's next plan {prior} is not after {now}");
