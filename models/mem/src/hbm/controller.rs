@@ -745,6 +745,27 @@ impl PcController {
             // something no earlier (a bank's bound is at least `now + 1`).
             return prior;
         }
+        // A per-bank refresh's own commands, with no holding policy and the mode staying: its
+        // bank is the only one the refresh blocked, so the others' bounds in `prior` stand.
+        // After its PRE, its REFPB comes next; after its REFPB, the bank's requests may go
+        // again when timing allows, and the next refresh is due when the policy says.
+        if c.refresh
+            && matches!(c.cmd, Command::Pre | Command::RefPb)
+            && sh.window == usize::MAX
+            && !self.hold
+            && !self.channel_held
+            && !self.mode_would_flip(&sh.cfg)
+            && (!self.load_dependent || self.busy())
+        {
+            if c.cmd == Command::Pre {
+                return prior.min(self.state.earliest(&sh.table, Command::RefPb, c.b).max(now + 1));
+            }
+            if self.own_due(now + 1).is_some() {
+                return now + 1;
+            }
+            let due = self.refresh_at[usize::from(self.busy())].max(now + 1);
+            return prior.min(due).min(self.bank_bound(sh, c.b.bank, now));
+        }
         let window_moved = c.cmd.is_column() && sh.window != usize::MAX;
         if c.refresh
             || matches!(c.cmd, Command::PreAll | Command::Ref | Command::RefPb)
