@@ -244,12 +244,6 @@ impl BankQueue {
         self.hits[bank]
     }
 
-    /// True if `bank` has more than one request.
-    pub fn several(&self, bank: usize) -> bool {
-        let (first, last) = self.ends[bank];
-        first != last
-    }
-
     /// True if `bank` has no requests.
     pub fn is_empty(&self, bank: usize) -> bool {
         self.busy & (1 << bank) == 0
@@ -381,7 +375,6 @@ mod tests {
                     back.reverse();
                     assert_eq!(fwd, back, "round {round} bank {b}: links both ways");
                     assert_eq!(fwd, mine.iter().map(|e| e.seq).collect::<Vec<_>>());
-                    assert_eq!(bq.several(b), mine.len() > 1);
                     let hits: Vec<&&Entry> = mine.iter().filter(|e| e.row == open_b).collect();
                     assert_eq!(bq.hits(b) as usize, hits.len(), "round {round} bank {b}");
                     if let Some(h) = hits.first() {
