@@ -734,9 +734,10 @@ impl PcController {
     /// `now`, given `prior`, the plan's own `next`. Issuing only delays the other candidates
     /// (timing bounds only grow), so `prior` stays a lower bound for them; only requests of the
     /// bank `c` touched change kind and need a fresh look, and so do the plan's other ready
-    /// commands of `c`'s side, which `prior` leaves out (`plan_by_bank`). Refresh commands, a
-    /// read/write mode change and a request leaving a windowed scheduler's window (FCFS) fall
-    /// back to planning next cycle.
+    /// commands of `c`'s side, which `prior` leaves out (`plan_by_bank`). A per-bank refresh's
+    /// own PRE and REFPB under a policy that holds no other bank bound the refresh's next
+    /// steps; other refresh commands, a read/write mode change and a request leaving a
+    /// windowed scheduler's window (FCFS) fall back to planning next cycle.
     pub fn next_after_issue(&mut self, sh: &Shared, c: &Choice, now: u64, prior: u64) -> u64 {
         // (A plan's `next` is always after the cycle it was made at.)
         debug_assert!(prior > now, "a pseudo-channel's next plan {prior} is not after {now}");
@@ -745,18 +746,24 @@ impl PcController {
             // something no earlier (a bank's bound is at least `now + 1`).
             return prior;
         }
-        // A per-bank refresh's own commands, with no holding policy and the mode staying: its
-        // bank is the only one the refresh blocked, so the others' bounds in `prior` stand.
-        // After its PRE, its REFPB comes next; after its REFPB, the bank's requests may go
-        // again when timing allows, and the next refresh is due when the policy says.
-        if c.refresh
-            && matches!(c.cmd, Command::Pre | Command::RefPb)
-            && sh.window == usize::MAX
-            && !self.hold
-            && !self.channel_held
-            && !self.mode_would_flip(&sh.cfg)
-            && (!self.load_dependent || self.busy())
-        {
+        let window_moved = c.cmd.is_column() && sh.window != usize::MAX;
+        if window_moved || self.mode_would_flip(&sh.cfg) || (self.load_dependent && !self.busy()) {
+            return now + 1; // (or the last request left: a load-dependent refresh may be due)
+        }
+        if c.refresh || matches!(c.cmd, Command::PreAll | Command::Ref | Command::RefPb) {
+            // A per-bank refresh's own commands under a policy that holds no other bank: its
+            // bank is the only one the refresh blocked, so the others' bounds in `prior`
+            // stand. After its PRE, its REFPB comes next; after its REFPB, the bank's requests
+            // may go again when timing allows, and the next refresh is due when the policy
+            // says. Every other refresh command: plan next cycle.
+            let own_per_bank = c.refresh
+                && matches!(c.cmd, Command::Pre | Command::RefPb)
+                && sh.window == usize::MAX
+                && !self.hold
+                && !self.channel_held;
+            if !own_per_bank {
+                return now + 1;
+            }
             if c.cmd == Command::Pre {
                 return prior.min(self.state.earliest(&sh.table, Command::RefPb, c.b).max(now + 1));
             }
@@ -765,15 +772,6 @@ impl PcController {
             }
             let due = self.refresh_at[usize::from(self.busy())].max(now + 1);
             return prior.min(due).min(self.bank_bound(sh, c.b.bank, now));
-        }
-        let window_moved = c.cmd.is_column() && sh.window != usize::MAX;
-        if c.refresh
-            || matches!(c.cmd, Command::PreAll | Command::Ref | Command::RefPb)
-            || window_moved
-            || self.mode_would_flip(&sh.cfg)
-            || (self.load_dependent && !self.busy())
-        {
-            return now + 1; // (or the last request left: a load-dependent refresh may be due)
         }
         let mut next = prior.min(self.bank_bound(sh, c.b.bank, now));
         // The plan's other ready commands of `c`'s side (the whole-queue scheduler only):

@@ -373,6 +373,7 @@ struct Times {
 impl Times {
     fn of(t: &TimingParams, refresh: &str, banks: u32) -> Times {
         let c = u64::from;
+        let all_bank = refresh.starts_with("all-bank");
         Times {
             rcd_rd: c(t.rcd_rd),
             rcd_wr: c(t.rcd_wr),
@@ -388,11 +389,11 @@ impl Times {
             wr: c(t.wr),
             rtp: c(t.rtp),
             refresh: refresh != "none",
-            all_bank: refresh.starts_with("all-bank"),
+            all_bank,
             refi: c(t.refi),
             refi_pb: c(t.refi_pb),
-            period: if refresh.starts_with("all-bank") { c(t.refi) } else { c(t.refi_pb) * c(banks) },
-            busy: if refresh.starts_with("all-bank") { c(t.rfc) } else { c(t.rfc_pb) },
+            period: if all_bank { c(t.refi) } else { c(t.refi_pb).saturating_mul(c(banks)) },
+            busy: if all_bank { c(t.rfc) } else { c(t.rfc_pb) },
         }
     }
 
