@@ -236,6 +236,11 @@ impl PcController {
         self.hook = Some(hook);
     }
 
+    /// True while the controller drains writes (its read/write mode).
+    pub fn write_mode(&self) -> bool {
+        self.write_mode
+    }
+
     /// True if a request of this kind fits in its queue.
     pub fn can_accept(&self, write: bool, cfg: &ControllerConfig) -> bool {
         if write {
@@ -901,9 +906,13 @@ impl PcController {
         Some(Completion { tag: e.tag, port: e.port, write: e.write, done })
     }
 
-    /// Brings time-weighted statistics up to `now` (call before reporting).
-    pub fn settle(&mut self, now: u64) {
-        self.account(now);
+    /// What the time-weighted statistics gain from the last change of the queue or the mode
+    /// up to cycle `end`, which `account` adds only at the next change: (queue area,
+    /// write-mode cycles). A report at `end` adds it, so that requests still queued when a
+    /// run stops count until its end.
+    pub(crate) fn tail(&self, end: u64) -> (u128, u64) {
+        let dt = end.saturating_sub(self.last_account);
+        (self.queued() as u128 * u128::from(dt), if self.write_mode { dt } else { 0 })
     }
 }
 

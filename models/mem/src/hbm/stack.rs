@@ -1153,8 +1153,15 @@ impl Component for HbmStack {
         let cycles = (end_ps as u128 * self.sh.timing.ck_mhz as u128 / 1_000_000) as u64;
         let bytes = self.sh.org.access_bytes();
         let banks = self.sh.org.banks_per_pc();
-        let tot = self.totals();
-        tot.write(out, "", ns, cycles, bytes, banks * self.sh.org.pcs());
+        let mut tot = self.totals();
+        if self.fast.is_none() {
+            for pc in self.channels.iter().flat_map(|c| &c.pcs) {
+                let (area, write_mode) = pc.tail(cycles);
+                tot.queue_area += area;
+                tot.write_mode_cycles += write_mode;
+            }
+        }
+        tot.write(out, "", ns, cycles, bytes, (banks, self.sh.org.pcs()));
         let peak = bytes as f64 / self.sh.timing.bl as f64 * self.sh.timing.ck_mhz as f64 * 1e6;
         for (ci, pi) in self.pc_indices() {
             let s = self.pc_stats(ci, pi);

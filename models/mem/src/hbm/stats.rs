@@ -50,7 +50,10 @@ impl PcStats {
     }
 
     /// Writes the statistics with `prefix` (e.g. "" for totals, "ch3.pc1." per pseudo-channel).
-    /// `ns_per_cycle` converts latencies; `cycles` is the elapsed time; `bytes` per access.
+    /// `ns_per_cycle` converts latencies; `cycles` is the elapsed time; `bytes` per access;
+    /// `(banks, pcs)`: banks per pseudo-channel and the pseudo-channels summed into `self`.
+    /// `queue_depth_mean` is the mean of the requests queued in all of them together;
+    /// `refresh_time_frac` and `write_mode_frac` are means per bank and per pseudo-channel.
     pub fn write(
         &self,
         out: &mut StatsWriter<'_>,
@@ -58,7 +61,7 @@ impl PcStats {
         ns_per_cycle: f64,
         cycles: u64,
         bytes: u32,
-        banks: u32,
+        (banks, pcs): (u32, u32),
     ) {
         let moved = (self.reads + self.writes) * bytes as u64;
         out.count(&[prefix, "reads"].concat(), self.reads);
@@ -76,7 +79,11 @@ impl PcStats {
         out.histogram(&[prefix, "write_latency"].concat(), "ns", &self.write_latency, ns_per_cycle);
         let c = cycles.max(1) as f64;
         out.value(&[prefix, "queue_depth_mean"].concat(), self.queue_area as f64 / c);
-        out.value(&[prefix, "refresh_time_frac"].concat(), self.refresh_bank_cycles as f64 / (c * banks as f64));
-        out.value(&[prefix, "write_mode_frac"].concat(), self.write_mode_cycles as f64 / c);
+        let pcs = f64::from(pcs.max(1));
+        out.value(
+            &[prefix, "refresh_time_frac"].concat(),
+            self.refresh_bank_cycles as f64 / (c * f64::from(banks) * pcs),
+        );
+        out.value(&[prefix, "write_mode_frac"].concat(), self.write_mode_cycles as f64 / (c * pcs));
     }
 }

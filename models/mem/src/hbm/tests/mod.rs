@@ -6,3 +6,4 @@ mod frontend;
 mod gates;
 mod latency;
 mod stepping;
+mod time_weighted;
