@@ -380,7 +380,21 @@ impl Simulation {
         if let Some(e) = self.core.trace.as_mut().and_then(|t| t.error.take()) {
             return Err(RunError::Trace(e));
         }
+        if r.is_ok() {
+            self.settle(|_| true);
+        }
         r
+    }
+
+    /// Calls [`Component::settle`] at now on every component `mine` accepts (by dense index).
+    pub(crate) fn settle(&mut self, mine: impl Fn(usize) -> bool) {
+        let Core { now, sched, .. } = &self.core;
+        for (i, c) in self.comps.iter_mut().enumerate() {
+            if mine(i) {
+                let d = sched.meta[i].domain;
+                c.settle(*now, &sched.domains[d as usize].clock);
+            }
+        }
     }
 
     fn run_steps(&mut self, end: Time, cond: &mut dyn FnMut(&Simulation) -> bool) -> Result<Stop, RunError> {

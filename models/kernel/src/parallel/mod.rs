@@ -357,6 +357,10 @@ pub(crate) fn run_part<R>(
     let mut timing = PartitionTiming { components: plan.sizes[me as usize], ..PartitionTiming::default() };
     let end = sim.now() + limit;
     let stop = window_loop(&mut sim, x, end, plan.lookahead, &mut merger, &mut timing)?;
+    if stop.is_ok() {
+        // As a serial run ends: this partition's components settle.
+        sim.settle(|i| plan.part_of[i] == me);
+    }
     let now = sim.now();
     let mut trace_records = 0;
     if let Some(mut m) = merger {

@@ -361,6 +361,12 @@ pub struct HbmStack {
     stack_level: bool,
     /// Start and end times of this tick's commands (reused; filled only when tracing).
     spans: Vec<(trnsim_kernel::Time, trnsim_kernel::Time)>,
+    /// A tracer was attached at the last tick (what a settle, which has none, goes by).
+    traced: bool,
+    /// Within a settle: set (its commands are kept in `settled` when traced).
+    settling: bool,
+    /// Commands a settle issued, for the trace at the next tick (when traced in detail).
+    settled: Vec<CommandRecord>,
     data: Option<crate::hbm::data::HbmData>,
     read_data: fxhash::FxHashMap<(u16, u64), Box<[u8]>>,
     /// The transaction-level model (fast fidelity), and its completions in order of
@@ -547,6 +553,9 @@ impl HbmStack {
             misrouted: 0,
             stack_level,
             spans: Vec::new(),
+            traced: false,
+            settling: false,
+            settled: Vec::new(),
             data: cfg.functional.then(crate::hbm::data::HbmData::new),
             read_data: fxhash::FxHashMap::default(),
             fast_steps,
@@ -893,7 +902,7 @@ impl HbmStack {
     /// costs time per refresh owed but no memory.
     fn catch_up_channel(&mut self, mut cx: Option<&mut Ctx<'_>>, ci: usize, now: u64) {
         // Every command is wanted when a sink or the trace's command tracks take them.
-        let tracing = !self.tracks.is_empty() && self.trace_detail && cx.as_mut().is_some_and(|c| c.tracer().is_some());
+        let tracing = self.traces_commands(cx.as_deref_mut());
         let mut may_skip = self.idle_skip && self.sink.is_none() && !tracing;
         while self.channels[ci].next < now {
             let period = self.channels[ci].idle_period();
@@ -984,11 +993,20 @@ impl HbmStack {
                 s.command(r);
             }
         }
+        if self.settling && self.traces_commands(None) {
+            self.settled.extend_from_slice(&self.cmds);
+        }
         if let Some(cx) = cx {
             self.trace_commands(cx);
             self.account_columns(cx, None);
         }
         self.cmds.clear();
+    }
+
+    /// Commands go to the trace's command tracks: detail tracks were declared and a tracer is
+    /// attached (`cx`'s, or, without one, as at the last tick).
+    fn traces_commands(&mut self, cx: Option<&mut Ctx<'_>>) -> bool {
+        !self.tracks.is_empty() && self.trace_detail && cx.map_or(self.traced, |c| c.tracer().is_some())
     }
 
     fn trace_commands(&mut self, cx: &mut Ctx<'_>) {
@@ -1097,6 +1115,14 @@ impl Component for HbmStack {
         if self.fast.is_some() {
             return self.tick_fast(cx, now);
         }
+        self.traced = cx.tracer().is_some();
+        if !self.settled.is_empty() {
+            // Commands of the settle at the end of the last run call, traced now.
+            std::mem::swap(&mut self.cmds, &mut self.settled);
+            self.trace_commands(cx);
+            std::mem::swap(&mut self.cmds, &mut self.settled);
+            self.settled.clear();
+        }
         self.cmds.clear();
         self.fresh.clear();
         let blocked = self.intake(cx, now);
@@ -1180,6 +1206,30 @@ impl Component for HbmStack {
         if self.misrouted > 0 {
             out.count("misrouted_requests", self.misrouted);
         }
+    }
+
+    /// Steps the channels with no request queued through the cycles before `now` (one at
+    /// `now` belongs to a tick, which may take a request first): the refreshes they owe,
+    /// which an idle channel does only when the stack next ticks, so a report counts them
+    /// to the end of the run. The command sink takes them at once, the trace at the next
+    /// tick. (Channels with requests queued have stepped already: they wake the stack.)
+    fn settle(&mut self, now: trnsim_kernel::Time, clock: &trnsim_kernel::Clock) {
+        if self.fast.is_some() {
+            return;
+        }
+        let bound = clock.edge_index_at_or_after(now);
+        self.cmds.clear();
+        self.fresh.clear();
+        self.settling = true;
+        for ci in 0..self.channels.len() {
+            let (next, queued) = self.chan_due[ci];
+            if queued == 0 && next < bound {
+                self.catch_up_channel(None, ci, bound);
+            }
+        }
+        debug_assert!(self.fresh.is_empty(), "a channel with no request completes none");
+        self.flush_commands(None);
+        self.settling = false;
     }
 
     fn has_outstanding_work(&self) -> bool {

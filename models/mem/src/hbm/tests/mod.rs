@@ -5,5 +5,5 @@ mod fast;
 mod frontend;
 mod gates;
 mod latency;
+mod run_end;
 mod stepping;
-mod time_weighted;
