@@ -287,7 +287,8 @@ impl Engine {
     fn next_wake(&self, now: Time, budget_blocked: bool, env: &Env) -> Time {
         let mut t = Time::NEVER;
         if budget_blocked {
-            t = now + Dur::from_ps((-self.budget / env.rate + 1) as u64);
+            // (Blocked: the budget is at most 0, and the rate at least 1 µB/ps.)
+            t = now + Dur::from_ps(self.budget.unsigned_abs() / env.rate.unsigned_abs().max(1) + 1);
         }
         let can_start = self.may_start();
         let mut m = self.nonempty;
