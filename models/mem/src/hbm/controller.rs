@@ -236,9 +236,11 @@ impl PcController {
         self.hook = Some(hook);
     }
 
-    /// True while the controller drains writes (its read/write mode).
-    pub fn write_mode(&self) -> bool {
-        self.write_mode
+    /// True while the controller drains writes: in write mode with writes queued (what its
+    /// write-mode time counts; a controller left in write mode with no write to issue, until
+    /// it next plans, drains nothing).
+    pub fn draining_writes(&self) -> bool {
+        self.write_mode && self.by_bank[1].total() > 0
     }
 
     /// True if a request of this kind fits in its queue.
@@ -364,7 +366,7 @@ impl PcController {
         if now > self.last_account {
             let dt = now - self.last_account;
             self.stats.queue_area += self.queued() as u128 * dt as u128;
-            if self.write_mode {
+            if self.draining_writes() {
                 self.stats.write_mode_cycles += dt;
             }
             self.last_account = now;
@@ -912,7 +914,7 @@ impl PcController {
     /// run stops count until its end.
     pub(crate) fn tail(&self, end: u64) -> (u128, u64) {
         let dt = end.saturating_sub(self.last_account);
-        (self.queued() as u128 * u128::from(dt), if self.write_mode { dt } else { 0 })
+        (self.queued() as u128 * u128::from(dt), if self.draining_writes() { dt } else { 0 })
     }
 }
 

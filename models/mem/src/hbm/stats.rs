@@ -27,7 +27,7 @@ pub struct PcStats {
     pub queue_area: u128,
     /// Bank-cycles spent refreshing (tRFC per REF times banks, tRFCpb per REFPB).
     pub refresh_bank_cycles: u64,
-    /// Cycles spent in write-drain mode.
+    /// Cycles spent draining writes (in write mode with writes queued).
     pub write_mode_cycles: u64,
 }
 

@@ -10,8 +10,8 @@ use trnsim_kernel::{ClockId, SimBuilder, StatsReport};
 
 /// Runs `pattern` (more requests than the run has time for) for `cycles` CK cycles, one at
 /// a time; returns the report and, summed over the cycles, the requests queued in the
-/// stack's controllers after each and the controllers in write mode after each.
-fn run_sampled(pattern: Pattern, cycles: u64) -> (StatsReport, u64, u64) {
+/// stack's controllers after each and the controllers draining writes after each.
+fn run_sampled(pattern: Pattern, requests: u64, cycles: u64) -> (StatsReport, u64, u64) {
     // CK 1,600 MHz: a whole 625 ps period, so the report's cycle count is `cycles` exactly.
     let cfg = StackConfig::from_preset(&presets::HBM3_6400);
     let mut b = SimBuilder::new();
@@ -31,7 +31,7 @@ fn run_sampled(pattern: Pattern, cycles: u64) -> (StatsReport, u64, u64) {
             for pc in 0..pcs {
                 let c = stack.controller(ch, pc).unwrap();
                 area += c.queued() as u64;
-                writing += u64::from(c.write_mode());
+                writing += u64::from(c.draining_writes());
             }
         }
     }
@@ -41,7 +41,7 @@ fn run_sampled(pattern: Pattern, cycles: u64) -> (StatsReport, u64, u64) {
 #[test]
 fn mean_queue_depth_counts_requests_still_queued_when_the_run_stops() {
     let cycles = 3_000;
-    let (report, area, _) = run_sampled(Pattern::RandomRead, cycles);
+    let (report, area, _) = run_sampled(Pattern::RandomRead, 1_000_000, cycles);
     let mean = report.get("hbm", "queue_depth_mean").unwrap().as_f64();
     // The run stops with the generator's requests queued: the last change of the queue was
     // well before the end, so a mean that stops there falls short.
@@ -52,14 +52,18 @@ fn mean_queue_depth_counts_requests_still_queued_when_the_run_stops() {
 
 #[test]
 fn write_mode_fraction_is_a_fraction_of_each_pseudo_channels_time() {
-    let cycles = 3_000;
-    let (report, _, writing) = run_sampled(Pattern::StreamWrite, cycles);
-    let frac = report.get("hbm", "write_mode_frac").unwrap().as_f64();
     let pcs = u64::from(StackConfig::from_preset(&presets::HBM3_6400).org.pcs());
-    let want = writing as f64 / (cycles * pcs) as f64;
-    // Writes only: the controllers with requests drain writes from their first until the end.
-    assert!(want > 0.5, "{want}");
-    assert!((frac - want).abs() <= 1e-9, "write_mode_frac {frac}, sampled every cycle {want}");
+    // Writes only, more than the run has time for: the controllers drain writes from their
+    // first until the end. Then reads and writes that run out long before the end: time a
+    // controller stays in write mode with no write left to issue is not draining.
+    for (pattern, requests, least) in [(Pattern::StreamWrite, 1_000_000, 0.5), (Pattern::Mix, 3_000, 0.001)] {
+        let cycles = 6_000;
+        let (report, _, writing) = run_sampled(pattern, requests, cycles);
+        let frac = report.get("hbm", "write_mode_frac").unwrap().as_f64();
+        let want = writing as f64 / (cycles * pcs) as f64;
+        assert!(want > least, "{pattern:?}: {want}");
+        assert!((frac - want).abs() <= 1e-9, "{pattern:?}: write_mode_frac {frac}, sampled every cycle {want}");
+    }
 }
 
 /// Keeps a run going to cycle `.0` of its clock (and does nothing else).
