@@ -196,3 +196,26 @@ fn hostile_files_stay_cheap_and_are_told_apart() {
     assert_eq!(sys.cfg.links.len(), n);
     assert!(t.elapsed().as_secs_f64() < 10.0, "validation took {:?}", t.elapsed());
 }
+
+#[test]
+fn an_output_that_cannot_be_written_fails_the_run() {
+    // `/dev/full` takes the open and refuses every write (no space left): each output must
+    // say so and fail the run, its last buffered bytes included, never exit 0 with nothing
+    // written.
+    let full = Path::new("/dev/full");
+    if !full.exists() {
+        trnsim_traces::skip_test(&root(), "/dev/full is missing (not Linux?)");
+        return;
+    }
+    for args in [
+        &["hbm", "--requests", "10", "--cmd-trace", "/dev/full"][..],
+        &["hbm", "--requests", "10", "--json", "/dev/full"][..],
+        &["bench", "kernel-ring", "--cycles", "100", "--json", "/dev/full"][..],
+        &["run", "nc-gemm-tiled", "--vcd", "/dev/full"][..],
+    ] {
+        let (code, _, err) = run(args);
+        assert_ne!(code, 0, "{args:?}: {err}");
+        assert!(err.contains("No space left on device"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

@@ -267,8 +267,9 @@ fn make_sinks(a: &HbmArgs, spec: &HbmSpec) -> Result<Sinks, (String, i32)> {
     if let Some(path) = &a.cmd_trace {
         let staged = Staged::new(path);
         let f = File::create(staged.path()).map_err(|e| (format!("--cmd-trace {}: {e}", path.display()), 2))?;
-        let w = std::io::BufWriter::new(f);
-        let sink: Box<dyn CommandSink> = Box::new(CmdTraceWriter::new(w, &spec.cfg.preset, spec.cfg.timing.ck_mhz));
+        // (The writer buffers: a second buffer here would be flushed only when dropped, where
+        // a write error is lost.)
+        let sink: Box<dyn CommandSink> = Box::new(CmdTraceWriter::new(f, &spec.cfg.preset, spec.cfg.timing.ck_mhz));
         return Ok((vec![sink], Some(staged)));
     }
     Ok((Vec::new(), None))
@@ -292,7 +293,7 @@ fn finish_sink(
         }
         Err(a) => a,
     };
-    if let Ok(w) = any.downcast::<CmdTraceWriter<std::io::BufWriter<File>>>() {
+    if let Ok(w) = any.downcast::<CmdTraceWriter<File>>() {
         w.finish().map_err(|e| (format!("--cmd-trace: {e}"), 1))?;
     }
     Ok(None)
