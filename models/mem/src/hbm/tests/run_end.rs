@@ -8,17 +8,18 @@ use crate::hbm::traffic::{attach, GenParams, Pattern, Synthetic};
 use crate::hbm::{presets, HbmStack, StackConfig};
 use trnsim_kernel::{ClockId, SimBuilder, StatsReport};
 
-/// Runs `pattern` (more requests than the run has time for) for `cycles` CK cycles, one at
-/// a time; returns the report and, summed over the cycles, the requests queued in the
-/// stack's controllers after each and the controllers draining writes after each.
-fn run_sampled(pattern: Pattern, requests: u64, cycles: u64) -> (StatsReport, u64, u64) {
+/// Runs `requests` of `pattern` for up to `cycles` CK cycles, one at a time; returns the
+/// report, the run's length in cycles (shorter when the requests run out: a run ends at its
+/// last event) and, summed over the cycles, the requests queued in the stack's controllers
+/// after each and the controllers draining writes after each.
+fn run_sampled(pattern: Pattern, requests: u64, cycles: u64) -> (StatsReport, u64, u64, u64) {
     // CK 1,600 MHz: a whole 625 ps period, so the report's cycle count is `cycles` exactly.
     let cfg = StackConfig::from_preset(&presets::HBM3_6400);
     let mut b = SimBuilder::new();
     let clk = b.clock("hbm", cfg.timing.frequency()).unwrap();
     let map = HbmStack::new(&cfg).unwrap().address_map().clone();
     let src =
-        Synthetic::new(pattern, 1_000_000, 7, map.capacity(), u64::from(cfg.org.access_bytes()), &map, cfg.org.rows);
+        Synthetic::new(pattern, requests, 7, map.capacity(), u64::from(cfg.org.access_bytes()), &map, cfg.org.rows);
     let gp = GenParams { width: 4, in_flight: 256, rate: f64::INFINITY, bytes: cfg.org.access_bytes() };
     let (sid, _) = attach(&mut b, "hbm", clk, &cfg, Box::new(src), gp, false).unwrap();
     let mut sim = b.build().unwrap();
@@ -35,13 +36,15 @@ fn run_sampled(pattern: Pattern, requests: u64, cycles: u64) -> (StatsReport, u6
             }
         }
     }
-    (sim.report(), area, writing)
+    let end = sim.clock(ClockId::first()).edge_index_at_or_after(sim.now());
+    (sim.report(), end, area, writing)
 }
 
 #[test]
 fn mean_queue_depth_counts_requests_still_queued_when_the_run_stops() {
     let cycles = 3_000;
-    let (report, area, _) = run_sampled(Pattern::RandomRead, 1_000_000, cycles);
+    let (report, end, area, _) = run_sampled(Pattern::RandomRead, 1_000_000, cycles);
+    assert_eq!(end, cycles);
     let mean = report.get("hbm", "queue_depth_mean").unwrap().as_f64();
     // The run stops with the generator's requests queued: the last change of the queue was
     // well before the end, so a mean that stops there falls short.
@@ -58,9 +61,9 @@ fn write_mode_fraction_is_a_fraction_of_each_pseudo_channels_time() {
     // controller stays in write mode with no write left to issue is not draining.
     for (pattern, requests, least) in [(Pattern::StreamWrite, 1_000_000, 0.5), (Pattern::Mix, 3_000, 0.001)] {
         let cycles = 6_000;
-        let (report, _, writing) = run_sampled(pattern, requests, cycles);
+        let (report, end, _, writing) = run_sampled(pattern, requests, cycles);
         let frac = report.get("hbm", "write_mode_frac").unwrap().as_f64();
-        let want = writing as f64 / (cycles * pcs) as f64;
+        let want = writing as f64 / (end * pcs) as f64;
         assert!(want > least, "{pattern:?}: {want}");
         assert!((frac - want).abs() <= 1e-9, "{pattern:?}: write_mode_frac {frac}, sampled every cycle {want}");
     }
