@@ -891,10 +891,38 @@ impl HbmStack {
     pub fn catch_up_to(&mut self, cycle: u64) {
         self.cmds.clear();
         self.fresh.clear();
-        for ci in 0..self.channels.len() {
-            self.catch_up_channel(None, ci, cycle + 1);
+        self.catch_up_all(None, cycle + 1, false);
+    }
+
+    /// Steps every channel (only those with no request queued if `idle_only`) through every
+    /// cycle before `until` and hands the commands on. With a command sink, in rounds that
+    /// take every channel to the same cycle, so that the sink gets commands in cycle order
+    /// (`flush_commands`) and a round's commands stay few: at most two per channel per cycle
+    /// ([`ROUND_CYCLES`]). Without one, channel by channel (an idle channel skips whole
+    /// refresh periods).
+    fn catch_up_all(&mut self, mut cx: Option<&mut Ctx<'_>>, until: u64, idle_only: bool) {
+        let lags = |d: &(u64, u32), before: u64| d.0 < before && (!idle_only || d.1 == 0);
+        if self.sink.is_none() {
+            for ci in 0..self.channels.len() {
+                if lags(&self.chan_due[ci], until) {
+                    self.catch_up_channel(cx.as_deref_mut(), ci, until);
+                }
+            }
+            return self.flush_commands(cx);
         }
-        self.flush_commands(None);
+        let round = (ROUND_CYCLES / self.channels.len().max(1) as u64).max(1);
+        loop {
+            let first = self.chan_due.iter().filter(|d| lags(d, until)).map(|d| d.0).min();
+            let Some(first) = first else { break };
+            let bound = until.min(first.saturating_add(round));
+            for ci in 0..self.channels.len() {
+                if lags(&self.chan_due[ci], bound) {
+                    self.catch_up_channel(cx.as_deref_mut(), ci, bound);
+                }
+            }
+            self.flush_commands(cx.as_deref_mut());
+        }
+        self.flush_commands(cx);
     }
 
     /// Steps channel `ci` through every cycle before `now` that it owes (refresh of an idle
@@ -956,7 +984,8 @@ impl HbmStack {
                 latency: &mut self.latency,
             };
             ch.step(&self.sh, at, ids, out);
-            if self.cmds.len() >= CATCH_UP_CHUNK {
+            // (With a sink, rounds bound the commands gathered: `catch_up_all`.)
+            if self.cmds.len() >= CATCH_UP_CHUNK && self.sink.is_none() {
                 self.flush_commands(cx.as_deref_mut());
             }
         }
@@ -988,11 +1017,7 @@ impl HbmStack {
     /// Hands the issued commands gathered so far to the command sink and the trace, and
     /// forgets them (column commands are counted in the bandwidth tracks first).
     fn flush_commands(&mut self, cx: Option<&mut Ctx<'_>>) {
-        if let Some(s) = self.sink.as_mut() {
-            for r in &self.cmds {
-                s.command(r);
-            }
-        }
+        self.hand_to_sink();
         if self.settling && self.traces_commands(None) {
             self.settled.extend_from_slice(&self.cmds);
         }
@@ -1001,6 +1026,20 @@ impl HbmStack {
             self.account_columns(cx, None);
         }
         self.cmds.clear();
+    }
+
+    /// Hands the commands gathered to the command sink, if any, in cycle order (then channel
+    /// and pseudo-channel; each pseudo-channel's in issue order). Every channel has stepped
+    /// through the same cycles when this is called, and through all earlier ones at the
+    /// call before, so the sink sees one stream in cycle order.
+    fn hand_to_sink(&mut self) {
+        if let Some(s) = self.sink.as_mut() {
+            // (A stable sort: a pseudo-channel's commands of one cycle keep their order.)
+            self.cmds.sort_by_key(|r| (r.cycle, r.channel, r.pc));
+            for r in &self.cmds {
+                s.command(r);
+            }
+        }
     }
 
     /// Commands go to the trace's command tracks: detail tracks were declared and a tracer is
@@ -1108,6 +1147,11 @@ impl HbmStack {
 /// gap costs).
 const CATCH_UP_CHUNK: usize = 4096;
 
+/// With a command sink, channel-cycles per catch-up round (`catch_up_all`): a round takes
+/// every channel through `ROUND_CYCLES / channels` cycles, at most two commands a channel a
+/// cycle, so at most `2 * ROUND_CYCLES` commands wait for the sink.
+const ROUND_CYCLES: u64 = 2048;
+
 impl Component for HbmStack {
     fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
         let now = cx.cycle().0;
@@ -1125,6 +1169,11 @@ impl Component for HbmStack {
         }
         self.cmds.clear();
         self.fresh.clear();
+        if self.sink.is_some() {
+            // Every channel through the cycles before this one first (a request's channel
+            // would otherwise catch up alone): the sink then gets commands in cycle order.
+            self.catch_up_all(Some(&mut *cx), now, false);
+        }
         let blocked = self.intake(cx, now);
         // Channels without requests do not wake the stack for refresh (see `catch_up_to`).
         let mut next = u64::MAX;
@@ -1138,11 +1187,7 @@ impl Component for HbmStack {
                 next = next.min(at);
             }
         }
-        if let Some(s) = self.sink.as_mut() {
-            for r in &self.cmds {
-                s.command(r);
-            }
-        }
+        self.hand_to_sink();
         self.trace_commands(cx);
         for i in 0..self.fresh.len() {
             let c = self.fresh[i];
@@ -1221,14 +1266,8 @@ impl Component for HbmStack {
         self.cmds.clear();
         self.fresh.clear();
         self.settling = true;
-        for ci in 0..self.channels.len() {
-            let (next, queued) = self.chan_due[ci];
-            if queued == 0 && next < bound {
-                self.catch_up_channel(None, ci, bound);
-            }
-        }
+        self.catch_up_all(None, bound, true);
         debug_assert!(self.fresh.is_empty(), "a channel with no request completes none");
-        self.flush_commands(None);
         self.settling = false;
     }
 
