@@ -201,7 +201,7 @@ fn hostile_files_stay_cheap_and_are_told_apart() {
 fn an_output_that_cannot_be_written_fails_the_run() {
     // `/dev/full` takes the open and refuses every write (no space left): each output must
     // say so and fail the run, its last buffered bytes included, never exit 0 with nothing
-    // written.
+    // written, never panic.
     let full = Path::new("/dev/full");
     if !full.exists() {
         trnsim_traces::skip_test(&root(), "/dev/full is missing (not Linux?)");
@@ -212,6 +212,8 @@ fn an_output_that_cannot_be_written_fails_the_run() {
         &["hbm", "--requests", "10", "--json", "/dev/full"][..],
         &["bench", "kernel-ring", "--cycles", "100", "--json", "/dev/full"][..],
         &["run", "nc-gemm-tiled", "--vcd", "/dev/full"][..],
+        // (The profiler writes from its own thread, which panicked on a write error.)
+        &["bench", "kernel-ring", "--cycles", "100", "--profile", "/dev/full"][..],
     ] {
         let (code, _, err) = run(args);
         assert_ne!(code, 0, "{args:?}: {err}");

@@ -293,7 +293,13 @@ pub fn main() -> i32 {
         eprintln!("error: {m}");
         return 2;
     }
-    let profile = cli.profile.as_ref().map(|p| start_profile(p));
+    let profile = match cli.profile.as_ref().map(|p| start_profile(p)).transpose() {
+        Ok(p) => p,
+        Err(m) => {
+            eprintln!("error: {m}");
+            return 2;
+        }
+    };
     let r = match cli.cmd {
         Cmd::Run(a) => cmd_run(a),
         Cmd::Bench { which } => cmd_bench(which),
@@ -348,19 +354,74 @@ enum Failure {
     Run(String),
 }
 
-/// Starts the wall-clock profile, written under a temporary name until [`finish_profile`].
-fn start_profile(path: &Path) -> (tracing_chrome::FlushGuard, Staged) {
-    use tracing_subscriber::prelude::*;
-    let staged = Staged::new(path);
-    let (layer, guard) = tracing_chrome::ChromeLayerBuilder::new().file(staged.path()).build();
-    let _ = tracing_subscriber::registry().with(layer).try_init();
-    (guard, staged)
+/// The wall-clock profile being written: its flush guard, its staged file and the first
+/// write error.
+type Profile = (tracing_chrome::FlushGuard, Staged, KeptError);
+
+/// The first write error of the profile's file, kept for [`finish_profile`].
+type KeptError = std::sync::Arc<std::sync::Mutex<Option<std::io::Error>>>;
+
+/// The profile's file as the profiler's writer thread sees it: a write error is kept (the
+/// first) and later bytes are dropped, instead of returned, because that thread panics on
+/// one; [`finish_profile`] reports it.
+struct ProfileFile {
+    file: std::fs::File,
+    error: KeptError,
 }
 
-/// Flushes the profile and gives it its final name.
-fn finish_profile(p: Option<(tracing_chrome::FlushGuard, Staged)>) -> Result<(), Failure> {
-    let Some((guard, staged)) = p else { return Ok(()) };
+impl ProfileFile {
+    fn keep(&self, r: std::io::Result<()>) {
+        if let (Err(e), Ok(mut kept)) = (r, self.error.lock()) {
+            kept.get_or_insert(e);
+        }
+    }
+
+    fn failed(&self) -> bool {
+        self.error.lock().map_or(true, |e| e.is_some())
+    }
+}
+
+impl std::io::Write for ProfileFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !self.failed() {
+            let r = self.file.write_all(buf);
+            self.keep(r);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.failed() {
+            let r = self.file.flush();
+            self.keep(r);
+        }
+        Ok(())
+    }
+}
+
+/// Starts the wall-clock profile, written under a temporary name until [`finish_profile`].
+fn start_profile(path: &Path) -> Result<Profile, String> {
+    use tracing_subscriber::prelude::*;
+    let staged = Staged::new(path);
+    let file = std::fs::File::create(staged.path()).map_err(|e| format!("--profile {}: {e}", path.display()))?;
+    let error = KeptError::default();
+    let out = ProfileFile { file, error: error.clone() };
+    let (layer, guard) = tracing_chrome::ChromeLayerBuilder::new().writer(out).build();
+    let _ = tracing_subscriber::registry().with(layer).try_init();
+    Ok((guard, staged, error))
+}
+
+/// Flushes the profile (its writer thread ends) and gives it its final name, or reports its
+/// first write error.
+fn finish_profile(p: Option<Profile>) -> Result<(), Failure> {
+    let Some((guard, staged, error)) = p else { return Ok(()) };
     drop(guard);
+    let kept = error
+        .lock()
+        .map_or_else(|_| Some("the profile's writer failed".to_string()), |e| e.as_ref().map(|e| e.to_string()));
+    if let Some(e) = kept {
+        return Err(Failure::Run(format!("--profile {}: {e}", staged.dest().display())));
+    }
     staged.commit().map_err(Failure::Run)
 }
 

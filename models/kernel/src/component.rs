@@ -49,13 +49,13 @@ pub trait Component: std::any::Any {
     /// Writes this component's statistics (called at report time; units in the names).
     fn report(&self, _out: &mut StatsWriter<'_>) {}
 
-    /// Brings work an idle component owes but does only when next woken up to `now`, the
-    /// end of a run (on `clock`, its own): every successful run call ends with it, serial
-    /// or partitioned (each partition its own components), before anything reports. An HBM
-    /// stack does the refreshes its idle channels owe, so that its statistics count them to
-    /// the end. It must not change what the component does afterwards (a run continued after
-    /// it gives the results of one run to the later end), and it sends nothing: it has no
-    /// [`Ctx`].
+    /// Does, up to `now` (the end of a run; `clock` is the component's own), the work an idle
+    /// component owes but would do only when next woken. Every successful run call ends with
+    /// it, serial or partitioned (each partition its own components), before anything
+    /// reports: an HBM stack does the refreshes its idle channels owe, so that its
+    /// statistics count them to the end. It must not change what the component does
+    /// afterwards (a run continued after it gives the results of one run to the later end),
+    /// and it sends nothing: it has no [`Ctx`].
     fn settle(&mut self, _now: Time, _clock: &Clock) {}
 
     /// True while the component holds work it has not finished (e.g. queued requests). Only the

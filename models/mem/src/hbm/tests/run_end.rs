@@ -13,7 +13,7 @@ use trnsim_kernel::{ClockId, SimBuilder, StatsReport};
 /// last event) and, summed over the cycles, the requests queued in the stack's controllers
 /// after each and the controllers draining writes after each.
 fn run_sampled(pattern: Pattern, requests: u64, cycles: u64) -> (StatsReport, u64, u64, u64) {
-    // CK 1,600 MHz: a whole 625 ps period, so the report's cycle count is `cycles` exactly.
+    // CK 1,600 MHz: a whole 625 ps period, so the report counts the run's cycles exactly.
     let cfg = StackConfig::from_preset(&presets::HBM3_6400);
     let mut b = SimBuilder::new();
     let clk = b.clock("hbm", cfg.timing.frequency()).unwrap();
@@ -62,6 +62,7 @@ fn write_mode_fraction_is_a_fraction_of_each_pseudo_channels_time() {
     for (pattern, requests, least) in [(Pattern::StreamWrite, 1_000_000, 0.5), (Pattern::Mix, 3_000, 0.001)] {
         let cycles = 6_000;
         let (report, end, _, writing) = run_sampled(pattern, requests, cycles);
+        assert_eq!(end < cycles, pattern == Pattern::Mix, "{pattern:?} ends at cycle {end}");
         let frac = report.get("hbm", "write_mode_frac").unwrap().as_f64();
         let want = writing as f64 / (end * pcs) as f64;
         assert!(want > least, "{pattern:?}: {want}");
