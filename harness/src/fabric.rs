@@ -138,7 +138,8 @@ fn switch_latency(plot_dir: Option<&std::path::Path>) -> Result<BenchResult, Str
         };
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let path = dir.join("fabric-switch-latency.svg");
-        std::fs::write(&path, plot.to_svg()).map_err(|e| format!("{}: {e}", path.display()))?;
+        crate::outputs::write_atomic(&path, plot.to_svg().as_bytes())
+            .map_err(|e| format!("--plots {}: {e}", path.display()))?;
     }
     let (wall_s, cpu_s) = sw.elapsed();
     Ok(BenchResult {

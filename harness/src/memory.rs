@@ -243,7 +243,8 @@ fn latency_sweep(base: &HbmSpec, order: TickOrder, plot_dir: Option<&std::path::
         };
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let path = dir.join("hbm-latency-sweep.svg");
-        std::fs::write(&path, plot.to_svg()).map_err(|e| format!("{}: {e}", path.display()))?;
+        crate::outputs::write_atomic(&path, plot.to_svg().as_bytes())
+            .map_err(|e| format!("--plots {}: {e}", path.display()))?;
     }
     let (wall_s, cpu_s) = sw.elapsed();
     Ok(BenchResult {

@@ -347,7 +347,8 @@ pub fn headline_of(
 pub fn write_plot(dir: &std::path::Path, name: &str, headline: &[(String, f64)]) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let path = dir.join(format!("{name}.svg"));
-    std::fs::write(&path, plot(name, headline, SHAPE.phases).to_svg()).map_err(|e| format!("{}: {e}", path.display()))
+    crate::outputs::write_atomic(&path, plot(name, headline, SHAPE.phases).to_svg().as_bytes())
+        .map_err(|e| format!("--plots {}: {e}", path.display()))
 }
 
 /// The pipeline of a run as an SVG plot: per all-reduce, when its chunks were stored on every
