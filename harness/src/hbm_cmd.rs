@@ -80,7 +80,8 @@ pub struct HbmArgs {
     /// completion computed when it arrives; no commands, so no --cmd-trace or --check).
     #[arg(long, default_value = "cycle")]
     fidelity: String,
-    /// Write every issued command (ACT/RD/WR/PRE/REF...) with its cycle to this file.
+    /// Write every issued command (ACT/RD/WR/PRE/REF...) with its cycle to this file, one line
+    /// per command, in cycle order.
     #[arg(long, value_name = "FILE")]
     cmd_trace: Option<PathBuf>,
     /// Replay every issued command through the independent JEDEC timing checker.
