@@ -156,6 +156,10 @@ fn programs_that_never_halt_stop_at_max_sim_time_with_their_line() {
         "{err}"
     );
     refused(&["core", p(&f), "--max-sim-time", "2s"], "out of range (allowed: 1ns..=1s)");
+    // Counts of work: a range, not the whole of u64 (which would run for ages).
+    refused(&["hbm", "--requests", "18446744073709551615"], "is not in 1..=1000000000000");
+    refused(&["hbm", "--requests", "0"], "is not in 1..=1000000000000");
+    refused(&["bench", "kernel-ring", "--cycles", "1000000000001"], "is not in 1..=1000000000000");
 }
 
 #[test]

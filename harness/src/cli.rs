@@ -233,8 +233,8 @@ enum BenchCmd {
         /// Input FIFO depth of each module.
         #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
         depth: u32,
-        /// Cycles to simulate.
-        #[arg(long, default_value_t = 1_000_000)]
+        /// Cycles to simulate (1..=10^12).
+        #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
         cycles: u64,
         /// Write the figures as JSON (includes host timing).
         #[arg(long, value_name = "FILE.json")]

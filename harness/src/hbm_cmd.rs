@@ -37,8 +37,8 @@ pub struct HbmArgs {
     /// Synthetic pattern when no --trace: stream-read, stream-write, random, mix, same-bank.
     #[arg(long, default_value = "random")]
     pattern: String,
-    /// Synthetic requests to run.
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Synthetic requests to run (1..=10^12).
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
     requests: u64,
     /// Seed of the synthetic pattern.
     #[arg(long, default_value_t = 1)]
