@@ -5,7 +5,9 @@
 //! - A domain's `pending` list holds components to tick at `cursor`, which is the domain's
 //!   earliest edge not before the current floor; later wake-ups go to the heap.
 //! - A component is in exactly one of: asleep (maybe with one live heap entry, `wake`), queued
-//!   (in its domain's pending list), ticking (being evaluated this step).
+//!   (in its domain's pending list, or ticking in this step: the step moves the pending lists
+//!   of the domains due whole, and every component that ticked is asleep again after the
+//!   update phase).
 //! - State changes that decide who ticks happen only between steps or in the update phase, never
 //!   in a way that depends on the order of ticks within a step.
 
@@ -17,8 +19,8 @@ use std::collections::BinaryHeap;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum State {
     Asleep,
+    /// In its domain's pending list, or ticking in the current step.
     Queued,
-    Ticking,
 }
 
 /// Scheduling metadata of one component (kept apart from the component itself).

@@ -196,7 +196,10 @@ pub struct Simulation {
     pub(crate) decls: Vec<TrackDecl>,
     pub(crate) comp_tracks: Vec<TrackId>,
     pub(crate) opts: SimOptions,
-    ticking: Vec<(u32, u64)>,
+    /// The components ticking in the current step (their domains' pending lists, moved here
+    /// whole), and the edge index each domain ticks at (read through the component's domain).
+    ticking: Vec<u32>,
+    edge_of: Vec<u64>,
     acts: Vec<Activity>,
     order_rng: SimRng,
     pub(crate) counters: KernelCounters,
@@ -235,6 +238,7 @@ impl Simulation {
             comp_tracks,
             opts,
             ticking: Vec::new(),
+            edge_of: Vec::new(),
             acts: Vec::new(),
             order_rng: SimRng::new(seed, u64::MAX),
             counters: KernelCounters::default(),
@@ -447,16 +451,20 @@ impl Simulation {
         let sched = &mut self.core.sched;
         sched.wake_due(t);
         self.ticking.clear();
-        for d in sched.domains.iter_mut() {
+        self.edge_of.resize(sched.domains.len(), 0);
+        // Each due domain's pending list moves here whole (the first by a swap of buffers, so
+        // a step with one domain due copies nothing); its components stay `Queued` while they
+        // tick, which `arm` treats as it treats a queued component.
+        for (i, d) in sched.domains.iter_mut().enumerate() {
             if d.pending.is_empty() || d.cursor.time() != t {
                 continue;
             }
-            let k = d.cursor.index();
-            for &c in &d.pending {
-                sched.meta[c as usize].state = State::Ticking;
-                self.ticking.push((c, k));
+            self.edge_of[i] = d.cursor.index();
+            if self.ticking.is_empty() {
+                std::mem::swap(&mut self.ticking, &mut d.pending);
+            } else {
+                self.ticking.append(&mut d.pending);
             }
-            d.pending.clear();
             d.cursor.advance(&d.clock);
         }
         if self.ticking.is_empty() {
@@ -484,11 +492,12 @@ impl Simulation {
 
     fn evaluate(&mut self, t: Time) {
         self.acts.clear();
-        for &(c, k) in &self.ticking {
+        for &c in &self.ticking {
             let m = &mut self.core.sched.meta[c as usize];
             if m.timer <= t {
                 m.timer = Time::NEVER;
             }
+            let k = self.edge_of[m.domain as usize];
             let mut cx = Ctx { core: &mut self.core, comp: c, cycle: k };
             self.acts.push(self.comps[c as usize].tick(&mut cx));
         }
@@ -496,7 +505,7 @@ impl Simulation {
 
     fn update(&mut self, t: Time) {
         let Core { sched, links, .. } = &mut self.core;
-        for (i, &(c, _)) in self.ticking.iter().enumerate() {
+        for (i, &c) in self.ticking.iter().enumerate() {
             let m = &mut sched.meta[c as usize];
             m.state = State::Asleep;
             m.wake = Time::NEVER;
