@@ -218,10 +218,40 @@ fn an_output_that_cannot_be_written_fails_the_run() {
         &["run", "nc-gemm-tiled", "--vcd", "/dev/full"][..],
         // (The profiler writes from its own thread, which panicked on a write error.)
         &["bench", "kernel-ring", "--cycles", "100", "--profile", "/dev/full"][..],
+        &["run", "hbm-random", "--json", "/dev/full"][..],
+        &["collective", "all-reduce", "-b", "1M", "-e", "1M", "--json", "/dev/full"][..],
     ] {
         let (code, _, err) = run(args);
-        assert_ne!(code, 0, "{args:?}: {err}");
+        // A failed run (exit 1), not a usage error: the file opened; writing what the run
+        // produced failed.
+        assert_eq!(code, 1, "{args:?}: {err}");
         assert!(err.contains("No space left on device"), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
+}
+
+#[test]
+fn a_plot_never_overwrites_a_file_the_command_line_names() {
+    // Plot names are made up by the run (one per figure of a sweep), so they cannot be checked
+    // before it starts; each is checked as it is written. Here the system file itself sits in
+    // the plot directory under the name of one of the sweep's plots.
+    let d = scratch("hostile_plots");
+    let system = d.join("sweep-all_reduce_ring_65536B_time_us.svg");
+    let text = std::fs::read_to_string(root().join("models/configs/system/trn2-ultraserver.ron")).unwrap();
+    std::fs::write(&system, &text).unwrap();
+    let sweep = ["run", "fabric-allreduce-trn2-16", "--sweep", "fabric.phy=40ns,80ns", "--plots", p(&d)];
+    let (code, _, err) = run(&[&sweep[..], &["--system", p(&system)]].concat());
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("--plots") && err.contains("same file as --system"), "{err}");
+    assert_eq!(std::fs::read_to_string(&system).unwrap(), text, "the input was overwritten");
+    // Nor an output of the run's own (a plain benchmark's plot this time).
+    let json = d.join("hbm-latency-sweep.svg");
+    let (code, _, err) = run(&["run", "hbm-latency-sweep", "--plots", p(&d), "--json", p(&json)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("same file as --json"), "{err}");
+    // Elsewhere the same runs write their plots.
+    let other = d.join("plots");
+    let (code, _, err) = run(&[&sweep[..4], &["--plots", p(&other), "--system", p(&system)]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(other.join("sweep-all_reduce_ring_65536B_time_us.svg").is_file());
 }

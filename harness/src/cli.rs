@@ -1,5 +1,7 @@
-//! The command-line interface (clap). Every user mistake is a one-line error and exit code 2;
-//! a failed run (deadlock, trace I/O) is exit code 1.
+//! The command-line interface (clap). Every user mistake is a one-line error and exit code 2
+//! (an output file that cannot be created before the run starts among them); a failed run
+//! (deadlock, a trace or result file that cannot be written once the run has produced it) is
+//! exit code 1.
 
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -880,8 +882,8 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
         let reports: Vec<(String, &trnsim_workloads::exec::Report)> =
             points.iter().map(label).zip(runs.iter().map(|r| &r.report)).collect();
         let p = dir.join(format!("{}-breakdown.svg", w.w.name));
-        outputs::write_atomic(&p, trnsim_harness::workload::breakdown_svg(&w.w.name, &reports).as_bytes())
-            .map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
+        outputs::write_plot(&p, trnsim_harness::workload::breakdown_svg(&w.w.name, &reports).as_bytes())
+            .map_err(|e| Failure::Run(format!("--plots {}: {e}", p.display())))?;
         eprintln!("plot: {}", p.display());
     }
     if let Some(p) = &a.json {
@@ -897,7 +899,7 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
         let doc = serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "workload": w.w.name, "system": base.name(), "overrides": a.sets, "points": rows });
         let body = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Run(e.to_string()))?;
         outputs::write_atomic(p, (body + "\n").as_bytes())
-            .map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))?;
+            .map_err(|e| Failure::Run(format!("--json {}: {e}", p.display())))?;
     }
     Ok(())
 }
@@ -996,7 +998,8 @@ fn whatif_output(
         std::fs::create_dir_all(dir).map_err(|e| Failure::Usage(format!("--plots {}: {e}", dir.display())))?;
         for (name, svg) in whatif::plots(jobs, results) {
             let p = dir.join(name);
-            outputs::write_atomic(&p, svg.as_bytes()).map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
+            outputs::write_plot(&p, svg.as_bytes())
+                .map_err(|e| Failure::Run(format!("--plots {}: {e}", p.display())))?;
         }
         eprintln!("plots: {}/sweep-*.svg", dir.display());
     }
@@ -1017,7 +1020,7 @@ fn whatif_output(
         });
         let body = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
         outputs::write_atomic(p, (body + "\n").as_bytes())
-            .map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))?;
+            .map_err(|e| Failure::Run(format!("--json {}: {e}", p.display())))?;
     }
     Ok(())
 }
@@ -1249,16 +1252,16 @@ fn write_json_with(
     let doc = Doc { benchmarks: results, summary, trnsim: env!("CARGO_PKG_VERSION") };
     // Streamed to the file (a cluster's results are tens of megabytes of text), then renamed.
     let staged = outputs::Staged::new(p);
-    let io = |e: std::io::Error| Failure::Usage(format!("--json {}: {e}", p.display()));
+    let io = |e: std::io::Error| Failure::Run(format!("--json {}: {e}", p.display()));
     let mut w = std::io::BufWriter::new(std::fs::File::create(staged.path()).map_err(io)?);
     serde_json::to_writer_pretty(&mut w, &doc).map_err(|e| match e.io_error_kind() {
-        Some(_) => Failure::Usage(format!("--json {}: {e}", p.display())),
+        Some(_) => Failure::Run(format!("--json {}: {e}", p.display())),
         None => Failure::Run(format!("{}: {e}", p.display())),
     })?;
     std::io::Write::write_all(&mut w, b"\n").map_err(io)?;
     std::io::Write::flush(&mut w).map_err(io)?;
     drop(w);
-    staged.commit().map_err(|e| Failure::Usage(format!("--json {e}")))
+    staged.commit().map_err(|e| Failure::Run(format!("--json {e}")))
 }
 
 /// The widest `bench nc-gemm --n`: B streams through SBUF in 512-column blocks, and the
@@ -1379,7 +1382,7 @@ fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
     );
     if let Some(p) = json {
         outputs::write_atomic(&p, (out.to_string() + "\n").as_bytes())
-            .map_err(|e| Failure::Usage(format!("--json {}: {e}", p.display())))?;
+            .map_err(|e| Failure::Run(format!("--json {}: {e}", p.display())))?;
     }
     Ok(())
 }

@@ -322,13 +322,13 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
         });
         let body = serde_json::to_string_pretty(&doc).map_err(|e| (e.to_string(), 1))?;
         trnsim_harness::outputs::write_atomic(p, (body + "\n").as_bytes())
-            .map_err(|e| (format!("--json {}: {e}", p.display()), 2))?;
+            .map_err(|e| (format!("--json {}: {e}", p.display()), 1))?;
     }
     if let Some(p) = &a.output_file {
         let body = nccl_json(&a, op, &members, &doc.name(), &rows, avg);
         let body = serde_json::to_string_pretty(&body).map_err(|e| (e.to_string(), 1))?;
         trnsim_harness::outputs::write_atomic(p, (body + "\n").as_bytes())
-            .map_err(|e| (format!("--output-file {}: {e}", p.display()), 2))?;
+            .map_err(|e| (format!("--output-file {}: {e}", p.display()), 1))?;
     }
     Ok(())
 }

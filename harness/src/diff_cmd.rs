@@ -236,7 +236,7 @@ fn report(
                     });
                     let body = serde_json::to_string_pretty(&doc).map_err(|e| (e.to_string(), 1))?;
                     crate::outputs::write_atomic(p, (body + "\n").as_bytes())
-                        .map_err(|e| (format!("--coverage-json {}: {e}", p.display()), 2))?;
+                        .map_err(|e| (format!("--coverage-json {}: {e}", p.display()), 1))?;
                 }
             }
             Ok(())

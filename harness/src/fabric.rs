@@ -138,7 +138,7 @@ fn switch_latency(plot_dir: Option<&std::path::Path>) -> Result<BenchResult, Str
         };
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let path = dir.join("fabric-switch-latency.svg");
-        crate::outputs::write_atomic(&path, plot.to_svg().as_bytes())
+        crate::outputs::write_plot(&path, plot.to_svg().as_bytes())
             .map_err(|e| format!("--plots {}: {e}", path.display()))?;
     }
     let (wall_s, cpu_s) = sw.elapsed();

@@ -240,7 +240,7 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
         let body = serde_json::json!({ "preset": p.name, "headline": r.headline, "stats": r.stats,
             "host_cpu_s": r.speed.cpu_s, "host_requests_per_cpu_s": reqs / r.speed.cpu_s.max(1e-9) });
         trnsim_harness::outputs::write_atomic(path, (body.to_string() + "\n").as_bytes())
-            .map_err(|e| usage(format!("--json {}: {e}", path.display())))?;
+            .map_err(|e| (format!("--json {}: {e}", path.display()), 1))?;
     }
     match verdict {
         Some((v, bad)) if bad > 0 => Err((v, 1)),

@@ -243,7 +243,7 @@ fn latency_sweep(base: &HbmSpec, order: TickOrder, plot_dir: Option<&std::path::
         };
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let path = dir.join("hbm-latency-sweep.svg");
-        crate::outputs::write_atomic(&path, plot.to_svg().as_bytes())
+        crate::outputs::write_plot(&path, plot.to_svg().as_bytes())
             .map_err(|e| format!("--plots {}: {e}", path.display()))?;
     }
     let (wall_s, cpu_s) = sw.elapsed();

@@ -1,11 +1,14 @@
 //! Output paths of the CLI: checked against the inputs and against each other before anything
 //! is opened for writing, and written under a temporary name that is renamed to the final one
 //! only when the output is complete, so an interrupted run never leaves a truncated file under
-//! the name asked for (and never destroys an input).
+//! the name asked for (and never destroys an input). Files whose names a run makes up (plots in
+//! a `--plots` directory) are written with [`write_plot`], which refuses every path the command
+//! line named.
 
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
 
 /// A path named on the command line, with the flag that named it (for errors).
 #[derive(Clone, Debug)]
@@ -52,7 +55,11 @@ fn identity(p: &Path) -> Identity {
 /// Checks that no output is the same file as an input or as another output, that no output is
 /// an existing directory, and that every output's directory exists. The error is one line
 /// naming both flags; nothing has been opened for writing yet.
+///
+/// The paths checked (inputs and outputs) are kept for [`write_plot`], which refuses them.
 pub fn check(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<(), String> {
+    let named = inputs.iter().chain(outputs).map(|n| (n.flag.to_string(), n.path.to_path_buf()));
+    *NAMED.lock().unwrap_or_else(|e| e.into_inner()) = named.collect();
     let ids: Vec<Identity> = outputs.iter().map(|o| identity(o.path)).collect();
     for (i, o) in outputs.iter().enumerate() {
         if o.path.is_dir() {
@@ -147,6 +154,24 @@ impl Drop for Staged {
             let _ = std::fs::remove_file(&self.tmp);
         }
     }
+}
+
+/// Every path the command line named, with its flag, as [`check`] last saw them.
+static NAMED: Mutex<Vec<(String, PathBuf)>> = Mutex::new(Vec::new());
+
+/// Writes a file whose name the run made up (a plot in a `--plots` directory) like
+/// [`write_atomic`], unless it is the same file as a path the command line named (an input,
+/// or an output of its own): those are never overwritten, and the error names the flag.
+pub fn write_plot(dest: &Path, bytes: &[u8]) -> io::Result<()> {
+    let id = identity(dest);
+    let named = NAMED.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(_, p)| identity(p) == id).cloned();
+    if let Some((flag, p)) = named {
+        return Err(io::Error::other(format!(
+            "is the same file as {flag} {} (a plot never overwrites a file named on the command line)",
+            p.display()
+        )));
+    }
+    write_atomic(dest, bytes)
 }
 
 /// Writes `bytes` to `dest` atomically: a temporary file in the same directory, then a rename.

@@ -347,7 +347,7 @@ pub fn headline_of(
 pub fn write_plot(dir: &std::path::Path, name: &str, headline: &[(String, f64)]) -> Result<(), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let path = dir.join(format!("{name}.svg"));
-    crate::outputs::write_atomic(&path, plot(name, headline, SHAPE.phases).to_svg().as_bytes())
+    crate::outputs::write_plot(&path, plot(name, headline, SHAPE.phases).to_svg().as_bytes())
         .map_err(|e| format!("--plots {}: {e}", path.display()))
 }
 

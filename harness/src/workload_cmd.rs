@@ -223,7 +223,7 @@ fn write_workload(w: &format::Workload, out: Option<&Path>, hint: &str) -> Resul
 
 /// Writes `text` to `p` through a temporary file renamed into place.
 fn write_new(p: &Path, text: &str) -> Result<(), (String, i32)> {
-    trnsim_harness::outputs::write_atomic(p, text.as_bytes()).map_err(|e| (format!("{}: {e}", p.display()), 2))
+    trnsim_harness::outputs::write_atomic(p, text.as_bytes()).map_err(|e| (format!("{}: {e}", p.display()), 1))
 }
 
 impl WorkloadCmd {
