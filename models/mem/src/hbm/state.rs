@@ -320,4 +320,41 @@ mod rebase_tests {
         assert_eq!(s.earliest(&table, Command::Rd, s.bank_ref(5)), far + tp.rcd_rd as u64);
         assert!(s.earliest(&table, Command::Rd, b) <= far, "old bounds stay in the past");
     }
+
+    #[test]
+    fn earliest_is_the_floor_and_the_cached_bank_part() {
+        // Random command streams on a three-SID stack (so the other-SID rows matter): at every
+        // point each bank command's earliest cycle is the larger of the pseudo-channel floor
+        // and the bank part, and a bank part cached when its bank was last clean still holds
+        // unless the bank was marked dirty since (what the controller's plan relies on).
+        let p = presets::HBM3E_9600;
+        let (org, tp) = ((p.org)(), (p.timing)());
+        assert!(org.sids > 1, "the test needs SIDs to tell apart");
+        let table = CompiledTable::new(&timing::constraints(&tp));
+        let mut rng = trnsim_kernel::SimRng::new(3, 0);
+        let cmds = [Command::Act, Command::Pre, Command::Rd, Command::RdA, Command::Wr, Command::WrA, Command::RefPb];
+        let mut s = TimingState::new(&org);
+        let banks = org.banks_per_pc();
+        let mut cached: Vec<[u64; 7]> = vec![[0; 7]; banks as usize];
+        let mut now = 0u64;
+        for step in 0..20_000 {
+            let b = s.bank_ref(rng.below(u64::from(banks)) as u32);
+            let cmd = cmds[rng.below(cmds.len() as u64) as usize];
+            now = now.max(s.earliest(&table, cmd, b)) + rng.below(3);
+            s.issue(&table, cmd, b, now);
+            let dirty = s.dirty();
+            for bank in 0..banks {
+                let r = s.bank_ref(bank);
+                for (i, &c) in cmds.iter().enumerate() {
+                    let parts = s.pc_floor(&table, c).max(s.bank_part(c, r));
+                    assert_eq!(s.earliest(&table, c, r), parts, "step {step}, bank {bank}, {c:?}");
+                    if dirty & (1 << bank) == 0 {
+                        assert_eq!(cached[bank as usize][i], s.bank_part(c, r), "step {step}: bank {bank} not dirty");
+                    }
+                    cached[bank as usize][i] = s.bank_part(c, r);
+                }
+            }
+            s.clean(dirty);
+        }
+    }
 }
