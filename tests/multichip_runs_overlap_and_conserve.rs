@@ -181,7 +181,7 @@ fn tp_run_partitioned_by_chip_equals_the_serial_run() {
     let sys = tp_system(chip.clone(), t.clone(), TP, 4, TickOrder::Structural).unwrap().full_reports();
     let (serial, _) = sys.run_serial(None).unwrap();
     let rule = sys.default_rule(2);
-    assert_eq!(rule, PartitionRule::ByName { depth: 1 });
+    assert_eq!(rule, PartitionRule::ByNameSinglesAttached { depth: 1 });
     let (run, _) = sys.run_parallel(2, &rule, None).unwrap();
     assert!(run.plan.cut.len() >= 4, "only {} links cut", run.plan.cut.len());
     let json = |r: &trnsim_kernel::StatsReport| serde_json::to_string(r).unwrap();
@@ -208,7 +208,7 @@ fn moe_run_partitioned_by_chip_equals_the_serial_run() {
     let sys = moe_system(chip.clone(), t.clone(), MOE, TickOrder::Structural).unwrap().full_reports();
     let (serial, _) = sys.run_serial(None).unwrap();
     let rule = sys.default_rule(3);
-    assert_eq!(rule, PartitionRule::ByName { depth: 1 });
+    assert_eq!(rule, PartitionRule::ByNameSinglesAttached { depth: 1 });
     let r = moe::run(&chip, &t, &MOE, TickOrder::Structural, None, &|_| true).unwrap();
     let want = moe::headline(&r, &chip, &MOE).unwrap();
     let json = |r: &trnsim_kernel::StatsReport| serde_json::to_string(r).unwrap();

@@ -159,10 +159,12 @@ struct RunArgs {
     /// component counts), by-name (group by the first dotted name segment, e.g. per chip, or
     /// per UltraServer on a cluster) or by-name:DEPTH, either followed by ,attach=GROUP to
     /// spread GROUP's components (e.g. efa, a cluster's scale-out switches) over the
-    /// partitions next to their links. Default: by-name,attach=efa on clusters (by
-    /// UltraServer, when there are at least as many UltraServers as partitions), by-name for
-    /// tp-matmul-N and moe-alltoall-144 (by chip), auto otherwise. A rule that splits a chip
-    /// of tp-matmul-N or moe-alltoall-144 is an error.
+    /// partitions next to their links, or by ,attach-singles to spread every component alone
+    /// in its group (a fabric's switches, idle chips) likewise. Default: by-name,attach=efa on
+    /// clusters (by UltraServer, when there are at least as many UltraServers as partitions),
+    /// by-name,attach-singles for tp-matmul-N and moe-alltoall-144 (by busy chip, when there
+    /// are at least as many as partitions), auto otherwise. A rule that splits a chip of
+    /// tp-matmul-N or moe-alltoall-144 is an error.
     #[arg(long, value_name = "RULE", value_parser = PartitionRule::parse)]
     partition: Option<PartitionRule>,
     /// Run partitioned across MPI ranks, one partition per rank: `mpirun -np N trnsim run --mpi
@@ -216,8 +218,9 @@ enum BenchCmd {
         /// Thread counts to try.
         #[arg(long, value_delimiter = ',', default_value = "2", value_parser = clap::value_parser!(u32).range(1..=256))]
         threads: Vec<u32>,
-        /// How to split (auto, by-name, by-name:DEPTH, optionally ,attach=GROUP; default: by
-        /// UltraServer on clusters, auto on the others).
+        /// How to split (auto, by-name, by-name:DEPTH, optionally ,attach=GROUP or
+        /// ,attach-singles; default: by UltraServer on clusters, by busy chip on tp-matmul-N and
+        /// moe-alltoall-144, auto on the others).
         #[arg(long, value_parser = PartitionRule::parse)]
         partition: Option<PartitionRule>,
         /// Runs per configuration (the best wall time counts).

@@ -183,6 +183,15 @@ fn by_ultraserver() -> PartitionRule {
     PartitionRule::ByNameAttached { depth: 1, attach: "efa".into() }
 }
 
+/// The default rule on a fabric of whole chips: one group per busy chip (`chip003` with its
+/// `chip003.nc0…` and `chip003.hbm1…`); the switches and the fabric nodes of chips that run
+/// nothing (one component each) join the partitions next to most of their links. (Dealt as
+/// groups, they took a partition's share: `tp-matmul-4` on 4 partitions put two busy chips
+/// in one and none in another.)
+fn by_chip() -> PartitionRule {
+    PartitionRule::ByNameSinglesAttached { depth: 1 }
+}
+
 /// The TP matmul of `shape` over `n` whole chips of `topo` as a partitionable system (by chip by
 /// default; see [`System::check_rule`]).
 pub fn tp_system(
@@ -206,8 +215,7 @@ pub fn tp_system(
         d.b.keep_link_stats_where(&crate::suite::first_chip_keeps_link).map_err(|e| e.to_string())?;
         Ok(d.b)
     };
-    // By chip: `chip003` with its `chip003.nc0…` and `chip003.hbm1…`; switches alone.
-    let default_rule = (PartitionRule::ByName { depth: 1 }, n);
+    let default_rule = (by_chip(), n);
     let kind = Kind::Tp { n, shape, chip: Box::new(chip), topo: Box::new(topo), algo };
     Ok(System { default_rule, whole_chips: true, filter_reports: true, ..System::new(build, crate::tp::LIMIT, kind) })
 }
@@ -236,7 +244,7 @@ pub fn moe_system(
     let keep = crate::suite::first_chip_keeps_link;
     let routing = shape.route(topo.chips);
     let build = move || Ok(crate::moe::declare(&c2, &t2, &shape, &routing, order, false, Some(&keep))?.b);
-    let default_rule = (PartitionRule::ByName { depth: 1 }, topo.chips as u32);
+    let default_rule = (by_chip(), topo.chips as u32);
     let kind = Kind::Moe { shape, chip: Box::new(chip), topo: Box::new(topo) };
     Ok(System { default_rule, whole_chips: true, filter_reports: true, ..System::new(build, crate::moe::LIMIT, kind) })
 }
@@ -321,11 +329,13 @@ impl System {
 
     /// Refuses a rule that would split a chip of a system of whole chips: plans it on the
     /// declared system (heavy components are made only at build) and names the first chip
-    /// whose components land in two partitions. `by-name:1`, the default, keeps every chip
-    /// (`chipN` and its `chipN.…`) in one partition by construction, so it is not planned here
-    /// (a declaration of the whole system saved; the run plans it anyway).
+    /// whose components land in two partitions. `by-name:1` and the default
+    /// (`by-name:1,attach-singles`) keep every chip (`chipN` and its `chipN.…`) in one
+    /// partition by construction (a chip alone in its group is attached whole), so they are
+    /// not planned here (a declaration of the whole system saved; the run plans it anyway).
     pub fn check_rule(&self, rule: &PartitionRule, parts: u32, flag: &str) -> Result<(), String> {
-        if !self.whole_chips || parts < 2 || *rule == (PartitionRule::ByName { depth: 1 }) {
+        let whole = [PartitionRule::ByName { depth: 1 }, by_chip()];
+        if !self.whole_chips || parts < 2 || whole.contains(rule) {
             return Ok(());
         }
         let b = trnsim_kernel::BuildScope::Declare.enter(&*self.build)?;
@@ -341,7 +351,7 @@ impl System {
                 Some(&(j, p)) if p != part => {
                     let other = b.name(trnsim_kernel::ComponentId::from_index(j));
                     return Err(format!(
-                        "{flag} {rule}: splits chip {chip} ({other} in partition {p}, {name} in partition {part}); partitions of this system hold whole chips (by-name:1, the default, puts each chip in one)"
+                        "{flag} {rule}: splits chip {chip} ({other} in partition {p}, {name} in partition {part}); partitions of this system hold whole chips (by-name:1 and the default, by-name:1,attach-singles, put each chip in one)"
                     ));
                 }
                 Some(_) => {}
@@ -511,4 +521,36 @@ pub fn bench(name: &str, threads: &[u32], rule: Option<&PartitionRule>, reps: u3
         out.push_str(&run.timing_table());
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The busy chips (those with components below their fabric node, `chip003.…`) in each
+    /// partition of `name`'s default plan for `parts` partitions.
+    fn busy_chips_per_partition(name: &str, parts: u32) -> Vec<usize> {
+        let sys = system(name, TickOrder::Structural).unwrap();
+        let b = trnsim_kernel::BuildScope::Declare.enter(&*sys.build).unwrap();
+        let plan = b.plan(&sys.default_rule(parts), parts, None).unwrap();
+        let mut chips = vec![std::collections::BTreeSet::new(); parts as usize];
+        for (i, &part) in plan.part_of.iter().enumerate() {
+            let name = b.name(trnsim_kernel::ComponentId::from_index(i));
+            if let Some((chip, _)) = name.split_once('.').filter(|(c, _)| c.starts_with("chip")) {
+                chips[part as usize].insert(chip.to_string());
+            }
+        }
+        chips.iter().map(|c| c.len()).collect()
+    }
+
+    #[test]
+    fn whole_chip_systems_deal_their_busy_chips_evenly_by_default() {
+        // The fabric's switches and its idle chips' nodes (one component each) are spread
+        // next to their links; dealt as groups they took a partition's share, and
+        // tp-matmul-4 on 4 partitions put busy chips 0 and 1 in one, none in another.
+        assert_eq!(busy_chips_per_partition("tp-matmul-4", 4), [1, 1, 1, 1]);
+        assert_eq!(busy_chips_per_partition("tp-matmul-4", 2), [2, 2]);
+        assert_eq!(busy_chips_per_partition("tp-matmul-16", 4), [4, 4, 4, 4]);
+        assert_eq!(busy_chips_per_partition("moe-alltoall-144", 48), vec![3; 48]);
+    }
 }

@@ -18,7 +18,9 @@
 //! the weight (1 + link count per component, a proxy for work); [`PartitionRule::ByName`] keeps components whose names share their first
 //! `depth` dotted segments together ("chip017.core3.pe" with depth 1 groups by chip), and
 //! [`PartitionRule::ByNameAttached`] does so but spreads one group's components (a cluster's
-//! scale-out switches) over the partitions, each next to most of its links;
+//! scale-out switches) over the partitions, each next to most of its links, and
+//! [`PartitionRule::ByNameSinglesAttached`] spreads every group of one component (a fabric's
+//! switches, the fabric nodes of chips that run nothing) the same way;
 //! [`PartitionRule::Explicit`] gives every component's partition. Mistakes (a cut link shorter
 //! than the requested lookahead, a partition left empty, a wrong count) are located errors.
 
@@ -51,13 +53,29 @@ pub enum PartitionRule {
         /// The group key whose components are spread (`efa` for `efa.leaf3`, depth 1).
         attach: String,
     },
+    /// As [`PartitionRule::ByNameAttached`], the attached components being those alone in
+    /// their group: on a fabric of whole chips each busy chip (`chip003` and its
+    /// `chip003.nc0…`) is a group, and the switches (`sw000`) and the fabric nodes of chips
+    /// that run nothing join the partitions next to most of their links. (Dealt as groups,
+    /// those took a partition's share, leaving two busy chips in another.)
+    ByNameSinglesAttached {
+        /// Dotted segments that form the group key.
+        depth: usize,
+    },
     /// Partition of every component, by component id.
     Explicit(Vec<u32>),
 }
 
 impl PartitionRule {
-    /// Parses `auto`, `by-name` / `by-name:DEPTH`, optionally followed by `,attach=GROUP`.
+    /// Parses `auto`, `by-name` / `by-name:DEPTH`, optionally followed by `,attach=GROUP` or
+    /// `,attach-singles`.
     pub fn parse(s: &str) -> Result<PartitionRule, String> {
+        if let Some(base) = s.strip_suffix(",attach-singles") {
+            return match PartitionRule::parse(base) {
+                Ok(PartitionRule::ByName { depth }) => Ok(PartitionRule::ByNameSinglesAttached { depth }),
+                _ => Err(format!("`{s}` is not a partition rule (`,attach-singles` follows by-name or by-name:DEPTH)")),
+            };
+        }
         if let Some((base, attach)) = s.split_once(",attach=") {
             let depth = match PartitionRule::parse(base) {
                 Ok(PartitionRule::ByName { depth }) => depth,
@@ -78,7 +96,7 @@ impl PartitionRule {
             _ => match s.strip_prefix("by-name:").map(str::parse::<usize>) {
                 Some(Ok(depth)) if depth >= 1 => Ok(PartitionRule::ByName { depth }),
                 _ => Err(format!(
-                    "`{s}` is not a partition rule (expected auto, by-name or by-name:DEPTH with DEPTH >= 1, optionally followed by ,attach=GROUP)"
+                    "`{s}` is not a partition rule (expected auto, by-name or by-name:DEPTH with DEPTH >= 1, optionally followed by ,attach=GROUP or ,attach-singles)"
                 )),
             },
         }
@@ -92,6 +110,7 @@ impl fmt::Display for PartitionRule {
             PartitionRule::Auto => f.write_str("auto"),
             PartitionRule::ByName { depth } => write!(f, "by-name:{depth}"),
             PartitionRule::ByNameAttached { depth, attach } => write!(f, "by-name:{depth},attach={attach}"),
+            PartitionRule::ByNameSinglesAttached { depth } => write!(f, "by-name:{depth},attach-singles"),
             PartitionRule::Explicit(v) => write!(f, "explicit ({} assignments)", v.len()),
         }
     }
@@ -202,8 +221,9 @@ pub(crate) fn plan(
             }
             v.clone()
         }
-        PartitionRule::ByName { depth } => by_name(names, *depth, None, links, parts)?,
-        PartitionRule::ByNameAttached { depth, attach } => by_name(names, *depth, Some(attach), links, parts)?,
+        PartitionRule::ByName { depth } => by_name(names, *depth, Attach::None, links, parts)?,
+        PartitionRule::ByNameAttached { depth, attach } => by_name(names, *depth, Attach::Group(attach), links, parts)?,
+        PartitionRule::ByNameSinglesAttached { depth } => by_name(names, *depth, Attach::Singles, links, parts)?,
         PartitionRule::Auto => auto(n, links, parts)?,
     };
     let mut sizes = vec![0usize; parts as usize];
@@ -230,17 +250,38 @@ pub(crate) fn plan(
     Ok(PartitionPlan { parts, part_of, cut, lookahead, sizes })
 }
 
+/// Which components [`by_name`] attaches instead of dealing them as groups.
+#[derive(Clone, Copy)]
+enum Attach<'a> {
+    None,
+    /// Those of this group key.
+    Group(&'a str),
+    /// Those alone in their group.
+    Singles,
+}
+
 /// Groups components by the first `depth` dotted segments of their names and deals the groups
-/// contiguously in name order; components of group `attach` are then placed one by one (see
+/// contiguously in name order; the attached components are then placed one by one (see
 /// [`PartitionRule::ByNameAttached`]).
 fn by_name(
     names: &[String],
     depth: usize,
-    attach: Option<&str>,
+    attach: Attach<'_>,
     links: &[LinkEdge],
     parts: u32,
 ) -> Result<Vec<u32>, PartitionError> {
     let key = |s: &str| -> String { s.split('.').take(depth).collect::<Vec<_>>().join(".") };
+    let mut members = std::collections::BTreeMap::<String, usize>::new();
+    if matches!(attach, Attach::Singles) {
+        for name in names {
+            *members.entry(key(name)).or_default() += 1;
+        }
+    }
+    let attached_key = |k: &str| match attach {
+        Attach::None => false,
+        Attach::Group(g) => k == g,
+        Attach::Singles => members.get(k) == Some(&1),
+    };
     // Grouped components (not attached), by their index among grouped components.
     let mut grouped: Vec<u32> = Vec::with_capacity(names.len());
     let mut attached: Vec<u32> = Vec::new();
@@ -249,7 +290,7 @@ fn by_name(
     let mut index = std::collections::BTreeMap::new();
     for (i, name) in names.iter().enumerate() {
         let k = key(name);
-        if attach == Some(k.as_str()) {
+        if attached_key(&k) {
             attached.push(i as u32);
             continue;
         }
@@ -560,6 +601,31 @@ mod tests {
             PartitionRule::parse("by-name,attach=efa"),
             Ok(PartitionRule::ByNameAttached { depth: 1, attach: "efa".into() })
         );
+    }
+
+    #[test]
+    fn components_alone_in_their_group_spread_next_to_their_links() {
+        // Groups a and b (two components each) and four single-component groups: s0 linked to
+        // a, s1 to b, s2 to both, t (a group of one, like an idle chip's fabric node) to b.
+        let names: Vec<String> =
+            ["a.0", "a.1", "b.0", "b.1", "s0", "s1", "s2", "t"].iter().map(|s| s.to_string()).collect();
+        let links = [edge(0, 4, 5), edge(2, 5, 5), edge(1, 6, 5), edge(3, 6, 5), edge(7, 3, 5)];
+        let rule = PartitionRule::parse("by-name,attach-singles").unwrap();
+        assert_eq!(rule, PartitionRule::ByNameSinglesAttached { depth: 1 });
+        assert_eq!(rule.to_string(), "by-name:1,attach-singles");
+        assert_eq!(PartitionRule::parse(&rule.to_string()), Ok(rule.clone()));
+        let p = plan(&names, &links, &rule, 2, None).unwrap();
+        assert_eq!(p.part_of, vec![0, 0, 1, 1, 0, 1, 0, 1]);
+        // Dealt as groups instead, the four singles take the second partition's share and the
+        // two real groups share the first.
+        let p = plan(&names, &links, &PartitionRule::ByName { depth: 1 }, 2, None).unwrap();
+        assert_eq!(p.part_of[..4], [0, 0, 0, 0]);
+        // Only real groups are dealt: two of them make at most two partitions.
+        let err = plan(&names, &links, &rule, 3, None).unwrap_err();
+        assert_eq!(err, PartitionError::TooFewGroups { groups: 2, parts: 3 });
+        for bad in ["auto,attach-singles", "by-name:0,attach-singles", "by-name,attach=s,attach-singles"] {
+            assert!(PartitionRule::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
