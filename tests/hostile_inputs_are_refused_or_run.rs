@@ -255,3 +255,27 @@ fn a_plot_never_overwrites_a_file_the_command_line_names() {
     assert_eq!(code, 0, "{err}");
     assert!(other.join("sweep-all_reduce_ring_65536B_time_us.svg").is_file());
 }
+
+#[test]
+fn a_collective_too_large_for_memory_is_a_located_error() {
+    // A workload's all-reduce of 2^48 bytes (within the format's range): the packet-level
+    // network would keep 2 TiB of pending packets. It once ran in 9 us (its packet count
+    // wrapped to 0 in 32 bits); at 2^45 bytes it aborted on a 64 GiB allocation.
+    let d = scratch("hostile_big_collective");
+    let w = d.join("w.ron");
+    let gen = ["workload", "llm", "--layers", "1", "--hidden", "1024", "--ffn", "2048", "--heads", "8", "--tp", "4"];
+    let (code, _, err) = run(&[&gen[..], &["--seq", "256", "--batch", "2", "-o", p(&w)]].concat());
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&w).unwrap();
+    let first = text.find("AllReduce(Comm(bytes: ").expect("the layer all-reduces") + "AllReduce(Comm(bytes: ".len();
+    let end = first + text[first..].find(',').unwrap();
+    std::fs::write(&w, format!("{}{}{}", &text[..first], 1u64 << 48, &text[end..])).unwrap();
+    let line = text[..first].lines().count();
+    for cmd in [&["run", "--workload", p(&w)][..], &["compare", "--workload", p(&w)][..]] {
+        let (code, out, err) = run(&[cmd, &["--system", "trn3-gen1-ultraserver"]].concat());
+        assert_eq!(code, 1, "{cmd:?}: {out}{err}");
+        let want = format!("{}:{line}:", p(&w));
+        assert!(err.contains(&want) && err.contains(".op.bytes") && err.contains("needs about"), "{cmd:?}: {err}");
+        assert!(!err.contains("panicked") && !out.contains("step time"), "{cmd:?}: {out}{err}");
+    }
+}

@@ -1,29 +1,6 @@
 //! Sizes that cannot fit in memory are refused before anything is built, with the estimate.
 
-/// The memory a run may plan to use: the host's available memory (Linux `MemAvailable`), or
-/// 8 GiB where that cannot be read.
-pub fn memory_budget() -> u64 {
-    let avail = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
-        m.lines()
-            .find_map(|l| l.strip_prefix("MemAvailable:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-    });
-    avail.map_or(8 << 30, |kib| kib.saturating_mul(1024))
-}
-
-/// Refuses `what` if its estimated size `bytes` exceeds [`memory_budget`]: a one-line message
-/// with the estimate and the budget.
-pub fn check_fits(what: &str, bytes: u64) -> Result<(), String> {
-    let budget = memory_budget();
-    if bytes > budget {
-        return Err(format!(
-            "{what} needs about {:.1} GiB of memory, more than the {:.1} GiB available",
-            bytes as f64 / (1u64 << 30) as f64,
-            budget as f64 / (1u64 << 30) as f64
-        ));
-    }
-    Ok(())
-}
+pub use trnsim_kernel::host::{check_fits, memory_budget};
 
 /// A byte count: digits with an optional K, M or G (binary) suffix, optionally followed by B
 /// or iB ("1G", "64KiB", "4096").

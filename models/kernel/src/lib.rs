@@ -91,6 +91,7 @@ mod builder;
 mod component;
 mod ctx;
 mod error;
+pub mod host;
 mod link;
 pub mod parallel;
 pub mod partition;

@@ -235,7 +235,7 @@ fn comm_durations(
     let nd = &c.w.nodes[i];
     if let Op::SendRecv { bytes, .. } = &nd.op {
         let pairs: Vec<(usize, usize)> = pairs(c, i).iter().map(|&(s, d)| (s as usize, d as usize)).collect();
-        let t = costs.send_recv_ns(*bytes, &pairs)?;
+        let t = costs.send_recv_ns(*bytes, &pairs).map_err(|e| c.node_error(i, "op.bytes", &e))?;
         for (&(s, r), &t) in pairs.iter().zip(&t) {
             d[s] = d[s].max(t);
             d[r] = d[r].max(t);
@@ -252,7 +252,7 @@ fn comm_durations(
         return Ok(());
     }
     let groups: Vec<Vec<usize>> = sync_groups(c, i).iter().map(|g| g.iter().map(|&r| r as usize).collect()).collect();
-    let t = costs.comm_ns(&nd.op, &groups)?;
+    let t = costs.comm_ns(&nd.op, &groups).map_err(|e| c.node_error(i, "op.bytes", &e))?;
     for (g, &t) in groups.iter().zip(&t) {
         g.iter().for_each(|&r| d[r] = t);
     }

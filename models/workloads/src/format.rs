@@ -347,6 +347,16 @@ pub struct Checked {
 }
 
 impl Checked {
+    /// An error found against a system in node `i`'s `key` (`op.bytes`: its `bytes:`, or the
+    /// node where it has none), located as `file:line:col: nodes[i].key (name): message`.
+    pub fn node_error(&self, i: usize, key: &str, message: &str) -> String {
+        let (file, text) = &self.source;
+        let n = &self.w.nodes[i];
+        let last = key.rsplit('.').next().unwrap_or(key);
+        let field = format!("nodes[{i}].{key} ({})", n.name);
+        Locator { file, text }.at_node(n.id, last, field, message.to_string()).to_string()
+    }
+
     /// Where the first `key:` of the file is, as `file:line:col` (for errors found later,
     /// against a system).
     pub fn at(&self, key: &str) -> String {

@@ -324,12 +324,32 @@ pub fn run_concurrent(topo: &Topology, progs: Vec<schedule::Program>, p: &Params
         .collect()
 }
 
+/// The most memory the packet-level network may keep for `progs`' pending packets: each
+/// chip's largest step, every packet of its messages placed on its first hop when the step
+/// starts (the first hops are kept until each packet leaves), summed over the chips.
+pub fn pending_bytes(progs: &[schedule::Program], packet_bytes: u32) -> u64 {
+    let pkt = u64::from(packet_bytes.max(1));
+    let step = |s: &schedule::Step| s.sends.iter().map(|&(_, b)| b.div_ceil(pkt)).fold(0, u64::saturating_add);
+    let packets = progs.iter().map(|prog| prog.iter().map(step).max().unwrap_or(0)).fold(0, u64::saturating_add);
+    packets.saturating_mul(Network::PENDING_BYTES_PER_PACKET)
+}
+
 /// The fabric running `progs` as one kernel component, run until idle (at most `p.limit`).
+/// Refused before anything is built when the packets it would keep pending do not fit in the
+/// host's memory.
 fn simulate(
     topo: &Topology,
     progs: Vec<schedule::Program>,
     p: &Params,
 ) -> Result<(trnsim_kernel::Simulation, trnsim_kernel::ComponentId), String> {
+    let largest = progs.iter().flatten().flat_map(|s| s.sends.iter().map(|&(_, b)| b)).max().unwrap_or(0);
+    trnsim_kernel::host::check_fits(
+        &format!(
+            "the packet-level network ({largest} B messages at most, {} B packets; the flow-level one keeps no packets)",
+            topo.packet_bytes
+        ),
+        pending_bytes(&progs, topo.packet_bytes),
+    )?;
     let fabric = FabricRun::new(Network::new(topo.clone()), progs, p.step_overhead.as_ps());
     let mut b = SimBuilder::new();
     let clk = b.clock("fabric", Frequency::from_mhz(1000)).map_err(|e| e.to_string())?;

@@ -429,3 +429,28 @@ fn hierarchical_runs_are_the_hierarchical_steps_run_length_coded() {
         assert!(got.iter().all(|p| p.len() <= 3), "at most three runs per rank");
     }
 }
+
+#[test]
+fn packet_runs_too_large_for_memory_are_refused_not_truncated() {
+    // Each packet of a message keeps its first hop (32 bytes) until it leaves its source: a
+    // 256 TiB message is 2^36 packets, 2 TiB of pending state. Its packet count once wrapped
+    // to 0 in 32 bits, and the message was "delivered" at once.
+    let t = preset("trn2-server-4x4");
+    let step = |bytes: u64| crate::collective::schedule::Step { sends: vec![(1, bytes)], recvs: 0 };
+    let mut progs = vec![Vec::new(); t.chips];
+    progs[0] = vec![step(1 << 48)];
+    progs[1] = vec![crate::collective::schedule::Step { sends: vec![], recvs: 1 }];
+    let packets = (1u64 << 48) / u64::from(t.packet_bytes);
+    assert_eq!(crate::collective::pending_bytes(&progs, t.packet_bytes), packets * 32);
+    let err = crate::collective::run_concurrent(&t, progs.clone(), &Params::default()).unwrap_err();
+    assert!(err.starts_with("the packet-level network") && err.contains("needs about"), "{err}");
+    // Each chip's largest step counts, summed over the chips.
+    progs[0] = vec![step(4096), step(8192 + 1)];
+    progs[2] = vec![step(4096)];
+    assert_eq!(crate::collective::pending_bytes(&progs, 4096), (3 + 1) * 32);
+    // A message that fits runs, every packet delivered.
+    progs[0] = vec![step(3 * 4096 + 1)];
+    progs[2] = Vec::new();
+    let done = crate::collective::run_concurrent(&t, progs, &Params::default()).unwrap();
+    assert!(done[1] > 0 && done[0] > 0, "{done:?}");
+}

@@ -47,7 +47,7 @@ pub fn result(sim: &Simulation, h: &CollectiveHandles) -> Result<RunResult, Stri
             bytes: m.bytes,
             tag: m.tag,
             sent_ps,
-            left: rx.left,
+            left: u64::from(rx.left),
             delivered_bytes: rx.got,
             done_ps: rx.done_ps,
         });

@@ -46,7 +46,7 @@ pub struct Message {
     /// When it was sent, in picoseconds.
     pub sent_ps: u64,
     /// Packets not yet delivered.
-    pub left: u32,
+    pub left: u64,
     /// Bytes delivered so far.
     pub delivered_bytes: u64,
     /// When its last packet arrived, in picoseconds.
@@ -77,6 +77,12 @@ pub struct Network {
     pending: Vec<Vec<Event>>,
 }
 
+impl Network {
+    /// Memory a message keeps per packet until the packet leaves its source (its first hop's
+    /// arrival, in the message's pending list).
+    pub const PENDING_BYTES_PER_PACKET: u64 = std::mem::size_of::<Event>() as u64;
+}
+
 /// Marks an event in the heap as its message's next first-hop arrival.
 const FROM_SOURCE: u32 = 1 << 31;
 
@@ -103,7 +109,7 @@ impl Network {
     pub fn send(&mut self, now_ps: u64, src: usize, dst: usize, bytes: u64, tag: u32) -> MsgId {
         let id = self.msgs.len();
         let pkt = u64::from(self.topo.packet_bytes);
-        let n = bytes.div_ceil(pkt) as u32;
+        let n = bytes.div_ceil(pkt);
         let mut m = Message { src, dst, bytes, tag, sent_ps: now_ps, left: n, delivered_bytes: 0, done_ps: None };
         if src == dst || n == 0 {
             m.left = 0;
@@ -113,8 +119,10 @@ impl Network {
             return id;
         }
         self.msgs.push(m);
-        let mut first = Vec::with_capacity(n as usize);
-        for k in 0..u64::from(n) {
+        // (Room for every packet's first hop: callers check the size first, see
+        // `collective::pending_bytes`; a count beyond the address space reserves nothing.)
+        let mut first = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
+        for k in 0..n {
             let b = (bytes - k * pkt).min(pkt) as u32;
             first.push(self.place(now_ps, id, src, b));
         }
