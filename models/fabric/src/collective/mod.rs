@@ -345,8 +345,9 @@ fn simulate(
     let largest = progs.iter().flatten().flat_map(|s| s.sends.iter().map(|&(_, b)| b)).max().unwrap_or(0);
     trnsim_kernel::host::check_fits(
         &format!(
-            "the packet-level network ({largest} B messages at most, {} B packets; the flow-level one keeps no packets)",
-            topo.packet_bytes
+            "the packet-level network (messages of up to {largest} B in {} B packets, {} B kept per packet until it leaves)",
+            topo.packet_bytes,
+            Network::PENDING_BYTES_PER_PACKET
         ),
         pending_bytes(&progs, topo.packet_bytes),
     )?;
