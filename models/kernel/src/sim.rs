@@ -229,6 +229,8 @@ impl Simulation {
             TickOrder::Shuffled(s) => s,
             _ => 0,
         };
+        // (Clock domains are fixed when the simulation is built.)
+        let edge_of = vec![0; core.sched.domains.len()];
         Simulation {
             core,
             comps,
@@ -238,7 +240,7 @@ impl Simulation {
             comp_tracks,
             opts,
             ticking: Vec::new(),
-            edge_of: Vec::new(),
+            edge_of,
             acts: Vec::new(),
             order_rng: SimRng::new(seed, u64::MAX),
             counters: KernelCounters::default(),
@@ -451,7 +453,6 @@ impl Simulation {
         let sched = &mut self.core.sched;
         sched.wake_due(t);
         self.ticking.clear();
-        self.edge_of.resize(sched.domains.len(), 0);
         // Each due domain's pending list moves here whole (the first by a swap of buffers, so
         // a step with one domain due copies nothing); its components stay `Queued` while they
         // tick, which `arm` treats as it treats a queued component.
