@@ -17,7 +17,6 @@ use crate::trace_state::declare_path;
 use fxhash::FxHashMap;
 use std::any::TypeId;
 use std::cell::RefCell;
-use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 /// What a builder is for, and so which components it makes. A partitioned runner declares the
@@ -717,7 +716,7 @@ impl SimBuilder {
         let n_comps = comps.len();
         let core = Core {
             now: Time::ZERO,
-            sched: Sched { domains, meta, heap: BinaryHeap::new(), floor: Time::ZERO },
+            sched: Sched { domains, meta, wakes: Default::default(), due: Vec::new(), floor: Time::ZERO },
             links: Links { arenas: self.arenas, types: self.arena_types, refs: self.refs },
             trace: None,
             progress: 0,

@@ -102,6 +102,7 @@ pub mod stats;
 pub mod time;
 pub mod trace;
 mod trace_state;
+mod wakeq;
 
 pub use builder::{BlockMark, BlockShape, BuildScope, PortName, SimBuilder};
 pub use component::{Activity, Component, ComponentId};

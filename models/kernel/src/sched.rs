@@ -1,10 +1,10 @@
-//! The scheduler's state: per-clock-domain lists of components to tick on the next edge, a heap
-//! of later wake-ups, and each component's sleep state.
+//! The scheduler's state: per-clock-domain lists of components to tick on the next edge, a queue
+//! of later wake-ups ([`WakeQueue`]), and each component's sleep state.
 //!
 //! Invariants:
 //! - A domain's `pending` list holds components to tick at `cursor`, which is the domain's
-//!   earliest edge not before the current floor; later wake-ups go to the heap.
-//! - A component is in exactly one of: asleep (maybe with one live heap entry, `wake`), queued
+//!   earliest edge not before the current floor; later wake-ups go to the wake queue.
+//! - A component is in exactly one of: asleep (maybe with one live wake-queue entry, `wake`), queued
 //!   (in its domain's pending list, or ticking in this step: the step moves the pending lists
 //!   of the domains due whole, and every component that ticked is asleep again after the
 //!   update phase).
@@ -12,8 +12,7 @@
 //!   in a way that depends on the order of ticks within a step.
 
 use crate::time::{Clock, EdgeCursor, Time};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use crate::wakeq::WakeQueue;
 
 /// A component's scheduling state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +27,7 @@ pub(crate) enum State {
 pub(crate) struct Meta {
     pub domain: u32,
     pub state: State,
-    /// When asleep: the time of its live heap entry, or NEVER.
+    /// When asleep: the time of its live wake-queue entry, or NEVER.
     pub wake: Time,
     /// Earliest timer the component set, or NEVER.
     pub timer: Time,
@@ -78,11 +77,15 @@ impl Domain {
     }
 }
 
-/// Domains, component states and the wake heap.
+/// Domains, component states and the wake queue.
 pub(crate) struct Sched {
     pub domains: Vec<Domain>,
     pub meta: Vec<Meta>,
-    pub heap: BinaryHeap<Reverse<(Time, u32)>>,
+    /// Later wake-ups, (time in ps, component); an entry whose component woke otherwise since
+    /// (its `wake` no longer that time) is stale and skipped when taken.
+    pub wakes: WakeQueue,
+    /// Scratch for the entries a step takes from `wakes`.
+    pub due: Vec<(u64, u32)>,
     /// No tick may be scheduled before this time (now during wake-up processing, now + 1 ps
     /// during evaluation and update).
     pub floor: Time,
@@ -106,7 +109,7 @@ impl Sched {
             m.state = State::Queued;
             m.wake = Time::NEVER;
         } else {
-            self.heap.push(Reverse((at, c)));
+            self.wakes.push(at.as_ps(), c);
             m.wake = at;
         }
     }
@@ -122,7 +125,7 @@ impl Sched {
 
     /// Earliest time anything is scheduled, or NEVER.
     pub fn next_time(&self) -> Time {
-        let mut t = self.heap.peek().map_or(Time::NEVER, |r| r.0 .0);
+        let mut t = Time::from_ps(self.wakes.first());
         for d in &self.domains {
             if !d.pending.is_empty() && d.cursor.time() < t {
                 t = d.cursor.time();
@@ -131,19 +134,22 @@ impl Sched {
         t
     }
 
-    /// Pops heap entries due at or before `t` and queues their components.
+    /// Takes the wake-ups due at or before `t`, in (time, component) order, and queues their
+    /// components.
     pub fn wake_due(&mut self, t: Time) {
         self.floor = t;
-        while let Some(&Reverse((at, c))) = self.heap.peek() {
-            if at > t {
-                break;
+        let mut due = std::mem::take(&mut self.due);
+        while self.wakes.take_first_by(t.as_ps(), &mut due).is_some() {
+            for &(at, c) in &due {
+                let at = Time::from_ps(at);
+                let m = &mut self.meta[c as usize];
+                if m.state == State::Asleep && m.wake == at {
+                    m.wake = Time::NEVER;
+                    self.arm(c, at);
+                }
             }
-            self.heap.pop();
-            let m = &mut self.meta[c as usize];
-            if m.state == State::Asleep && m.wake == at {
-                m.wake = Time::NEVER;
-                self.arm(c, at);
-            }
+            due.clear();
         }
+        self.due = due;
     }
 }
