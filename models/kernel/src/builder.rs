@@ -716,7 +716,14 @@ impl SimBuilder {
         let n_comps = comps.len();
         let core = Core {
             now: Time::ZERO,
-            sched: Sched { domains, meta, wakes: Default::default(), due: Vec::new(), floor: Time::ZERO },
+            sched: Sched {
+                busy: Sched::busy_of(&domains),
+                domains,
+                meta,
+                wakes: Default::default(),
+                due: Vec::new(),
+                floor: Time::ZERO,
+            },
             links: Links { arenas: self.arenas, types: self.arena_types, refs: self.refs },
             trace: None,
             progress: 0,

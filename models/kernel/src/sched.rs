@@ -3,7 +3,8 @@
 //!
 //! Invariants:
 //! - A domain's `pending` list holds components to tick at `cursor`, which is the domain's
-//!   earliest edge not before the current floor; later wake-ups go to the wake queue.
+//!   earliest edge not before the current floor; later wake-ups go to the wake queue. The
+//!   `busy` set names exactly the domains whose pending list is not empty.
 //! - A component is in exactly one of: asleep (maybe with one live wake-queue entry, `wake`), queued
 //!   (in its domain's pending list, or ticking in this step: the step moves the pending lists
 //!   of the domains due whole, and every component that ticked is asleep again after the
@@ -86,6 +87,10 @@ pub(crate) struct Sched {
     pub wakes: WakeQueue,
     /// Scratch for the entries a step takes from `wakes`.
     pub due: Vec<(u64, u32)>,
+    /// Bit `i` set exactly when domain `i`'s pending list is not empty: a step and
+    /// `next_time` visit only those domains, in index order (a chip alone has a domain per
+    /// core and engine, most of them idle at any time).
+    pub busy: Vec<u64>,
     /// No tick may be scheduled before this time (now during wake-up processing, now + 1 ps
     /// during evaluation and update).
     pub floor: Time,
@@ -100,11 +105,16 @@ impl Sched {
         if m.state != State::Asleep || at >= m.wake {
             return;
         }
-        let d = &mut self.domains[m.domain as usize];
-        if d.pending.is_empty() {
+        let di = m.domain as usize;
+        let d = &mut self.domains[di];
+        let was_empty = d.pending.is_empty();
+        if was_empty {
             d.seek(self.floor);
         }
         if at <= d.cursor.time() {
+            if was_empty {
+                self.busy[di / 64] |= 1 << (di % 64);
+            }
             d.pending.push(c);
             m.state = State::Queued;
             m.wake = Time::NEVER;
@@ -125,13 +135,28 @@ impl Sched {
 
     /// Earliest time anything is scheduled, or NEVER.
     pub fn next_time(&self) -> Time {
+        debug_assert_eq!(self.busy, Sched::busy_of(&self.domains), "the busy set follows the pending lists");
         let mut t = Time::from_ps(self.wakes.first());
-        for d in &self.domains {
-            if !d.pending.is_empty() && d.cursor.time() < t {
-                t = d.cursor.time();
+        for (w, &bits) in self.busy.iter().enumerate() {
+            let mut rest = bits;
+            while rest != 0 {
+                let i = w * 64 + rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                t = t.min(self.domains[i].cursor.time());
             }
         }
         t
+    }
+
+    /// The busy set of `domains` (bit `i`: domain `i`'s pending list is not empty).
+    pub fn busy_of(domains: &[Domain]) -> Vec<u64> {
+        let mut busy = vec![0u64; domains.len().div_ceil(64)];
+        for (i, d) in domains.iter().enumerate() {
+            if !d.pending.is_empty() {
+                busy[i / 64] |= 1 << (i % 64);
+            }
+        }
+        busy
     }
 
     /// Takes the wake-ups due at or before `t`, in (time, component) order, and queues their

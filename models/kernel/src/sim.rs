@@ -456,17 +456,26 @@ impl Simulation {
         // Each due domain's pending list moves here whole (the first by a swap of buffers, so
         // a step with one domain due copies nothing); its components stay `Queued` while they
         // tick, which `arm` treats as it treats a queued component.
-        for (i, d) in sched.domains.iter_mut().enumerate() {
-            if d.pending.is_empty() || d.cursor.time() != t {
-                continue;
+        // (Only the domains with a pending list, in index order.)
+        for w in 0..sched.busy.len() {
+            let mut rest = sched.busy[w];
+            while rest != 0 {
+                let bit = rest.trailing_zeros();
+                rest &= rest - 1;
+                let i = w * 64 + bit as usize;
+                let d = &mut sched.domains[i];
+                if d.cursor.time() != t {
+                    continue;
+                }
+                self.edge_of[i] = d.cursor.index();
+                if self.ticking.is_empty() {
+                    std::mem::swap(&mut self.ticking, &mut d.pending);
+                } else {
+                    self.ticking.append(&mut d.pending);
+                }
+                d.cursor.advance(&d.clock);
+                sched.busy[w] &= !(1 << bit);
             }
-            self.edge_of[i] = d.cursor.index();
-            if self.ticking.is_empty() {
-                std::mem::swap(&mut self.ticking, &mut d.pending);
-            } else {
-                self.ticking.append(&mut d.pending);
-            }
-            d.cursor.advance(&d.clock);
         }
         if self.ticking.is_empty() {
             return;
