@@ -29,6 +29,7 @@ mod nc_matmul_reaches_spec_tflops;
 mod nc_runs_are_deterministic;
 mod nc_trace_loads_in_perfetto;
 mod parallel_allreduce_nl72x2_matches_serial;
+mod profile_shows_where_host_time_goes;
 mod skipped_tests_are_counted_not_passed;
 mod trace_loads_in_perfetto;
 mod trace_readers_locate_every_error;

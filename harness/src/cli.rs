@@ -27,7 +27,7 @@ const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("TRNSIM_
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
-    /// Write a wall-clock profile of the simulator itself (Chrome JSON, via tracing-chrome).
+    /// Write a wall-clock profile of the simulator itself (Chrome JSON, via tracing-chrome; open it in Perfetto): nested spans for the command, each benchmark or what-if point, a system's build and simulation, and the simulation alone.
     #[arg(long, global = true, value_name = "FILE")]
     profile: Option<PathBuf>,
 }
@@ -305,6 +305,21 @@ pub fn main() -> i32 {
             return 2;
         }
     };
+    // The profile's outermost span: the command (its phases nest inside, docs/performance.md).
+    let command = match &cli.cmd {
+        Cmd::Run(_) => "run",
+        Cmd::Bench { .. } => "bench",
+        Cmd::Config { .. } => "config",
+        Cmd::Hbm(_) => "hbm",
+        Cmd::Core(_) => "core",
+        Cmd::Describe(_) => "describe",
+        Cmd::Workload { .. } => "workload",
+        Cmd::Compare(_) => "compare",
+        Cmd::Collective(_) => "collective",
+        Cmd::Diff(_) => "diff",
+        Cmd::List => "list",
+    };
+    let span = tracing::info_span!("command", name = command).entered();
     let r = match cli.cmd {
         Cmd::Run(a) => cmd_run(a),
         Cmd::Bench { which } => cmd_bench(which),
@@ -340,6 +355,7 @@ pub fn main() -> i32 {
             Ok(())
         }
     };
+    drop(span);
     let r = r.and(finish_profile(profile));
     match r {
         Ok(()) => 0,
@@ -411,7 +427,7 @@ fn start_profile(path: &Path) -> Result<Profile, String> {
     let file = std::fs::File::create(staged.path()).map_err(|e| format!("--profile {}: {e}", path.display()))?;
     let error = KeptError::default();
     let out = ProfileFile { file, error: error.clone() };
-    let (layer, guard) = tracing_chrome::ChromeLayerBuilder::new().writer(out).build();
+    let (layer, guard) = tracing_chrome::ChromeLayerBuilder::new().writer(out).include_args(true).build();
     let _ = tracing_subscriber::registry().with(layer).try_init();
     Ok((guard, staged, error))
 }

@@ -282,7 +282,11 @@ impl System {
     /// Runs serially; returns the statistics and the wall time.
     pub fn run_serial(&self, trace: Option<(Box<dyn TraceSink>, TraceOptions)>) -> Result<(StatsReport, f64), String> {
         let sw = Stopwatch::start();
-        let mut sim = (self.build)()?.build().map_err(|e| e.to_string())?;
+        let mut sim = {
+            let _span = tracing::info_span!("build").entered();
+            (self.build)()?.build().map_err(|e| e.to_string())?
+        };
+        let _span = tracing::info_span!("simulate").entered();
         if let Some((sink, o)) = trace {
             sim.attach_trace(sink, &o);
         }
@@ -375,6 +379,8 @@ impl System {
             return Err("--trace: partitioned runs of whole chips are not traced yet (trace the serial run)".into());
         }
         let sw = Stopwatch::start();
+        // (Each partition's thread builds its share, then simulates: one span covers both.)
+        let _span = tracing::info_span!("build and simulate (partitioned)", threads).entered();
         let progress = crate::progress::WindowProgress::start();
         let on_window = progress.as_ref().map(|p| p.hook());
         let cfg = ParallelConfig {

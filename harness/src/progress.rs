@@ -65,6 +65,7 @@ fn draw(bar: &mut Option<ProgressBar>, wall: f64, done: Dur) {
 /// Runs `sim` until idle or `limit`, as `Simulation::run_until_idle` does, showing progress
 /// when it is on.
 pub fn run_until_idle(sim: &mut Simulation, limit: Dur) -> Result<Stop, RunError> {
+    let _span = tracing::info_span!("simulate").entered();
     if !enabled() {
         return sim.run_until_idle(limit);
     }
@@ -125,5 +126,7 @@ pub fn run_to_end(
     trace: Option<(Box<dyn trnsim_kernel::TraceSink>, trnsim_kernel::TraceOptions)>,
     limit: Dur,
 ) -> Result<Simulation, String> {
+    // (The build is this span less the "simulate" span inside it.)
+    let _span = tracing::info_span!("build and simulate").entered();
     trnsim_system::chip::run_to_end_by(b, chips, trace, limit, &run_until_idle)
 }

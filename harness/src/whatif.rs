@@ -220,6 +220,7 @@ fn fabric(sys: &Resolved) -> Result<&Topology, String> {
 
 /// Runs one job.
 pub fn run(job: &Job, opts: RunOpts, plots: Option<&std::path::Path>) -> Result<BenchResult, String> {
+    let _span = tracing::info_span!("point", label = job.label.as_str()).entered();
     let sys = &job.resolved;
     let mut r = match job.bench.as_str() {
         "e2e-llm-layer" => crate::e2e::run_on(&job.bench, chip(sys)?, opts.order, opts.trace)?,
@@ -274,6 +275,7 @@ pub fn run_partitioned(
     if let Some(why) = cannot_split(job) {
         return Err(why);
     }
+    let _span = tracing::info_span!("point", label = job.label.as_str(), threads).entered();
     let system = match job.bench.as_str() {
         "moe-alltoall-144" => {
             let u = ultraserver(&job.resolved)?;
