@@ -14,6 +14,7 @@ use crate::isa::{Ap, Mem};
 use crate::msg::{MemAccess, MemDone};
 use fxhash::FxHashMap;
 use trnsim_kernel::{Activity, Component, Ctx, Cycles, InPort, InputIndex, OutPort, StatsWriter};
+use trnsim_mem::sram::pattern::MAX_DIMS;
 use trnsim_mem::sram::{AccessPattern, Dim, Sram, SramData, SramGeometry};
 
 /// Interfaces per client: two read ports and one write port.
@@ -68,10 +69,22 @@ pub fn to_pattern_for(ap: &Ap, dma: bool) -> AccessPattern {
     }
 }
 
+/// An ISA pattern's dimensions as the SRAM model's, held in place (no allocation per access):
+/// the array and how many of it are used (an ISA pattern has at most
+/// [`trnsim_mem::sram::pattern::MAX_DIMS`] dimensions, as the SRAM model's).
+fn sram_dims(ap: &Ap) -> ([Dim; MAX_DIMS], usize) {
+    let mut out = [Dim::default(); MAX_DIMS];
+    let dims = ap.dims();
+    for (o, d) in out.iter_mut().zip(dims) {
+        *o = Dim { size: d.size, stride: d.stride };
+    }
+    (out, dims.len().min(MAX_DIMS))
+}
+
 /// Converts an ISA access pattern to the SRAM model's, byte for byte (for data).
 pub fn to_pattern(ap: &Ap) -> AccessPattern {
-    let dims: Vec<Dim> = ap.dims().iter().map(|d| Dim { size: d.size, stride: d.stride }).collect();
-    AccessPattern::new(ap.partition_start as u32, ap.partitions as u32, ap.offset, ap.dtype.bytes(), &dims)
+    let (dims, n) = sram_dims(ap);
+    AccessPattern::new(ap.partition_start as u32, ap.partitions as u32, ap.offset, ap.dtype.bytes(), &dims[..n])
         .expect("access patterns are validated by the assembler")
 }
 
@@ -87,15 +100,14 @@ pub fn to_timing_pattern(ap: &Ap, dma: bool) -> AccessPattern {
     let last = dims[dims.len() - 1];
     let aligned = ap.offset.is_multiple_of(4) && u32::from(last.size).is_multiple_of(pack);
     if pack > 1 && last.stride == 1 && aligned {
-        let mut packed: Vec<Dim> = dims.iter().map(|d| Dim { size: d.size, stride: d.stride }).collect();
-        let n = packed.len();
+        let (mut packed, n) = sram_dims(ap);
         if packed[..n - 1].iter().all(|d| (d.stride as i32 % pack as i32) == 0) {
             for d in &mut packed[..n - 1] {
                 d.stride /= pack as i16;
             }
             packed[n - 1] = Dim { size: last.size / pack as u16, stride: 1 };
             let start = (ap.partition_start as u32, ap.partitions as u32);
-            if let Ok(p) = AccessPattern::new(start.0, start.1, ap.offset, 4, &packed) {
+            if let Ok(p) = AccessPattern::new(start.0, start.1, ap.offset, 4, &packed[..n]) {
                 return if dma { p.for_dma() } else { p };
             }
         }

@@ -274,9 +274,10 @@ impl Sram {
     }
 
     fn check_access(&self, client: ClientId, p: &AccessPattern, write: bool, now: Cycles) -> Result<Access, SramError> {
-        let memory = self.name.clone();
+        // (The memory's name is copied only into an error: an access allocates nothing.)
+        let memory = || self.name.clone();
         let Some(c) = self.clients.get(client.0 as usize) else {
-            return Err(SramError::Client { memory, detail: format!("no client with id {}", client.0) });
+            return Err(SramError::Client { memory: memory(), detail: format!("no client with id {}", client.0) });
         };
         let bad = |error| SramError::Pattern { memory: self.name.clone(), client: c.name.clone(), error };
         p.validate(&self.geom).map_err(bad)?;
@@ -287,7 +288,7 @@ impl Sram {
             return Err(bad(crate::sram::FieldError::new("dims", d)));
         };
         if now.0 < self.now {
-            return Err(SramError::TimeWentBack { memory, now: Cycles(self.now), requested: now });
+            return Err(SramError::TimeWentBack { memory: memory(), now: Cycles(self.now), requested: now });
         }
         Ok(Access {
             id: self.next_id,
