@@ -31,6 +31,7 @@ mod nc_trace_loads_in_perfetto;
 mod parallel_allreduce_nl72x2_matches_serial;
 mod profile_shows_where_host_time_goes;
 mod skipped_tests_are_counted_not_passed;
+mod steady_state_simulation_does_not_allocate;
 mod trace_loads_in_perfetto;
 mod trace_readers_locate_every_error;
 mod ultraclusters_join_ultraservers_over_efa;

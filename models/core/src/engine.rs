@@ -199,10 +199,14 @@ impl EngineUnit {
                 if f.reads_left == 0 {
                     self.next_progress = self.next_progress.min(f.ready_at);
                 }
-                if f.inputs.len() <= k {
-                    f.inputs.resize(k + 1, Vec::new());
+                // (Only a functional run's accesses carry data: a timing run keeps none, and
+                // allocates nothing per instruction.)
+                if self.functional {
+                    if f.inputs.len() <= k {
+                        f.inputs.resize(k + 1, Vec::new());
+                    }
+                    f.inputs[k] = d.data;
                 }
-                f.inputs[k] = d.data;
             }
         }
     }
@@ -243,17 +247,25 @@ impl EngineUnit {
                 self.inflight[i].done = true;
                 continue;
             }
-            let datas = if self.functional {
-                let w = self.inflight[i].weights.as_ref().map(|(ap, d)| (ap, d.as_slice()));
-                exec::compute(&instr, &inputs, w)
-            } else {
-                vec![Vec::new(); outs.len()]
-            };
             let tag = self.inflight[i].tag;
-            for ((dst, accumulate), data) in outs.iter().zip(datas) {
-                let msg = MemAccess { tag: tag * 4 + 3, iface: 2, ap: dst, write: true, accumulate, data };
-                // Links to the memory unit are sized for every outstanding access: never refused.
-                let _ = cx.send(self.ports.mem, msg);
+            let write = |dst, accumulate, data| MemAccess {
+                tag: tag * 4 + 3,
+                iface: 2,
+                ap: dst,
+                write: true,
+                accumulate,
+                data,
+            };
+            // Links to the memory unit are sized for every outstanding access: never refused.
+            if self.functional {
+                let w = self.inflight[i].weights.as_ref().map(|(ap, d)| (ap, d.as_slice()));
+                for ((dst, accumulate), data) in outs.iter().zip(exec::compute(&instr, &inputs, w)) {
+                    let _ = cx.send(self.ports.mem, write(dst, accumulate, data));
+                }
+            } else {
+                for (dst, accumulate) in outs.iter() {
+                    let _ = cx.send(self.ports.mem, write(dst, accumulate, Vec::new()));
+                }
             }
             let f = &mut self.inflight[i];
             f.write_sent = true;
@@ -464,7 +476,7 @@ impl EngineUnit {
             tag,
             index: self.pc,
             reads_left: inputs.len() as u8,
-            inputs: Vec::with_capacity(inputs.len()),
+            inputs: if self.functional { Vec::with_capacity(inputs.len()) } else { Vec::new() },
             ready_at: now + ii,
             write_sent: false,
             writes_left: 0,

@@ -135,7 +135,13 @@ impl Sched {
 
     /// Earliest time anything is scheduled, or NEVER.
     pub fn next_time(&self) -> Time {
-        debug_assert_eq!(self.busy, Sched::busy_of(&self.domains), "the busy set follows the pending lists");
+        debug_assert!(
+            self.domains
+                .iter()
+                .enumerate()
+                .all(|(i, d)| (self.busy[i / 64] >> (i % 64) & 1 == 1) != d.pending.is_empty()),
+            "the busy set follows the pending lists"
+        );
         let mut t = Time::from_ps(self.wakes.first());
         for (w, &bits) in self.busy.iter().enumerate() {
             let mut rest = bits;
