@@ -717,7 +717,7 @@ impl SimBuilder {
         let core = Core {
             now: Time::ZERO,
             sched: Sched {
-                busy: Sched::busy_of(&domains),
+                edge_at: domains.iter().map(Sched::edge_of).collect(),
                 domains,
                 meta,
                 wakes: Default::default(),

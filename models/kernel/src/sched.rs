@@ -3,8 +3,9 @@
 //!
 //! Invariants:
 //! - A domain's `pending` list holds components to tick at `cursor`, which is the domain's
-//!   earliest edge not before the current floor; later wake-ups go to the wake queue. The
-//!   `busy` set names exactly the domains whose pending list is not empty.
+//!   earliest edge not before the current floor; later wake-ups go to the wake queue.
+//!   `edge_at[i]` is domain `i`'s cursor time when its pending list is not empty, NEVER when
+//!   it is.
 //! - A component is in exactly one of: asleep (maybe with one live wake-queue entry, `wake`), queued
 //!   (in its domain's pending list, or ticking in this step: the step moves the pending lists
 //!   of the domains due whole, and every component that ticked is asleep again after the
@@ -87,10 +88,10 @@ pub(crate) struct Sched {
     pub wakes: WakeQueue,
     /// Scratch for the entries a step takes from `wakes`.
     pub due: Vec<(u64, u32)>,
-    /// Bit `i` set exactly when domain `i`'s pending list is not empty: a step and
-    /// `next_time` visit only those domains, in index order (a chip alone has a domain per
-    /// core and engine, most of them idle at any time).
-    pub busy: Vec<u64>,
+    /// Per domain, the edge its pending list ticks at, NEVER while the list is empty: a step
+    /// and `next_time` read this dense array instead of every domain's record (a chip alone
+    /// has a domain per core and engine, most of them idle at any time).
+    pub edge_at: Vec<Time>,
     /// No tick may be scheduled before this time (now during wake-up processing, now + 1 ps
     /// during evaluation and update).
     pub floor: Time,
@@ -113,7 +114,7 @@ impl Sched {
         }
         if at <= d.cursor.time() {
             if was_empty {
-                self.busy[di / 64] |= 1 << (di % 64);
+                self.edge_at[di] = d.cursor.time();
             }
             d.pending.push(c);
             m.state = State::Queued;
@@ -134,41 +135,33 @@ impl Sched {
     }
 
     /// Earliest time anything is scheduled, or NEVER.
+    #[inline]
     pub fn next_time(&self) -> Time {
         debug_assert!(
-            self.domains
-                .iter()
-                .enumerate()
-                .all(|(i, d)| (self.busy[i / 64] >> (i % 64) & 1 == 1) != d.pending.is_empty()),
-            "the busy set follows the pending lists"
+            self.domains.iter().zip(&self.edge_at).all(|(d, &e)| e == Self::edge_of(d)),
+            "edge_at follows the pending lists"
         );
-        let mut t = Time::from_ps(self.wakes.first());
-        for (w, &bits) in self.busy.iter().enumerate() {
-            let mut rest = bits;
-            while rest != 0 {
-                let i = w * 64 + rest.trailing_zeros() as usize;
-                rest &= rest - 1;
-                t = t.min(self.domains[i].cursor.time());
-            }
-        }
-        t
+        let first = self.edge_at.iter().copied().min().unwrap_or(Time::NEVER);
+        first.min(Time::from_ps(self.wakes.first()))
     }
 
-    /// The busy set of `domains` (bit `i`: domain `i`'s pending list is not empty).
-    pub fn busy_of(domains: &[Domain]) -> Vec<u64> {
-        let mut busy = vec![0u64; domains.len().div_ceil(64)];
-        for (i, d) in domains.iter().enumerate() {
-            if !d.pending.is_empty() {
-                busy[i / 64] |= 1 << (i % 64);
-            }
+    /// What `edge_at` holds for `d`.
+    pub fn edge_of(d: &Domain) -> Time {
+        if d.pending.is_empty() {
+            Time::NEVER
+        } else {
+            d.cursor.time()
         }
-        busy
     }
 
     /// Takes the wake-ups due at or before `t`, in (time, component) order, and queues their
     /// components.
+    #[inline]
     pub fn wake_due(&mut self, t: Time) {
         self.floor = t;
+        if self.wakes.first() > t.as_ps() {
+            return; // (most steps: only domains' pending lists are due)
+        }
         let mut due = std::mem::take(&mut self.due);
         while self.wakes.take_first_by(t.as_ps(), &mut due).is_some() {
             for &(at, c) in &due {

@@ -6,7 +6,7 @@ use crate::ctx::{Core, Ctx};
 use crate::error::{BlockedComponent, DeadlockReport, RunError};
 use crate::link::{LinkId, LinkSpec};
 use crate::rng::SimRng;
-use crate::sched::State;
+use crate::sched::{Sched, State};
 use crate::stats::{StatsReport, StatsWriter};
 use crate::time::{ClockId, Cycles, Dur, Time};
 use crate::trace::{TraceError, TraceSink, TrackDecl, TrackId, TrackKind};
@@ -456,26 +456,21 @@ impl Simulation {
         // Each due domain's pending list moves here whole (the first by a swap of buffers, so
         // a step with one domain due copies nothing); its components stay `Queued` while they
         // tick, which `arm` treats as it treats a queued component.
-        // (Only the domains with a pending list, in index order.)
-        for w in 0..sched.busy.len() {
-            let mut rest = sched.busy[w];
-            while rest != 0 {
-                let bit = rest.trailing_zeros();
-                rest &= rest - 1;
-                let i = w * 64 + bit as usize;
-                let d = &mut sched.domains[i];
-                if d.cursor.time() != t {
-                    continue;
-                }
-                self.edge_of[i] = d.cursor.index();
-                if self.ticking.is_empty() {
-                    std::mem::swap(&mut self.ticking, &mut d.pending);
-                } else {
-                    self.ticking.append(&mut d.pending);
-                }
-                d.cursor.advance(&d.clock);
-                sched.busy[w] &= !(1 << bit);
+        // (The domains whose pending list ticks now, in index order.)
+        let Sched { edge_at, domains, .. } = sched;
+        for (i, at) in edge_at.iter_mut().enumerate() {
+            if *at != t {
+                continue;
             }
+            let d = &mut domains[i];
+            self.edge_of[i] = d.cursor.index();
+            if self.ticking.is_empty() {
+                std::mem::swap(&mut self.ticking, &mut d.pending);
+            } else {
+                self.ticking.append(&mut d.pending);
+            }
+            d.cursor.advance(&d.clock);
+            *at = Time::NEVER;
         }
         if self.ticking.is_empty() {
             return;

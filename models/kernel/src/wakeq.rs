@@ -17,11 +17,89 @@
 //!
 //! Entries come out in (time, component) order, the order a binary heap of the same pairs
 //! gives, duplicates included; an entry earlier than `last` (no caller makes one) re-files
-//! the queue around it rather than break the order.
+//! the queue around it rather than break the order. A queue that never holds more than a few
+//! entries (a kernel ring with two tokens) stays a binary heap: there the buckets' upkeep
+//! cost more than the heap's short walk.
 
-/// A queue of (time in picoseconds, component) entries taken in ascending order.
-#[derive(Clone, Debug)]
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// A queue of (time in picoseconds, component) entries taken in ascending order: a binary
+/// heap while it is small (a few entries: the heap's walk is short and costs less than the
+/// buckets' upkeep), a radix heap ([`Radix`]) from the first time it holds more than
+/// [`SMALL`] entries on.
+#[derive(Clone, Debug, Default)]
 pub(crate) struct WakeQueue {
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    radix: Option<Box<Radix>>,
+}
+
+/// Entries a [`WakeQueue`] keeps in a binary heap.
+const SMALL: usize = 64;
+
+impl WakeQueue {
+    /// Entries queued.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.radix.as_ref().map_or(self.heap.len(), |r| r.len())
+    }
+
+    /// Queues component `c` for time `t` (picoseconds).
+    #[inline]
+    pub fn push(&mut self, t: u64, c: u32) {
+        match &mut self.radix {
+            Some(r) => r.push(t, c),
+            None => {
+                self.heap.push(Reverse((t, c)));
+                if self.heap.len() > SMALL {
+                    self.grow();
+                }
+            }
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let mut r = Box::<Radix>::default();
+        for Reverse((t, c)) in self.heap.drain() {
+            r.push(t, c);
+        }
+        self.radix = Some(r);
+    }
+
+    /// The earliest time queued, or `u64::MAX` when empty.
+    #[inline]
+    pub fn first(&self) -> u64 {
+        match &self.radix {
+            Some(r) => r.first(),
+            None => self.heap.peek().map_or(u64::MAX, |e| e.0 .0),
+        }
+    }
+
+    /// Takes every entry of the earliest time queued if it is at most `t`, appending them
+    /// to `out` in component order; returns that time, or None (nothing taken).
+    pub fn take_first_by(&mut self, t: u64, out: &mut Vec<(u64, u32)>) -> Option<u64> {
+        if let Some(r) = &mut self.radix {
+            return r.take_first_by(t, out);
+        }
+        let at = self.heap.peek()?.0 .0;
+        if at > t {
+            return None;
+        }
+        while let Some(&Reverse(e)) = self.heap.peek() {
+            if e.0 != at {
+                break;
+            }
+            out.push(e);
+            self.heap.pop();
+        }
+        Some(at)
+    }
+}
+
+/// The radix heap of a large [`WakeQueue`].
+#[derive(Clone, Debug)]
+pub(crate) struct Radix {
     last: u64,
     buckets: Vec<Vec<(u64, u32)>>,
     mins: [u64; BUCKETS],
@@ -32,13 +110,13 @@ pub(crate) struct WakeQueue {
 /// Bucket 0 (equal to `last`) and one for each bit where a time may first differ from it.
 const BUCKETS: usize = 65;
 
-impl Default for WakeQueue {
+impl Default for Radix {
     fn default() -> Self {
-        WakeQueue { last: 0, buckets: vec![Vec::new(); BUCKETS], mins: [u64::MAX; BUCKETS], full: 0, len: 0 }
+        Radix { last: 0, buckets: vec![Vec::new(); BUCKETS], mins: [u64::MAX; BUCKETS], full: 0, len: 0 }
     }
 }
 
-impl WakeQueue {
+impl Radix {
     /// The bucket of time `t` when the last time taken is `last` (`t >= last`).
     #[inline]
     fn bucket(t: u64, last: u64) -> usize {
@@ -100,7 +178,9 @@ impl WakeQueue {
         }
         let start = out.len();
         out.append(&mut self.buckets[0]);
-        out[start..].sort_unstable_by_key(|e| e.1);
+        if out.len() - start > 1 {
+            out[start..].sort_unstable_by_key(|e| e.1);
+        }
         self.len -= out.len() - start;
         self.mins[0] = u64::MAX;
         self.full &= !1;
