@@ -86,8 +86,11 @@ impl Network {
 /// Marks an event in the heap as its message's next first-hop arrival.
 const FROM_SOURCE: u32 = 1 << 31;
 
-/// A packet arriving at a node: (arrival time in ps, sequence, message, node, bytes).
-type Event = (u64, u64, u32, u32, u32);
+/// A packet arriving at a node: (arrival time in ps, sequence, message, node, bytes). The
+/// message id takes 64 bits (a run may send more than 2^32 messages); the tuple is 32 bytes
+/// either way.
+type Event = (u64, u64, u64, u32, u32);
+const _: () = assert!(std::mem::size_of::<Event>() == 32, "an event (and a pending packet) is 32 bytes");
 
 impl Network {
     /// An idle network over `topo`.
@@ -203,7 +206,7 @@ impl Network {
         st.packets += 1;
         st.busy_ps += ser;
         self.seq += 1;
-        (end + edge.latency_ps, self.seq, msg as u32, edge.to as u32, bytes)
+        (end + edge.latency_ps, self.seq, msg as u64, edge.to as u32, bytes)
     }
 
     /// Utilization of edge `e` over `[0, end_ps)`: busy time / (links x time).
