@@ -5,43 +5,18 @@
 //! (measured: 0.5 and 0.2). An allocation per instruction, per memory access or per cycle
 //! on a hot path shows as several per thousand or more (one per instruction: 3.9).
 //!
-//! Counted by a global allocator that counts only on the thread that asks, so concurrent
-//! tests do not disturb it (the integration binary's only one).
+//! Counted by `trnsim_kernel::alloc_count::CountingAlloc`, which counts only on the thread
+//! that asks, so concurrent tests do not disturb it (the integration binary's global
+//! allocator).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use trnsim_harness::chip::{self, Chip};
 use trnsim_harness::e2e;
 use trnsim_harness::neuroncore::assemble_text;
+use trnsim_kernel::alloc_count::CountingAlloc;
 use trnsim_kernel::{Dur, SimBuilder};
 
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<Option<u64>> = const { Cell::new(None) };
-}
-
-fn count() {
-    let _ = ALLOCS.try_with(|c| c.set(c.get().map(|n| n + 1)));
-}
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
 #[global_allocator]
-static COUNTING: Counting = Counting;
+static COUNTING: CountingAlloc = CountingAlloc;
 
 /// (allocations, component ticks) from 20 us to 30 us of the chip's run (it ends near 35 us).
 fn steady_state(chip: &Chip) -> (u64, u64) {
@@ -54,14 +29,13 @@ fn steady_state(chip: &Chip) -> (u64, u64) {
     let mut sim = b.build().expect("builds");
     sim.run_until(Dur::from_us(20), |_| false).expect("runs");
     let ticks = sim.counters().ticks;
-    ALLOCS.with(|c| c.set(Some(0)));
-    sim.run_until(Dur::from_us(10), |_| false).expect("runs");
-    let allocs = ALLOCS.with(|c| c.replace(None)).unwrap_or(u64::MAX);
+    let (_, allocs) = CountingAlloc::count(|| sim.run_until(Dur::from_us(10), |_| false).expect("runs"));
     (allocs, sim.counters().ticks - ticks)
 }
 
 #[test]
 fn a_chip_in_steady_state_allocates_less_than_once_per_thousand_ticks() {
+    assert!(CountingAlloc::installed(), "the counting allocator is the global allocator");
     let cycle = chip::trn3().expect("the Trn3 chip");
     let mut fast = cycle.clone();
     fast.spec.hbm.fidelity = trnsim_mem::hbm::Fidelity::Fast;

@@ -1,40 +1,15 @@
 //! Steady-state recording does not allocate: after warm-up (tracks declared, names interned,
 //! lanes opened), thousands of slices, instants and counter samples cause no heap allocation
-//! in the Perfetto and Chrome JSON writers. Counted by a test-only global allocator that counts
-//! only on the thread that asked for it, so concurrent tests do not disturb it.
+//! in the Perfetto and Chrome JSON writers. Counted by `trnsim_kernel::alloc_count::CountingAlloc`
+//! as this test binary's global allocator, which counts only on the thread that asks, so
+//! concurrent tests do not disturb it.
 
 use crate::{ChromeJsonWriter, PerfettoWriter};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+use trnsim_kernel::alloc_count::CountingAlloc;
 use trnsim_kernel::{Arg, Flow, RecordKind, Time, TraceRecord, TraceSink, TrackDecl, TrackId, TrackKind};
 
-struct Counting;
-
-thread_local! {
-    static ALLOCS: Cell<Option<u64>> = const { Cell::new(None) };
-}
-
-fn count() {
-    let _ = ALLOCS.try_with(|c| c.set(c.get().map(|n| n + 1)));
-}
-
-// SAFETY: forwards to the system allocator unchanged; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
 #[global_allocator]
-static COUNTING: Counting = Counting;
+static COUNTING: CountingAlloc = CountingAlloc;
 
 /// Records of round `r`: two overlapping slices (lanes 0 and 1), an instant, a counter sample.
 fn round(r: u64) -> [TraceRecord; 4] {
@@ -69,13 +44,15 @@ fn steady_state_allocs(sink: &mut dyn TraceSink) -> u64 {
     for rec in round(0) {
         sink.record(&rec).expect("record");
     }
-    ALLOCS.with(|c| c.set(Some(0)));
-    for r in 1..=2000 {
-        for rec in round(r) {
-            sink.record(&rec).expect("record");
+    assert!(CountingAlloc::installed(), "the counting allocator is the global allocator");
+    let ((), allocs) = CountingAlloc::count(|| {
+        for r in 1..=2000 {
+            for rec in round(r) {
+                sink.record(&rec).expect("record");
+            }
         }
-    }
-    ALLOCS.with(|c| c.replace(None)).unwrap_or(u64::MAX)
+    });
+    allocs
 }
 
 #[test]

@@ -87,6 +87,7 @@
 //! invariants).
 #![warn(missing_docs)]
 
+pub mod alloc_count;
 mod builder;
 mod component;
 mod ctx;
