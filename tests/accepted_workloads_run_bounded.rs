@@ -1,11 +1,15 @@
 //! Property: every workload file the loader accepts (hostile mutations of generated ones, from
 //! a fixed seed) schedules within the documented caps without a panic, and every one it
-//! refuses gets a one-line located error.
+//! refuses gets a one-line located error. A second pass runs accepted mutations on a real
+//! system (the UltraServer's chips and packet-level fabric, as `trnsim run --workload` does),
+//! so hostile sizes reach the models' own arithmetic: each runs to a finite step time or is
+//! refused in one line.
 
 use crate::common::{fuzz_bytes, is_located, mutate, FuzzBudget};
 use arbitrary::Unstructured;
+use trnsim_system::doc::SystemDoc;
 use trnsim_workloads::exec::{self, Costs};
-use trnsim_workloads::format::{self, Op, MAX_SPANS};
+use trnsim_workloads::format::{self, Checked, Op, MAX_SPANS};
 use trnsim_workloads::llm::Llm;
 
 /// Times from the operation's sizes, so hostile sizes reach the schedule's arithmetic.
@@ -65,4 +69,61 @@ fn fuzz_workloads_are_refused_located_or_scheduled_within_caps() {
             Ok(Err(e)) => assert!(is_located(&e) && !e.contains('\n'), "unlocated: {e}\n{text}"),
         }
     }
+}
+
+/// The largest message any node of `c` sends, in bytes.
+fn largest_message(c: &Checked) -> u64 {
+    c.w.nodes
+        .iter()
+        .map(|n| match &n.op {
+            Op::SendRecv { bytes, .. } => *bytes,
+            op => op.comm_bytes(),
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Messages up to this size run on the packet-level fabric in the real pass (larger ones take
+/// time in proportion to their size, as they should, and stay with the synthetic pass).
+const REAL_PASS_MAX_MESSAGE: u64 = 1 << 22;
+
+#[test]
+fn fuzz_workloads_on_a_real_system_run_or_are_refused_in_one_line() {
+    let small = Llm { hidden: 256, ffn: 512, heads: 4, seq: 64, batch: 4, layers: 2, ..Llm::default() };
+    let bases: Vec<String> = [
+        Llm { tp: 2, ..small.clone() },
+        Llm { arch: "moe".into(), tp: 2, dp: 2, ep: 4, experts: 8, ..small.clone() },
+        Llm { tp: 2, dp: 2, pp: 2, train: true, ..small.clone() },
+    ]
+    .iter()
+    .map(|l| format::to_ron(&l.generate("fuzz").unwrap()).unwrap())
+    .collect();
+    let sys = SystemDoc::open("trn3-gen2-ultraserver").unwrap().resolve().unwrap();
+    let opts = trnsim_harness::workload::Options { efficiency: Some(0.6), ..Default::default() };
+    // (Most mutations are refused by the loader or send more than the pass takes: 400 cases
+    // run about 50 workloads, in about a second.)
+    let budget = FuzzBudget::from_env(400);
+    let (mut ran, mut refused) = (0, 0);
+    for seed in budget.seeds() {
+        let bytes = fuzz_bytes(seed ^ 0x5eed, 2048);
+        let mut u = Unstructured::new(&bytes);
+        let text = mutate(&bases[seed as usize % bases.len()], &mut u);
+        let Ok(c) = format::parse("w.ron", &text) else { continue };
+        if largest_message(&c) > REAL_PASS_MAX_MESSAGE {
+            continue;
+        }
+        let r = std::panic::catch_unwind(|| trnsim_harness::workload::run(&c, &sys, &opts).map(|r| r.report.step_ns));
+        match r {
+            Err(_) => panic!("a workload run panicked on\n{text}"),
+            Ok(Ok(step)) => {
+                assert!(step.is_finite() && step >= 0.0, "step {step} for\n{text}");
+                ran += 1;
+            }
+            Ok(Err(e)) => {
+                assert!(!e.contains('\n') && !e.is_empty(), "not one line: {e}\n{text}");
+                refused += 1;
+            }
+        }
+    }
+    assert!(ran > 0, "no mutation ran on the system ({refused} refused)");
 }
