@@ -53,9 +53,10 @@ pub struct BuildOpts {
 
 /// Builds `chip` into `b`, core `i` running `programs[i]` (one program per core). With
 /// `trace_tracks`, the stacks and DMA blocks declare their trace tracks (engines always have
-/// theirs).
+/// theirs). The cores share their clock domains (every core's engines run at the same
+/// frequencies): a step then gathers one list per frequency, not one per core.
 pub fn build(b: &mut SimBuilder, chip: &Chip, programs: &[Program], trace_tracks: bool) -> Result<ChipIds, String> {
-    build_with(b, chip, programs, &BuildOpts { trace_tracks, ..BuildOpts::default() })
+    build_with(b, chip, programs, &BuildOpts { trace_tracks, shared_clocks: true, ..BuildOpts::default() })
 }
 
 /// [`build`] with a name prefix, a collective hookup and shared clocks ([`BuildOpts`]).
