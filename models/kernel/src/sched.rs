@@ -89,8 +89,8 @@ pub(crate) struct Sched {
     /// Scratch for the entries a step takes from `wakes`.
     pub due: Vec<(u64, u32)>,
     /// Per domain, the edge its pending list ticks at, NEVER while the list is empty: a step
-    /// and `next_time` read this dense array instead of every domain's record (a chip alone
-    /// has a domain per core and engine, most of them idle at any time).
+    /// and `next_time` read this dense array instead of every domain's record (several cache
+    /// lines apart; most domains are idle at any step).
     pub edge_at: Vec<Time>,
     /// No tick may be scheduled before this time (now during wake-up processing, now + 1 ps
     /// during evaluation and update).
