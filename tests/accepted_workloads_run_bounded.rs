@@ -37,17 +37,23 @@ impl Costs for BySize {
     }
 }
 
-#[test]
-fn fuzz_workloads_are_refused_located_or_scheduled_within_caps() {
+/// The generated workload files the mutations start from: tensor, expert and pipeline
+/// parallelism, small enough to schedule in microseconds.
+fn bases() -> Vec<String> {
     let small = Llm { hidden: 256, ffn: 512, heads: 4, seq: 64, batch: 4, layers: 2, ..Llm::default() };
-    let bases: Vec<String> = [
+    [
         Llm { tp: 2, ..small.clone() },
         Llm { arch: "moe".into(), tp: 2, dp: 2, ep: 4, experts: 8, ..small.clone() },
         Llm { tp: 2, dp: 2, pp: 2, train: true, ..small.clone() },
     ]
     .iter()
     .map(|l| format::to_ron(&l.generate("fuzz").unwrap()).unwrap())
-    .collect();
+    .collect()
+}
+
+#[test]
+fn fuzz_workloads_are_refused_located_or_scheduled_within_caps() {
+    let bases = bases();
     let budget = FuzzBudget::from_env(150);
     for seed in budget.seeds() {
         let bytes = fuzz_bytes(seed, 2048);
@@ -89,15 +95,7 @@ const REAL_PASS_MAX_MESSAGE: u64 = 1 << 22;
 
 #[test]
 fn fuzz_workloads_on_a_real_system_run_or_are_refused_in_one_line() {
-    let small = Llm { hidden: 256, ffn: 512, heads: 4, seq: 64, batch: 4, layers: 2, ..Llm::default() };
-    let bases: Vec<String> = [
-        Llm { tp: 2, ..small.clone() },
-        Llm { arch: "moe".into(), tp: 2, dp: 2, ep: 4, experts: 8, ..small.clone() },
-        Llm { tp: 2, dp: 2, pp: 2, train: true, ..small.clone() },
-    ]
-    .iter()
-    .map(|l| format::to_ron(&l.generate("fuzz").unwrap()).unwrap())
-    .collect();
+    let bases = bases();
     let sys = SystemDoc::open("trn3-gen2-ultraserver").unwrap().resolve().unwrap();
     let opts = trnsim_harness::workload::Options { efficiency: Some(0.6), ..Default::default() };
     // (Most mutations are refused by the loader or send more than the pass takes: 400 cases
