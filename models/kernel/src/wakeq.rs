@@ -9,8 +9,8 @@
 //! known without moving anything.
 //!
 //! Invariants:
-//! - every entry's time is at least `last`, and entry `(t, c)` is in bucket
-//!   [`WakeQueue::bucket`]`(t, last)`; bucket `i`'s entries all differ from `last` first
+//! - (of the radix heap, [`Radix`]) every entry's time is at least `last`, and entry
+//!   `(t, c)` is in bucket `Radix::bucket(t, last)`; bucket `i`'s entries all differ from `last` first
 //!   at bit `i - 1` (bucket 0: equal to `last`), so a lower bucket holds only earlier times;
 //! - `mins[i]` is the smallest time in bucket `i` (`u64::MAX` when empty), and bit `i` of
 //!   `full` is set exactly when bucket `i` holds an entry.
@@ -104,7 +104,6 @@ pub(crate) struct Radix {
     buckets: Vec<Vec<(u64, u32)>>,
     mins: [u64; BUCKETS],
     full: u128,
-    len: usize,
 }
 
 /// Bucket 0 (equal to `last`) and one for each bit where a time may first differ from it.
@@ -112,7 +111,7 @@ const BUCKETS: usize = 65;
 
 impl Default for Radix {
     fn default() -> Self {
-        Radix { last: 0, buckets: vec![Vec::new(); BUCKETS], mins: [u64::MAX; BUCKETS], full: 0, len: 0 }
+        Radix { last: 0, buckets: vec![Vec::new(); BUCKETS], mins: [u64::MAX; BUCKETS], full: 0 }
     }
 }
 
@@ -126,7 +125,7 @@ impl Radix {
     /// Entries queued.
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.len
+        self.buckets.iter().map(Vec::len).sum()
     }
 
     /// Queues component `c` for time `t` (picoseconds).
@@ -139,7 +138,6 @@ impl Radix {
         self.buckets[b].push((t, c));
         self.mins[b] = self.mins[b].min(t);
         self.full |= 1 << b;
-        self.len += 1;
     }
 
     /// The earliest time queued, or `u64::MAX` when empty.
@@ -181,7 +179,6 @@ impl Radix {
         if out.len() - start > 1 {
             out[start..].sort_unstable_by_key(|e| e.1);
         }
-        self.len -= out.len() - start;
         self.mins[0] = u64::MAX;
         self.full &= !1;
         Some(at)

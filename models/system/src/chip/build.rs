@@ -46,20 +46,19 @@ pub struct BuildOpts {
     /// With `trace_tracks`: HBM stacks trace summary counters only (bandwidth and queue depth
     /// per pseudo-channel per window, no command slices), for systems of many chips.
     pub hbm_summary: bool,
-    /// Share clock domains across cores and chips (clocks `nc.tensor`, .., `hbm`): many chips
-    /// in one simulation then cost no more scheduler domains than one.
-    pub shared_clocks: bool,
 }
 
 /// Builds `chip` into `b`, core `i` running `programs[i]` (one program per core). With
 /// `trace_tracks`, the stacks and DMA blocks declare their trace tracks (engines always have
-/// theirs). The cores share their clock domains (every core's engines run at the same
-/// frequencies): a step then gathers one list per frequency, not one per core.
+/// theirs).
 pub fn build(b: &mut SimBuilder, chip: &Chip, programs: &[Program], trace_tracks: bool) -> Result<ChipIds, String> {
-    build_with(b, chip, programs, &BuildOpts { trace_tracks, shared_clocks: true, ..BuildOpts::default() })
+    build_with(b, chip, programs, &BuildOpts { trace_tracks, ..BuildOpts::default() })
 }
 
-/// [`build`] with a name prefix, a collective hookup and shared clocks ([`BuildOpts`]).
+/// [`build`] with a name prefix and a collective hookup ([`BuildOpts`]). Cores and chips
+/// share their clock domains, one per frequency (`nc.tensor`, .., `hbm`: every core's engines
+/// and every stack run at the same frequencies): a step gathers one pending list per
+/// frequency, not one per core, and many chips cost no more scheduler domains than one.
 pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &BuildOpts) -> Result<ChipIds, String> {
     let trace_tracks = o.trace_tracks;
     let s = &chip.spec;
@@ -68,12 +67,7 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
     }
     let e = |x: trnsim_kernel::BuildError| x.to_string();
     let cfg = chip.stack_config();
-    let clk = if o.shared_clocks {
-        b.shared_clock("hbm", cfg.timing.frequency())
-    } else {
-        b.clock(&format!("{}hbm", o.prefix), cfg.timing.frequency())
-    }
-    .map_err(e)?;
+    let clk = b.shared_clock("hbm", cfg.timing.frequency()).map_err(e)?;
     let mut stacks = Vec::new();
     for k in 0..s.hbm.stacks {
         let mut c = cfg.clone();
@@ -123,7 +117,7 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
         dma: Some(chip.dma.clone()),
         trace_tracks,
         collective: o.collective,
-        shared_clocks: o.shared_clocks.then(|| "nc".to_string()),
+        shared_clocks: Some("nc".to_string()),
         ..CoreOptions::default()
     };
     let mut cores = Vec::new();
@@ -177,7 +171,6 @@ pub fn build_on_fabric(
             trace_tracks,
             hbm_summary: true,
             collective: Some(CollectiveHookup { engine: nodes.ids[c], doorbell, done, latency: 4 }),
-            shared_clocks: true,
         };
         let ids = build_with(b, chip, programs, &opts)?;
         if k > 0 && shape.is_none() {
