@@ -55,8 +55,14 @@ fn the_step_is_identical_serial_on_threads_and_over_bytes() {
     let build = || dp.declare(TickOrder::Structural);
     let limit = trnsim_kernel::Dur::from_ms(10_000);
     let by_us = PartitionRule::ByName { depth: 1 };
-    let cfg =
-        ParallelConfig { threads: 2, rule: by_us.clone(), min_lookahead: None, on_window: None, report_where: None };
+    let cfg = ParallelConfig {
+        workers: None,
+        threads: 2,
+        rule: by_us.clone(),
+        min_lookahead: None,
+        on_window: None,
+        report_where: None,
+    };
     let (run, _) = run_threads(build, &cfg, limit, None, |_| ()).unwrap();
     assert_eq!(serial, serde_json::to_string(&run.report).unwrap(), "2 threads by UltraServer");
     // Over bytes with the default rule: by UltraServer, the EFA switches spread.

@@ -1,5 +1,6 @@
-//! A system split into partitions and run on 1, 2 and 4 threads gives the same statistics JSON
-//! and the same Perfetto trace bytes as the serial run: on random graphs of components with
+//! A system split into partitions and run on 1, 2 and 4 threads (a thread each, or several
+//! partitions a thread) gives the same statistics JSON and the same Perfetto trace bytes as
+//! the serial run: on random graphs of components with
 //! random clocks, latencies, depths, credit latencies and bandwidths, every link cut.
 
 use crate::kernel_random_graphs_are_order_independent::{builder, SharedBuf};
@@ -32,7 +33,18 @@ fn kind<T: std::fmt::Debug>(r: &Result<T, RunError>) -> String {
 
 /// The same for a partitioned run, or None when the graph has too few components.
 fn parallel(seed: u64, threads: u32, rule: PartitionRule) -> Option<(String, String, Vec<u8>)> {
-    let cfg = ParallelConfig { threads, rule, min_lookahead: None, on_window: None, report_where: None };
+    parallel_on(seed, threads, None, rule).map(|(k, json, trace, _)| (k, json, trace))
+}
+
+/// The same on `workers` threads (None: one per partition), with each partition's tick count
+/// as its `inspect` brings it back.
+fn parallel_on(
+    seed: u64,
+    threads: u32,
+    workers: Option<u32>,
+    rule: PartitionRule,
+) -> Option<(String, String, Vec<u8>, Vec<u64>)> {
+    let cfg = ParallelConfig { workers, threads, rule, min_lookahead: None, on_window: None, report_where: None };
     let buf = SharedBuf::default();
     let sink = Box::new(PerfettoWriter::new(buf.clone(), "perfetto"));
     let r = run_threads(
@@ -40,13 +52,54 @@ fn parallel(seed: u64, threads: u32, rule: PartitionRule) -> Option<(String, Str
         &cfg,
         LIMIT,
         Some((sink, TraceOptions::default())),
-        |_| (),
+        |sim| sim.counters().ticks,
     );
-    let (run, _) = match r {
+    let (run, ticks) = match r {
         Err(ParallelError::Partition(PartitionError::TooFewGroups { .. })) => return None,
         other => other.unwrap(),
     };
-    Some((kind(&run.outcome), serde_json::to_string(&run.report).unwrap(), buf.take()))
+    // Each partition's figures come back in partition order.
+    let sizes: Vec<usize> = run.partitions.iter().map(|p| p.components).collect();
+    assert_eq!(sizes, run.plan.sizes, "seed {seed}: partition timings in partition order");
+    let timed: Vec<u64> = run.partitions.iter().map(|p| p.ticks).collect();
+    assert_eq!(timed, ticks, "seed {seed}: inspected in partition order");
+    Some((kind(&run.outcome), serde_json::to_string(&run.report).unwrap(), buf.take(), ticks))
+}
+
+/// More partitions than threads: one or two threads run three or four partitions' windows in
+/// turn. Outcome, statistics JSON and trace bytes equal the serial run's, and each partition's
+/// tick count equals its count when every partition runs alone on one thread (the partition
+/// each thread's results belong to is kept).
+#[test]
+fn more_partitions_than_threads_match_the_serial_run() {
+    let mut compared = 0;
+    for seed in 1..=30u64 {
+        let (k, json, trace) = serial(seed);
+        for (parts, rule) in [(3, PartitionRule::Auto), (4, PartitionRule::ByName { depth: 2 })] {
+            let Some((_, _, _, alone)) = parallel_on(seed, parts, Some(1), rule.clone()) else { continue };
+            for workers in [1, 2] {
+                let (pk, pjson, ptrace, ticks) = parallel_on(seed, parts, Some(workers), rule.clone()).unwrap();
+                let what = format!("seed {seed}, {parts} partitions on {workers} threads, {rule:?}");
+                assert_eq!(k, pk, "{what}: outcome");
+                assert_eq!(json, pjson, "{what}: statistics differ");
+                assert!(trace == ptrace, "{what}: trace bytes differ");
+                assert_eq!(alone, ticks, "{what}: ticks by partition");
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 60, "only {compared} runs compared");
+}
+
+/// A thread count of zero is refused; more threads than partitions run a thread each.
+#[test]
+fn thread_counts_for_partitions_are_checked() {
+    let cfg = |workers| ParallelConfig { workers, ..ParallelConfig::new(2, PartitionRule::ByName { depth: 2 }) };
+    let r = run_threads(|| Ok(plain(3)), &cfg(Some(0)), LIMIT, None, |_| ());
+    assert!(matches!(r, Err(ParallelError::Unsupported(_))), "zero threads: {:?}", r.err());
+    let (k, json, _) = serial(3);
+    let run = run_threads(|| Ok(plain(3)), &cfg(Some(8)), LIMIT, None, |_| ()).unwrap().0;
+    assert_eq!((k, json), (kind(&run.outcome), serde_json::to_string(&run.report).unwrap()));
 }
 
 #[test]
@@ -82,6 +135,7 @@ fn partitioned_random_graphs_match_the_serial_run() {
 #[test]
 fn a_cut_link_shorter_than_the_requested_lookahead_is_a_located_error() {
     let cfg = ParallelConfig {
+        workers: None,
         threads: 2,
         rule: PartitionRule::ByName { depth: 2 },
         min_lookahead: Some(Dur::from_us(1)),
@@ -97,6 +151,7 @@ fn a_cut_link_shorter_than_the_requested_lookahead_is_a_located_error() {
 #[test]
 fn link_tracing_is_refused_in_partitioned_runs() {
     let cfg = ParallelConfig {
+        workers: None,
         threads: 2,
         rule: PartitionRule::ByName { depth: 2 },
         min_lookahead: None,
@@ -212,6 +267,7 @@ fn links_left_without_statistics_are_left_out_of_partitioned_runs_too() {
         let all = sim.links().len() as u64;
         assert!(left_out > 0 && left_out < all, "seed {seed}: {left_out} of {all} links left out");
         let cfg = ParallelConfig {
+            workers: None,
             threads: 2,
             rule: PartitionRule::Auto,
             min_lookahead: None,
@@ -246,6 +302,7 @@ fn a_window_hook_sees_every_window_and_changes_nothing() {
         let (k, json, _) = serial(seed);
         seen.lock().unwrap().clear();
         let cfg = ParallelConfig {
+            workers: None,
             threads: 2,
             rule: PartitionRule::Auto,
             min_lookahead: None,

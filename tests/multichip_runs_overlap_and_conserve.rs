@@ -229,6 +229,41 @@ fn moe_run_partitioned_by_chip_equals_the_serial_run() {
     assert!(err.starts_with("--partition by-name:2: splits chip chip"), "{err}");
 }
 
+/// A named run of whole chips (`trnsim run tp-matmul-8`, `moe-alltoall-144`, here in fast
+/// fidelity on smaller fabrics) simulates in windows on its own thread, partitions of whole
+/// chips taking turns; its result (headline and statistics JSON) is the serial run's (a traced
+/// run is serial), and the same under another tick order.
+#[test]
+fn named_runs_in_windows_equal_the_serial_runs() {
+    use trnsim_harness::parallel::{moe_system, run_in_windows, tp_system};
+    let mut chip = trnsim_harness::chip::trn3().unwrap();
+    chip.spec.hbm.fidelity = trnsim_mem::hbm::Fidelity::Fast;
+    chip.dma.bulk = true;
+    let json = |r: &trnsim_harness::suite::BenchResult| {
+        (serde_json::to_string(&r.headline).unwrap(), serde_json::to_string(&r.stats).unwrap())
+    };
+    let traced = || {
+        Some((Box::new(trnsim_traces::PerfettoWriter::new(SharedBuf::default(), "perfetto")) as _, Default::default()))
+    };
+    let t = preset("trn3-gen1-nl32x2");
+    let sys = tp_system(chip.clone(), t.clone(), tp::SHAPE, 8, TickOrder::Structural).unwrap();
+    assert_eq!(sys.window_parts(), Some(8));
+    let windows = run_in_windows("tp-matmul-8", &sys).unwrap().expect("splits by chip");
+    let serial = tp::run_on("tp-matmul-8", &chip, &t, TickOrder::Structural, traced(), None).unwrap();
+    assert!(json(&windows) == json(&serial), "tp-matmul-8: the run in windows differs from the serial run");
+    let named = tp::run_on("tp-matmul-8", &chip, &t, TickOrder::Shuffled(3), None, None).unwrap();
+    assert!(json(&named) == json(&serial), "tp-matmul-8: a named run (in windows, shuffled) differs");
+    let t = preset("trn2-server-4x4");
+    let sys = moe_system(chip.clone(), t.clone(), moe::SHAPE, TickOrder::Structural).unwrap();
+    assert_eq!(sys.window_parts(), Some(6), "16 chips, 3 a partition");
+    let windows = moe::run_on("moe-alltoall-144", &chip, &t, TickOrder::Structural, None).unwrap();
+    let serial = moe::run_on("moe-alltoall-144", &chip, &t, TickOrder::Structural, traced()).unwrap();
+    assert!(json(&windows) == json(&serial), "moe: the run in windows differs from the serial run");
+    // A few fast chips run serially: their state fits the cache as it is.
+    let few = tp_system(chip.clone(), preset("trn3-gen1-nl32x2"), tp::SHAPE, 4, TickOrder::Structural).unwrap();
+    assert_eq!(few.window_parts(), None);
+}
+
 /// A partitioned run (`trnsim run tp-matmul-4 --threads 4`) shows its progress on a terminal
 /// (`script`'s pseudo-terminal), after each window, and never in piped output or on stdout;
 /// its headline is the same either way. Counted as skipped when `script` is missing.

@@ -36,6 +36,7 @@ fn the_144_chip_all_reduce_is_identical_serial_and_partitioned() {
     for (threads, rule) in [(2, PartitionRule::Auto), (2, PartitionRule::ByName { depth: 1 }), (4, PartitionRule::Auto)]
     {
         let cfg = ParallelConfig {
+            workers: None,
             threads,
             rule: rule.clone(),
             min_lookahead: Some(Dur::from_ns(50)),

@@ -159,8 +159,14 @@ fn the_cluster_all_reduce_is_identical_serial_on_threads_and_over_bytes_by_ultra
     // The default: by UltraServer, the EFA switches spread over the partitions.
     let spread = PartitionRule::ByNameAttached { depth: 1, attach: "efa".into() };
     for (threads, rule) in [(2, by_us.clone()), (2, spread), (4, PartitionRule::Auto)] {
-        let cfg =
-            ParallelConfig { threads, rule: rule.clone(), min_lookahead: None, on_window: None, report_where: None };
+        let cfg = ParallelConfig {
+            workers: None,
+            threads,
+            rule: rule.clone(),
+            min_lookahead: None,
+            on_window: None,
+            report_where: None,
+        };
         let (run, _) = run_threads(cluster_builder, &cfg, limit, None, |_| ()).unwrap();
         assert_eq!(serial, serde_json::to_string(&run.report).unwrap(), "{threads} threads, {rule:?}");
         if rule == by_us {

@@ -149,10 +149,11 @@ struct RunArgs {
     /// fabric-allreduce-ultracluster-nodes, kernel-ring, tp-matmul-N and moe-alltoall-144
     /// (whole chips), dp-step-N (a data-parallel step on N UltraServers); each partition makes
     /// only its own components. tp-matmul-N and moe-alltoall-144 split so also on --system,
-    /// with --set, --sweep (points one after another) and --fidelity fast. More threads than
-    /// cores can pay for whole chips: each partition's chips then stay in cache through a
-    /// window (e.g. moe-alltoall-144 --threads 48 on one core: over 2x faster than serial in
-    /// cycle fidelity, about 1.3x in fast).
+    /// with --set, --sweep (points one after another) and --fidelity fast. N partitions more
+    /// than the host's cores run on one thread per core, each taking several partitions'
+    /// windows in turn; for whole chips that pays: each partition's chips stay in cache
+    /// through a window (e.g. moe-alltoall-144 --threads 48 on one core: over 3x faster than
+    /// serial in cycle fidelity, about 1.4x in fast).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: Option<u32>,
     /// How to split the system with --threads or --mpi: auto (cut the longest links, balance
@@ -1112,8 +1113,8 @@ fn run_mpi_ranks(a: &RunArgs, names: &[String], t: &mut trnsim_harness::mpi::Mpi
         commit_all(staged)?;
         let run = run?;
         if let Some((run, wall_s)) = run {
-            let (r, table) =
-                trnsim_harness::parallel::result(name, &sys, run, wall_s, ("ranks", ranks)).map_err(Failure::Run)?;
+            let (r, table) = trnsim_harness::parallel::result(name, &sys, run, wall_s, Some(("ranks", ranks)))
+                .map_err(Failure::Run)?;
             eprint!("{name}: {table}");
             if let Some(p) = &tp {
                 eprintln!("trace: {}", p.display());
@@ -1130,13 +1131,12 @@ fn run_mpi_ranks(a: &RunArgs, names: &[String], t: &mut trnsim_harness::mpi::Mpi
     Ok(())
 }
 
-/// Notes when `threads` exceed the host's cores: the partitions then take turns on them,
-/// which is slower for most systems but faster for whole chips in cycle fidelity.
+/// Notes when `threads` exceed the host's cores: the partitions then take turns on one
+/// thread per core, which is slower for most systems but faster for whole chips.
 fn warn_oversubscribed(threads: u32) {
-    if trnsim_kernel::oversubscribed(threads) {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if let Some(cores) = trnsim_harness::parallel::workers_for(threads) {
         eprintln!(
-            "note: --threads {threads} is more than this host's {cores} cores: partitions take turns on them (waiting threads sleep). Whole chips (tp-matmul-N, moe-alltoall-144, in either fidelity) often run faster so, each partition's chips staying in cache through a window; other systems run slower than with fewer threads (docs/parallel.md)"
+            "note: --threads {threads} is more than this host's {cores} cores: the {threads} partitions run on {cores} threads, each taking several in turn. Whole chips (tp-matmul-N, moe-alltoall-144, in either fidelity) often run faster so, each partition's chips staying in cache through a window; other systems run slower than with fewer partitions (docs/parallel.md)"
         );
     }
 }

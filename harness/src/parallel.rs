@@ -263,6 +263,22 @@ impl System {
         }
     }
 
+    /// Partitions of a run in windows ([`run_in_windows`]): whole chips only, one a partition
+    /// for `tp-matmul-N`, three for the MoE step (48 on 144 chips: 3-4 chips a partition ran
+    /// fastest on one core, their state fitting the cache; docs/parallel.md); None for the
+    /// other systems, and for fewer than 8 chips of fast fidelity, whose state fits the cache
+    /// as it is (`tp-matmul-4 --fidelity fast` ran 8 % slower in windows, the partitions'
+    /// time steps taken apart; 8 chips ran 13 % faster).
+    pub fn window_parts(&self) -> Option<u32> {
+        match &self.kind {
+            Kind::Tp { n, chip, .. } => {
+                (*n >= 8 || chip.spec.hbm.fidelity == trnsim_mem::hbm::Fidelity::Cycle).then_some(*n)
+            }
+            Kind::Moe { topo, .. } => u32::try_from(topo.chips.div_ceil(3)).ok(),
+            _ => None,
+        }
+    }
+
     /// The same system, its partitioned runs reporting every owner (as [`System::run_serial`]
     /// does), to compare statistics with a serial run's in full.
     pub fn full_reports(self) -> System {
@@ -386,6 +402,7 @@ impl System {
         let cfg = ParallelConfig {
             on_window,
             report_where: self.report_filter(),
+            workers: workers_for(threads),
             ..ParallelConfig::new(threads, rule.clone())
         };
         let ran = run_threads(&*self.build, &cfg, self.limit, trace, |_| ());
@@ -443,6 +460,50 @@ impl System {
     }
 }
 
+/// The threads `threads` partitions run on: one each, or as many as the host has cores when
+/// that is fewer (each thread then runs several partitions' windows in turn: no thread
+/// switches, and whole chips keep what more partitions than cores pay for, each partition's
+/// state staying in cache through its window).
+pub fn workers_for(threads: u32) -> Option<u32> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX));
+    (threads > cores).then_some(cores)
+}
+
+/// A named run of whole chips (`tp-matmul-N`, `moe-alltoall-144`, on a system file too) as
+/// the serial run reports it, simulated in windows on the calling thread: the chips split into
+/// partitions ([`System::window_parts`]), each simulated through a window (the lookahead of
+/// the links between chips) while its state stays in the cache, where the serial kernel goes
+/// round every chip each cycle. Same results as the serial run (statistics, headline; the
+/// serial-equals-partitioned tests), no `threads` field. None when the system cannot be split
+/// so (a link between chips without latency): the caller runs it serially.
+pub fn run_in_windows(name: &str, sys: &System) -> Result<Option<BenchResult>, String> {
+    let Some(parts) = sys.window_parts() else { return Ok(None) };
+    let sw = Stopwatch::start();
+    let ran = {
+        let _span = tracing::info_span!("build and simulate (in windows)", parts).entered();
+        let progress = crate::progress::WindowProgress::start();
+        let cfg = ParallelConfig {
+            on_window: progress.as_ref().map(|p| p.hook()),
+            report_where: sys.report_filter(),
+            workers: Some(1),
+            ..ParallelConfig::new(parts, sys.default_rule(parts))
+        };
+        let ran = run_threads(&*sys.build, &cfg, sys.limit, None, |_| ());
+        if let Some(p) = progress {
+            p.finish();
+        }
+        ran
+    };
+    let run = match ran {
+        Err(trnsim_kernel::ParallelError::Partition(_)) => return Ok(None),
+        r => r.map_err(|e| e.to_string())?.0,
+    };
+    let (wall_s, cpu_s) = sw.elapsed();
+    let (mut r, _) = result(name, sys, run, wall_s, None)?;
+    r.speed.cpu_s = cpu_s;
+    Ok(Some(r))
+}
+
 /// `trnsim run --threads N NAME`: one benchmark result, with the partitions' timing table.
 pub fn run_named(
     name: &str,
@@ -454,22 +515,25 @@ pub fn run_named(
     let sys = system(name, order)?;
     let rule = rule.cloned().unwrap_or_else(|| sys.default_rule(threads));
     let (run, wall_s) = sys.run_parallel(threads, &rule, trace)?;
-    result(name, &sys, run, wall_s, ("threads", threads))
+    result(name, &sys, run, wall_s, Some(("threads", threads)))
 }
 
-/// A benchmark result from a partitioned run (`how`: ("threads" | "ranks", count)).
+/// A benchmark result from a partitioned run (`how`: ("threads" | "ranks", count), a headline
+/// figure; None for a run in windows, which reports as the serial run).
 pub fn result(
     name: &str,
     sys: &System,
     run: ParallelRun,
     wall_s: f64,
-    how: (&str, u32),
+    how: Option<(&str, u32)>,
 ) -> Result<(BenchResult, String), String> {
     if let Err(e) = &run.outcome {
         return Err(e.to_string());
     }
     let mut headline = sys.headline(&run.report)?;
-    headline.push((how.0.into(), f64::from(how.1)));
+    if let Some((what, count)) = how {
+        headline.push((what.into(), f64::from(count)));
+    }
     let sim_s = run.now.as_ps() as f64 * 1e-12;
     let ticks = run.report.int("kernel", "ticks").unwrap_or(0) as f64;
     let table = run.timing_table();

@@ -292,7 +292,7 @@ pub fn run_partitioned(
     };
     let rule = rule.cloned().unwrap_or_else(|| system.default_rule(threads));
     let (run, wall_s) = system.run_parallel(threads, &rule, None)?;
-    let (mut r, table) = crate::parallel::result(&job.bench, &system, run, wall_s, ("threads", threads))?;
+    let (mut r, table) = crate::parallel::result(&job.bench, &system, run, wall_s, Some(("threads", threads)))?;
     if let (Some(dir), true) = (plots, job.bench.starts_with("tp-matmul-")) {
         crate::tp::write_plot(dir, &job.bench, &r.headline)?;
     }

@@ -2,10 +2,11 @@
 //!
 //! A sense-reversing spin barrier: std's `Barrier` sleeps on a futex and costs ~23 µs per
 //! window on a 2-core VM (measured); spinning costs well under 1 µs.
-//! When the machine is oversubscribed (more partitions than cores) spinning would starve the
-//! thread being waited for, so there a waiter spins only briefly and then sleeps on a condition
-//! variable until the last arrival wakes it; otherwise after a short spin it yields its core,
-//! and after a while of yielding it sleeps too: a partition whose core another process took
+//! One arrival per thread (a thread may run several partitions). When the machine is
+//! oversubscribed (more threads than cores) spinning would starve the thread being waited
+//! for, so there a waiter spins only briefly and then sleeps on a condition variable until
+//! the last arrival wakes it; otherwise after a short spin it yields its core, and after a
+//! while of yielding it sleeps too: a thread whose core another process took
 //! (a build beside the run, other tests) is then not kept waiting by waiters that burn the
 //! remaining core. The last arrival takes the lock to wake sleepers only when there are any.
 
@@ -110,10 +111,10 @@ impl SpinBarrier {
 }
 
 /// One partition's summary of one window, on its own cache line: written (plain stores) by
-/// its partition before the barrier, read by every partition after it and reduced locally in
-/// partition order, so no cache line is written by two cores. Two sets alternate by window
-/// parity: a partition writes the next window's slot only after the next barrier, which every
-/// reader reaches only after it has read this one.
+/// its partition's thread before the barrier, read by every thread after it and reduced
+/// locally in partition order, so no cache line is written by two cores. Two sets alternate
+/// by window parity: a partition writes the next window's slot only after the next barrier,
+/// which every reader reaches only after it has read this one.
 #[repr(align(64))]
 pub(crate) struct Slot {
     words: [AtomicU64; super::WORDS],

@@ -26,9 +26,15 @@
 //! (time, component), the order a serial run emits them in. So statistics JSON and trace
 //! bytes equal the serial run's (tested on random graphs and on the 144-chip all-reduce).
 //!
+//! **More partitions than threads** ([`ParallelConfig::workers`]): a thread runs its
+//! partitions' window steps in turn (export and publish each, one barrier arrival for the
+//! thread, then import and run each window), so the exchange is the same as with a thread
+//! each and so are the results.
+//!
 //! Left out: link tracing (occupancy counters, VCD signals) in partitioned runs (refused with
-//! an error); `run_until` conditions; more partitions than threads. Each thread builds the
-//! whole system and drops what is not its own, which costs build time and transient memory.
+//! an error); `run_until` conditions; moving partitions between threads while they run
+//! (partition `p` stays on thread `p % workers`). Each partition declares the whole system and
+//! makes only its own components, which costs build time.
 
 mod barrier;
 pub use barrier::oversubscribed;
@@ -55,8 +61,17 @@ pub use threads::run_threads;
 /// How to run in parallel.
 #[derive(Clone, Debug)]
 pub struct ParallelConfig {
-    /// Threads = partitions (>= 1; 1 runs the partitioned machinery on one thread).
+    /// Partitions (>= 1; 1 runs the partitioned machinery on one thread); each on its own
+    /// thread unless `workers` says fewer.
     pub threads: u32,
+    /// Threads to run the partitions on, when fewer than partitions (None: one thread per
+    /// partition): partition `p` runs on thread `p % workers`, each thread running its
+    /// partitions' windows in turn. On fewer cores than partitions this beats a thread each
+    /// (no thread switches, waits spin instead of sleeping), and it keeps what more
+    /// partitions than cores pay for whole chips: each partition's state stays in cache
+    /// through its window. Results are the same whatever the count. The processes backend
+    /// runs one partition per rank and ignores it.
+    pub workers: Option<u32>,
     /// How to split the system.
     pub rule: PartitionRule,
     /// A lower bound the cut links must respect (a located error otherwise); by default the
@@ -74,10 +89,10 @@ pub struct ParallelConfig {
 }
 
 impl ParallelConfig {
-    /// `parts` partitions (threads, or a transport's ranks) under `rule`: the lookahead the
-    /// shortest cut link gives, no window hook, every component reported.
+    /// `parts` partitions (a thread each, or a transport's ranks) under `rule`: the lookahead
+    /// the shortest cut link gives, no window hook, every component reported.
     pub fn new(parts: u32, rule: PartitionRule) -> ParallelConfig {
-        ParallelConfig { threads: parts, rule, min_lookahead: None, on_window: None, report_where: None }
+        ParallelConfig { threads: parts, workers: None, rule, min_lookahead: None, on_window: None, report_where: None }
     }
 }
 
@@ -356,7 +371,34 @@ pub(crate) fn run_part<R>(
 ) -> Result<Outcome<R>, ParallelError> {
     let mut timing = PartitionTiming { components: plan.sizes[me as usize], ..PartitionTiming::default() };
     let end = sim.now() + limit;
-    let stop = window_loop(&mut sim, x, end, plan.lookahead, &mut merger, &mut timing)?;
+    let mut w = WindowLoop::new(&sim, end, plan.lookahead);
+    let started = Instant::now();
+    let stop = loop {
+        let exported = x.export(&mut sim, w.k)?;
+        let local = w.local(&sim, exported, &merger);
+        let g = x.sync(&mut sim, w.k, &local, merger.as_mut())?;
+        if let Some(stop) = w.next(&mut sim, &g, &mut merger) {
+            timing.windows = w.k;
+            timing.waiting = x.waited();
+            timing.busy = started.elapsed().saturating_sub(timing.waiting);
+            break stop?;
+        }
+        x.window_done(sim.now());
+    };
+    finish_part(sim, merger, stop, (plan, me), timing, inspect, report_where)
+}
+
+/// A partition's end after its last window: its components settle (as a serial run's do),
+/// its trace is finished, and its statistics and `inspect`'s result are collected.
+pub(crate) fn finish_part<R>(
+    mut sim: Simulation,
+    merger: Option<TraceState>,
+    stop: Result<Stop, DeadlockReport>,
+    (plan, me): (&PartitionPlan, u32),
+    mut timing: PartitionTiming,
+    inspect: &dyn Fn(&Simulation) -> R,
+    report_where: Option<&ReportFilter>,
+) -> Result<Outcome<R>, ParallelError> {
     if stop.is_ok() {
         // As a serial run ends: this partition's components settle.
         sim.settle(|i| plan.part_of[i] == me);
@@ -373,74 +415,101 @@ pub(crate) fn run_part<R>(
     Ok(Outcome { stop, now, report, timing, trace_records, inspected })
 }
 
-/// The window loop of one partition: exchange, decide, run a window, repeat. Every partition
-/// takes the same decisions, from the same global summary.
-fn window_loop(
-    sim: &mut Simulation,
-    x: &mut dyn Exchanger,
+/// How a partition's window loop ends: stopped (idle, at the limit, or deadlocked), or
+/// failed.
+pub(crate) type LoopEnd = Result<Result<Stop, DeadlockReport>, ParallelError>;
+
+/// One partition's window loop between windows: exchange, decide, run a window, repeat.
+/// Every partition takes the same decisions, from the same global summary. Its steps are
+/// apart so that one thread can run several partitions' windows in turn (see the threads
+/// backend): [`WindowLoop::local`] once the window's traffic is exported, then (once every
+/// partition has published) [`WindowLoop::next`] with the global summary.
+pub(crate) struct WindowLoop {
+    /// Windows exchanged so far.
+    pub k: u64,
+    /// The last step that made progress anywhere, as of the last exchange.
+    progress_at: Time,
+    last_step: Time,
+    window: Dur,
     end: Time,
     lookahead: Dur,
-    merger: &mut Option<TraceState>,
-    timing: &mut PartitionTiming,
-) -> Result<Result<Stop, DeadlockReport>, ParallelError> {
-    let mut k: u64 = 0;
-    // The last step that made progress anywhere, as of the last exchange.
-    let mut progress_at = Time::ZERO;
-    let mut last_step = Time::ZERO;
-    let window = sim.opts.deadlock_window;
-    let started = Instant::now();
-    let finish_timing = |timing: &mut PartitionTiming, x: &dyn Exchanger| {
-        timing.waiting = x.waited();
-        timing.busy = started.elapsed().saturating_sub(timing.waiting);
-    };
-    loop {
-        let (bound, in_transit) = x.export(sim, k)?;
-        let mut local = sim.summary(bound, in_transit, progress_at + window, last_step);
+}
+
+impl WindowLoop {
+    pub(crate) fn new(sim: &Simulation, end: Time, lookahead: Dur) -> WindowLoop {
+        WindowLoop {
+            k: 0,
+            progress_at: Time::ZERO,
+            last_step: Time::ZERO,
+            window: sim.opts.deadlock_window,
+            end,
+            lookahead,
+        }
+    }
+
+    /// This partition's summary of the window just run, its cut-link traffic exported
+    /// (`(bound, in_transit)`: [`Exchanger::export`]).
+    pub(crate) fn local(
+        &self,
+        sim: &Simulation,
+        (bound, in_transit): (Time, u64),
+        merger: &Option<TraceState>,
+    ) -> Summary {
+        let mut local = sim.summary(bound, in_transit, self.progress_at + self.window, self.last_step);
         local.abort = sim.core.trace.as_ref().is_some_and(|t| t.error.is_some())
             || merger.as_ref().is_some_and(|m| m.error.is_some());
-        let g = x.sync(sim, k, &local, merger.as_mut())?;
-        k += 1;
-        timing.windows = k;
+        local
+    }
+
+    /// Takes the global summary `g` of window `k` (its traffic imported): how the run ends,
+    /// or None after running the next window.
+    pub(crate) fn next(
+        &mut self,
+        sim: &mut Simulation,
+        g: &Summary,
+        merger: &mut Option<TraceState>,
+    ) -> Option<LoopEnd> {
+        self.k += 1;
         if g.abort {
             let own = sim.trace_failed().or_else(|| merger.as_mut().and_then(|m| m.error.take()).map(RunError::Trace));
-            return Err(match own {
+            return Some(Err(match own {
                 Some(e) => ParallelError::Run(e),
                 None => ParallelError::Stopped,
-            });
+            }));
         }
         if g.next.is_never() {
             // Where a serial run stands when nothing is left: at its last step.
             sim.core.now = g.last_step;
-            finish_timing(timing, x);
             if g.in_links > 0 || g.outstanding {
-                return Ok(Err(sim.deadlock_report(Dur::ZERO)));
+                return Some(Ok(Err(sim.deadlock_report(Dur::ZERO))));
             }
-            return Ok(Ok(Stop::Idle));
+            return Some(Ok(Ok(Stop::Idle)));
         }
-        if g.next >= end {
-            sim.core.now = sim.core.now.max(end);
-            finish_timing(timing, x);
-            return Ok(Ok(Stop::Limit));
+        if g.next >= self.end {
+            sim.core.now = sim.core.now.max(self.end);
+            return Some(Ok(Ok(Stop::Limit)));
         }
         // The serial rule: deadlock when the next step is more than the window past the last
         // step that made progress and work is outstanding. Windows never run past that
         // deadline, so the verdict and the stop time are the serial run's.
-        progress_at = g.last_progress;
-        let deadline = progress_at + window;
+        self.progress_at = g.last_progress;
+        let deadline = self.progress_at + self.window;
         let single_step = g.next > deadline;
         if single_step && (g.in_links > 0 || g.outstanding) {
             // Every partition computed `outstanding` (each one's next event is past it too).
             sim.core.now = g.last_step;
-            finish_timing(timing, x);
-            return Ok(Err(sim.deadlock_report(g.next.since(progress_at))));
+            return Some(Ok(Err(sim.deadlock_report(g.next.since(self.progress_at)))));
         }
-        let wend =
-            if single_step { g.next + Dur::from_ps(1) } else { (g.next + lookahead).min(deadline + Dur::from_ps(1)) }
-                .min(end);
+        let wend = if single_step {
+            g.next + Dur::from_ps(1)
+        } else {
+            (g.next + self.lookahead).min(deadline + Dur::from_ps(1))
+        }
+        .min(self.end);
         if let Some(t) = sim.run_window(wend) {
-            last_step = t;
+            self.last_step = t;
         }
-        x.window_done(sim.now());
+        None
     }
 }
 

@@ -1,11 +1,12 @@
-//! The threads backend: one partition per thread, typed mailboxes double-buffered by window
-//! parity, per-partition summary slots and a spin barrier.
+//! The threads backend: one partition per thread, or several per thread run in turn, typed
+//! mailboxes double-buffered by window parity, per-partition summary slots and a spin barrier
+//! (one arrival per thread).
 
 use super::barrier::{Slot, SpinBarrier};
 use super::part::Mail;
 use super::{
-    build_part, check_trace, merge, merge_records, run_part, Exchanger, Outcome, ParallelConfig, ParallelError,
-    ParallelRun, Summary,
+    build_part, check_trace, finish_part, merge, merge_records, LoopEnd, Outcome, ParallelConfig, ParallelError,
+    ParallelRun, PartitionTiming, Summary, WindowLoop,
 };
 use crate::builder::SimBuilder;
 use crate::partition::{PartitionError, PartitionPlan};
@@ -15,6 +16,7 @@ use crate::trace::TraceSink;
 use crate::trace_state::{Captured, TraceState};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// Everything the threads share.
 struct Shared {
@@ -35,57 +37,45 @@ impl Shared {
     }
 }
 
-/// One thread's side of the exchange.
-struct ThreadExchanger<'a> {
-    shared: &'a Shared,
+/// One partition's side of the exchange (a thread runs one or several partitions).
+struct Side {
     me: u32,
     touched: Vec<u32>,
     capture: Captured,
-    waited: std::time::Duration,
-    words: Vec<u64>,
-    /// Partition 0's: told each window's end.
-    on_window: Option<&'a super::WindowHook>,
 }
 
-impl Exchanger for ThreadExchanger<'_> {
-    fn export(&mut self, sim: &mut Simulation, k: u64) -> Result<(Time, u64), ParallelError> {
+impl Side {
+    /// Moves the window's cut-link traffic out of `sim` into the mailboxes (see
+    /// [`super::Exchanger::export`]).
+    fn export(&mut self, shared: &Shared, sim: &mut Simulation, k: u64) -> (Time, u64) {
         let parity = (k % 2) as usize;
         let (mut bound, mut n) = (Time::NEVER, 0);
-        for dst in (0..self.shared.parts).filter(|&d| d != self.me) {
-            let mut m = self.shared.mail(parity, self.me, dst).lock().expect("mailbox");
+        for dst in (0..shared.parts).filter(|&d| d != self.me) {
+            let mut m = shared.mail(parity, self.me, dst).lock().expect("mailbox");
             let (t, c) = sim.export_to(dst, &mut m);
             bound = bound.min(t);
             n += c;
         }
-        Ok((bound, n))
+        (bound, n)
     }
 
-    fn sync(
-        &mut self,
-        sim: &mut Simulation,
-        k: u64,
-        local: &Summary,
-        merger: Option<&mut TraceState>,
-    ) -> Result<Summary, ParallelError> {
-        let (shared, me) = (self.shared, self.me);
+    /// Before the barrier: publishes the summary and (on a partition that does not write the
+    /// trace) the window's trace records.
+    fn publish(&mut self, shared: &Shared, sim: &mut Simulation, k: u64, local: &Summary, writer: bool) {
         let parity = (k % 2) as usize;
-        if merger.is_none() && sim.core.trace.is_some() {
+        if !writer && sim.core.trace.is_some() {
             sim.take_capture(&mut self.capture);
-            std::mem::swap(&mut *shared.capture[parity][me as usize].lock().expect("capture"), &mut self.capture);
+            std::mem::swap(&mut *shared.capture[parity][self.me as usize].lock().expect("capture"), &mut self.capture);
             self.capture.clear();
         }
-        shared.slots[parity][me as usize].publish(local);
-        let t = std::time::Instant::now();
-        let all_there = shared.barrier.wait(&shared.poisoned);
-        self.waited += t.elapsed();
-        if !all_there {
-            return Err(ParallelError::Stopped);
-        }
-        self.words.clear();
-        for slot in &shared.slots[parity] {
-            slot.load(&mut self.words);
-        }
-        let g = super::reduce(&self.words);
+        shared.slots[parity][self.me as usize].publish(local);
+    }
+
+    /// After the barrier: takes in the traffic addressed here and, on the trace writer
+    /// (`merger`), writes the window's records of every partition merged by (time,
+    /// component).
+    fn receive(&mut self, shared: &Shared, sim: &mut Simulation, k: u64, merger: Option<&mut TraceState>) {
+        let (parity, me) = ((k % 2) as usize, self.me);
         for src in (0..shared.parts).filter(|&s| s != me) {
             let mut m = shared.mail(parity, src, me).lock().expect("mailbox");
             sim.import_from(&mut m, &mut self.touched);
@@ -106,25 +96,26 @@ impl Exchanger for ThreadExchanger<'_> {
             }
             self.capture.clear();
         }
-        Ok(g)
-    }
-
-    fn waited(&self) -> std::time::Duration {
-        self.waited
-    }
-
-    fn window_done(&self, now: Time) {
-        if let Some(h) = self.on_window {
-            (h.0)(now);
-        }
     }
 }
 
-/// Builds the system with `build` (called once to plan, then once per thread), splits it
+/// A partition a thread runs: its simulation, trace writer (partition 0's, with a sink),
+/// exchange side, window loop and timing.
+struct Own {
+    sim: Simulation,
+    merger: Option<TraceState>,
+    side: Side,
+    w: WindowLoop,
+    timing: PartitionTiming,
+    end: Option<LoopEnd>,
+}
+
+/// Builds the system with `build` (called once to plan, then once per partition), splits it
 /// under `cfg` and runs it for at most `limit` of simulated time or until idle, on
-/// `cfg.threads` threads (partition 0 on the calling thread, which also writes the trace).
-/// `inspect` is called on each partition's simulation after the run (e.g. to check a
-/// component's state); its results come back by partition.
+/// `cfg.threads` partitions: one thread each, or `cfg.workers` threads each running several
+/// in turn (partition `p` on thread `p % workers`; partition 0 on the calling thread, which
+/// also writes the trace). `inspect` is called on each partition's simulation after the run
+/// (e.g. to check a component's state); its results come back by partition.
 pub fn run_threads<B, I, R>(
     build: B,
     cfg: &ParallelConfig,
@@ -142,25 +133,34 @@ where
     if parts == 0 {
         return Err(PartitionError::NoPartitions.into());
     }
+    let workers = match cfg.workers {
+        None => parts,
+        Some(0) => return Err(ParallelError::Unsupported("a partitioned run needs at least one thread".into())),
+        Some(w) => w.min(parts),
+    };
     let n2 = (parts * parts) as usize;
     let shared = Shared {
         parts,
-        barrier: SpinBarrier::new(parts),
+        barrier: SpinBarrier::new(workers),
         slots: [(0..parts).map(|_| Slot::new()).collect(), (0..parts).map(|_| Slot::new()).collect()],
         mail: [(0..n2).map(|_| Mutex::default()).collect(), (0..n2).map(|_| Mutex::default()).collect()],
         capture: [(0..parts).map(|_| Mutex::default()).collect(), (0..parts).map(|_| Mutex::default()).collect()],
         poisoned: AtomicBool::new(false),
     };
     // Thread 0 declares the system (nothing made: names, clocks, links) and plans; the others
-    // wait for the plan (one std barrier, once); then every thread builds its own partition.
+    // wait for the plan (one std barrier, once); then every thread builds its own partitions.
     let plan_cell: OnceLock<PartitionPlan> = OnceLock::new();
-    let start = Barrier::new(parts as usize);
+    let start = Barrier::new(workers as usize);
     let tracing = trace.is_some();
     let mut sink = trace.map(|(sink, _)| sink);
-    let thread = |me: u32, sink: Option<Box<dyn TraceSink>>| -> Result<Outcome<R>, ParallelError> {
+    // (`current`: the partition the thread is in, for a panic's message.)
+    let thread = |t: u32,
+                  sink: Option<Box<dyn TraceSink>>,
+                  current: &std::cell::Cell<u32>|
+     -> Result<Vec<Outcome<R>>, ParallelError> {
         // Thread 0 plans; if its build or plan fails it reports why, the others stop quietly.
         let mut own_error = None;
-        if me == 0 {
+        if t == 0 {
             let declared = crate::BuildScope::Declare.enter(|| {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(&build))
                     .unwrap_or_else(|_| Err("the system builder panicked".into()))
@@ -180,28 +180,92 @@ where
         let Some(plan) = plan_cell.get() else {
             return Err(own_error.unwrap_or(ParallelError::Stopped));
         };
-        let (sim, merger) =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| build_part(&build, plan, me, tracing, sink)))
-                .unwrap_or_else(|_| Err(ParallelError::Build("the system builder panicked".into())))?;
-        let mut x = ThreadExchanger {
-            shared: &shared,
-            me,
-            touched: Vec::new(),
-            capture: Vec::new(),
-            waited: std::time::Duration::ZERO,
-            words: Vec::with_capacity(parts as usize * super::WORDS),
-            on_window: if me == 0 { cfg.on_window.as_ref() } else { None },
-        };
-        run_part(sim, merger, &mut x, (plan, me), limit, &inspect, cfg.report_where.as_ref())
+        let mut sink = sink;
+        let mut own = Vec::new();
+        for me in (t..parts).step_by(workers as usize) {
+            current.set(me);
+            let s = if me == 0 { sink.take() } else { None };
+            let (sim, merger) =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| build_part(&build, plan, me, tracing, s)))
+                    .unwrap_or_else(|_| Err(ParallelError::Build("the system builder panicked".into())))?;
+            let w = WindowLoop::new(&sim, sim.now() + limit, plan.lookahead);
+            let timing = PartitionTiming { components: plan.sizes[me as usize], ..PartitionTiming::default() };
+            let side = Side { me, touched: Vec::new(), capture: Vec::new() };
+            own.push(Own { sim, merger, side, w, timing, end: None });
+        }
+        let on_window = if t == 0 { cfg.on_window.as_ref() } else { None };
+        let (mut waited, mut words, mut k) = (Duration::ZERO, Vec::with_capacity(parts as usize * super::WORDS), 0u64);
+        let started = Instant::now();
+        // One partition a thread: its busy time is the thread's less its waits; several: each
+        // one's phases are timed.
+        let alone = own.len() == 1;
+        loop {
+            for o in own.iter_mut() {
+                current.set(o.side.me);
+                let t0 = (!alone).then(Instant::now);
+                let exported = o.side.export(&shared, &mut o.sim, k);
+                let local = o.w.local(&o.sim, exported, &o.merger);
+                o.side.publish(&shared, &mut o.sim, k, &local, o.merger.is_some());
+                if let Some(t0) = t0 {
+                    o.timing.busy += t0.elapsed();
+                }
+            }
+            let t0 = Instant::now();
+            let all_there = shared.barrier.wait(&shared.poisoned);
+            waited += t0.elapsed();
+            if !all_there {
+                return Err(ParallelError::Stopped);
+            }
+            words.clear();
+            for slot in &shared.slots[(k % 2) as usize] {
+                slot.load(&mut words);
+            }
+            let g = super::reduce(&words);
+            for o in own.iter_mut() {
+                current.set(o.side.me);
+                let t0 = (!alone).then(Instant::now);
+                o.side.receive(&shared, &mut o.sim, k, o.merger.as_mut());
+                o.end = o.w.next(&mut o.sim, &g, &mut o.merger);
+                if let Some(t0) = t0 {
+                    o.timing.busy += t0.elapsed();
+                }
+            }
+            k += 1;
+            // Every partition takes the same decision from the same summary: all end together.
+            if own.iter().any(|o| o.end.is_some()) {
+                break;
+            }
+            if let Some(h) = on_window {
+                (h.0)(own[0].sim.now());
+            }
+        }
+        let elapsed = started.elapsed();
+        let mut out = Vec::with_capacity(own.len());
+        for o in own {
+            let Own { sim, merger, side, mut timing, end, .. } = o;
+            timing.windows = k;
+            timing.waiting = waited;
+            if alone {
+                timing.busy = elapsed.saturating_sub(waited);
+            }
+            current.set(side.me);
+            let stop = end.ok_or(ParallelError::Stopped)??;
+            out.push(finish_part(sim, merger, stop, (plan, side.me), timing, &inspect, cfg.report_where.as_ref())?);
+        }
+        Ok(out)
     };
-    let results: Vec<Result<Outcome<R>, ParallelError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (1..parts)
-            .map(|p| {
+    let results: Vec<Result<Vec<Outcome<R>>, ParallelError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (1..workers)
+            .map(|t| {
                 let (shared, thread) = (&shared, &thread);
-                s.spawn(move || guarded(shared, p, || thread(p, None)))
+                s.spawn(move || {
+                    let current = std::cell::Cell::new(t);
+                    guarded(shared, &current, || thread(t, None, &current))
+                })
             })
             .collect();
-        let mut out = vec![guarded(&shared, 0, || thread(0, sink.take()))];
+        let current = std::cell::Cell::new(0);
+        let mut out = vec![guarded(&shared, &current, || thread(0, sink.take(), &current))];
         for (i, h) in handles.into_iter().enumerate() {
             out.push(h.join().unwrap_or_else(|_| {
                 Err(ParallelError::Panicked { partition: i as u32 + 1, message: "thread ended abnormally".into() })
@@ -209,6 +273,19 @@ where
         }
         out
     });
+    // Back in partition order (partition p ran on thread p % workers, the `p / workers`-th).
+    let mut by_part: Vec<Option<Result<Outcome<R>, ParallelError>>> = (0..parts).map(|_| None).collect();
+    for (t, r) in results.into_iter().enumerate() {
+        match r {
+            Ok(outs) => {
+                for (i, o) in outs.into_iter().enumerate() {
+                    by_part[t + i * workers as usize] = Some(Ok(o));
+                }
+            }
+            Err(e) => by_part[t] = Some(Err(e)),
+        }
+    }
+    let results = by_part.into_iter().map(|r| r.unwrap_or(Err(ParallelError::Stopped))).collect();
     match plan_cell.into_inner() {
         Some(plan) => merge(plan, results),
         // The plan failed: thread 0's result holds the located error.
@@ -216,12 +293,13 @@ where
     }
 }
 
-/// Runs `f`, turning a panic into an error and releasing the other threads.
-fn guarded<R>(
+/// Runs `f`, turning a panic into an error (naming the partition `p` says was running) and
+/// releasing the other threads.
+fn guarded<T>(
     shared: &Shared,
-    p: u32,
-    f: impl FnOnce() -> Result<Outcome<R>, ParallelError>,
-) -> Result<Outcome<R>, ParallelError> {
+    p: &std::cell::Cell<u32>,
+    f: impl FnOnce() -> Result<T, ParallelError>,
+) -> Result<T, ParallelError> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => {
             if r.is_err() {
@@ -239,7 +317,7 @@ fn guarded<R>(
                 .map(|s| s.to_string())
                 .or_else(|| e.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "panic".into());
-            Err(ParallelError::Panicked { partition: p, message })
+            Err(ParallelError::Panicked { partition: p.get(), message })
         }
     }
 }
