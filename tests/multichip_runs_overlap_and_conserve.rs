@@ -247,7 +247,7 @@ fn named_runs_in_windows_equal_the_serial_runs() {
     };
     let t = preset("trn3-gen1-nl32x2");
     let sys = tp_system(chip.clone(), t.clone(), tp::SHAPE, 8, TickOrder::Structural).unwrap();
-    assert_eq!(sys.window_parts(), Some(8));
+    assert_eq!(sys.window_parts(), Some(2), "8 fast chips, 4 a partition");
     let windows = run_in_windows("tp-matmul-8", &sys).unwrap().expect("splits by chip");
     let serial = tp::run_on("tp-matmul-8", &chip, &t, TickOrder::Structural, traced(), None).unwrap();
     assert!(json(&windows) == json(&serial), "tp-matmul-8: the run in windows differs from the serial run");
@@ -255,13 +255,18 @@ fn named_runs_in_windows_equal_the_serial_runs() {
     assert!(json(&named) == json(&serial), "tp-matmul-8: a named run (in windows, shuffled) differs");
     let t = preset("trn2-server-4x4");
     let sys = moe_system(chip.clone(), t.clone(), moe::SHAPE, TickOrder::Structural).unwrap();
-    assert_eq!(sys.window_parts(), Some(6), "16 chips, 3 a partition");
+    assert_eq!(sys.window_parts(), Some(4), "16 fast chips, 4 a partition");
     let windows = moe::run_on("moe-alltoall-144", &chip, &t, TickOrder::Structural, None).unwrap();
     let serial = moe::run_on("moe-alltoall-144", &chip, &t, TickOrder::Structural, traced()).unwrap();
     assert!(json(&windows) == json(&serial), "moe: the run in windows differs from the serial run");
-    // A few fast chips run serially: their state fits the cache as it is.
+    // Four fast chips run serially (their state fits the cache as it is); in cycle fidelity
+    // a chip a partition, or three for the MoE step.
     let few = tp_system(chip.clone(), preset("trn3-gen1-nl32x2"), tp::SHAPE, 4, TickOrder::Structural).unwrap();
     assert_eq!(few.window_parts(), None);
+    let cycle = trnsim_harness::chip::trn3().unwrap();
+    let tp4 = tp_system(cycle.clone(), preset("trn3-gen1-nl32x2"), tp::SHAPE, 4, TickOrder::Structural).unwrap();
+    assert_eq!(tp4.window_parts(), Some(4));
+    assert_eq!(moe_system(cycle, t, moe::SHAPE, TickOrder::Structural).unwrap().window_parts(), Some(6));
 }
 
 /// A partitioned run (`trnsim run tp-matmul-4 --threads 4`) shows its progress on a terminal

@@ -263,20 +263,20 @@ impl System {
         }
     }
 
-    /// Partitions of a run in windows ([`run_in_windows`]): whole chips only, one a partition
-    /// for `tp-matmul-N`, three for the MoE step (48 on 144 chips: 3-4 chips a partition ran
-    /// fastest on one core, their state fitting the cache; docs/parallel.md); None for the
-    /// other systems, and for fewer than 8 chips of fast fidelity, whose state fits the cache
-    /// as it is (`tp-matmul-4 --fidelity fast` ran 8 % slower in windows, the partitions'
-    /// time steps taken apart; 8 chips ran 13 % faster).
+    /// Partitions of a run in windows ([`run_in_windows`]), whole chips only: in cycle
+    /// fidelity one chip a partition for `tp-matmul-N` and three for the MoE step (48 on 144
+    /// chips), in fast fidelity four chips a partition (a fast chip's state is smaller); None
+    /// for one partition (`tp-matmul-4 --fidelity fast`: serially its chips fit the cache as
+    /// they are) and for the other systems. Measured on one core (docs/parallel.md, "Whole
+    /// chips run in windows by default").
     pub fn window_parts(&self) -> Option<u32> {
-        match &self.kind {
-            Kind::Tp { n, chip, .. } => {
-                (*n >= 8 || chip.spec.hbm.fidelity == trnsim_mem::hbm::Fidelity::Cycle).then_some(*n)
-            }
-            Kind::Moe { topo, .. } => u32::try_from(topo.chips.div_ceil(3)).ok(),
-            _ => None,
-        }
+        let (chips, chip, per_cycle) = match &self.kind {
+            Kind::Tp { n, chip, .. } => (*n, chip, 1),
+            Kind::Moe { topo, chip, .. } => (u32::try_from(topo.chips).ok()?, chip, 3),
+            _ => return None,
+        };
+        let per = if chip.spec.hbm.fidelity == trnsim_mem::hbm::Fidelity::Fast { 4 } else { per_cycle };
+        Some(chips.div_ceil(per)).filter(|&p| p > 1)
     }
 
     /// The same system, its partitioned runs reporting every owner (as [`System::run_serial`]
