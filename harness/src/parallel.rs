@@ -268,13 +268,17 @@ impl System {
     /// chips), in fast fidelity four chips a partition (a fast chip's state is smaller); None
     /// for one partition (`tp-matmul-4 --fidelity fast`: serially its chips fit the cache as
     /// they are) and for the other systems. Measured on one core (docs/parallel.md, "Whole
-    /// chips run in windows by default").
+    /// chips run in windows by default"). None too for a chip with RTL blocks swapped in: its
+    /// blocks are checked after a serial run.
     pub fn window_parts(&self) -> Option<u32> {
         let (chips, chip, per_cycle) = match &self.kind {
             Kind::Tp { n, chip, .. } => (*n, chip, 1),
             Kind::Moe { topo, chip, .. } => (u32::try_from(topo.chips).ok()?, chip, 3),
             _ => return None,
         };
+        if !chip.spec.rtl.is_empty() {
+            return None;
+        }
         let per = if chip.spec.hbm.fidelity == trnsim_mem::hbm::Fidelity::Fast { 4 } else { per_cycle };
         Some(chips.div_ceil(per)).filter(|&p| p > 1)
     }
