@@ -388,8 +388,9 @@ pub fn run_named(
 }
 
 /// Runs `tp-matmul-N` over the first N chips of `topo`, each a `chip`: in windows on this
-/// thread ([`crate::parallel::run_in_windows`]), or serially when traced or when the system
-/// cannot be split.
+/// thread ([`crate::parallel::run_in_windows`]), or serially when traced or when
+/// [`crate::parallel::System::window_parts`] gives no partitions (RTL blocks swapped in,
+/// four fast chips or fewer, a system that cannot be split).
 pub fn run_on(
     name: &str,
     chip: &Chip,
