@@ -107,7 +107,10 @@ pub fn run_cores_at(
             stacks.push((id, st));
         }
     }
-    let mut opts = CoreOptions { trace_tracks: trace.is_some(), ..CoreOptions::default() };
+    // The cores share their clock domains (one per frequency), as a chip's do: a step then
+    // gathers one pending list per frequency, not one per core.
+    let mut opts =
+        CoreOptions { trace_tracks: trace.is_some(), shared_clocks: Some("nc".into()), ..CoreOptions::default() };
     if fidelity == Fidelity::Fast {
         let mut d = DmaParams::for_version(opts.version);
         d.bulk = true;
