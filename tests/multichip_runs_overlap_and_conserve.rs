@@ -253,6 +253,11 @@ fn named_runs_in_windows_equal_the_serial_runs() {
     assert!(json(&windows) == json(&serial), "tp-matmul-8: the run in windows differs from the serial run");
     let named = tp::run_on("tp-matmul-8", &chip, &t, TickOrder::Shuffled(3), None, None).unwrap();
     assert!(json(&named) == json(&serial), "tp-matmul-8: a named run (in windows, shuffled) differs");
+    // Links between chips shorter than the window floor: no windows (the caller runs serially).
+    let mut short = t.clone();
+    short.edges.iter_mut().for_each(|e| e.latency_ps = 500);
+    let sys = tp_system(chip.clone(), short, tp::SHAPE, 8, TickOrder::Structural).unwrap();
+    assert!(run_in_windows("tp-matmul-8", &sys).unwrap().is_none(), "windows of 0.5 ns");
     let t = preset("trn2-server-4x4");
     let sys = moe_system(chip.clone(), t.clone(), moe::SHAPE, TickOrder::Structural).unwrap();
     assert_eq!(sys.window_parts(), Some(4), "16 fast chips, 4 a partition");

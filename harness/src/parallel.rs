@@ -473,13 +473,19 @@ pub fn workers_for(threads: u32) -> Option<u32> {
     (threads > cores).then_some(cores)
 }
 
+/// The shortest window a run in windows takes: links between chips shorter than this (a
+/// what-if of a 1 ps fabric) would make each window's exchange cost more than the window's
+/// work, so such a system runs serially. (A window of a cycle-fidelity chip is about 30 us of
+/// host work per simulated ns, of a fast one a few us; an exchange about 1 us a partition.)
+pub const WINDOW_FLOOR: Dur = Dur::from_ns(1);
+
 /// A named run of whole chips (`tp-matmul-N`, `moe-alltoall-144`, on a system file too) as
 /// the serial run reports it, simulated in windows on the calling thread: the chips split into
 /// partitions ([`System::window_parts`]), each simulated through a window (the lookahead of
 /// the links between chips) while its state stays in the cache, where the serial kernel goes
 /// round every chip each cycle. Same results as the serial run (statistics, headline; the
 /// serial-equals-partitioned tests), no `threads` field. None when the system cannot be split
-/// so (a link between chips without latency): the caller runs it serially.
+/// so (links between chips shorter than [`WINDOW_FLOOR`]): the caller runs it serially.
 pub fn run_in_windows(name: &str, sys: &System) -> Result<Option<BenchResult>, String> {
     let Some(parts) = sys.window_parts() else { return Ok(None) };
     let sw = Stopwatch::start();
@@ -490,6 +496,7 @@ pub fn run_in_windows(name: &str, sys: &System) -> Result<Option<BenchResult>, S
             on_window: progress.as_ref().map(|p| p.hook()),
             report_where: sys.report_filter(),
             workers: Some(1),
+            min_lookahead: Some(WINDOW_FLOOR),
             ..ParallelConfig::new(parts, sys.default_rule(parts))
         };
         let ran = run_threads(&*sys.build, &cfg, sys.limit, None, |_| ());
@@ -499,6 +506,7 @@ pub fn run_in_windows(name: &str, sys: &System) -> Result<Option<BenchResult>, S
         ran
     };
     let run = match ran {
+        // No split, or links between chips shorter than the floor: serially.
         Err(trnsim_kernel::ParallelError::Partition(_)) => return Ok(None),
         r => r.map_err(|e| e.to_string())?.0,
     };
