@@ -152,8 +152,9 @@ struct RunArgs {
     /// with --set, --sweep (points one after another) and --fidelity fast. N partitions more
     /// than the host's cores run on one thread per core, each taking several partitions'
     /// windows in turn; for whole chips that pays: each partition's chips stay in cache
-    /// through a window (e.g. moe-alltoall-144 --threads 48 on one core: over 3x faster than
-    /// serial in cycle fidelity, about 1.4x in fast).
+    /// through a window (e.g. moe-alltoall-144 --threads 48 on one core: 2.6x faster than the
+    /// serial kernel in cycle fidelity, 1.4x in fast). Without --threads, untraced runs of
+    /// tp-matmul-N and moe-alltoall-144 already run so, in windows on one thread.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: Option<u32>,
     /// How to split the system with --threads or --mpi: auto (cut the longest links, balance
