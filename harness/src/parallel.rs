@@ -469,7 +469,7 @@ impl System {
 /// switches, and whole chips keep what more partitions than cores pay for, each partition's
 /// state staying in cache through its window).
 pub fn workers_for(threads: u32) -> Option<u32> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX));
+    let cores = trnsim_kernel::host::cores();
     (threads > cores).then_some(cores)
 }
 

@@ -409,7 +409,7 @@ pub fn run_on(
         // The headline's compute-alone reference (one chip alone) runs on a spare core, if the
         // host has one, while the system runs: the headline then finds it done or waits for it
         // (`compute_alone_ns`); its result does not depend on where it ran.
-        if std::thread::available_parallelism().is_ok_and(|c| c.get() > 1) {
+        if trnsim_kernel::host::cores() > 1 {
             s.spawn(|| compute_alone_ns(chip, &SHAPE, n).map(|_| ()));
         }
         if trace.is_none() {

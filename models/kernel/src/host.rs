@@ -1,6 +1,12 @@
-//! What the host can give a run: sizes that cannot fit in memory are refused before anything
-//! is built, with the estimate (shared by every crate that builds something whose size a user
-//! chooses).
+//! What the host can give a run: its cores, and its memory (sizes that cannot fit in memory
+//! are refused before anything is built, with the estimate; shared by every crate that builds
+//! something whose size a user chooses).
+
+/// The host's cores, as `std::thread::available_parallelism` counts them (the process's CPU
+/// affinity included, so `taskset -c 1` gives 1); 1 where that cannot be read.
+pub fn cores() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(u32::MAX))
+}
 
 /// The memory a run may plan to use: the host's available memory (Linux `MemAvailable`), or
 /// 8 GiB where that cannot be read.

@@ -114,8 +114,8 @@ pub use link::{
     MAX_LINK_DEPTH,
 };
 pub use parallel::{
-    oversubscribed, run_threads, run_transport, LoopbackTransport, ParallelConfig, ParallelError, ParallelRun,
-    PartitionTiming, ReportFilter, Transport, WindowHook,
+    run_threads, run_transport, LoopbackTransport, ParallelConfig, ParallelError, ParallelRun, PartitionTiming,
+    ReportFilter, Transport, WindowHook,
 };
 pub use partition::{PartitionError, PartitionPlan, PartitionRule};
 pub use rng::SimRng;

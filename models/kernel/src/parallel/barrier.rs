@@ -38,19 +38,13 @@ pub(crate) struct SpinBarrier {
     wake: Condvar,
 }
 
-/// True if `threads` exceed the host's cores (as `std::thread::available_parallelism` counts
-/// them).
-pub fn oversubscribed(threads: u32) -> bool {
-    std::thread::available_parallelism().is_ok_and(|n| threads as usize > n.get())
-}
-
 impl SpinBarrier {
     pub fn new(n: u32) -> SpinBarrier {
         SpinBarrier {
             n,
             arrived: AtomicU32::new(0),
             generation: AtomicU32::new(0),
-            oversubscribed: oversubscribed(n),
+            oversubscribed: n > crate::host::cores(),
             sleepers: AtomicU32::new(0),
             lock: Mutex::new(()),
             wake: Condvar::new(),

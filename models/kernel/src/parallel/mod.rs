@@ -37,7 +37,6 @@
 //! makes only its own components, which costs build time.
 
 mod barrier;
-pub use barrier::oversubscribed;
 mod part;
 mod process;
 mod threads;
