@@ -106,3 +106,23 @@ fn rtl_blocks_are_not_split_over_threads() {
         stderr(&o)
     );
 }
+
+/// A block on the RTL in every chip of a multi-chip run (and in the one-chip compute-alone run
+/// `tp-matmul-N` makes beside it): each instance checked, each clean, the run finished. It hung
+/// when models were deleted after others had been (Verilator's current context left on a freed
+/// one).
+#[cfg(feature = "rtl")]
+#[test]
+fn every_chip_of_a_multi_chip_run_checks_its_block_on_the_rtl() {
+    let o = trnsim(&["run", "tp-matmul-2", "--system", "trn2-ultraserver", "--rtl", LINK]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    for chip in ["chip000.", "chip001.", ""] {
+        let name = LINK.replace("nc0.", &format!("{chip}nc0."));
+        let line = e
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}: RTL link_fifo clocked ")))
+            .unwrap_or_else(|| panic!("{e}"));
+        assert!(line.ends_with("replay against its model clean"), "{e}");
+    }
+}

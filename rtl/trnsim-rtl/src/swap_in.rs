@@ -188,9 +188,9 @@ impl BlockHost {
         self.entry
     }
 
-    /// Puts the block's model in place of what ran and drops that (the run is over). A
-    /// Verilated model must be deleted while no later-made one of its kind has been deleted
-    /// before it, so the replay's own copies go after this.
+    /// Puts the block's model in place of what ran and drops that (the run is over). Models
+    /// may be made and deleted in any order: the Verilator shim makes each model's own
+    /// context current before it acts (rtl/vlt-build's model shim).
     fn release(&mut self) {
         self.block = (self.entry.make_model)();
         self.broken = true;

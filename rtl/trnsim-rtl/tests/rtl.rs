@@ -178,6 +178,43 @@ fn a_failing_assertion_stops_the_model_and_is_named_by_its_label() {
     assert!(trnsim_rtl::verilator_sys::failed_assertion(&VltError::Rtl("x.sv:3: Verilog $stop".into())).is_none());
 }
 
+/// Verilator keeps a "current context" per thread, set to the newest model's: a model used
+/// after another was made (or deleted) must still act on its own. Here the $finish of a model
+/// made before another must reach it, and deleting models in any order after later ones were
+/// deleted must not touch their freed contexts (a multi-chip run with a block on the RTL in
+/// each chip hung in that deletion). On a thread of its own, so that a hang fails the test.
+#[test]
+fn each_model_acts_on_its_own_context_whatever_was_made_or_deleted_since() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for round in 0..20 {
+            let mut first = FinishDemo::new().unwrap();
+            let later = LinkFifoW64D4::new().unwrap();
+            first.set_cmd(1);
+            let finished = (0..3).find_map(|_| first.settle().and_then(|()| first.posedge()).err());
+            if finished != Some(VltError::Finish) {
+                let _ = tx.send(Err(format!("round {round}: the $finish of the model made first: {finished:?}")));
+                std::mem::forget((first, later)); // (deleting them could hang too)
+                return;
+            }
+            // Made and deleted after both: the thread's current context is now a freed one.
+            drop((LinkFifoW64D4::new().unwrap(), FinishDemo::new().unwrap()));
+            if round % 2 == 0 {
+                drop(first);
+                drop(later);
+            } else {
+                drop(later);
+                drop(first);
+            }
+        }
+        let _ = tx.send(Ok(()));
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(r) => r.unwrap_or_else(|e| panic!("{e}")),
+        Err(_) => panic!("deleting models hung (or took over a minute)"),
+    }
+}
+
 #[test]
 fn models_on_several_threads_each_build_their_own() {
     let hs: Vec<_> = (0..3)
