@@ -278,6 +278,11 @@ impl Component for DmaBlock {
     }
 
     fn report(&self, out: &mut StatsWriter<'_>) {
+        if out.is_probe() {
+            // The report leaves this block out: one figure says it has some.
+            out.count("in_flight", self.book.stats.in_flight);
+            return;
+        }
         let engines: Vec<_> = self.engines.iter().map(|e| e.stats.clone()).collect();
         stats::write(out, &self.book.stats, &engines);
     }
