@@ -141,9 +141,7 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
         }
         n if n.starts_with("tp-matmul-") => {
             let us = trnsim_system::chip::ultraserver::trn3_gen1()?;
-            let chips: u32 = n["tp-matmul-".len()..]
-                .parse()
-                .map_err(|_| format!("{n}: expected tp-matmul-N with N a chip count (2..={})", us.topology.chips))?;
+            let chips = crate::tp::chips_of(n, us.topology.chips)?;
             tp_system(us.chip, us.topology, crate::tp::SHAPE, chips, order)
         }
         "moe-alltoall-144" => {

@@ -55,10 +55,26 @@ pub struct TpShape {
 /// 1 MiB.
 pub const SHAPE: TpShape = TpShape { tokens: 512, d_in: 8192, d_out: 4096, phases: 4 };
 
+/// The chip count N of a benchmark named `tp-matmul-N`, checked against the `chips` of the
+/// system it runs on (2..=chips; the shape may refuse more, see [`TpShape::chip_shape`]).
+pub fn chips_of(name: &str, chips: usize) -> Result<u32, String> {
+    let range = format!("{name}: expected tp-matmul-N with N a chip count (2..={chips})");
+    let n: u32 = name.strip_prefix("tp-matmul-").and_then(|x| x.parse().ok()).ok_or_else(|| range.clone())?;
+    if n < 2 || n as usize > chips {
+        return Err(range);
+    }
+    Ok(n)
+}
+
 impl TpShape {
     /// The per-chip, per-core program shape over `n` chips of `cores` cores.
     pub fn chip_shape(&self, n: u32, cores: u32) -> Result<Shape, String> {
-        let bad = |why: &str| Err(format!("tp shape {self:?} over {n} chips: {why}"));
+        let bad = |why: &str| {
+            let TpShape { tokens, d_in, d_out, phases } = self;
+            Err(format!(
+                "tp shape (tokens {tokens}, d_in {d_in}, d_out {d_out}, phases {phases}) over {n} chips: {why}"
+            ))
+        };
         if n < 2 || !self.d_in.is_multiple_of(n) || !(self.d_in / n).is_multiple_of(128) {
             return bad("d_in / N must be a multiple of 128 (N >= 2)");
         }
@@ -401,10 +417,7 @@ pub fn run_on(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
     plots: Option<&std::path::Path>,
 ) -> Result<BenchResult, String> {
-    let n: u32 = name
-        .strip_prefix("tp-matmul-")
-        .and_then(|x| x.parse().ok())
-        .ok_or_else(|| format!("{name}: expected tp-matmul-N with N a chip count (2..={})", topo.chips))?;
+    let n = chips_of(name, topo.chips)?;
     std::thread::scope(|s| {
         // The headline's compute-alone reference (one chip alone) runs on a spare core, if the
         // host has one, while the system runs: the headline then finds it done or waits for it
@@ -438,6 +451,17 @@ pub fn run_on(
 #[cfg(test)]
 mod tests {
     use super::{overlap_model_ns, TpShape, SHAPE};
+
+    #[test]
+    fn a_tp_benchmark_name_gives_a_chip_count_of_its_system() {
+        assert_eq!(super::chips_of("tp-matmul-4", 64), Ok(4));
+        assert_eq!(super::chips_of("tp-matmul-64", 64), Ok(64));
+        for bad in ["tp-matmul-0", "tp-matmul-1", "tp-matmul-65", "tp-matmul-", "tp-matmul-x", "tp-matmul-99999999999"]
+        {
+            let e = super::chips_of(bad, 64).unwrap_err();
+            assert_eq!(e, format!("{bad}: expected tp-matmul-N with N a chip count (2..=64)"));
+        }
+    }
 
     #[test]
     fn shapes_that_do_not_split_are_errors_naming_the_rule() {

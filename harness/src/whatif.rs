@@ -283,9 +283,7 @@ pub fn run_partitioned(
         }
         n if n.starts_with("tp-matmul-") => {
             let u = ultraserver(&job.resolved)?;
-            let chips = n["tp-matmul-".len()..]
-                .parse()
-                .map_err(|_| format!("{n}: expected tp-matmul-N with N a chip count (2..={})", u.topology.chips))?;
+            let chips = crate::tp::chips_of(n, u.topology.chips)?;
             crate::parallel::tp_system(u.chip.clone(), u.topology.clone(), crate::tp::SHAPE, chips, order)?
         }
         other => return Err(format!("{other} cannot be split with --threads")),
