@@ -374,3 +374,69 @@ fn the_byte_path_takes_the_window_hook_and_report_filter_as_threads_do() {
     let err = run_transport(|| Ok(plain(1)), &one, &mut eps[0], LIMIT, None, None).expect_err("2 partitions on 1 rank");
     assert!(err.to_string().contains("2 partitions but the transport has 1 ranks"), "{err}");
 }
+
+/// A component of a ring of `parts` groups (`p0.n` .. `p{k}.n`, one partition each) that sends
+/// a word to the next every cycle, and (the one with `boom_at`) panics from that time on.
+struct Hop {
+    out: trnsim_kernel::OutPort<u64>,
+    inp: trnsim_kernel::InPort<u64>,
+    boom_at: Option<Time>,
+}
+
+impl trnsim_kernel::Component for Hop {
+    fn tick(&mut self, cx: &mut trnsim_kernel::Ctx<'_>) -> trnsim_kernel::Activity {
+        if self.boom_at.is_some_and(|t| cx.now() >= t) {
+            panic!("planted failure at {:?}", cx.now());
+        }
+        while cx.recv(self.inp).is_some() {}
+        let _ = cx.send(self.out, 1);
+        trnsim_kernel::Activity::Busy
+    }
+}
+
+fn ring_with_a_panic(parts: u32, panics: u32) -> trnsim_kernel::SimBuilder {
+    use trnsim_kernel::{Bandwidth, Cycles, Frequency, LinkSpec, SimBuilder};
+    let mut b = SimBuilder::new();
+    let clk = b.clock("c", Frequency::from_mhz(1000)).unwrap();
+    let ids: Vec<_> = (0..parts).map(|p| b.reserve(&format!("p{p}.n"), clk).unwrap()).collect();
+    let spec = LinkSpec { latency: Cycles(5), depth: 4, credit_latency: Cycles(5), bandwidth: Bandwidth::Unlimited };
+    let mut ports = Vec::new();
+    for p in 0..parts as usize {
+        let next = (p + 1) % parts as usize;
+        ports.push(b.link::<u64>(ids[p], "o", ids[next], "i", spec).unwrap());
+    }
+    for p in 0..parts as usize {
+        let prev = (p + parts as usize - 1) % parts as usize;
+        let boom_at = (p as u32 == panics).then_some(Time::ZERO + Dur::from_ns(300));
+        b.install(ids[p], Hop { out: ports[p].0, inp: ports[prev].1, boom_at }).unwrap();
+    }
+    b
+}
+
+/// A model that panics in one partition stops the run on every thread with an error naming
+/// that partition and the panic's message, whether each thread runs one partition or several,
+/// and whichever partition it is (none waits for it at the barrier for good).
+#[test]
+fn a_panic_in_one_partition_stops_every_thread_with_an_error_naming_it() {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for (parts, workers) in [(2, None), (4, None), (4, Some(1)), (4, Some(2)), (5, Some(2))] {
+            for panics in 0..parts {
+                let cfg = ParallelConfig { workers, ..ParallelConfig::new(parts, PartitionRule::ByName { depth: 1 }) };
+                let r = run_threads(|| Ok(ring_with_a_panic(parts, panics)), &cfg, LIMIT, None, |_| ());
+                let what = format!("{parts} partitions on {workers:?} threads, partition {panics} panics");
+                match r {
+                    Err(ParallelError::Panicked { partition, message }) => {
+                        assert_eq!(partition, panics, "{what}: {message}");
+                        assert!(message.contains("planted failure"), "{what}: {message}");
+                    }
+                    other => panic!("{what}: {:?}", other.map(|_| ())),
+                }
+            }
+        }
+        let _ = tx.send(());
+    });
+    if rx.recv_timeout(std::time::Duration::from_secs(120)).is_err() {
+        panic!("a partitioned run with a panicking partition hung (or a check failed: see above)");
+    }
+}
