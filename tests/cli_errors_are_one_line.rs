@@ -51,6 +51,24 @@ fn bad_arguments_are_reported_not_panicked() {
 }
 
 #[test]
+fn a_bad_family_member_is_refused_before_any_benchmark_runs_or_prints() {
+    // Each after a benchmark that would run first: nothing runs, nothing reaches stdout.
+    for (name, expect) in [
+        ("tp-matmul-0", "tp-matmul-0: expected tp-matmul-N with N a chip count (2..=64)"),
+        ("tp-matmul-65", "tp-matmul-65: expected tp-matmul-N with N a chip count (2..=64)"),
+        ("tp-matmul-3", "tp-matmul-3: tp shape (tokens 512, d_in 8192, d_out 4096, phases 4) over 3 chips"),
+        ("kernel-random-graph:x", "the seed after `kernel-random-graph:` must be a number"),
+        ("dp-step-99", "N \"99\" is not valid; expected dp-step-N"),
+    ] {
+        let args = ["run", "kernel-ring", name];
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.starts_with("error:") && err.contains(expect), "{args:?}: expected {expect:?} in {err}");
+        assert_eq!(out, "", "{args:?}: printed before the error");
+    }
+}
+
+#[test]
 fn config_check_names_the_line_of_a_bad_field() {
     let dir = scratch("cli_config_check");
     let f = dir.join("bad.ron");

@@ -650,6 +650,8 @@ fn cmd_run(mut a: RunArgs) -> Result<(), Failure> {
             let all: Vec<&str> = BENCHES.iter().map(|(b, _)| *b).collect();
             return Err(Failure::Usage(format!("unknown benchmark {n:?} (allowed: {})", all.join(", "))));
         }
+        // A family member's parameters are checked before any benchmark runs or prints.
+        check_family(n).map_err(Failure::Usage)?;
     }
     let system = match &a.config {
         Some(p) => Some(config::load(p).map_err(|e| Failure::Usage(e.to_string()))?),
@@ -1173,6 +1175,20 @@ fn run_partitioned(a: &RunArgs, names: &[String], threads: u32) -> Result<(), Fa
         write_json(p, &results)?;
     }
     Ok(())
+}
+
+/// The parameters of a family member (`tp-matmul-N`, `kernel-random-graph:SEED`,
+/// `dp-step-N[:...]`) as its run reads them; other names pass.
+fn check_family(name: &str) -> Result<(), String> {
+    if name.starts_with("tp-matmul-") {
+        trnsim_harness::tp::check_named(name)
+    } else if name.starts_with("kernel-random-graph:") {
+        trnsim_harness::random_graph::seed_of(name).map(|_| ())
+    } else if name.starts_with("dp-step-") {
+        trnsim_harness::dp::DpStep::parse(name).map(|_| ())
+    } else {
+        Ok(())
+    }
 }
 
 fn run_one(

@@ -159,9 +159,7 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
             Ok(System { default_rule, ..System::new(build, limit, Kind::Dp(Box::new(dp))) })
         }
         n if n.starts_with("kernel-random-graph:") => {
-            let seed: u64 = n["kernel-random-graph:".len()..]
-                .parse()
-                .map_err(|_| format!("{n:?}: the seed after `kernel-random-graph:` must be a number"))?;
+            let seed = crate::random_graph::seed_of(n)?;
             let build = move || Ok(crate::random_graph::builder(seed, order).0);
             let (limit, kind) = (Dur::from_us(200), Kind::Graph);
             Ok(System::new(build, limit, kind))

@@ -11,6 +11,13 @@ use trnsim_kernel::{
     SimOptions, SimRng, StatsWriter, TickOrder,
 };
 
+/// The seed of `kernel-random-graph:SEED` (a number, 0..=2^64-1).
+pub fn seed_of(name: &str) -> Result<u64, String> {
+    name.strip_prefix("kernel-random-graph:").and_then(|s| s.parse().ok()).ok_or_else(|| {
+        format!("{name:?}: the seed after `kernel-random-graph:` must be a number (0..=18446744073709551615)")
+    })
+}
+
 /// A message of the random graph.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Msg {

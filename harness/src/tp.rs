@@ -393,6 +393,14 @@ pub fn plot(name: &str, headline: &[(String, f64)], phases: u32) -> crate::plot:
     }
 }
 
+/// Checks `tp-matmul-N` as [`run_named`] would run it, before anything runs: N a chip count
+/// of the Trn3 Gen1 UltraServer and a split of the shape over N chips.
+pub fn check_named(name: &str) -> Result<(), String> {
+    let us = chip::trn3_gen1()?;
+    let n = chips_of(name, us.topology.chips)?;
+    SHAPE.chip_shape(n, us.chip.spec.cores).map(|_| ()).map_err(|e| format!("{name}: {e}"))
+}
+
 /// Runs `tp-matmul-N` on the Trn3 Gen1 UltraServer: N = 4, 16, 64 in the suite, any N that
 /// splits the shape (`d_in / N` a multiple of 128, N <= 64) by name.
 pub fn run_named(
