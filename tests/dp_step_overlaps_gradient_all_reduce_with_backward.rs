@@ -91,7 +91,7 @@ fn a_partition_prepares_only_its_own_chips() {
     let err = declared.build().err().expect("a declaration does not build").to_string();
     assert!(err.contains("planning only"), "{err}");
     // Partition 1 makes the second UltraServer's chips and none of the first's.
-    let scope = BuildScope::Part { part_of: plan.part_of.clone().into(), me: 1, tracks: false };
+    let scope = BuildScope::Part { part_of: plan.part_of.clone().into(), links: plan.links, me: 1, tracks: false };
     let b = scope.enter(|| dp.declare(TickOrder::Structural)).unwrap();
     let sim = b.build_partition(&plan, 1).unwrap();
     let id = |chip: usize| {
@@ -101,7 +101,7 @@ fn a_partition_prepares_only_its_own_chips() {
     assert!(sim.component::<trnsim_fabric::system::ChipNode>(id(144)).is_some(), "us1's first chip is made");
     assert!(sim.component::<trnsim_fabric::system::ChipNode>(id(0)).is_none(), "us0's first chip is not");
     // A builder declared for one partition refuses to build another.
-    let scope = BuildScope::Part { part_of: plan.part_of.clone().into(), me: 1, tracks: false };
+    let scope = BuildScope::Part { part_of: plan.part_of.clone().into(), links: plan.links, me: 1, tracks: false };
     let b = scope.enter(|| dp.declare(TickOrder::Structural)).unwrap();
     let err = b.build_partition(&plan, 0).err().expect("wrong partition").to_string();
     assert!(err.contains("partition 1"), "{err}");

@@ -43,6 +43,9 @@ pub enum BuildScope {
     Part {
         /// The partition of each component, by id.
         part_of: Arc<[u32]>,
+        /// Links the system declares (a capacity hint: the builder's per-link tables are sized
+        /// to it once instead of growing).
+        links: usize,
         /// This partition.
         me: u32,
         /// Whether the run is traced: without, no trace tracks are declared (every track id
@@ -117,11 +120,11 @@ impl SimBuilder {
     /// An empty simulation with `opts`, in the scope in force ([`BuildScope::enter`]).
     pub fn with_options(opts: SimOptions) -> SimBuilder {
         let scope = BuildScope::current();
-        // A partition's builder knows how many components the system declares (its plan
-        // does): its per-component tables are sized once instead of growing.
-        let n = match &scope {
-            BuildScope::Part { part_of, .. } => part_of.len(),
-            _ => 0,
+        // A partition's builder knows how many components and links the system declares (its
+        // plan does): its per-component and per-link tables are sized once instead of growing.
+        let (n, links) = match &scope {
+            BuildScope::Part { part_of, links, .. } => (part_of.len(), *links),
+            _ => (0, 0),
         };
         SimBuilder {
             opts,
@@ -130,6 +133,9 @@ impl SimBuilder {
             names: Vec::with_capacity(n),
             domain_of: Vec::with_capacity(n),
             comp_tracks: Vec::with_capacity(n),
+            refs: Vec::with_capacity(links),
+            ends: Vec::with_capacity(links),
+            links: LinkInfos::with_capacity(links),
             ..SimBuilder::default()
         }
     }
@@ -247,7 +253,7 @@ impl SimBuilder {
     /// statistics name each link as its sender's partition reports it). Otherwise declares
     /// nothing and returns false: the caller declares the block.
     pub fn skip_block(&mut self, shape: &BlockShape, touches: &[ComponentId]) -> bool {
-        let BuildScope::Part { part_of, me, tracks: false } = &self.scope else { return false };
+        let BuildScope::Part { part_of, me, tracks: false, .. } = &self.scope else { return false };
         let (me, from) = (*me, self.comps.len());
         let theirs = |c: usize| part_of.get(c).is_some_and(|&p| p != me);
         if touches.len() != shape.touches
@@ -912,7 +918,7 @@ mod tests {
 
     #[test]
     fn only_another_partitions_component_is_made_elsewhere() {
-        let scope = BuildScope::Part { part_of: vec![0, 1].into(), me: 1, tracks: true };
+        let scope = BuildScope::Part { part_of: vec![0, 1].into(), links: 0, me: 1, tracks: true };
         scope.enter(|| {
             let mut b = SimBuilder::new();
             let clk = b.clock("clk", Frequency::from_mhz(1000)).unwrap();
@@ -940,7 +946,7 @@ mod tests {
             b.link::<u64>(ids[0], "out", ids[1], "in", LinkSpec::default()).unwrap();
             b
         };
-        let part = BuildScope::Part { part_of: vec![0, 1, 2].into(), me: 2, tracks: true };
+        let part = BuildScope::Part { part_of: vec![0, 1, 2].into(), links: 0, me: 2, tracks: true };
         let err = part.enter(|| declare().plan(&PartitionRule::ByName { depth: 1 }, 3, None)).unwrap_err();
         assert_eq!(err, PartitionError::PartitionBuilder);
         assert!(err.to_string().contains("not from a partition's builder"), "{err}");
@@ -993,7 +999,7 @@ mod tests {
         for (me, tracks, want) in
             [(2, false, vec![3]), (1, false, vec![2, 3]), (0, false, vec![2, 3]), (2, true, vec![])]
         {
-            let scope = BuildScope::Part { part_of: plan.part_of.clone().into(), me, tracks };
+            let scope = BuildScope::Part { part_of: plan.part_of.clone().into(), links: plan.links, me, tracks };
             let (b, skipped) = scope.enter(chips_in_blocks);
             assert_eq!(skipped, want, "partition {me}, tracks {tracks}");
             assert_eq!((b.comps.len(), b.refs.len()), (full.comps.len(), full.refs.len()), "partition {me}");

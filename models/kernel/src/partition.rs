@@ -130,6 +130,8 @@ pub struct PartitionPlan {
     pub lookahead: Dur,
     /// Components per partition.
     pub sizes: Vec<usize>,
+    /// Links the system declares (a partition's per-link tables are sized to it once).
+    pub links: usize,
 }
 
 /// A partitioning mistake, naming what is wrong.
@@ -247,7 +249,7 @@ pub(crate) fn plan(
             lookahead = lookahead.min(l.latency);
         }
     }
-    Ok(PartitionPlan { parts, part_of, cut, lookahead, sizes })
+    Ok(PartitionPlan { parts, part_of, cut, lookahead, sizes, links: links.len() })
 }
 
 /// Which components [`by_name`] attaches instead of dealing them as groups.

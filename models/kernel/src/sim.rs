@@ -103,6 +103,12 @@ pub(crate) struct LinkInfos {
 impl LinkInfos {
     const NONE: u32 = u32::MAX;
 
+    /// Room for `n` links without growing (a partition's: most links' facts are kept
+    /// elsewhere, so the by-id table gets the room).
+    pub(crate) fn with_capacity(n: usize) -> LinkInfos {
+        LinkInfos { infos: Vec::new(), at: Vec::with_capacity(n) }
+    }
+
     /// Adds the next link's facts (`None`: not kept here).
     /// `n` links with no facts kept ([`LinkInfos::push`] of `None`, `n` times).
     pub(crate) fn push_none(&mut self, n: usize) {

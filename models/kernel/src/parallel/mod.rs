@@ -335,7 +335,8 @@ pub(crate) fn build_part<B>(
 where
     B: Fn() -> Result<SimBuilder, String> + ?Sized,
 {
-    let scope = crate::BuildScope::Part { part_of: plan.part_of.clone().into(), me, tracks: tracing };
+    let scope =
+        crate::BuildScope::Part { part_of: plan.part_of.clone().into(), links: plan.links, me, tracks: tracing };
     let b = scope.enter(build).map_err(ParallelError::Build)?;
     let mut sim = b.build_partition(plan, me)?;
     if tracing {
