@@ -69,6 +69,26 @@ fn a_bad_family_member_is_refused_before_any_benchmark_runs_or_prints() {
 }
 
 #[test]
+fn an_input_that_never_ends_is_refused_by_name() {
+    // Every command that reads a file whole stops at the input limit (256 MiB) with an error
+    // naming the file, instead of reading /dev/zero until memory runs out.
+    for args in [
+        &["run", "--config", "/dev/zero"][..],
+        &["config", "check", "/dev/zero"],
+        &["core", "/dev/zero"],
+        &["workload", "chakra", "/dev/zero"],
+    ] {
+        let (code, out, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.starts_with("error:") && err.contains("/dev/zero") && err.contains("larger than 256 MiB"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(out, "", "{args:?}");
+    }
+}
+
+#[test]
 fn config_check_names_the_line_of_a_bad_field() {
     let dir = scratch("cli_config_check");
     let f = dir.join("bad.ron");

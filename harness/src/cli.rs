@@ -786,7 +786,7 @@ fn run_pool_emitting<J: Sync, R: Send>(
 /// The kind of system file `config` is (chip, UltraServer or fabric), None for a system config
 /// or no file. An unreadable file is left to the config loader, which locates the error.
 fn system_file_kind(config: Option<&Path>) -> Option<&'static str> {
-    let text = std::fs::read_to_string(config?).ok()?;
+    let text = trnsim_kernel::input::read_text(config?).ok()?;
     match trnsim_harness::chip::top_level_name(&text).as_deref() {
         Some("ChipSpec") => Some("a chip"),
         Some("UltraServerSpec") => Some("an UltraServer"),

@@ -162,7 +162,7 @@ pub fn load(path: &Path) -> Result<System, ConfigError> {
 /// `TopologySpec` (a fabric, `trnsim_fabric::topo::load`), anything else a system config
 /// ([`load`]). Returns a one-line summary, or the located error.
 pub fn check_file(path: &Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path)
+    let text = trnsim_kernel::input::read_text(path)
         .map(trnsim_system::located::strip_bom)
         .map_err(|e| format!("{}:0:0: (file): cannot read: {e}", path.display()))?;
     let f = path.display();

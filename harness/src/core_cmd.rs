@@ -48,8 +48,8 @@ impl CoreArgs {
 
 /// Runs `trnsim core`; Err((message, exit code)).
 pub fn run(a: CoreArgs) -> Result<(), (String, i32)> {
-    let text =
-        std::fs::read_to_string(&a.program).map_err(|e| (format!("cannot read {}: {e}", a.program.display()), 2))?;
+    let text = trnsim_kernel::input::read_text(&a.program)
+        .map_err(|e| (format!("cannot read {}: {e}", a.program.display()), 2))?;
     let program = assemble_text(&a.program.display().to_string(), &text).map_err(|e| (e, 2))?;
     let staged = a.trace.as_deref().map(Staged::new);
     let trace = match &staged {

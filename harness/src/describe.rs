@@ -115,7 +115,10 @@ pub fn run(a: DescribeArgs) -> Result<(), String> {
                 found = true;
                 let path = dir.join(format!("{n}.ron"));
                 if full {
-                    println!("{}", std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?);
+                    println!(
+                        "{}",
+                        trnsim_kernel::input::read_text(&path).map_err(|e| format!("{}: {e}", path.display()))?
+                    );
                 } else {
                     println!("{n:<28} {}", path.display());
                 }

@@ -149,7 +149,9 @@ pub fn run_with(a: DiffArgs, extra: &[BlockEntry]) -> Result<(), (String, i32)> 
 
 fn request(a: &DiffArgs, entry: &BlockEntry) -> Result<DiffRequest, (String, i32)> {
     let usage = |m: String| (m, 2);
-    let read = |f: &str| std::fs::read(f).map_err(|e| usage(format!("cannot read {f}: {e}")));
+    let read = |f: &str| {
+        trnsim_kernel::input::read_bytes(std::path::Path::new(f)).map_err(|e| usage(format!("cannot read {f}: {e}")))
+    };
     let stimulus = match a.stimulus.split_once(':') {
         None if a.stimulus == "random" => StimulusKind::Random,
         None if a.stimulus == "reactive" => StimulusKind::Reactive,

@@ -93,6 +93,7 @@ mod component;
 mod ctx;
 mod error;
 pub mod host;
+pub mod input;
 mod link;
 pub mod parallel;
 pub mod partition;

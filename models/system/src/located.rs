@@ -34,7 +34,7 @@ impl std::error::Error for ConfigError {}
 /// error naming the file.
 pub fn read_ron_file(path: &Path) -> Result<(String, String), ConfigError> {
     let file = path.display().to_string();
-    match std::fs::read_to_string(path) {
+    match trnsim_kernel::input::read_text(path) {
         Ok(text) => Ok((file, strip_bom(text))),
         Err(e) => {
             Err(ConfigError { file, line: 0, col: 0, field: "(file)".into(), message: format!("cannot read: {e}") })

@@ -73,7 +73,7 @@ impl PortTrace {
     /// Reads and parses `path`.
     pub fn read(path: &Path) -> Result<PortTrace, TraceError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| TraceError {
+        let text = trnsim_kernel::input::read_text(path).map_err(|e| TraceError {
             file: file.clone(),
             line: 0,
             col: 0,

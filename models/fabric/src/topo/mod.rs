@@ -43,7 +43,7 @@ pub use spec::{Checked, Kind, LinkKind, Scope, Tier, TopoError, TopologySpec};
 pub fn load(path: &std::path::Path) -> Result<Topology, String> {
     let c = spec::load(path).map_err(|e| e.to_string())?;
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let text = trnsim_kernel::input::read_text(path).unwrap_or_default();
     Topology::build(&c).map_err(|e| at_kind(&file, &text, &e))
 }
 

@@ -203,7 +203,7 @@ pub struct Checked {
 /// Reads and validates a topology file.
 pub fn load(path: &std::path::Path) -> Result<Checked, TopoError> {
     let file = path.display().to_string();
-    let mut text = std::fs::read_to_string(path).map_err(|e| TopoError {
+    let mut text = trnsim_kernel::input::read_text(path).map_err(|e| TopoError {
         file: file.clone(),
         line: 0,
         col: 0,

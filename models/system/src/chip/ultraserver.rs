@@ -249,7 +249,7 @@ fn builtin(table: &[(&str, &str)], name: &str) -> Found {
 fn on_disk(dir: &Path, name: &str, kind: &str) -> Found {
     let path = dir.join(format!("{name}.ron"));
     let is_kind = |text: &str| super::top_level_name(text).as_deref() == Some(kind);
-    if let Ok(text) = std::fs::read_to_string(&path) {
+    if let Ok(text) = trnsim_kernel::input::read_text(&path) {
         if is_kind(&text) && !name.contains('/') {
             return Ok((path.display().to_string(), text));
         }
@@ -260,7 +260,7 @@ fn on_disk(dir: &Path, name: &str, kind: &str) -> Found {
         .filter_map(|e| {
             let p = e.ok()?.path();
             let n = p.file_name()?.to_str()?.strip_suffix(".ron")?.to_string();
-            is_kind(&std::fs::read_to_string(&p).ok()?).then_some(n)
+            is_kind(&trnsim_kernel::input::read_text(&p).ok()?).then_some(n)
         })
         .collect();
     known.sort();
