@@ -51,7 +51,7 @@ fn bad_arguments_are_reported_not_panicked() {
 }
 
 #[test]
-fn a_bad_family_member_is_refused_before_any_benchmark_runs_or_prints() {
+fn a_bad_family_member_or_trace_name_is_refused_before_any_benchmark_runs_or_prints() {
     // Each after a benchmark that would run first: nothing runs, nothing reaches stdout.
     for (name, expect) in [
         ("tp-matmul-0", "tp-matmul-0: expected tp-matmul-N with N a chip count (2..=64)"),
@@ -66,6 +66,11 @@ fn a_bad_family_member_is_refused_before_any_benchmark_runs_or_prints() {
         assert!(err.starts_with("error:") && err.contains(expect), "{args:?}: expected {expect:?} in {err}");
         assert_eq!(out, "", "{args:?}: printed before the error");
     }
+    // So is a trace file of a format `run` does not write.
+    let (code, out, err) = run(&["run", "kernel-ring", "--trace", "/tmp/x.txt"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--trace /tmp/x.txt: unknown extension \"txt\""), "{err}");
+    assert_eq!(out, "", "printed before the error");
 }
 
 #[test]

@@ -475,6 +475,9 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
             if !files.is_empty() {
                 // A workload run writes its trace under the name given.
                 outs.extend(a.trace.clone().map(|p| ("--trace", p)));
+            } else if let Some(p) = &a.trace {
+                // A benchmark's trace format, before anything runs or prints.
+                run_trace_format(p)?;
             }
             ins.extend(files.into_iter().map(|w| ("--workload", PathBuf::from(w))));
             ins.extend(a.system.iter().filter(|s| Path::new(s).is_file()).map(|s| ("--system", PathBuf::from(s))));
@@ -546,21 +549,24 @@ fn commit_all(staged: Vec<Staged>) -> Result<(), Failure> {
     staged.into_iter().try_for_each(|s| s.commit().map_err(Failure::Run))
 }
 
+/// Checks that `trnsim run --trace` can write `p`: Perfetto (`.pftrace`, `.perfetto`) or
+/// Chrome JSON (`.json`), told by its extension.
+fn run_trace_format(p: &Path) -> Result<(), String> {
+    match p.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "pftrace" | "perfetto" | "json" => Ok(()),
+        ext => Err(format!("--trace {}: unknown extension {ext:?} (allowed: .pftrace, .json)", p.display())),
+    }
+}
+
 fn open_sink_at(trace: Option<&Path>, vcd: Option<&Path>) -> Result<Option<Box<dyn TraceSink>>, Failure> {
     let mut sinks: Vec<Box<dyn TraceSink>> = Vec::new();
     if let Some(p) = trace {
-        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
-        let sink: Box<dyn TraceSink> = match ext {
-            "pftrace" | "perfetto" => {
-                Box::new(trnsim_traces::PerfettoWriter::create(p).map_err(|e| Failure::Usage(e.to_string()))?)
+        run_trace_format(p).map_err(Failure::Usage)?;
+        let sink: Box<dyn TraceSink> = match p.extension().and_then(|e| e.to_str()) {
+            Some("json") => {
+                Box::new(trnsim_traces::ChromeJsonWriter::create(p).map_err(|e| Failure::Usage(e.to_string()))?)
             }
-            "json" => Box::new(trnsim_traces::ChromeJsonWriter::create(p).map_err(|e| Failure::Usage(e.to_string()))?),
-            _ => {
-                return Err(Failure::Usage(format!(
-                    "--trace {}: unknown extension {ext:?} (allowed: .pftrace, .json)",
-                    p.display()
-                )))
-            }
+            _ => Box::new(trnsim_traces::PerfettoWriter::create(p).map_err(|e| Failure::Usage(e.to_string()))?),
         };
         sinks.push(sink);
     }
