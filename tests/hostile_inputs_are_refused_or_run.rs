@@ -142,6 +142,20 @@ fn long_legal_silences_are_not_deadlocks_and_windows_take_plain_quantities() {
     assert_eq!(code, 0, "{err}");
     let short = variant(&d, "short.ron", "limit: \"50us\"", "limit: \"50us\", deadlock_window: \"1ns\"");
     refused(&["config", "check", &short], "run.deadlock_window: 1ns is shorter than the longest legal silence");
+    // A DMA command waits out its start latency with nothing moving: a long one (the range
+    // allows up to 1 ms) is a slow chip, not a deadlock.
+    let (code, out, err) =
+        run(&["run", "e2e-llm-layer", "--fidelity", "fast", "--set", "chip.dma.start_latency=500us"]);
+    assert_eq!(code, 0, "{err}");
+    let ns: f64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("e2e-llm-layer")?.trim().strip_prefix("sim_time_ns")?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no sim_time_ns in {out}"));
+    assert!(ns > 1_000_000.0, "two rounds of 500 us start latencies at least: {ns} ns");
+    refused(
+        &["run", "e2e-llm-layer", "--set", "chip.dma.start_latency=2ms"],
+        "dma.start_latency: 2ms is out of range (allowed: 0ns..=1ms)",
+    );
 }
 
 #[test]

@@ -218,9 +218,12 @@ pub fn tp_system(
 
 /// An error naming the first engine (in owner order) whose stream did not finish, as its
 /// `unfinished` statistic says: a run of whole chips has no headline then.
-fn all_streams_finished(stats: &StatsReport) -> Result<(), String> {
+fn all_streams_finished(stats: &StatsReport, end_ps: u64, limit: Dur) -> Result<(), String> {
     match stats.owners.iter().find(|(_, s)| s.contains_key("unfinished")) {
-        Some((o, _)) => Err(format!("{o}: engine did not finish its stream")),
+        Some((o, _)) => {
+            let at_limit = end_ps >= limit.as_ps();
+            Err(trnsim_system::chip::build::unfinished(&format!("{o}: engine"), at_limit, limit))
+        }
         None => Ok(()),
     }
 }
@@ -439,12 +442,13 @@ impl System {
             }
             Kind::Tp { n, shape, ref chip, ref topo, algo } => {
                 let end_ps = stats.int("kernel", "sim_time_ps").ok_or("no kernel sim_time_ps statistic")?;
-                all_streams_finished(stats)?;
+                all_streams_finished(stats, end_ps, self.limit)?;
                 crate::tp::headline_of(stats, end_ps as f64 / 1e3, algo, chip, topo, &shape, n)
             }
             Kind::Dp(ref dp) => dp.headline(stats),
             Kind::Moe { shape, ref chip, ref topo } => {
-                all_streams_finished(stats)?;
+                let end_ps = stats.int("kernel", "sim_time_ps").ok_or("no kernel sim_time_ps statistic")?;
+                all_streams_finished(stats, end_ps, self.limit)?;
                 crate::moe::headline_of(stats, topo, chip, &shape)
             }
             Kind::Graph => {

@@ -210,6 +210,8 @@ pub fn build_hooked(
     let dma_id = if dma_needed {
         let params = opts.dma.clone().unwrap_or_else(|| DmaParams::for_version(opts.version));
         let clk = clock(b, "dma", params.clock)?;
+        // A command waits its start latency with nothing moving: not a deadlock.
+        b.expect_silence(params.start_latency);
         Some((b.reserve(&[name, ".dma"].concat(), clk).map_err(e)?, params))
     } else {
         None

@@ -472,6 +472,16 @@ impl SimBuilder {
         Ok((OutPort::new(r), InPort::new(r)))
     }
 
+    /// Declares that a component of this system may make no progress for up to `d` while it
+    /// has work outstanding (a DMA command waiting out its start latency, a timeline
+    /// computing): the deadlock window becomes at least twice that, as for a link's round
+    /// trip, so such a wait is never reported as a deadlock. Counted in a block's shape, so a
+    /// partition that skips the block agrees.
+    pub fn expect_silence(&mut self, d: Dur) {
+        self.longest = self.longest.max(d);
+        self.block_longest = self.block_longest.max(d);
+    }
+
     fn arena_for<T: Payload>(&mut self) -> u32 {
         let key = TypeId::of::<T>();
         if let Some(&a) = self.arena_of.get(&key) {

@@ -188,7 +188,8 @@ pub fn build_on_fabric(
 
 /// Builds `b`, attaches `trace`, runs until idle (at most `limit`), finishes the trace, and
 /// checks that every engine of every chip in `chips` finished its stream (an error names the
-/// first that did not: `chip003.nc1: tensor engine did not finish its stream`).
+/// first that did not: `chip003.nc1: tensor engine did not finish its stream ...`, saying
+/// whether the run stopped at `limit` or went idle: [`unfinished`]).
 pub fn run_to_end(
     b: SimBuilder,
     chips: &[ChipIds],
@@ -214,13 +215,14 @@ pub fn run_to_end_by(
     if let Some((sink, opts)) = trace {
         sim.attach_trace(sink, &opts);
     }
-    run(&mut sim, limit).map_err(|e| e.to_string())?;
+    let stop = run(&mut sim, limit).map_err(|e| e.to_string())?;
     sim.finish_trace().map_err(|e| e.to_string())?;
     for ids in chips {
         for (i, core) in ids.cores.iter().enumerate() {
             for (e, id) in &core.engines {
                 if !sim.component::<EngineUnit>(*id).ok_or("engine")?.finished() {
-                    return Err(format!("{}nc{i}: {e} engine did not finish its stream", ids.prefix));
+                    let at_limit = matches!(stop, trnsim_kernel::Stop::Limit);
+                    return Err(unfinished(&format!("{}nc{i}: {e} engine", ids.prefix), at_limit, limit));
                 }
             }
         }
@@ -232,6 +234,19 @@ pub fn run_to_end_by(
         }
     }
     Ok(sim)
+}
+
+/// The error for `who` (`chip003.nc1: tensor engine`) left with its stream unfinished: stopped
+/// by the run's time `limit` (a system too slow for the benchmark's window, e.g. a bandwidth
+/// set far below the real one) or gone idle with work left.
+pub fn unfinished(who: &str, at_limit: bool, limit: Dur) -> String {
+    if at_limit {
+        format!(
+            "{who} did not finish its stream within the run's limit of {limit} of simulated time (the system as set is too slow for this benchmark)"
+        )
+    } else {
+        format!("{who} did not finish its stream: the system went idle with work left")
+    }
 }
 
 /// The intake buffer of each pseudo-channel of a chip's stack: the preset's, or twice the

@@ -94,7 +94,7 @@ pub struct DmaPart {
     pub queues: u32,
     /// Peak GB/s of one engine (> 0).
     pub peak_GBps_per_engine: f64,
-    /// Command arrival to first data ("1300ns").
+    /// Command arrival to first data ("1300ns"; 0ns..=1ms).
     pub start_latency: String,
     /// "cycle" (default: one HBM request per 32 B burst) or "fast" (one request per
     /// partition row of a packet, as many bursts as fit the outstanding limit; needs
@@ -535,6 +535,10 @@ impl Validator<'_> {
             .start_latency
             .parse::<Dur>()
             .map_err(|e| self.err("start_latency", "dma.start_latency", e.to_string()))?;
+        if start > Dur::from_ms(1) {
+            let m = format!("{start} is out of range (allowed: 0ns..=1ms)");
+            return Err(self.err("start_latency", "dma.start_latency", m));
+        }
         let mut dma = match version {
             NcVersion::V2 => DmaParams::v2(),
             NcVersion::V3 => DmaParams::v3(),
