@@ -53,6 +53,20 @@ fn a_trace_line_is_a_cache_line_of_bursts_by_default() {
         assert_eq!(code, 2, "{bad}: {err}");
         assert!(err.contains("--request-bytes"), "{bad}: {err}");
     }
+    // A flag the run would ignore is refused: a trace's without a trace, a synthetic
+    // pattern's with one.
+    for (args, expect) in [
+        (&["hbm", "--requests", "5", "--request-bytes", "128"][..], "--request-bytes reads a --trace FILE"),
+        (&["hbm", "--requests", "5", "--format", "ramulator"], "--format reads a --trace FILE"),
+        (&["hbm", "--trace", p, "--pattern", "stream-read"], "cannot be used with '--pattern <PATTERN>'"),
+        (&["hbm", "--trace", p, "--requests", "5"], "cannot be used with '--requests <REQUESTS>'"),
+        (&["hbm", "--trace", p, "--seed", "5"], "cannot be used with '--seed <SEED>'"),
+    ] {
+        let (code, out, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(expect), "{args:?}: expected {expect:?} in {err}");
+        assert_eq!(out, "", "{args:?}");
+    }
 }
 
 #[test]

@@ -170,6 +170,13 @@ fn programs_that_never_halt_stop_at_max_sim_time_with_their_line() {
         "{err}"
     );
     refused(&["core", p(&f), "--max-sim-time", "2s"], "out of range (allowed: 1ns..=1s)");
+    // A wait nothing signals is located at the wait (line 3), not at the line after it.
+    let w = d.join("wait.asm");
+    std::fs::write(&w, ".engine vector\n    sem_inc s1, 1\n    sem_wait s0 >= 5\n    sem_inc s1, 1\n    halt\n")
+        .unwrap();
+    let (code, _, err) = run(&["core", p(&w)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with(&format!("error: {}:3: nc0.vector (vector engine): deadlock", p(&w))), "{err}");
     // Counts of work: a range, not the whole of u64 (which would run for ages).
     refused(&["hbm", "--requests", "18446744073709551615"], "is not in 1..=1000000000000");
     refused(&["hbm", "--requests", "0"], "is not in 1..=1000000000000");

@@ -26,22 +26,22 @@ pub struct HbmArgs {
     /// lines; `#` comments allowed. Without it, a synthetic --pattern runs.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
-    /// Trace format: auto (detect from the first line), dramsim3 or ramulator.
-    #[arg(long, default_value = "auto")]
-    format: TraceFormat,
+    /// Trace format: auto (detect from the first line; the default), dramsim3 or ramulator.
+    #[arg(long)]
+    format: Option<TraceFormat>,
     /// Bytes of one trace line (a power of two from the preset's burst, 32 B, to 4096): a line
     /// is the aligned block of this size holding its address, moved as consecutive bursts;
-    /// bandwidth counts these bytes. 64 = one cache line.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    request_bytes: u32,
+    /// bandwidth counts these bytes. Default 64 (one cache line).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    request_bytes: Option<u32>,
     /// Synthetic pattern when no --trace: stream-read, stream-write, random, mix, same-bank.
-    #[arg(long, default_value = "random")]
+    #[arg(long, default_value = "random", conflicts_with = "trace")]
     pattern: String,
     /// Synthetic requests to run (1..=10^12).
-    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000), conflicts_with = "trace")]
     requests: u64,
     /// Seed of the synthetic pattern.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, conflicts_with = "trace")]
     seed: u64,
     /// Most requests outstanding (open loop with back-pressure).
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -143,6 +143,12 @@ impl RequestSource for FileSource {
 /// Runs `trnsim hbm`; Err((message, exit code)).
 pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     let usage = |m: String| (m, 2);
+    // A trace's flags without a trace would be ignored: refused instead.
+    for (given, flag) in [(a.format.is_some(), "--format"), (a.request_bytes.is_some(), "--request-bytes")] {
+        if given && a.trace.is_none() {
+            return Err(usage(format!("{flag} reads a --trace FILE: give one (a synthetic --pattern takes neither)")));
+        }
+    }
     let p = presets::find(&a.preset)
         .ok_or_else(|| usage(format!("--preset: unknown `{}` (known: {})", a.preset, presets::names())))?;
     let mut cfg = memory::preset_cfg(p);
@@ -192,13 +198,13 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     let src: Box<dyn RequestSource> = match &a.trace {
         Some(path) => {
             let burst = u64::from(spec.cfg.org.access_bytes());
-            let line = u64::from(a.request_bytes);
+            let line = u64::from(a.request_bytes.unwrap_or(64));
             if !line.is_power_of_two() || line < burst {
                 return Err(usage(format!(
                     "--request-bytes: {line} is not allowed (allowed: a power of two from the burst, {burst}, to 4096)"
                 )));
             }
-            let reader = TraceReader::open(path, a.format)
+            let reader = TraceReader::open(path, a.format.unwrap_or(TraceFormat::Auto))
                 .map_err(|e| usage(e.to_string()))?
                 .with_capacity(spec.cfg.org.stack_bytes());
             let next = SourceReq { addr: 0, write: false, cycle: None };

@@ -154,10 +154,12 @@ impl EngineUnit {
     }
 
     /// The source line of the instruction the engine is at (the last one once it has run off
-    /// the end), if the stream has any.
+    /// the end), if the stream has any. A `sem_wait` moves past itself as it starts to wait:
+    /// while it waits, the engine is at the wait.
     pub fn line(&self) -> Option<u32> {
         let n = self.stream.lines.len();
-        self.stream.lines.get(self.pc.min(n.saturating_sub(1))).copied()
+        let at = if self.waiting.is_some() { self.pc.saturating_sub(1) } else { self.pc };
+        self.stream.lines.get(at.min(n.saturating_sub(1))).copied()
     }
 
     /// True once the stream has ended (halt or past the last instruction) and all work is done.
