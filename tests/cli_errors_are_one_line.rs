@@ -45,6 +45,18 @@ fn bad_arguments_are_reported_not_panicked() {
     check_usage_error(&["hbm", "--fidelity", "quick"], "--fidelity: unknown `quick` (known: cycle, fast)");
     check_usage_error(&["hbm", "--fidelity", "fast", "--check"], "--fidelity fast issues no commands");
     check_usage_error(
+        &["workload", "llm", "--experts", "64"],
+        "--experts applies to --arch moe (this is --arch dense)",
+    );
+    check_usage_error(
+        &["workload", "llm", "--layers", "4294967295"],
+        "--layers 4294967295 is out of range (allowed: 1..=16384)",
+    );
+    check_usage_error(
+        &["workload", "llm", "--tp", "4294967295", "--dp", "4294967295", "--pp", "4294967295"],
+        "--tp x --dp x --pp = 4294967295 x 4294967295 x 4294967295 ranks is out of range",
+    );
+    check_usage_error(
         &["run", "e2e-llm-layer", "--set", "chip.dma.fidelity=fast"],
         "dma.fidelity: fast needs hbm.fidelity fast",
     );

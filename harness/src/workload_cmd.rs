@@ -69,12 +69,12 @@ pub struct LlmArgs {
     /// Attention heads.
     #[arg(long, default_value_t = 32)]
     heads: u64,
-    /// Experts per MoE layer.
-    #[arg(long, default_value_t = 8)]
-    experts: u64,
-    /// Experts per token.
-    #[arg(long = "top-k", default_value_t = 2)]
-    top_k: u64,
+    /// Experts per MoE layer (--arch moe; default 8).
+    #[arg(long)]
+    experts: Option<u64>,
+    /// Experts per token (--arch moe; default 2).
+    #[arg(long = "top-k")]
+    top_k: Option<u64>,
     /// Sequence length.
     #[arg(long, default_value_t = 2048)]
     seq: u64,
@@ -84,9 +84,9 @@ pub struct LlmArgs {
     /// Tensor-parallel degree.
     #[arg(long, default_value_t = 4)]
     tp: u32,
-    /// Expert-parallel degree.
-    #[arg(long, default_value_t = 1)]
-    ep: u32,
+    /// Expert-parallel degree (--arch moe; default 1).
+    #[arg(long)]
+    ep: Option<u32>,
     /// Data-parallel degree.
     #[arg(long, default_value_t = 1)]
     dp: u32,
@@ -99,9 +99,10 @@ pub struct LlmArgs {
     /// A training step (forward, backward, gradient all-reduce, update) instead of inference.
     #[arg(long)]
     train: bool,
-    /// Expert load of the busiest rank over the mean (>= 1): a what-if for skewed routing.
-    #[arg(long, default_value_t = 1.0)]
-    imbalance: f64,
+    /// Expert load of the busiest rank over the mean (1..=1000, --arch moe; default 1): a
+    /// what-if for skewed routing.
+    #[arg(long)]
+    imbalance: Option<f64>,
     /// Write here (RON; .json for JSON) instead of standard output.
     #[arg(short = 'o', long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -155,23 +156,34 @@ pub fn run(cmd: WorkloadCmd) -> Result<(), (String, i32)> {
             return write_workload(&w, b.out.as_deref(), &format!("run it on --system {system}"));
         }
     };
+    // The MoE flags mean nothing to a dense model: refused, not ignored.
+    let moe_flags = [
+        ("--experts", a.experts.is_some()),
+        ("--top-k", a.top_k.is_some()),
+        ("--ep", a.ep.is_some()),
+        ("--imbalance", a.imbalance.is_some()),
+    ];
+    if let Some((flag, _)) = moe_flags.iter().find(|(_, given)| *given).filter(|_| a.arch != "moe") {
+        return Err((format!("{flag} applies to --arch moe (this is --arch {})", a.arch), 2));
+    }
+    let d = Llm::default();
     let llm = Llm {
         arch: a.arch,
         layers: a.layers,
         hidden: a.hidden,
         ffn: a.ffn,
         heads: a.heads,
-        experts: a.experts,
-        top_k: a.top_k,
+        experts: a.experts.unwrap_or(d.experts),
+        top_k: a.top_k.unwrap_or(d.top_k),
         seq: a.seq,
         batch: a.batch,
         tp: a.tp,
-        ep: a.ep,
+        ep: a.ep.unwrap_or(d.ep),
         dp: a.dp,
         pp: a.pp,
         dtype: a.dtype,
         train: a.train,
-        imbalance: a.imbalance,
+        imbalance: a.imbalance.unwrap_or(d.imbalance),
     };
     let cmdline = format!("trnsim workload llm {}", std::env::args().skip(3).collect::<Vec<_>>().join(" "));
     let w = llm.generate(cmdline.trim()).map_err(|e| (e, 2))?;

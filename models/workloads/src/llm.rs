@@ -20,6 +20,10 @@
 use crate::format::{dtype_bytes, Comm, Node, Op, Workload};
 use std::collections::BTreeMap;
 
+/// The most layers a generated model has (a graph of at most ~40 nodes a layer stays within
+/// the format's node limit).
+pub const MAX_LAYERS: u32 = 16384;
+
 /// The generator's parameters (the `trnsim workload llm` flags).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Llm {
@@ -110,21 +114,26 @@ impl Llm {
                 return bad(format!("{flag} 0 is out of range (allowed: >= 1)"));
             }
         }
+        if self.layers > MAX_LAYERS {
+            return bad(format!("--layers {} is out of range (allowed: 1..={MAX_LAYERS})", self.layers));
+        }
         for (flag, v) in [
             ("--hidden", self.hidden),
             ("--ffn", self.ffn),
             ("--heads", self.heads),
             ("--seq", self.seq),
             ("--batch", self.batch),
+            ("--experts", self.experts),
         ] {
             if v == 0 || v > 1 << 24 {
                 return bad(format!("{flag} {v} is out of range (allowed: 1..=16777216)"));
             }
         }
-        let ranks = u64::from(self.tp) * u64::from(self.dp) * u64::from(self.pp);
-        if ranks > u64::from(crate::format::MAX_RANKS) {
+        let ranks = u64::from(self.tp).checked_mul(u64::from(self.dp)).and_then(|r| r.checked_mul(u64::from(self.pp)));
+        if ranks.is_none_or(|r| r > u64::from(crate::format::MAX_RANKS)) {
+            let (tp, dp, pp) = (self.tp, self.dp, self.pp);
             return bad(format!(
-                "--tp x --dp x --pp = {ranks} ranks is out of range (allowed: <= {})",
+                "--tp x --dp x --pp = {tp} x {dp} x {pp} ranks is out of range (allowed: <= {})",
                 crate::format::MAX_RANKS
             ));
         }
@@ -165,9 +174,72 @@ impl Llm {
             return bad(format!("--top-k {} is out of range (allowed: 1..=--experts {})", self.top_k, self.experts));
         }
         if !(1.0..=1000.0).contains(&self.imbalance) {
-            return bad(format!("--imbalance {} is out of range (allowed: 1..=1000)", self.imbalance));
+            return bad(format!("--imbalance {:?} is out of range (allowed: 1..=1000)", self.imbalance));
+        }
+        self.check_sizes()
+    }
+
+    /// Checks that every tensor, message and parameter count the graph holds fits the
+    /// workload format ([`crate::format::MAX_SIZE`]), so that the generator's arithmetic
+    /// never wraps and what it writes, the loader accepts.
+    fn check_sizes(&self) -> Result<(), String> {
+        let limit = crate::format::MAX_SIZE;
+        let e = dtype_bytes(&self.dtype).unwrap_or(4);
+        let (h, f, tp) = (self.hidden, self.ffn, u64::from(self.tp));
+        let tokens = self.batch / u64::from(self.dp) * self.seq;
+        let product = |xs: &[u64]| xs.iter().try_fold(1u64, |a, &x| a.checked_mul(x)).filter(|&v| v <= limit);
+        let too_big = |what: &str| {
+            Err(format!(
+                "{what} is more than {limit} (the largest size a workload holds): a smaller model, batch or sequence"
+            ))
+        };
+        let moe = self.arch == "moe";
+        let mut sizes: Vec<(&str, Vec<u64>)> = vec![
+            ("tokens per replica x --hidden x element bytes", vec![tokens, h, e]),
+            ("tokens per replica x --ffn", vec![tokens, f]),
+            ("4 x --hidden^2 x element bytes", vec![4, h, h, e]),
+            ("2 x --hidden x --ffn x element bytes", vec![2, h, f, e]),
+            (
+                "activations: tokens per replica x --hidden x element bytes x 8 x --layers",
+                vec![tokens, h, e, 8, u64::from(self.layers)],
+            ),
+        ];
+        if moe {
+            sizes.push(("--experts x 2 x --hidden x --ffn x element bytes", vec![self.experts, 2, h, f, e]));
+            sizes.push(("tokens per replica x --experts", vec![tokens, self.experts]));
+            sizes.push(("tokens per replica x --top-k x --hidden x element bytes", vec![tokens, self.top_k, h, e]));
+            sizes.push(("tokens per replica x --top-k x --ffn", vec![tokens, self.top_k, f]));
+        }
+        for (what, xs) in &sizes {
+            if product(xs).is_none() {
+                return too_big(what);
+            }
+        }
+        if moe {
+            // Routed tokens with the imbalance: what an expert computes and a rank sends.
+            let routed = (tokens * self.top_k) as f64 * self.imbalance;
+            if routed * (h.max(f) * e) as f64 > limit as f64 {
+                return too_big("tokens per replica x --top-k x --imbalance x --hidden (or --ffn) x element bytes");
+            }
+        }
+        // One rank's parameters (its TP shard and its experts) over its layers, in training
+        // with their gradients and optimizer state.
+        let mlp = if moe {
+            product(&[self.experts / u64::from(self.ep), 2, h, f]).zip(product(&[h, self.experts])).map(|(a, b)| a + b)
+        } else {
+            Some(2 * h * f / tp)
+        };
+        let layer = mlp.map(|m| 4 * h * h / tp + m);
+        let per_param = if self.train { 2 * e + 12 } else { e };
+        if layer.and_then(|l| product(&[l, u64::from(self.layers / self.pp), per_param])).is_none() {
+            return too_big("one rank's parameters x --layers / --pp x bytes per parameter");
         }
         Ok(())
+    }
+
+    /// Experts on one rank (at most 2^24: [`Llm::check`]).
+    fn local_experts(&self) -> u32 {
+        u32::try_from(self.experts / u64::from(self.ep)).unwrap_or(u32::MAX)
     }
 
     /// Ranks: tp x dp x pp.
@@ -261,6 +333,15 @@ impl Llm {
             let mut deps = grads;
             deps.extend(prev);
             g.add("adam".into(), Op::Elementwise { elements: params, ops: 12, dtype: "fp32".into() }, &deps, None);
+        }
+        let spans = u64::from(self.ranks()).saturating_mul(g.nodes.len() as u64);
+        if spans > crate::format::MAX_SPANS {
+            return Err(format!(
+                "{} ranks (--tp x --dp x --pp) x {} nodes is more than {} node instances (the schedule keeps each): fewer ranks or layers",
+                self.ranks(),
+                g.nodes.len(),
+                crate::format::MAX_SPANS
+            ));
         }
         let what = if self.train { "training step" } else { "inference forward pass" };
         Ok(Workload {
@@ -377,7 +458,7 @@ impl Llm {
 
     fn moe_forward(&self, g: &mut Graph, l: u32, tokens: u64, e: u64, prev: u32, r: Option<&Vec<u32>>) -> u32 {
         let (h, f) = (self.hidden, self.ffn);
-        let local = (self.experts / u64::from(self.ep)) as u32;
+        let local = self.local_experts();
         let (per_expert, a2a) = self.moe_sizes(tokens, e);
         let router = g.add(format!("L{l}.router"), self.gemm(tokens, h, self.experts, 1), &[prev], r);
         let mut last = router;
@@ -414,7 +495,7 @@ impl Llm {
         let mut grads = Vec::new();
         let mut wgrads = Vec::new();
         if self.arch == "moe" {
-            let local = (self.experts / u64::from(self.ep)) as u32;
+            let local = self.local_experts();
             let (per_expert, a2a) = self.moe_sizes(tokens, e);
             if self.ep > 1 {
                 d = vec![g.add(format!("L{l}.combine.bwd"), Op::AllToAll(comm(a2a, "ep")), &d, r)];
@@ -462,5 +543,96 @@ impl Llm {
             grads.push(g.add(format!("L{l}.grad.all_reduce"), Op::AllReduce(comm(dense * e, "dp")), &wgrads, r));
         }
         (last, grads)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Llm;
+
+    #[test]
+    fn extreme_parameters_are_refused_or_generate_what_the_loader_accepts() {
+        // A valid model with one to three parameters set to an edge value or an ordinary one,
+        // at random: the generator never wraps (overflow checks are on in tests) and never
+        // writes a workload the loader refuses.
+        let mut rng = trnsim_kernel::SimRng::new(0x11a, 0);
+        let big = [1, 2, 3, 4, 8, 64, 4096, 65536, 1 << 20, 1 << 24, (1 << 24) + 1, u64::from(u32::MAX), u64::MAX];
+        let small = [0, 1, 2, 4, 8, 16, 1024, 16384, 16385, 1 << 20, u64::from(u32::MAX)];
+        let (mut ok, mut refused) = (0, 0);
+        for case in 0..1500 {
+            let mut llm = Llm {
+                arch: if case % 2 == 0 { "dense" } else { "moe" }.into(),
+                hidden: 1024,
+                ffn: 2048,
+                heads: 8,
+                seq: 256,
+                batch: 8,
+                tp: 2,
+                dp: 2,
+                ep: 2,
+                experts: 8,
+                dtype: ["bf16", "fp32", "fp8"][case % 3].into(),
+                train: case % 4 < 2,
+                ..Llm::default()
+            };
+            for _ in 0..=rng.below(3) {
+                let field = rng.below(14);
+                let mut draw = |xs: &[u64]| xs[usize::try_from(rng.below(xs.len() as u64)).unwrap()];
+                let as_u32 = |x: u64| u32::try_from(x).unwrap_or(u32::MAX);
+                match field {
+                    0 => llm.layers = as_u32(draw(&small)),
+                    1 => llm.hidden = draw(&big),
+                    2 => llm.ffn = draw(&big),
+                    3 => llm.heads = draw(&big),
+                    4 => llm.experts = draw(&big),
+                    5 => llm.top_k = draw(&big),
+                    6 => llm.seq = draw(&big),
+                    7 => llm.batch = draw(&big),
+                    8 => llm.tp = as_u32(draw(&small)),
+                    9 => llm.ep = as_u32(draw(&small)),
+                    10 => llm.dp = as_u32(draw(&small)),
+                    11 => llm.pp = as_u32(draw(&small)),
+                    12 => {
+                        llm.imbalance = f64::from_bits(
+                            [1.0f64, 1.5, 1000.0, 1e300, f64::NAN].map(f64::to_bits)
+                                [usize::try_from(draw(&[0, 1, 2, 3, 4])).unwrap()],
+                        )
+                    }
+                    _ => llm.train = !llm.train,
+                }
+            }
+            match llm.generate("test") {
+                // (Graphs of thousands of layers are read back once, below.)
+                Ok(w) if w.nodes.len() > 10_000 => ok += 1,
+                Ok(w) => {
+                    ok += 1;
+                    let text = crate::format::to_ron(&w).unwrap();
+                    if let Err(e) = crate::format::parse("generated.ron", &text) {
+                        panic!("{llm:?}: generated a workload the loader refuses: {e}");
+                    }
+                }
+                Err(_) => refused += 1,
+            }
+        }
+        assert!(ok > 150 && refused > 150, "{ok} generated, {refused} refused: the draws should reach both");
+        // The largest graph, every layer allowed, a trained MoE over pipeline stages, holds no
+        // more nodes than the loader takes.
+        let most = Llm {
+            arch: "moe".into(),
+            layers: super::MAX_LAYERS,
+            train: true,
+            tp: 2,
+            dp: 2,
+            pp: 2,
+            ep: 4,
+            heads: 8,
+            hidden: 1024,
+            ffn: 1024,
+            seq: 64,
+            ..Llm::default()
+        };
+        let w = most.generate("test").unwrap();
+        let n = w.nodes.len() as u64;
+        assert!(n <= crate::format::MAX_NODES as u64 && n * 8 <= crate::format::MAX_SPANS, "{n} nodes");
     }
 }
