@@ -45,6 +45,18 @@ fn bad_arguments_are_reported_not_panicked() {
     check_usage_error(&["hbm", "--fidelity", "quick"], "--fidelity: unknown `quick` (known: cycle, fast)");
     check_usage_error(&["hbm", "--fidelity", "fast", "--check"], "--fidelity fast issues no commands");
     check_usage_error(
+        &["collective", "all-reduce", "-b", "1K", "-e", "1K", "--algo", "tree"],
+        "algorithm tree does not implement all_reduce (it does: broadcast)",
+    );
+    check_usage_error(
+        &["collective", "all-reduce", "-b", "3", "-e", "3", "-d", "fp32"],
+        "-b 3 is less than one fp32 element",
+    );
+    check_usage_error(
+        &["collective", "all-reduce", "--step-overhead", "1000s"],
+        "1000s is out of range (allowed: 0ns..=1ms)",
+    );
+    check_usage_error(
         &["workload", "llm", "--experts", "64"],
         "--experts applies to --arch moe (this is --arch dense)",
     );

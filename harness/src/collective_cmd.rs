@@ -64,8 +64,9 @@ pub struct CollectiveArgs {
     /// packet; docs/validation.md compares the two). Flow runs every chip (no -r or -g).
     #[arg(long, default_value = "packet", value_parser = ["packet", "flow"])]
     pub network: String,
-    /// Software time before each step's sends (the collective engine's per-step cost).
-    #[arg(long, default_value = "1500ns", value_parser = parse_dur)]
+    /// Software time before each step's sends (the collective engine's per-step cost;
+    /// 0ns..=1ms).
+    #[arg(long, default_value = "1500ns", value_parser = parse_step_overhead)]
     pub step_overhead: trnsim_kernel::Dur,
     /// Write every row as JSON.
     #[arg(long, value_name = "FILE.json")]
@@ -76,8 +77,12 @@ pub struct CollectiveArgs {
     pub output_file: Option<PathBuf>,
 }
 
-fn parse_dur(s: &str) -> Result<trnsim_kernel::Dur, String> {
-    s.parse::<trnsim_kernel::Dur>().map_err(|e| e.to_string())
+fn parse_step_overhead(s: &str) -> Result<trnsim_kernel::Dur, String> {
+    let d = s.parse::<trnsim_kernel::Dur>().map_err(|e| e.to_string())?;
+    if d > trnsim_kernel::Dur::from_ms(1) {
+        return Err(format!("{d} is out of range (allowed: 0ns..=1ms)"));
+    }
+    Ok(d)
 }
 
 pub use trnsim_harness::limits::parse_size;
@@ -211,6 +216,10 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
     let algo = parse_algo(&a.algo).map_err(usage)?;
     let esize = elem_bytes(&a.datatype).map_err(usage)?;
     check_sizes(a.minbytes, a.maxbytes).map_err(usage)?;
+    if a.minbytes < esize {
+        return Err(usage(format!("-b {} is less than one {} element ({esize} B)", a.minbytes, a.datatype)));
+    }
+    trnsim_fabric::collective::schedule::supports(algo, op).map_err(usage)?;
     if !matches!(a.format.as_str(), "nccom" | "nccl-tests") {
         return Err(usage(format!("--format {}: unknown format (allowed: nccom, nccl-tests)", a.format)));
     }

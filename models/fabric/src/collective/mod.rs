@@ -320,7 +320,11 @@ pub fn run_concurrent(topo: &Topology, progs: Vec<schedule::Program>, p: &Params
     let (sim, id) = simulate(topo, progs, p)?;
     let f = sim.component::<FabricRun>(id).ok_or("the fabric component is missing")?;
     (0..topo.chips)
-        .map(|c| f.done_ps(c).ok_or_else(|| format!("chip {c} did not finish within {:?}", p.limit)))
+        .map(|c| {
+            f.done_ps(c).ok_or_else(|| {
+                format!("chip {c} did not finish within the run's limit of {} of simulated time", p.limit)
+            })
+        })
         .collect()
 }
 
@@ -372,7 +376,9 @@ fn run_programs(
     let (mut sim, id) = simulate(topo, progs, p)?;
     let report = sim.report();
     let f = sim.component_mut::<FabricRun>(id).ok_or("the fabric component is missing")?;
-    let ps = f.finish_ps().ok_or_else(|| format!("{} did not finish within {:?}", coll.op.name(), p.limit))?;
+    let ps = f.finish_ps().ok_or_else(|| {
+        format!("{} did not finish within the run's limit of {} of simulated time", coll.op.name(), p.limit)
+    })?;
     let (edge_stats, msgs) = (std::mem::take(&mut f.net.edge_stats), std::mem::take(&mut f.net.msgs));
     let latency = std::mem::take(&mut f.net.latency);
     let time_s = ps as f64 * 1e-12;

@@ -58,6 +58,20 @@ pub fn build_runs(
 pub type ScheduleFn =
     fn(op: Op, n: usize, size: u64, ring: &[usize], per_server: usize) -> Result<Vec<Program>, String>;
 
+/// Checks that `algo` implements `op` ([`Algo::Auto`] picks one that does); the error lists
+/// the operations it implements.
+pub fn supports(algo: Algo, op: Op) -> Result<(), String> {
+    match REGISTRY.iter().find(|(a, _, _)| *a == algo) {
+        Some((_, ops, _)) if !ops.contains(&op) => Err(unsupported(algo, op, ops)),
+        _ => Ok(()),
+    }
+}
+
+fn unsupported(algo: Algo, op: Op, ops: &[Op]) -> String {
+    let names: Vec<&str> = ops.iter().map(|o| o.name()).collect();
+    format!("algorithm {} does not implement {} (it does: {})", algo.name(), op.name(), names.join(", "))
+}
+
 /// The algorithms: (algorithm, operations it implements, builder). One entry per algorithm.
 pub const REGISTRY: &[(Algo, &[Op], ScheduleFn)] = &[
     (Algo::Ring, &[Op::AllReduce, Op::AllGather, Op::ReduceScatter, Op::Broadcast, Op::Permute], ring),
@@ -97,7 +111,7 @@ pub fn build_in(
     let algo = if algo == Algo::Auto { crate::collective::auto_algo(op, n, size) } else { algo };
     let (_, ops, f) = REGISTRY.iter().find(|(a, _, _)| *a == algo).ok_or_else(|| format!("no algorithm {algo:?}"))?;
     if !ops.contains(&op) {
-        return Err(format!("algorithm {} does not implement {} (it does: {:?})", algo.name(), op.name(), ops));
+        return Err(unsupported(algo, op, ops));
     }
     if n < 2 {
         return Err(format!("a collective needs at least 2 chips, got {n}"));
