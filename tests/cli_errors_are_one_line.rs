@@ -26,6 +26,13 @@ fn bad_arguments_are_reported_not_panicked() {
     check_usage_error(&["run", "no-such-bench"], "unknown benchmark \"no-such-bench\" (allowed: kernel-ring");
     check_usage_error(&["run", "--order", "sideways"], "invalid order \"sideways\"");
     check_usage_error(&["run", "demo", "--trace", "x.txt"], "unknown extension \"txt\"");
+    // Other commands' traces: the error names the file given, not a temporary one.
+    for cmd in [
+        &["bench", "nc-gemm", "--m", "128", "--k", "128", "--n", "512"][..],
+        &["core", "models/programs/softmax_rows.asm"],
+    ] {
+        check_usage_error(&[cmd, &["--trace", "x.txt"]].concat(), "trace sink x.txt: unknown trace format");
+    }
     check_usage_error(&["run", "--config", "/nonexistent.ron"], "/nonexistent.ron");
     check_usage_error(&["bench", "kernel-ring", "--tokens", "999", "--modules", "4", "--depth", "2"], "does not fit");
     check_usage_error(&["bench", "kernel-ring", "--depth", "0"], "--depth");

@@ -474,6 +474,9 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
                 a.workload.iter().filter(|w| w.ends_with(".ron") || w.ends_with(".json")).collect();
             if !files.is_empty() {
                 // A workload run writes its trace under the name given.
+                if let Some(p) = &a.trace {
+                    trnsim_traces::check_sink_format(p).map_err(|e| e.to_string())?;
+                }
                 outs.extend(a.trace.clone().map(|p| ("--trace", p)));
             } else if let Some(p) = &a.trace {
                 // A benchmark's trace format, before anything runs or prints.
@@ -514,6 +517,13 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
             outs.extend(o);
         }
         _ => {}
+    }
+    // Every other command's trace is written by `trnsim_traces::create_sink`: its format is
+    // checked on the name given, before anything runs or is staged under a temporary name.
+    if !matches!(&cli.cmd, Cmd::Run(_)) {
+        for (_, p) in outs.iter().filter(|(f, _)| *f == "--trace") {
+            trnsim_traces::check_sink_format(p).map_err(|e| e.to_string())?;
+        }
     }
     outs.extend(cli.profile.clone().map(|p| ("--profile", p)));
     let ins: Vec<Named<'_>> = ins.iter().map(|(f, p)| outputs::named(f, p)).collect();

@@ -46,11 +46,19 @@ use trnsim_kernel::{TraceError, TraceSink};
 /// `.vcd` → [`VcdWriter`]. Any other extension is an error listing these.
 pub fn create_sink(path: impl AsRef<Path>) -> Result<Box<dyn TraceSink>, TraceError> {
     let path = path.as_ref();
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-    match ext {
-        "pftrace" | "perfetto" | "perfetto-trace" => Ok(Box::new(PerfettoWriter::create(path)?)),
+    check_sink_format(path)?;
+    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
         "json" => Ok(Box::new(ChromeJsonWriter::create(path)?)),
         "vcd" => Ok(Box::new(VcdWriter::create(path)?)),
+        _ => Ok(Box::new(PerfettoWriter::create(path)?)),
+    }
+}
+
+/// Checks that [`create_sink`] knows `path`'s format (by its extension), before anything is
+/// opened: the error names `path`.
+pub fn check_sink_format(path: &Path) -> Result<(), TraceError> {
+    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "pftrace" | "perfetto" | "perfetto-trace" | "json" | "vcd" => Ok(()),
         _ => Err(sink_error(
             &path.display().to_string(),
             "unknown trace format: expected a .pftrace, .perfetto, .perfetto-trace, .json or .vcd file",
