@@ -454,6 +454,8 @@ fn finish_profile(p: Option<Profile>) -> Result<(), Failure> {
 fn check_io_paths(cli: &Cli) -> Result<(), String> {
     let mut ins: Vec<(&str, PathBuf)> = Vec::new();
     let mut outs: Vec<(&str, PathBuf)> = Vec::new();
+    // Trace paths whose format to check: (path, written by `run`'s own sinks).
+    let mut formats: Vec<(PathBuf, bool)> = Vec::new();
     match &cli.cmd {
         Cmd::Run(a) => {
             let mut names: Vec<String> = a.benches.clone();
@@ -474,13 +476,11 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
                 a.workload.iter().filter(|w| w.ends_with(".ron") || w.ends_with(".json")).collect();
             if !files.is_empty() {
                 // A workload run writes its trace under the name given.
-                if let Some(p) = &a.trace {
-                    trnsim_traces::check_sink_format(p).map_err(|e| e.to_string())?;
-                }
                 outs.extend(a.trace.clone().map(|p| ("--trace", p)));
-            } else if let Some(p) = &a.trace {
-                // A benchmark's trace format, before anything runs or prints.
-                run_trace_format(p)?;
+                formats.extend(a.trace.clone().map(|p| (p, false)));
+            } else {
+                // A benchmark's trace format (`run`'s own), before anything runs or prints.
+                formats.extend(a.trace.clone().map(|p| (p, true)));
             }
             ins.extend(files.into_iter().map(|w| ("--workload", PathBuf::from(w))));
             ins.extend(a.system.iter().filter(|s| Path::new(s).is_file()).map(|s| ("--system", PathBuf::from(s))));
@@ -518,17 +518,24 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
         }
         _ => {}
     }
-    // Every other command's trace is written by `trnsim_traces::create_sink`: its format is
-    // checked on the name given, before anything runs or is staged under a temporary name.
+    // Every other command's trace is written by `trnsim_traces::create_sink`.
     if !matches!(&cli.cmd, Cmd::Run(_)) {
-        for (_, p) in outs.iter().filter(|(f, _)| *f == "--trace") {
-            trnsim_traces::check_sink_format(p).map_err(|e| e.to_string())?;
-        }
+        formats.extend(outs.iter().filter(|(f, _)| *f == "--trace").map(|(_, p)| (p.clone(), false)));
     }
     outs.extend(cli.profile.clone().map(|p| ("--profile", p)));
     let ins: Vec<Named<'_>> = ins.iter().map(|(f, p)| outputs::named(f, p)).collect();
     let outs: Vec<Named<'_>> = outs.iter().map(|(f, p)| outputs::named(f, p)).collect();
-    outputs::check(&ins, &outs)
+    outputs::check(&ins, &outs)?;
+    // Then each trace's format, on the name given, before anything runs or is staged under a
+    // temporary name.
+    for (p, run) in &formats {
+        if *run {
+            run_trace_format(p)?;
+        } else {
+            trnsim_traces::check_sink_format(p).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(())
 }
 
 fn per_bench_path(p: &Path, name: &str, many: bool) -> PathBuf {
