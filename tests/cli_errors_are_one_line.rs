@@ -63,6 +63,13 @@ fn bad_arguments_are_reported_not_panicked() {
         &["collective", "all-reduce", "--step-overhead", "1000s"],
         "1000s is out of range (allowed: 0ns..=1ms)",
     );
+    check_usage_error(&["run", "hbm-latency-sweep", "--plots", "Cargo.toml"], "--plots Cargo.toml: is a file");
+    let compare = ["compare", "--workload", "w.ron", "--system", "trn3-gen2-ultraserver"];
+    check_usage_error(&[&compare[..], &["--plots", "Cargo.toml"]].concat(), "--plots Cargo.toml: is a file");
+    check_usage_error(
+        &[&compare[..], &["--gemm-efficiency", "1e-300"]].concat(),
+        "\"1e-300\" is out of range (allowed: 0.001 <= F <= 1)",
+    );
     check_usage_error(
         &["workload", "llm", "--experts", "64"],
         "--experts applies to --arch moe (this is --arch dense)",

@@ -114,7 +114,7 @@ struct RunArgs {
     /// one row per point, all points in --json, and with --plots an SVG per figure.
     #[arg(long = "sweep", value_name = "PATH=V1,V2,...", value_parser = parse_sweep)]
     sweeps: Vec<trnsim_harness::whatif::Sweep>,
-    /// With --workload FILE: the fraction of the tensor engines' peak GEMMs reach (0 < F <= 1),
+    /// With --workload FILE: the fraction of the tensor engines' peak GEMMs reach (0.001 <= F <= 1),
     /// instead of measuring it on the cycle-level chip.
     #[arg(long, value_name = "F", value_parser = crate::workload_cmd::parse_efficiency)]
     gemm_efficiency: Option<f64>,
@@ -526,6 +526,14 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
     let ins: Vec<Named<'_>> = ins.iter().map(|(f, p)| outputs::named(f, p)).collect();
     let outs: Vec<Named<'_>> = outs.iter().map(|(f, p)| outputs::named(f, p)).collect();
     outputs::check(&ins, &outs)?;
+    let plots = match &cli.cmd {
+        Cmd::Run(a) => a.plots.as_deref(),
+        Cmd::Compare(a) => a.plots(),
+        _ => None,
+    };
+    if let Some(d) = plots {
+        outputs::check_dir("--plots", d)?;
+    }
     // Then each trace's format, on the name given, before anything runs or is staged under a
     // temporary name.
     for (p, run) in &formats {

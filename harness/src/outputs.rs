@@ -99,6 +99,16 @@ pub fn check(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<(), String> 
     Ok(())
 }
 
+/// Checks a directory output (`--plots DIR`): an existing directory, or a path to make one
+/// at (its files are written by [`write_plot`]); an existing file there is refused before
+/// anything runs, never replaced.
+pub fn check_dir(flag: &str, dir: &Path) -> Result<(), String> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!("{flag} {}: is a file (allowed: a directory, made if missing)", dir.display()));
+    }
+    Ok(())
+}
+
 /// An output being written under a temporary name in its final directory (same file system, so
 /// the rename is atomic). [`Staged::commit`] renames it to the final name; dropping it
 /// uncommitted removes the temporary file.

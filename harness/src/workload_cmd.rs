@@ -126,7 +126,7 @@ pub struct CompareArgs {
     /// Write the breakdown of every system as one SVG here.
     #[arg(long, value_name = "DIR")]
     plots: Option<PathBuf>,
-    /// The fraction of the tensor engines' peak GEMMs reach (0 < F <= 1), instead of
+    /// The fraction of the tensor engines' peak GEMMs reach (0.001 <= F <= 1), instead of
     /// measuring it on each system's cycle-level chip.
     #[arg(long, value_name = "F", value_parser = parse_efficiency)]
     gemm_efficiency: Option<f64>,
@@ -136,11 +136,12 @@ pub struct CompareArgs {
     compute: workload::Compute,
 }
 
-/// A GEMM efficiency: a number in (0, 1].
+/// A GEMM efficiency: a number in [0.001, 1] (a thousandth of peak already makes a step
+/// a thousand times longer than the hardware's; below it, times run past any useful scale).
 pub fn parse_efficiency(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
-        _ => Err(format!("{s:?} is out of range (allowed: 0 < F <= 1)")),
+        Ok(v) if (0.001..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is out of range (allowed: 0.001 <= F <= 1)")),
     }
 }
 
@@ -265,6 +266,11 @@ impl CompareArgs {
         let mut ins = vec![("--workload", self.workload.clone())];
         ins.extend(self.systems.iter().filter(|s| Path::new(s).is_file()).map(|s| ("--system", PathBuf::from(s))));
         (ins, self.json.clone().map(|p| ("--json", p)).into_iter().collect())
+    }
+
+    /// The `--plots` directory, if given.
+    pub fn plots(&self) -> Option<&Path> {
+        self.plots.as_deref()
     }
 }
 
