@@ -51,37 +51,31 @@ fn bad_arguments_are_reported_not_panicked() {
     check_usage_error(&["run", "hbm-random", "--fidelity", "quick"], "invalid value 'quick'");
     check_usage_error(&["hbm", "--fidelity", "quick"], "--fidelity: unknown `quick` (known: cycle, fast)");
     check_usage_error(&["hbm", "--fidelity", "fast", "--check"], "--fidelity fast issues no commands");
-    check_usage_error(
-        &["collective", "all-reduce", "-b", "1K", "-e", "1K", "--algo", "tree"],
-        "algorithm tree does not implement all_reduce (it does: broadcast)",
-    );
-    check_usage_error(
-        &["collective", "all-reduce", "-b", "3", "-e", "3", "-d", "fp32"],
-        "-b 3 is less than one fp32 element",
-    );
-    check_usage_error(
-        &["collective", "all-reduce", "--step-overhead", "1000s"],
-        "1000s is out of range (allowed: 0ns..=1ms)",
-    );
-    check_usage_error(&["run", "hbm-latency-sweep", "--plots", "Cargo.toml"], "--plots Cargo.toml: is a file");
     let compare = ["compare", "--workload", "w.ron", "--system", "trn3-gen2-ultraserver"];
-    check_usage_error(&[&compare[..], &["--plots", "Cargo.toml"]].concat(), "--plots Cargo.toml: is a file");
-    check_usage_error(
-        &[&compare[..], &["--gemm-efficiency", "1e-300"]].concat(),
-        "\"1e-300\" is out of range (allowed: 0.001 <= F <= 1)",
+    let (plots, efficiency) = (
+        [&compare[..], &["--plots", "Cargo.toml"]].concat(),
+        [&compare[..], &["--gemm-efficiency", "1e-300"]].concat(),
     );
-    check_usage_error(
-        &["workload", "llm", "--experts", "64"],
-        "--experts applies to --arch moe (this is --arch dense)",
-    );
-    check_usage_error(
-        &["workload", "llm", "--layers", "4294967295"],
-        "--layers 4294967295 is out of range (allowed: 1..=16384)",
-    );
-    check_usage_error(
-        &["workload", "llm", "--tp", "4294967295", "--dp", "4294967295", "--pp", "4294967295"],
-        "--tp x --dp x --pp = 4294967295 x 4294967295 x 4294967295 ranks is out of range",
-    );
+    let cases: [(&[&str], &str); 9] = [
+        (
+            &["collective", "all-reduce", "-b", "1K", "-e", "1K", "--algo", "tree"],
+            "algorithm tree does not implement all_reduce (it does: broadcast)",
+        ),
+        (&["collective", "all-reduce", "-b", "3", "-e", "3", "-d", "fp32"], "-b 3 is less than one fp32 element"),
+        (&["collective", "all-reduce", "--step-overhead", "1000s"], "1000s is out of range (allowed: 0ns..=1ms)"),
+        (&["run", "hbm-latency-sweep", "--plots", "Cargo.toml"], "--plots Cargo.toml: is a file"),
+        (&plots, "--plots Cargo.toml: is a file"),
+        (&efficiency, "\"1e-300\" is out of range (allowed: 0.001 <= F <= 1)"),
+        (&["workload", "llm", "--experts", "64"], "--experts applies to --arch moe (this is --arch dense)"),
+        (&["workload", "llm", "--layers", "4294967295"], "--layers 4294967295 is out of range (allowed: 1..=16384)"),
+        (
+            &["workload", "llm", "--tp", "4294967295", "--dp", "4294967295", "--pp", "4294967295"],
+            "--tp x --dp x --pp = 4294967295 x 4294967295 x 4294967295 ranks is out of range",
+        ),
+    ];
+    for (args, expect) in cases {
+        check_usage_error(args, expect);
+    }
     check_usage_error(
         &["run", "e2e-llm-layer", "--set", "chip.dma.fidelity=fast"],
         "dma.fidelity: fast needs hbm.fidelity fast",
