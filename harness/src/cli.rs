@@ -579,7 +579,7 @@ fn commit_all(staged: Vec<Staged>) -> Result<(), Failure> {
 fn run_trace_format(p: &Path) -> Result<(), String> {
     match p.extension().and_then(|e| e.to_str()).unwrap_or("") {
         "pftrace" | "perfetto" | "json" => Ok(()),
-        ext => Err(format!("--trace {}: unknown extension {ext:?} (allowed: .pftrace, .json)", p.display())),
+        ext => Err(format!("--trace {}: unknown extension {ext:?} (allowed: .pftrace, .perfetto, .json)", p.display())),
     }
 }
 
