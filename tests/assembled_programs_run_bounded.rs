@@ -33,6 +33,19 @@ fn fuzz_programs_are_refused_located_or_run_bounded() {
 }
 
 #[test]
+fn a_dma_whose_first_partition_is_inside_an_engine_s_eight_runs() {
+    // Partitions 23..65: engine 2 moves one row (23), engines 3-7 eight each, engine 8 one. A
+    // fuzzed program found the model refusing engine 2's row at the SBUF, with a panic.
+    let text = ".engine sync\n    dma_start q0 hbm 0x0 stride 2048 -> sbuf[23:42] +0x0 [512:1] fp32, bytes=2048, sem=s0\n    sem_wait s0 >= 7\n    halt\n";
+    let p = assemble_text("dma23.asm", text).expect("assembles");
+    let (sim, _) = run_cores_for(&p, 1, TickOrder::Structural, None, Dur::from_us(20)).expect("runs to its end");
+    let s = sim.report();
+    let bytes = |name: &str| s.int("nc0.dma", name).expect("the DMA block's statistic");
+    assert_eq!(bytes("bytes"), 42 * 2048, "every row moved");
+    assert_eq!([bytes("engine2.bytes"), bytes("engine3.bytes"), bytes("engine8.bytes")], [2048, 8 * 2048, 2048]);
+}
+
+#[test]
 fn a_loop_that_never_halts_stops_at_the_limit_naming_engine_and_line() {
     let p = assemble_text("loop.asm", LOOP).expect("assembles");
     let e = run_cores_for(&p, 1, TickOrder::Structural, None, Dur::from_us(10)).err().expect("stopped");

@@ -102,7 +102,28 @@ fn a_bad_family_member_or_trace_name_is_refused_before_any_benchmark_runs_or_pri
     let (code, out, err) = run(&["run", "kernel-ring", "--trace", "/tmp/x.txt"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--trace /tmp/x.txt: unknown extension \"txt\""), "{err}");
+    assert!(err.contains("(allowed: .pftrace, .perfetto, .perfetto-trace, .json)"), "{err}");
     assert_eq!(out, "", "printed before the error");
+    // A VCD is pointed at --vcd, which writes a run's waveforms.
+    let (code, out, err) = run(&["run", "kernel-ring", "--trace", "/tmp/x.vcd"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--trace /tmp/x.vcd: a run's link waveforms go to --vcd FILE.vcd"), "{err}");
+    assert_eq!(out, "", "printed before the error");
+}
+
+#[test]
+fn every_perfetto_extension_is_written_by_run_as_by_the_other_commands() {
+    // `.pftrace`, `.perfetto` and `.perfetto-trace` name one format in every command.
+    let dir = scratch("perfetto_extensions");
+    for ext in ["pftrace", "perfetto", "perfetto-trace"] {
+        let path = dir.join(format!("demo.{ext}"));
+        let _ = std::fs::remove_file(&path);
+        let p = path.to_str().expect("a UTF-8 path");
+        let (code, _, err) = run(&["run", "demo", "--trace", p]);
+        assert_eq!(code, 0, "--trace {p}: {err}");
+        let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        assert!(len > 0, "--trace {p} wrote nothing");
+    }
 }
 
 #[test]

@@ -123,8 +123,9 @@ struct RunArgs {
     /// chip; docs/whatif.md). Default: roofline.
     #[arg(long, value_name = "MODEL", value_parser = trnsim_harness::workload::Compute::parse)]
     compute: Option<trnsim_harness::workload::Compute>,
-    /// Write a trace of the runs: .pftrace (Perfetto protobuf) or .json (Chrome JSON). With
-    /// several benchmarks, each gets its own file: NAME inserted before the extension.
+    /// Write a trace of the runs: .pftrace, .perfetto or .perfetto-trace (Perfetto protobuf) or
+    /// .json (Chrome JSON); link waveforms go to --vcd. With several benchmarks, each gets its
+    /// own file: NAME inserted before the extension.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Write link waveforms (valid/data/credits of every link) as VCD. With several benchmarks,
@@ -206,7 +207,8 @@ enum BenchCmd {
         /// Columns of C (a multiple of 512, at most 65536).
         #[arg(long, default_value_t = 2048)]
         n: u32,
-        /// Write a trace of the run (.pftrace or .json).
+        /// Write a trace of the run: .pftrace, .perfetto or .perfetto-trace (Perfetto), .json
+        /// (Chrome JSON) or .vcd (waveforms).
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
     },
@@ -574,12 +576,18 @@ fn commit_all(staged: Vec<Staged>) -> Result<(), Failure> {
     staged.into_iter().try_for_each(|s| s.commit().map_err(Failure::Run))
 }
 
-/// Checks that `trnsim run --trace` can write `p`: Perfetto (`.pftrace`, `.perfetto`) or
-/// Chrome JSON (`.json`), told by its extension.
+/// Checks that `trnsim run --trace` can write `p`: Perfetto (`.pftrace`, `.perfetto`,
+/// `.perfetto-trace`: [`trnsim_traces::PERFETTO_EXTENSIONS`]) or Chrome JSON (`.json`), told by
+/// its extension. A `.vcd` is refused pointing at `--vcd`, which writes the link waveforms.
 fn run_trace_format(p: &Path) -> Result<(), String> {
+    const ALLOWED: &str = ".pftrace, .perfetto, .perfetto-trace, .json";
     match p.extension().and_then(|e| e.to_str()).unwrap_or("") {
-        "pftrace" | "perfetto" | "json" => Ok(()),
-        ext => Err(format!("--trace {}: unknown extension {ext:?} (allowed: .pftrace, .perfetto, .json)", p.display())),
+        ext if trnsim_traces::PERFETTO_EXTENSIONS.contains(&ext) || ext == "json" => Ok(()),
+        "vcd" => Err(format!(
+            "--trace {}: a run's link waveforms go to --vcd FILE.vcd (--trace takes {ALLOWED})",
+            p.display()
+        )),
+        ext => Err(format!("--trace {}: unknown extension {ext:?} (allowed: {ALLOWED})", p.display())),
     }
 }
 

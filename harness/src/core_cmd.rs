@@ -16,8 +16,9 @@ pub struct CoreArgs {
     /// Run this many copies of the program, one per core (two cores share an HBM3E stack).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     cores: u32,
-    /// Write a Perfetto trace (.pftrace) or Chrome JSON (.json): a track per engine, DMA engine
-    /// and HBM pseudo-channel, flows from semaphore signals and DMA starts.
+    /// Write a Perfetto trace (.pftrace, .perfetto, .perfetto-trace), Chrome JSON (.json) or
+    /// waveforms (.vcd): a track per engine, DMA engine and HBM pseudo-channel, flows from
+    /// semaphore signals and DMA starts.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Print every statistic.

@@ -41,6 +41,10 @@ use std::io::BufWriter;
 use std::path::Path;
 use trnsim_kernel::{TraceError, TraceSink};
 
+/// The extensions of a Perfetto protobuf trace ([`PerfettoWriter`]), in every command that
+/// writes one.
+pub const PERFETTO_EXTENSIONS: [&str; 3] = ["pftrace", "perfetto", "perfetto-trace"];
+
 /// Creates the writer matching `path`'s extension, with default options: `.pftrace`,
 /// `.perfetto` or `.perfetto-trace` → [`PerfettoWriter`] ([`TimeScale::Ns`]), `.json` → [`ChromeJsonWriter`],
 /// `.vcd` → [`VcdWriter`]. Any other extension is an error listing these.
@@ -58,7 +62,8 @@ pub fn create_sink(path: impl AsRef<Path>) -> Result<Box<dyn TraceSink>, TraceEr
 /// opened: the error names `path`.
 pub fn check_sink_format(path: &Path) -> Result<(), TraceError> {
     match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
-        "pftrace" | "perfetto" | "perfetto-trace" | "json" | "vcd" => Ok(()),
+        ext if PERFETTO_EXTENSIONS.contains(&ext) => Ok(()),
+        "json" | "vcd" => Ok(()),
         _ => Err(sink_error(
             &path.display().to_string(),
             "unknown trace format: expected a .pftrace, .perfetto, .perfetto-trace, .json or .vcd file",

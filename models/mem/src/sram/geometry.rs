@@ -68,7 +68,7 @@ impl SramGeometry {
         self.partitions / 4
     }
     /// Partitions per arbiter group (a sixteenth of the partitions, at least 1): the
-    /// granularity DMA engines start at (8 of 128 partitions each).
+    /// granularity the arbiter counts ports in (a DMA engine serves 8 of 128 partitions).
     pub fn group(&self) -> u32 {
         (self.partitions / 16).max(1)
     }

@@ -84,9 +84,10 @@ impl AccessPattern {
         AccessPattern { partition_start, partitions, offset, elem_bytes, dims, ndims: 1, dma: false }
     }
 
-    /// The same pattern as a DMA engine's access: its partition range may start at any multiple
-    /// of [`SramGeometry::group`] (a DMA engine serves 8 of 128 partitions, spec §4) instead of
-    /// following the compute engines' start rules of spec §3.
+    /// The same pattern as a DMA engine's access: its partition range may start at any partition
+    /// (a DMA engine moves the rows of its 8 of 128 partitions that a command gives it, spec §4,
+    /// from the command's first row on) instead of following the compute engines' start rules
+    /// of spec §3.
     pub fn for_dma(mut self) -> AccessPattern {
         self.dma = true;
         self
@@ -195,18 +196,17 @@ impl AccessPattern {
         if n == 0 || n > geom.partitions {
             return Err(FieldError::new("partitions", format!("{n} (1 to {} allowed)", geom.partitions)));
         }
-        let ok = if self.dma {
-            multiple_of(start, geom.group())
-        } else if n > 2 * q {
-            start == 0
-        } else if n > q {
-            start == 0 || start == 2 * q
-        } else {
-            multiple_of(start, q)
-        };
+        let ok = self.dma
+            || if n > 2 * q {
+                start == 0
+            } else if n > q {
+                start == 0 || start == 2 * q
+            } else {
+                multiple_of(start, q)
+            };
         if !ok || start.checked_add(n).filter(|&end| end <= geom.partitions).is_none() {
             let allowed = if self.dma {
-                format!("a multiple of {} for a DMA engine", geom.group())
+                "any partition for a DMA engine".to_string()
             } else if n > 2 * q {
                 "0".to_string()
             } else if n > q {
@@ -324,6 +324,14 @@ mod tests {
         for (k, (p, want)) in table.iter().enumerate() {
             assert_eq!(p.validate(&g).err().map(|e| e.field), *want, "row {k}: {p:?}");
         }
+        // A DMA engine's access may start at any partition (a command's first row need not
+        // be the first of an engine's eight), but must still end by the last.
+        for (start, n, want) in [(23, 1, ok), (3, 5, ok), (16, 8, ok), (127, 1, ok), (127, 2, Some("partition_start"))]
+        {
+            let p = pat(start, n, 0, 4, &[(8, 1)]).for_dma();
+            assert_eq!(p.validate(&g).err().map(|e| e.field), want, "DMA {start}+{n}");
+        }
+        assert_eq!(pat(23, 1, 0, 4, &[(8, 1)]).validate(&g).err().map(|e| e.field), Some("partition_start"));
         let five = [Dim::new(1, 1); 5];
         assert_eq!(AccessPattern::new(0, 1, 0, 4, &five).map_err(|e| e.field), Err("dims"));
         assert_eq!(AccessPattern::new(0, 1, 0, 4, &[]).map_err(|e| e.field), Err("dims"));
