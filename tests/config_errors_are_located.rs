@@ -53,6 +53,14 @@ fn each_mistake_names_file_line_field_and_allowed_values() {
     check("seed: 1,", "seed: 1, colour: 3,", "colour");
     check("seed: 1,", "", "seed");
     check("latency: 2", "latency: \"two\"", "latency");
+    // Numbers the field's type cannot hold are named, not only "out of bounds".
+    check(
+        "depth: 4",
+        "depth: 4294967296",
+        "sys.ron:8:74: depth: 4294967296 is out of range: the field's integer type cannot hold it",
+    );
+    check("depth: 4", "depth: -4", "depth: -4 is out of range: the field takes no negative numbers");
+    check("depth: 4", "depth: 4.5", "depth: 4.5 is not a whole number: the field takes integers");
     check(
         r#"(name: "dst", clock: "core", kind: Sink),"#,
         r#"(name: "src", clock: "core", kind: Sink),"#,

@@ -16,6 +16,9 @@ use trnsim_mem::hbm::presets;
 use trnsim_mem::hbm::traffic::{GenParams, Pattern, RequestSource, SourceReq};
 use trnsim_mem::hbm::{CommandSink, HbmStack, PagePolicy};
 
+/// Bytes of one trace line when `--request-bytes` is not given: a cache line.
+const TRACE_LINE_BYTES: u32 = 64;
+
 /// Arguments of `trnsim hbm`.
 #[derive(Args, Debug)]
 pub struct HbmArgs {
@@ -198,7 +201,7 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     let src: Box<dyn RequestSource> = match &a.trace {
         Some(path) => {
             let burst = u64::from(spec.cfg.org.access_bytes());
-            let line = u64::from(a.request_bytes.unwrap_or(64));
+            let line = u64::from(a.request_bytes.unwrap_or(TRACE_LINE_BYTES));
             if !line.is_power_of_two() || line < burst {
                 return Err(usage(format!(
                     "--request-bytes: {line} is not allowed (allowed: a power of two from the burst, {burst}, to 4096)"

@@ -38,6 +38,100 @@ fn read_bytes_within(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// A RON parse or schema error, located: 1-based line and column, the field it is in (the
+/// nearest `name:` before it, [`field_at`]) and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RonError {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub col: usize,
+    /// The field, e.g. `cc_cores` (`(top level)` before any).
+    pub field: String,
+    /// What is wrong: RON's message, or for a number the field's type cannot hold, the number
+    /// and why.
+    pub message: String,
+}
+
+/// Locates RON's error `e` in `text`. A number the field's integer type cannot hold is named
+/// (`4294967296 is out of range: the field's integer type cannot hold it`), as is a negative
+/// number where the field takes none; other errors keep RON's message.
+pub fn ron_error(text: &str, e: &ron::error::SpannedError) -> RonError {
+    let (line, col) = (e.position.line, e.position.col);
+    let field = field_at(text, line, col);
+    // RON places a range error just after the number, and a sign it cannot take at the sign.
+    let message = match &e.code {
+        ron::Error::IntegerOutOfBounds => number_near(text, line, col, false)
+            .map(|n| format!("{n} is out of range: the field's integer type cannot hold it")),
+        ron::Error::ExpectedInteger => number_near(text, line, col, true)
+            .filter(|n| n.starts_with('-'))
+            .map(|n| format!("{n} is out of range: the field takes no negative numbers")),
+        // An integer field given a fraction: RON reads the whole part and stops at the point.
+        ron::Error::ExpectedComma => number_near(text, line, col, false)
+            .zip(fraction_at(text, line, col))
+            .map(|(whole, frac)| format!("{whole}{frac} is not a whole number: the field takes integers")),
+        _ => None,
+    };
+    RonError { line, col, field, message: message.unwrap_or_else(|| e.code.to_string()) }
+}
+
+/// The number literal ending just before (`starts_here`: starting at) 1-based (`line`, `col`)
+/// of `text`, if one is there.
+fn number_near(text: &str, line: usize, col: usize, starts_here: bool) -> Option<&str> {
+    let l = text.lines().nth(line.checked_sub(1)?)?;
+    let at = l.char_indices().nth(col.checked_sub(1)?).map_or(l.len(), |(i, _)| i);
+    let part = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '+' | '-' | '.');
+    let n = if starts_here {
+        let rest = &l[at..];
+        &rest[..rest.find(|c: char| !part(c)).unwrap_or(rest.len())]
+    } else {
+        let head = &l[..at];
+        &head[head.rfind(|c: char| !part(c)).map_or(0, |i| i + 1)..]
+    };
+    let digits = n.trim_start_matches(['-', '+']);
+    digits.starts_with(|c: char| c.is_ascii_digit()).then_some(n)
+}
+
+/// The fraction (`.5`) starting at 1-based (`line`, `col`) of `text`, if one is there.
+fn fraction_at(text: &str, line: usize, col: usize) -> Option<&str> {
+    let l = text.lines().nth(line.checked_sub(1)?)?;
+    let rest = &l[l.char_indices().nth(col.checked_sub(1)?)?.0..];
+    let digits = rest.strip_prefix('.')?;
+    let n = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+    (n > 0).then(|| &rest[..=n])
+}
+
+/// The `name:` nearest before 1-based (`line`, `col`) of `text`: the best guess of the field a
+/// RON parse error is in (`(top level)` before any).
+pub fn field_at(text: &str, line: usize, col: usize) -> String {
+    let mut before = String::new();
+    for (i, l) in text.lines().enumerate() {
+        if i + 1 < line {
+            before.push_str(l);
+            before.push('\n');
+        } else if i + 1 == line {
+            before.extend(l.chars().take(col.saturating_sub(1)));
+            break;
+        }
+    }
+    let bytes = before.as_bytes();
+    let mut i = bytes.len();
+    while i > 0 {
+        i -= 1;
+        if bytes[i] == b':' {
+            let end = i;
+            let mut s = end;
+            while s > 0 && (bytes[s - 1].is_ascii_alphanumeric() || bytes[s - 1] == b'_') {
+                s -= 1;
+            }
+            if s < end {
+                return before[s..end].to_string();
+            }
+        }
+    }
+    "(top level)".into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,5 +153,47 @@ mod tests {
         std::fs::write(&p, [0xff, 0xfe]).unwrap();
         assert_eq!(read_text(&p).unwrap_err().kind(), std::io::ErrorKind::InvalidData);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[derive(serde::Deserialize, Debug)]
+    #[allow(dead_code)]
+    struct Small {
+        name: String,
+        count: u32,
+        offset: i8,
+    }
+
+    fn ron_message(text: &str) -> RonError {
+        ron_error(text, &ron::from_str::<Small>(text).expect_err("a bad file"))
+    }
+
+    #[test]
+    fn a_ron_number_the_field_cannot_hold_is_named_with_its_field() {
+        let e = ron_message("(\n  name: \"a\",\n  count: 4294967296,\n  offset: 0,\n)");
+        assert_eq!((e.line, e.field.as_str()), (3, "count"));
+        assert_eq!(e.message, "4294967296 is out of range: the field's integer type cannot hold it");
+        let e = ron_message("(name: \"a\", count: 0x1FFFFFFFF, offset: 0)");
+        assert_eq!(e.message, "0x1FFFFFFFF is out of range: the field's integer type cannot hold it");
+        let e = ron_message("(name: \"a\", count: 1, offset: -129)");
+        assert_eq!(
+            (e.field.as_str(), e.message.as_str()),
+            ("offset", "-129 is out of range: the field's integer type cannot hold it")
+        );
+        let e = ron_message("(name: \"a\", count: -5, offset: 0)");
+        assert_eq!(
+            (e.field.as_str(), e.message.as_str()),
+            ("count", "-5 is out of range: the field takes no negative numbers")
+        );
+        let e = ron_message("(name: \"a\", count: 2.5, offset: 0)");
+        assert_eq!(
+            (e.field.as_str(), e.message.as_str()),
+            ("count", "2.5 is not a whole number: the field takes integers")
+        );
+        // Other errors keep RON's message.
+        let e = ron_message("(name: \"a\", count: x, offset: 0)");
+        assert_eq!((e.field.as_str(), e.message.as_str()), ("count", "Expected integer"));
+        let e = ron_message("(name: 5, count: 1, offset: 0)");
+        assert_eq!(e.field, "name");
+        assert_eq!(field_at("x", 1, 1), "(top level)");
     }
 }

@@ -5,6 +5,8 @@
 
 use std::fmt;
 use std::path::Path;
+/// The field a RON parse error is in (shared by the harness's RON loaders).
+pub use trnsim_kernel::input::field_at;
 
 /// An error located in a RON file trnsim reads: a system config, a chip or an UltraServer
 /// (`crate::chip::ChipError` is this type).
@@ -51,11 +53,12 @@ pub fn strip_bom(mut text: String) -> String {
 }
 
 /// Deserializes RON `text` (named `file` in errors); a syntax or schema error is located at
-/// RON's line and column, with the field nearest before it ([`field_at`]).
+/// RON's line and column, with the field nearest before it ([`field_at`]) and, for a number
+/// the field cannot hold, the number ([`trnsim_kernel::input::ron_error`]).
 pub fn from_ron<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, ConfigError> {
     ron::from_str(text).map_err(|e| {
-        let (line, col) = (e.position.line, e.position.col);
-        ConfigError { file: file.into(), line, col, field: field_at(text, line, col), message: e.code.to_string() }
+        let trnsim_kernel::input::RonError { line, col, field, message } = trnsim_kernel::input::ron_error(text, &e);
+        ConfigError { file: file.into(), line, col, field, message }
     })
 }
 
@@ -64,35 +67,4 @@ pub fn line_col(text: &str, pos: usize) -> (usize, usize) {
     let line = text[..pos].matches('\n').count() + 1;
     let col = pos - text[..pos].rfind('\n').map_or(0, |p| p + 1) + 1;
     (line, col)
-}
-
-/// The `name:` nearest before (line, col), as a best guess of the field a parse error is in
-/// (shared by the harness's RON loaders).
-pub fn field_at(text: &str, line: usize, col: usize) -> String {
-    let mut before = String::new();
-    for (i, l) in text.lines().enumerate() {
-        if i + 1 < line {
-            before.push_str(l);
-            before.push('\n');
-        } else if i + 1 == line {
-            before.extend(l.chars().take(col.saturating_sub(1)));
-            break;
-        }
-    }
-    let bytes = before.as_bytes();
-    let mut i = bytes.len();
-    while i > 0 {
-        i -= 1;
-        if bytes[i] == b':' {
-            let end = i;
-            let mut s = end;
-            while s > 0 && (bytes[s - 1].is_ascii_alphanumeric() || bytes[s - 1] == b'_') {
-                s -= 1;
-            }
-            if s < end {
-                return before[s..end].to_string();
-            }
-        }
-    }
-    "(top level)".into()
 }

@@ -219,8 +219,8 @@ pub fn load(path: &std::path::Path) -> Result<Checked, TopoError> {
 /// Parses and validates topology text; `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<Checked, TopoError> {
     let spec: TopologySpec = ron::from_str(text).map_err(|e| {
-        let (line, col) = (e.position.line, e.position.col);
-        TopoError { file: file.into(), line, col, field: field_at(text, line, col), message: e.code.to_string() }
+        let trnsim_kernel::input::RonError { line, col, field, message } = trnsim_kernel::input::ron_error(text, &e);
+        TopoError { file: file.into(), line, col, field, message }
     })?;
     check(file, text, spec)
 }
@@ -229,35 +229,6 @@ pub fn parse(file: &str, text: &str) -> Result<Checked, TopoError> {
 /// errors are located at the field's place in that text.
 pub fn check(file: &str, text: &str, spec: TopologySpec) -> Result<Checked, TopoError> {
     Validator { file, text }.check(spec)
-}
-
-/// The `name:` nearest before (line, col), as a best guess of the field a parse error is in.
-fn field_at(text: &str, line: usize, col: usize) -> String {
-    let mut before = String::new();
-    for (i, l) in text.lines().enumerate() {
-        if i + 1 < line {
-            before.push_str(l);
-            before.push('\n');
-        } else if i + 1 == line {
-            before.extend(l.chars().take(col.saturating_sub(1)));
-            break;
-        }
-    }
-    let b = before.as_bytes();
-    let mut i = b.len();
-    while i > 0 {
-        i -= 1;
-        if b[i] == b':' {
-            let mut s = i;
-            while s > 0 && (b[s - 1].is_ascii_alphanumeric() || b[s - 1] == b'_') {
-                s -= 1;
-            }
-            if s < i {
-                return before[s..i].to_string();
-            }
-        }
-    }
-    "(top level)".into()
 }
 
 /// The largest fat tree accepted, in chips (routing tables grow as chips x nodes).
