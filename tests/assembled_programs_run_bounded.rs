@@ -1,7 +1,7 @@
 //! Property: every program the assembler accepts runs on a core for a bounded simulated time
 //! without a panic, and a program that does not finish is stopped with an error located at its
 //! source line; every program it refuses gets a located error. Inputs are hostile mutations of
-//! the shipped program and of a loop, from a fixed seed.
+//! the shipped programs and of a loop, from a fixed seed.
 
 use crate::common::{fuzz_bytes, mutate, root, FuzzBudget};
 use arbitrary::Unstructured;
@@ -12,12 +12,15 @@ const LOOP: &str = ".engine vector\nloop:\n    sem_inc s1, 1\n    branch always 
 
 #[test]
 fn fuzz_programs_are_refused_located_or_run_bounded() {
-    let softmax = std::fs::read_to_string(root().join("models/programs/softmax_rows.asm")).expect("program");
+    let read = |name: &str| std::fs::read_to_string(root().join("models/programs").join(name)).expect("program");
+    let (softmax, every) = (read("softmax_rows.asm"), read("every_instruction.asm"));
     let budget = FuzzBudget::from_env(100);
     for seed in budget.seeds() {
         let bytes = fuzz_bytes(seed, 2048);
         let mut u = Unstructured::new(&bytes);
-        let base = if seed % 3 == 0 { LOOP } else { softmax.as_str() };
+        // Every instruction once (matmuls, PSUM, DMA both ways, loops), the shipped softmax,
+        // and a loop that never halts.
+        let base = [every.as_str(), softmax.as_str(), LOOP][(seed % 3) as usize];
         let text = mutate(base, &mut u);
         let r = std::panic::catch_unwind(|| match assemble_text("p.asm", &text) {
             Err(e) => assert!(e.contains("p.asm:"), "unlocated assembler error: {e}"),
@@ -30,6 +33,13 @@ fn fuzz_programs_are_refused_located_or_run_bounded() {
         });
         assert!(r.is_ok(), "panicked on\n{text}");
     }
+}
+
+#[test]
+fn the_every_instruction_program_runs_to_its_end() {
+    let text = std::fs::read_to_string(root().join("models/programs/every_instruction.asm")).expect("program");
+    let p = assemble_text("every_instruction.asm", &text).expect("assembles");
+    run_cores_for(&p, 1, TickOrder::Structural, None, Dur::from_us(20)).expect("runs to its end");
 }
 
 #[test]
