@@ -10,7 +10,7 @@ use trnsim_core::engine::EngineUnit;
 use trnsim_core::isa::asm::{assemble, render_errors, AsmOptions};
 use trnsim_core::isa::Program;
 use trnsim_kernel::{Dur, SimBuilder, SimOptions, Simulation, TickOrder, TraceOptions, TraceSink};
-use trnsim_mem::hbm::{Fidelity, HbmStack};
+use trnsim_mem::hbm::{Fidelity, HbmStack, StackConfig};
 
 /// Assembles `text` (named `source` in errors).
 pub fn assemble_text(source: &str, text: &str) -> Result<Program, String> {
@@ -79,6 +79,20 @@ pub fn run_cores_at(
     max_sim_time: Dur,
     fidelity: Fidelity,
 ) -> Result<(Simulation, Vec<CoreIds>), String> {
+    run_cores_with(program, cores, order, trace, max_sim_time, fidelity, &|_| {})
+}
+
+/// [`run_cores_at`] with each HBM stack's configuration (Trn3's stack) changed by `stack`
+/// before it is built: a what-if on the memory, such as its refresh policy.
+pub fn run_cores_with(
+    program: &Program,
+    cores: usize,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+    max_sim_time: Dur,
+    fidelity: Fidelity,
+    stack: &dyn Fn(&mut StackConfig),
+) -> Result<(Simulation, Vec<CoreIds>), String> {
     if program.streams.iter().all(|(_, s)| s.instrs.is_empty()) {
         return Err(format!(
             "{}:1: no instructions: a program needs an `.engine NAME` section with at least one",
@@ -95,6 +109,7 @@ pub fn run_cores_at(
         // One Trn3 stack as the chip has it (preset and address map of trn3-chip).
         let mut cfg = trnsim_system::chip::trn3()?.stack_config();
         cfg.fidelity = fidelity;
+        stack(&mut cfg);
         let clk = b.clock("hbm", cfg.timing.frequency()).map_err(|e| e.to_string())?;
         for k in 0..cores.div_ceil(2) {
             let mut c = cfg.clone();
@@ -426,12 +441,23 @@ pub fn vector_scalar_program() -> String {
 }
 
 fn dma_bench(order: TickOrder, fidelity: Fidelity) -> Result<(Vec<(String, f64)>, Simulation), String> {
+    dma_bandwidths(order, fidelity, &|_| {})
+}
+
+/// `nc-dma-bandwidth`'s figures (one core's four DMAs from HBM of 1, 4, 16, 32 and 60 KiB per
+/// partition, each size a run of its own) with the stack changed by `stack`, and the last
+/// run's simulation.
+pub fn dma_bandwidths(
+    order: TickOrder,
+    fidelity: Fidelity,
+    stack: &dyn Fn(&mut StackConfig),
+) -> Result<(Vec<(String, f64)>, Simulation), String> {
     let mut headline = Vec::new();
     let mut last = None;
     for kib in [1u32, 4, 16, 32, 60] {
         let bytes = kib * 1024;
         let program = assemble_text("nc-dma.asm (generated)", &dma_program(bytes))?;
-        let (sim, ids) = run_cores_at(&program, 1, order, None, DEFAULT_MAX_SIM_TIME, fidelity)?;
+        let (sim, ids) = run_cores_with(&program, 1, order, None, DEFAULT_MAX_SIM_TIME, fidelity, stack)?;
         let dma = ids[0].dma.ok_or("no DMA block")?;
         let block = sim.component::<DmaBlock>(dma).ok_or("dma block")?;
         let moved: u64 = block.bytes_per_engine().iter().sum();
