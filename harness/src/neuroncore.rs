@@ -66,24 +66,13 @@ pub fn run_cores_for(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
     max_sim_time: Dur,
 ) -> Result<(Simulation, Vec<CoreIds>), String> {
-    run_cores_at(program, cores, order, trace, max_sim_time, Fidelity::Cycle)
+    run_cores_with(program, cores, order, trace, max_sim_time, Fidelity::Cycle, &|_| {})
 }
 
 /// [`run_cores_for`] with the HBM stacks and DMA engines at `fidelity` (fast: the
-/// transaction-level models of docs/validation.md, "The fast fidelity").
-pub fn run_cores_at(
-    program: &Program,
-    cores: usize,
-    order: TickOrder,
-    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
-    max_sim_time: Dur,
-    fidelity: Fidelity,
-) -> Result<(Simulation, Vec<CoreIds>), String> {
-    run_cores_with(program, cores, order, trace, max_sim_time, fidelity, &|_| {})
-}
-
-/// [`run_cores_at`] with each HBM stack's configuration (Trn3's stack) changed by `stack`
-/// before it is built: a what-if on the memory, such as its refresh policy.
+/// transaction-level models of docs/validation.md, "The fast fidelity") and each HBM stack's
+/// configuration (Trn3's stack) changed by `stack` before it is built: a what-if on the
+/// memory, such as its refresh policy (`&|_| {}`: the stack as the chip has it).
 pub fn run_cores_with(
     program: &Program,
     cores: usize,
@@ -546,7 +535,7 @@ pub fn run_named_at(
     };
     let program = assemble_text(&format!("{name}.asm (generated)"), &text)?;
     let sw = Stopwatch::start();
-    let (sim, ids) = run_cores_at(&program, cores, order, trace, DEFAULT_MAX_SIM_TIME, fidelity)?;
+    let (sim, ids) = run_cores_with(&program, cores, order, trace, DEFAULT_MAX_SIM_TIME, fidelity, &|_| {})?;
     let (wall_s, cpu_s) = sw.elapsed();
     let mut headline = headline(&sim, &ids, peak);
     // Per engine kind, over every core: busy cycles over each engine's own span. Engines that

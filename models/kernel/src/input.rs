@@ -54,8 +54,9 @@ pub struct RonError {
 }
 
 /// Locates RON's error `e` in `text`. A number the field's integer type cannot hold is named
-/// (`4294967296 is out of range: the field's integer type cannot hold it`), as is a negative
-/// number where the field takes none; other errors keep RON's message.
+/// (`4294967296 is out of range: the field's integer type cannot hold it`), as are a negative
+/// number where the field takes none and a fraction where it takes integers; other errors keep
+/// RON's message.
 pub fn ron_error(text: &str, e: &ron::error::SpannedError) -> RonError {
     let (line, col) = (e.position.line, e.position.col);
     let field = field_at(text, line, col);
