@@ -79,8 +79,7 @@ pub fn ron_error(text: &str, e: &ron::error::SpannedError) -> RonError {
 /// The number literal ending just before (`starts_here`: starting at) 1-based (`line`, `col`)
 /// of `text`, if one is there.
 fn number_near(text: &str, line: usize, col: usize, starts_here: bool) -> Option<&str> {
-    let l = text.lines().nth(line.checked_sub(1)?)?;
-    let at = l.char_indices().nth(col.checked_sub(1)?).map_or(l.len(), |(i, _)| i);
+    let (l, at) = line_at(text, line, col)?;
     let part = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '+' | '-' | '.');
     let n = if starts_here {
         let rest = &l[at..];
@@ -95,11 +94,18 @@ fn number_near(text: &str, line: usize, col: usize, starts_here: bool) -> Option
 
 /// The fraction (`.5`) starting at 1-based (`line`, `col`) of `text`, if one is there.
 fn fraction_at(text: &str, line: usize, col: usize) -> Option<&str> {
-    let l = text.lines().nth(line.checked_sub(1)?)?;
-    let rest = &l[l.char_indices().nth(col.checked_sub(1)?)?.0..];
+    let (l, at) = line_at(text, line, col)?;
+    let rest = &l[at..];
     let digits = rest.strip_prefix('.')?;
     let n = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
     (n > 0).then(|| &rest[..=n])
+}
+
+/// Line `line` of `text` (1-based) and the byte offset in it of 1-based column `col` (the
+/// line's end when the column is past it).
+fn line_at(text: &str, line: usize, col: usize) -> Option<(&str, usize)> {
+    let l = text.lines().nth(line.checked_sub(1)?)?;
+    Some((l, l.char_indices().nth(col.checked_sub(1)?).map_or(l.len(), |(i, _)| i)))
 }
 
 /// The `name:` nearest before 1-based (`line`, `col`) of `text`: the best guess of the field a
