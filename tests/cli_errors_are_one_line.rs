@@ -41,9 +41,12 @@ fn bad_arguments_are_reported_not_panicked() {
     check_usage_error(&["config", "check", "/nonexistent.ron"], "cannot read");
     check_usage_error(
         &["describe", "foo"],
-        "unknown kind `foo` (known: hbm, sram, dma, link, switch, topology, chip, ultraserver, ultracluster, scaleout)",
+        "unknown kind `foo` (known: core, hbm, sram, dma, link, switch, topology, chip, ultraserver, ultracluster, scaleout)",
     );
     check_usage_error(&["describe", "hbm", "nope"], "no preset named `nope`");
+    check_usage_error(&["describe", "core", "nc-v9"], "no preset named `nc-v9`");
+    check_usage_error(&["describe", "core", "/nonexistent.ron"], "core file /nonexistent.ron: cannot read");
+    check_usage_error(&["describe", "core", "Cargo.toml.json"], "cannot read");
     check_usage_error(&["core", "/nonexistent.asm"], "cannot read /nonexistent.asm");
     check_usage_error(&["bench", "nc-gemm", "--m", "100"], "multiples of 128");
     check_usage_error(&["run", "kernel-ring", "--fidelity", "fast"], "kernel-ring has no HBM or DMA to make fast");

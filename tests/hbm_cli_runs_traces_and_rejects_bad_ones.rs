@@ -82,7 +82,9 @@ fn bad_trace_lines_and_presets_are_located_errors() {
     let (code, _, err) = run(&["hbm", "--preset", "hbm9"]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("--preset: unknown `hbm9` (known: hbm2-2000, hbm3-6400, hbm3e-9600, hbm4-8000, hbm4-9600)"),
+        err.contains(
+            "--preset: unknown `hbm9` (known: hbm2-2000, hbm3-5700, hbm3-6400, hbm3e-9600, hbm4-8000, hbm4-9600)"
+        ),
         "{err}"
     );
     let (code, _, err) = run(&["hbm", "--address-map", "ro-ba-bg-pc-ch-co", "--requests", "10"]);

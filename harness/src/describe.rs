@@ -6,15 +6,16 @@ use clap::Args;
 /// Arguments of `trnsim describe`.
 #[derive(Args, Debug)]
 pub struct DescribeArgs {
-    /// What to describe: hbm, sram, dma, link, switch, topology, chip, ultraserver,
+    /// What to describe: core, hbm, sram, dma, link, switch, topology, chip, ultraserver,
     /// ultracluster, scaleout (none: list them).
     what: Option<String>,
-    /// One preset by name (none: all presets of that kind, briefly); for ultraserver and
-    /// ultracluster, also a FILE.ron.
+    /// One preset by name (none: all presets of that kind, briefly); for core, ultraserver and
+    /// ultracluster, also a file (FILE.ron; a core also FILE.json).
     name: Option<String>,
 }
 
 const KINDS: &[(&str, &str)] = &[
+    ("core", "NeuronCores: clocks, tensor engine and per-format rates, SBUF/PSUM, DMA, semaphores (models/configs/core/*.ron; or a FILE.ron/.json)"),
     ("hbm", "HBM stacks: organization, timing table, controller (models/mem/src/hbm/presets.rs)"),
     ("sram", "on-chip SRAM: SBUF per NeuronCore generation, PSUM (models/mem/src/sram/geometry.rs)"),
     ("dma", "NeuronCore DMA blocks (models/core/src/dma/params.rs)"),
@@ -52,6 +53,19 @@ pub fn run(a: DescribeArgs) -> Result<(), String> {
     let full = a.name.is_some();
     let mut found = false;
     match what {
+        "core" => {
+            use trnsim_system::chip::core_file;
+            if let Some(path) = a.name.as_deref().filter(|n| core_file::is_path(n)) {
+                let (file, text) = core_file::find(path, "")?;
+                describe_core(&core_file::parse(&file, &text).map_err(|e| e.to_string())?, true);
+                return Ok(());
+            }
+            for (n, _) in trnsim_core::spec::BUILTIN.iter().filter(|(n, _)| want(n)) {
+                found = true;
+                let c = trnsim_core::spec::preset(n).ok_or_else(|| format!("core {n} is not built in"))?;
+                describe_core(&c, full);
+            }
+        }
         "hbm" => {
             for p in trnsim_mem::hbm::presets::ALL.iter().filter(|p| want(p.name)) {
                 found = true;
@@ -187,11 +201,26 @@ pub fn run(a: DescribeArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// One NeuronCore: its peaks per format, then every field the core's models run on.
+fn describe_core(c: &trnsim_core::spec::CoreSpec, full: bool) {
+    let est: Vec<&str> = c.estimated.iter().map(String::as_str).collect();
+    header(&c.name, &c.description, &c.source, if full { &est } else { &[] });
+    if !full {
+        return;
+    }
+    let t = &c.tensor;
+    let peaks: Vec<String> =
+        t.formats.entries().filter_map(|(f, r)| r.map(|r| format!("{f} {:.1}", c.peak_flops(r) / 1e12))).collect();
+    println!("  tensor {} x {} at {}: TFLOPS per core {}", t.rows, t.columns, c.clocks.tensor, peaks.join(", "));
+    println!("spec: {}", ron(c));
+    println!("(every field can be set: trnsim config paths trn3-chip | grep chip.core)");
+}
+
 /// One chip preset: its parts, the model's peaks beside the documented figures, estimates.
 fn describe_chip(c: &trnsim_harness::chip::Chip, full: bool) {
     let s = &c.spec;
     let est: Vec<&str> = s.estimated.iter().map(String::as_str).collect();
-    let what = format!("{} x {} on {} dies, {} x {}", s.cores, s.core, s.dies, s.hbm.stacks, s.hbm.preset);
+    let what = format!("{} x {} on {} dies, {} x {}", s.cores, s.core.name(), s.dies, s.hbm.stacks, s.hbm.preset);
     header(&s.name, &what, &s.source, if full { &est } else { &[] });
     if !full {
         return;

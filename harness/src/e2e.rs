@@ -314,7 +314,7 @@ const ACCESS_OVERHEAD: f64 = 60.0;
 
 /// The analytic estimate for `s` on `chip`.
 pub fn estimate(s: &Shape, chip: &Chip) -> Estimate {
-    let ns = |cycles: f64, e: Engine| cycles / chip.version.clock(e).as_hz() as f64 * 1e9;
+    let ns = |cycles: f64, e: Engine| cycles / chip.core.clock(e).as_hz() as f64 * 1e9;
     let n = f64::from(s.tokens);
     // Tensor engine (spec §5: interval max(64, N)); memory accesses at the 2.4 GHz memory clock
     // (the tensor clock): 60 + elements + access latency (SBUF 4, PSUM 2; docs/memory.md).
@@ -392,7 +392,7 @@ pub fn headline(sim: &Simulation, ids: &ChipIds, chip: &Chip, s: &Shape) -> Resu
     // Only the stacks' statistics are read: the rest are not gathered.
     let (stats, _) = sim.report_where(&|owner| owner.starts_with("hbm"));
     let end_ns = sim.now().as_ns_f64();
-    let te_hz = chip.version.clock(Engine::Tensor).as_hz() as f64;
+    let te_hz = chip.core.clock(Engine::Tensor).as_hz() as f64;
     let mut flops = 0u64;
     let mut util = Vec::new();
     for (i, core) in ids.cores.iter().enumerate() {

@@ -21,7 +21,8 @@
 //! fit in SBUF at once, else the tile is narrowed). Each distinct program is simulated once
 //! per run and cached.
 //!
-//! Left out: dtypes other than BF16/FP16 (the generated programs are BF16; others are refused,
+//! Left out: tensor engines other than 128 x 128 (refused: the programs address 128
+//! partitions); dtypes other than BF16/FP16 (the generated programs are BF16; others are refused,
 //! use the roofline); when the cores do not split evenly over the GEMMs, every core still runs
 //! the program (the spare cores' DMA traffic is counted); tiles do not overlap one another.
 
@@ -148,6 +149,13 @@ impl Costs for CycleCosts<'_> {
                 if !matches!(dtype.as_str(), "bf16" | "fp16") {
                     return Err(format!(
                         "gemm {m} x {k} x {n} {dtype}: --compute cycle runs BF16 programs only (use --compute roofline)"
+                    ));
+                }
+                let t = &self.inner.chip.core.tensor;
+                if (t.rows, t.columns) != (128, 128) {
+                    return Err(format!(
+                        "gemm {m} x {k} x {n}: --compute cycle's GEMM programs are written for a 128 x 128 tensor engine, not {} x {} (use --compute roofline, which takes the core's rates)",
+                        t.rows, t.columns
                     ));
                 }
                 let p = plan(self.inner.chip.spec.cores, *m, *k, *n, *count, *a_resident, *b_resident)?;

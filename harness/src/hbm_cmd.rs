@@ -22,7 +22,7 @@ const TRACE_LINE_BYTES: u32 = 64;
 /// Arguments of `trnsim hbm`.
 #[derive(Args, Debug)]
 pub struct HbmArgs {
-    /// Stack preset: hbm2-2000, hbm3-6400, hbm3e-9600, hbm4-8000, hbm4-9600.
+    /// Stack preset: hbm2-2000, hbm3-5700, hbm3-6400, hbm3e-9600, hbm4-8000, hbm4-9600.
     #[arg(long, default_value = "hbm3-6400")]
     preset: String,
     /// Request trace: DRAMsim3 (`0xADDR READ|WRITE cycle`) or Ramulator 2 (`LD|ST 0xADDR`)

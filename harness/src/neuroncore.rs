@@ -5,7 +5,7 @@ use crate::cpu::Stopwatch;
 use crate::suite::{BenchResult, Speed};
 use std::fmt::Write as _;
 use trnsim_core::core::{build, CoreIds, CoreOptions, HbmHookup};
-use trnsim_core::dma::{DmaBlock, DmaParams};
+use trnsim_core::dma::DmaBlock;
 use trnsim_core::engine::EngineUnit;
 use trnsim_core::isa::asm::{assemble, render_errors, AsmOptions};
 use trnsim_core::isa::Program;
@@ -116,7 +116,7 @@ pub fn run_cores_with(
     let mut opts =
         CoreOptions { trace_tracks: trace.is_some(), shared_clocks: Some("nc".into()), ..CoreOptions::default() };
     if fidelity == Fidelity::Fast {
-        let mut d = DmaParams::for_version(opts.version);
+        let mut d = opts.spec.dma.clone();
         d.bulk = true;
         opts.dma = Some(d);
     }
@@ -468,7 +468,7 @@ fn headline(sim: &Simulation, ids: &[CoreIds], peak_tflops: f64) -> Vec<(String,
         for (e, id) in &core.engines {
             let u = sim.component::<EngineUnit>(*id).expect("engine");
             let Some(f0) = u.stats.first else { continue };
-            let hz = trnsim_core::core::NcVersion::V4.clock(*e).as_hz() as f64;
+            let hz = trnsim_core::spec::nc_v4().clock(*e).as_hz() as f64;
             flops += u.stats.flops;
             first = first.min(f0 as f64 / hz);
             last = last.max(u.stats.last as f64 / hz);
@@ -557,7 +557,7 @@ pub fn run_named_at(
         headline.retain(|h| !h.0.contains("tflops") && !h.0.starts_with("efficiency") && !h.0.starts_with("tensor_"));
         for (e, id) in &ids[0].engines {
             let u = sim.component::<EngineUnit>(*id).ok_or("engine")?;
-            let hz = trnsim_core::core::NcVersion::V4.clock(*e).as_hz() as f64;
+            let hz = trnsim_core::spec::nc_v4().clock(*e).as_hz() as f64;
             let secs = u.stats.last.saturating_sub(u.stats.first.unwrap_or(0)) as f64 / hz;
             headline.push((format!("{e}_Gelem_per_s"), u.stats.flops as f64 / secs.max(1e-12) / 1e9));
         }

@@ -288,7 +288,7 @@ pub fn headline_of(
     s: &TpShape,
     n: u32,
 ) -> Result<Vec<(String, f64)>, String> {
-    let te_hz = chip.version.clock(Engine::Tensor).as_hz() as f64;
+    let te_hz = chip.core.clock(Engine::Tensor).as_hz() as f64;
     let mut busy = 0.0f64;
     let mut cores = 0.0;
     for c in 0..n as usize {

@@ -16,73 +16,19 @@ use crate::isa::{Engine, Instr, Program, Sem};
 use crate::msg::{DmaCmd, MemAccess, MemDone, SemGrant, SemOp};
 use crate::sem::SemCollective;
 use crate::sem::{SemPort, SemUnit};
+use crate::spec::CoreSpec;
+use std::sync::Arc;
 use trnsim_kernel::{Bandwidth, ClockId, ComponentId, Cycles, Frequency, InPort, LinkSpec, OutPort, SimBuilder};
 use trnsim_mem::hbm::{MemReq, MemResp};
-use trnsim_mem::sram::{SramGeometry, SramPreset};
-
-/// NeuronCore generation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NcVersion {
-    /// Trn1.
-    V2,
-    /// Trn2.
-    V3,
-    /// Trn3.
-    V4,
-}
-
-impl NcVersion {
-    /// Engine clock (spec §2 table).
-    pub fn clock(self, e: Engine) -> Frequency {
-        let mhz = match (self, e) {
-            (NcVersion::V2, Engine::Tensor) => 2800,
-            (NcVersion::V2, Engine::Vector) => 1120,
-            (NcVersion::V2, _) => 1400,
-            (NcVersion::V3, Engine::Tensor) => 2400,
-            (NcVersion::V3, Engine::Vector) => 960,
-            (NcVersion::V3, _) => 1200,
-            (NcVersion::V4, Engine::Tensor) => 2400,
-            (NcVersion::V4, _) => 1200,
-        };
-        Frequency::from_mhz(mhz)
-    }
-
-    /// SBUF preset.
-    pub fn sbuf(self) -> &'static SramPreset {
-        use trnsim_mem::sram::geometry::{SBUF_NC_V2, SBUF_NC_V3, SBUF_NC_V4};
-        match self {
-            NcVersion::V2 => &SBUF_NC_V2,
-            NcVersion::V3 => &SBUF_NC_V3,
-            NcVersion::V4 => &SBUF_NC_V4,
-        }
-    }
-
-    /// PSUM geometry.
-    pub fn psum(self) -> SramGeometry {
-        trnsim_mem::sram::geometry::PSUM.geometry
-    }
-
-    /// PSUM's geometry with `psum`, else SBUF's.
-    pub fn sram(self, psum: bool) -> SramGeometry {
-        if psum {
-            self.psum()
-        } else {
-            self.sbuf().geometry
-        }
-    }
-}
 
 /// Options of a core.
 #[derive(Clone, Debug)]
 pub struct CoreOptions {
-    /// Generation.
-    pub version: NcVersion,
+    /// The core's description (clocks, tensor array and rates, SBUF/PSUM, DMA, semaphores).
+    pub spec: Arc<CoreSpec>,
     /// Compute real values.
     pub functional: bool,
-    /// Semaphore link latency each way, in the sender's cycles (spec §10 estimate: a wait
-    /// releases 10-20 cycles after the signal).
-    pub sem_latency: u64,
-    /// DMA parameters (None: the generation's preset).
+    /// DMA parameters (None: the core's own, `spec.dma`).
     pub dma: Option<DmaParams>,
     /// Declare trace tracks for the DMA engines.
     pub trace_tracks: bool,
@@ -121,9 +67,8 @@ pub struct CollectivePorts {
 impl Default for CoreOptions {
     fn default() -> Self {
         CoreOptions {
-            version: NcVersion::V4,
+            spec: crate::spec::nc_v4(),
             functional: false,
-            sem_latency: 4,
             dma: None,
             trace_tracks: false,
             collective: None,
@@ -162,6 +107,36 @@ fn link(latency: u64, depth: u32) -> LinkSpec {
     LinkSpec { latency: Cycles(latency), depth, credit_latency: Cycles(1), bandwidth: Bandwidth::Unlimited }
 }
 
+/// Every matmul operand's format is one the core's tensor engine multiplies.
+fn check_formats(program: &Program, spec: &CoreSpec) -> Result<(), String> {
+    for (engine, stream) in &program.streams {
+        for (i, instr) in stream.instrs.iter().enumerate() {
+            let src = match instr {
+                Instr::LoadStationary { src, .. } | Instr::MultiplyMoving { src, .. } => src,
+                _ => continue,
+            };
+            let line = stream.lines.get(i).copied().unwrap_or(0);
+            let (f, packing) = (src.dtype.name(), crate::spec::isa_packing(src.dtype));
+            match spec.rate(src.dtype) {
+                None => {
+                    return Err(format!(
+                        "{}:{line}: {engine}: core {} has no {f} matmul (tensor.formats.{f} is None)",
+                        program.source, spec.name
+                    ))
+                }
+                Some(r) if r.macs_per_pe != packing => {
+                    return Err(format!(
+                        "{}:{line}: {engine}: core {}'s {f} matmul does {} MACs per PE per column (tensor.formats.{f}.macs_per_pe); the ISA's {f} operand packs {packing} K-row(s) per partition, so only the workload roofline runs it",
+                        program.source, spec.name, r.macs_per_pe
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
 /// True if some stream starts a DMA.
 fn uses_dma(program: &Program) -> bool {
     program.streams.iter().any(|(_, s)| s.instrs.iter().any(|i| matches!(i, Instr::DmaStart { .. })))
@@ -194,11 +169,13 @@ pub fn build_hooked(
     bank_hooks: Vec<MemBankHook>,
 ) -> Result<CoreIds, String> {
     let e = |x: trnsim_kernel::BuildError| x.to_string();
+    let sem_latency = opts.spec.semaphores.latency_cycles;
     let clock = |b: &mut SimBuilder, what: &str, f: Frequency| match &opts.shared_clocks {
         Some(p) => b.shared_clock(&[p, ".", what].concat(), f).map_err(e),
         None => b.clock(&[name, ".", what].concat(), f).map_err(e),
     };
-    let fast = clock(b, "mem", NcVersion::V4.clock(Engine::Tensor))?;
+    check_formats(program, &opts.spec)?;
+    let fast = clock(b, "mem", opts.spec.clocks.mem)?;
     // (Names joined with `concat`, not `format!`: a 144-chip system builds a quarter of a
     // million of them.)
     let sem = b.reserve(&[name, ".sem"].concat(), fast).map_err(e)?;
@@ -208,7 +185,7 @@ pub fn build_hooked(
         return Err(format!("{} starts DMAs but core {name} has no HBM stack to reach", program.source));
     }
     let dma_id = if dma_needed {
-        let params = opts.dma.clone().unwrap_or_else(|| DmaParams::for_version(opts.version));
+        let params = opts.dma.clone().unwrap_or_else(|| opts.spec.dma.clone());
         let clk = clock(b, "dma", params.clock)?;
         // A command waits its start latency with nothing moving: not a deadlock.
         b.expect_silence(params.start_latency);
@@ -225,12 +202,12 @@ pub fn build_hooked(
     let mut clients = Vec::with_capacity(streams + dma_engines);
     let mut dma_cmds = Vec::with_capacity(streams);
     for (engine, stream) in &program.streams {
-        let clk = clock(b, engine.name(), opts.version.clock(*engine))?;
+        let clk = clock(b, engine.name(), opts.spec.clock(*engine))?;
         let en = engine.name();
         let id = b.reserve(&[name, ".", en].concat(), clk).map_err(e)?;
-        let (sem_out, sem_in) = b.link::<SemOp>(id, "sem", sem, [en, ".op"], link(opts.sem_latency, 4)).map_err(e)?;
+        let (sem_out, sem_in) = b.link::<SemOp>(id, "sem", sem, [en, ".op"], link(sem_latency, 4)).map_err(e)?;
         let (grant_out, grant_in) =
-            b.link::<SemGrant>(sem, [en, ".grant"], id, "grant", link(opts.sem_latency, 2)).map_err(e)?;
+            b.link::<SemGrant>(sem, [en, ".grant"], id, "grant", link(sem_latency, 2)).map_err(e)?;
         let (mem_out, mem_in) = b.link::<MemAccess>(id, "mem", mem, [en, ".req"], link(1, 4096)).map_err(e)?;
         let (done_out, done_in) = b.link::<MemDone>(mem, [en, ".done"], id, "mem_done", link(1, 4096)).map_err(e)?;
         sem_ports.push(SemPort { ops: sem_in, grants: Some(grant_out) });
@@ -248,8 +225,10 @@ pub fn build_hooked(
         }
         let ports = EnginePorts { sem: sem_out, grant: grant_in, mem: mem_out, mem_done: done_in, dma };
         if b.builds(id) {
-            let (engine_kind, stream, functional) = (*engine, stream.clone(), opts.functional);
-            b.install_with(id, move || Ok(EngineUnit::new(engine_kind, stream, ports, functional))).map_err(e)?;
+            let (engine_kind, stream, functional, tensor) =
+                (*engine, stream.clone(), opts.functional, opts.spec.tensor);
+            b.install_with(id, move || Ok(EngineUnit::new(engine_kind, stream, ports, functional, tensor)))
+                .map_err(e)?;
         } else {
             // (Another partition's: its stream is not copied.)
             b.elsewhere(id).map_err(e)?;
@@ -259,7 +238,7 @@ pub fn build_hooked(
     }
     let dma_from = mem_ports.len();
     if let (Some((did, params)), Some(h)) = (dma_id.clone(), hbm) {
-        let (sem_out, sem_in) = b.link::<SemOp>(did, "sem", sem, "dma.op", link(opts.sem_latency, 64)).map_err(e)?;
+        let (sem_out, sem_in) = b.link::<SemOp>(did, "sem", sem, "dma.op", link(sem_latency, 64)).map_err(e)?;
         sem_ports.push(SemPort { ops: sem_in, grants: None });
         let mut sbuf_ports = Vec::with_capacity(params.engines as usize);
         let mut hbm_ports = Vec::with_capacity(params.engines as usize);
@@ -297,8 +276,8 @@ pub fn build_hooked(
         })
         .map_err(e)?;
     }
-    let sbuf = opts.version.sbuf().geometry;
-    let (psum, functional, core_name) = (opts.version.psum(), opts.functional, name.to_string());
+    let (sbuf, psum) = (opts.spec.sbuf, opts.spec.psum);
+    let (functional, core_name) = (opts.functional, name.to_string());
     b.install_with(mem, move || {
         let mut unit = CoreMem::new(&core_name, sbuf, psum, &clients, mem_ports, dma_from, functional)?;
         for (psum, hook) in bank_hooks {

@@ -7,6 +7,7 @@
 //! ~60-cycle static overhead of spec §3 on each side), which overlaps the next instruction.
 
 use crate::isa::{AluOp, Dtype, Engine, Instr, Mem};
+use crate::spec::TensorSpec;
 use serde::Serialize;
 
 /// A cost formula over N (elements per partition of the main operand).
@@ -28,9 +29,10 @@ pub enum Formula {
         /// Fixed start cost (GpSimd's ~150 cycles).
         base: u64,
     },
-    /// Tensor engine matmul: max(min(64, M), N), x4 for FP32 inputs.
+    /// Tensor engine matmul: max(min(I, M), N) x C, I the core's `tensor.min_interval` (64),
+    /// C the input format's `cycles_per_column` (4 for FP32).
     Matmul,
-    /// Tensor engine LoadStationary in the background: ceil(M / 4) (fast LS, 4x an MM).
+    /// Tensor engine LoadStationary in the background: ceil(M / 4) x C (fast LS, 4x an MM).
     LoadStationary,
     /// Tensor engine transpose: max(P, min(64, F)).
     Transpose,
@@ -99,36 +101,62 @@ pub fn row(name: &str) -> &'static CostRow {
     TABLE.iter().find(|r| r.name == name).expect("cost table row")
 }
 
+/// The tensor engine's terms of the matmul formulas: the minimum interval I and the input
+/// format's cycles per moving column C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatmulTerms {
+    /// I: `tensor.min_interval`.
+    pub min_interval: u64,
+    /// C: the format's `cycles_per_column`.
+    pub cycles_per_column: u64,
+}
+
+impl MatmulTerms {
+    /// BF16 on a 128 x 128 array (I = 64, C = 1), the terms of formulas with no matmul.
+    pub const BF16: MatmulTerms = MatmulTerms { min_interval: 64, cycles_per_column: 1 };
+
+    /// The terms of `dtype` on `tensor` (a format the core lacks, refused when the core is
+    /// built, counts as one cycle per column).
+    pub fn of(tensor: &TensorSpec, dtype: Dtype) -> MatmulTerms {
+        let rate = tensor.rate(dtype);
+        MatmulTerms {
+            min_interval: u64::from(tensor.min_interval),
+            cycles_per_column: rate.map_or(1, |r| u64::from(r.cycles_per_column)),
+        }
+    }
+}
+
 /// Evaluates a formula. `n` = free elements per partition of the main operand, `m` = the
-/// stationary free size (matmul), `p` = partitions (transpose), `fp32` = FP32 inputs.
-pub fn eval(f: Formula, n: u64, m: u64, p: u64, fp32: bool) -> u64 {
+/// stationary free size (matmul), `p` = partitions (transpose), `t` = the matmul terms.
+pub fn eval(f: Formula, n: u64, m: u64, p: u64, t: MatmulTerms) -> u64 {
     match f {
         Formula::MaxLinear { floor, num, den, add } => floor.max((num * n).div_ceil(den)) + add,
         Formula::Fixed { base } => base + n,
-        Formula::Matmul => m.min(64).max(n) * if fp32 { 4 } else { 1 },
-        Formula::LoadStationary => m.div_ceil(4).max(1) * if fp32 { 4 } else { 1 },
+        Formula::Matmul => m.min(t.min_interval).max(n) * t.cycles_per_column,
+        Formula::LoadStationary => m.div_ceil(4).max(1) * t.cycles_per_column,
         Formula::Transpose => p.max(n.min(64)),
         Formula::Control => 1,
     }
 }
 
 /// The initiation interval of `instr` on `engine`, in that engine's cycles. `stationary_cols`
-/// is the M of the last LoadStationary (for MultiplyMoving).
-pub fn cycles(engine: Engine, instr: &Instr, stationary_cols: u64) -> u64 {
+/// is the M of the last LoadStationary (for MultiplyMoving); `tensor` the core's array.
+pub fn cycles(engine: Engine, instr: &Instr, stationary_cols: u64, tensor: &TensorSpec) -> u64 {
+    const B: MatmulTerms = MatmulTerms::BF16;
     match instr {
         Instr::LoadStationary { src, .. } => {
-            eval(row("ldweights").formula, 0, src.matmul_columns(), 0, src.dtype == Dtype::Fp32)
+            eval(row("ldweights").formula, 0, src.matmul_columns(), 0, MatmulTerms::of(tensor, src.dtype))
         }
         Instr::MultiplyMoving { src, .. } => {
-            eval(row("matmul").formula, src.matmul_columns(), stationary_cols, 0, src.dtype == Dtype::Fp32)
+            eval(row("matmul").formula, src.matmul_columns(), stationary_cols, 0, MatmulTerms::of(tensor, src.dtype))
         }
         Instr::Transpose { src, .. } => {
             let name = if engine == Engine::Tensor { "transpose" } else { "transpose/vector" };
-            eval(row(name).formula, src.free_elems(), 0, src.partitions as u64, false)
+            eval(row(name).formula, src.free_elems(), 0, src.partitions as u64, B)
         }
         Instr::Activation { src, reduce, .. } => {
             let name = if reduce.is_some() { "activation_reduce" } else { "activation" };
-            eval(row(name).formula, src.free_elems(), 0, 0, false)
+            eval(row(name).formula, src.free_elems(), 0, 0, B)
         }
         Instr::TensorScalar { src, .. } => gp_or(engine, "tensor_scalar", src.free_elems()),
         Instr::TensorCopy { src, .. } => gp_or(engine, "tensor_copy", src.free_elems()),
@@ -148,17 +176,17 @@ pub fn cycles(engine: Engine, instr: &Instr, stationary_cols: u64) -> u64 {
             let zero_bf16 = *value == 0.0 && dst.dtype == Dtype::Bf16;
             gp_or(engine, if zero_bf16 { "memset/zero-bf16" } else { "memset" }, dst.free_elems())
         }
-        Instr::Iota { dst, .. } => eval(row("iota").formula, dst.free_elems(), 0, 0, false),
-        _ => eval(row("control").formula, 0, 0, 0, false),
+        Instr::Iota { dst, .. } => eval(row("iota").formula, dst.free_elems(), 0, 0, MatmulTerms::BF16),
+        _ => eval(row("control").formula, 0, 0, 0, MatmulTerms::BF16),
     }
 }
 
 /// GpSimd runs every data instruction at its own 150 + N; other engines use `name`'s row.
 fn gp_or(engine: Engine, name: &str, n: u64) -> u64 {
     if engine == Engine::GpSimd {
-        eval(row("gpsimd").formula, n, 0, 0, false)
+        eval(row("gpsimd").formula, n, 0, 0, MatmulTerms::BF16)
     } else {
-        eval(row(name).formula, n, 0, 0, false)
+        eval(row(name).formula, n, 0, 0, MatmulTerms::BF16)
     }
 }
 
@@ -274,7 +302,7 @@ mod tests {
             (Engine::Sync, Instr::Halt, 0, 1),
         ];
         for (e, i, m, want) in cases {
-            assert_eq!(cycles(e, &i, m), want, "{e} {}", i.mnemonic());
+            assert_eq!(cycles(e, &i, m, &crate::spec::nc_v4().tensor), want, "{e} {}", i.mnemonic());
         }
     }
 
@@ -282,7 +310,7 @@ mod tests {
     fn bf16_matmul_n512_at_2_4_ghz_is_78_6_tflops() {
         // 128 x 128 MACs per cycle, 2 flops each, 2.4 GHz: the spec §2 check.
         let n = 512u64;
-        let cyc = eval(Formula::Matmul, n, 128, 0, false);
+        let cyc = eval(Formula::Matmul, n, 128, 0, MatmulTerms::BF16);
         let flops = 2.0 * 128.0 * 128.0 * n as f64;
         let tflops = flops / (cyc as f64 / 2.4e9) / 1e12;
         assert!((tflops - 78.64).abs() < 0.01, "{tflops}");

@@ -23,6 +23,7 @@ use crate::cost;
 use crate::exec;
 use crate::isa::{Ap, Cond, Engine, Instr, Operand, RegOp, Stream};
 use crate::msg::{DmaCmd, MemAccess, MemDone, SemGrant, SemOp};
+use crate::spec::TensorSpec;
 use std::collections::VecDeque;
 use trnsim_kernel::{Activity, Component, Ctx, Flow, InPort, OutPort, StatsWriter, Time};
 
@@ -101,6 +102,8 @@ pub struct EngineStats {
 /// One engine with its instruction stream.
 pub struct EngineUnit {
     engine: Engine,
+    /// The core's tensor array (matmul costs).
+    tensor: TensorSpec,
     stream: Stream,
     ports: EnginePorts,
     functional: bool,
@@ -130,9 +133,10 @@ pub struct EngineUnit {
 
 impl EngineUnit {
     /// An engine running `stream`.
-    pub fn new(engine: Engine, stream: Stream, ports: EnginePorts, functional: bool) -> EngineUnit {
+    pub fn new(engine: Engine, stream: Stream, ports: EnginePorts, functional: bool, tensor: TensorSpec) -> EngineUnit {
         EngineUnit {
             engine,
+            tensor,
             stream,
             ports,
             functional,
@@ -445,7 +449,7 @@ impl EngineUnit {
             }
             m = self.active.as_ref().map_or(0, |w| w.m);
         }
-        let ii = cost::cycles(self.engine, &instr, m);
+        let ii = cost::cycles(self.engine, &instr, m, &self.tensor);
         let tag = self.next_tag;
         self.next_tag += 1;
         for (k, ap) in inputs.iter().enumerate() {

@@ -1,6 +1,6 @@
 //! # trnsim-core
 //!
-//! The NeuronCore model (NC-v2/v3/v4): one instruction stream per engine (Tensor, Vector,
+//! The NeuronCore model (NC-v2/v3/v4/v5, each a data file: [`spec`]): one instruction stream per engine (Tensor, Vector,
 //! Scalar, GpSimd, Sync) written in a documented text assembly ([`isa`]), engines that charge
 //! the documented per-instruction cost model, semaphores between them, DMA engines with queues
 //! ([`dma`]) moving data between HBM (through the HBM model) and SBUF, and a functional mode
@@ -17,6 +17,7 @@ pub mod isa;
 pub mod msg;
 pub mod numeric;
 pub mod sem;
+pub mod spec;
 
 #[cfg(test)]
 mod tests;

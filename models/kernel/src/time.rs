@@ -446,3 +446,32 @@ mod tests {
         }
     }
 }
+
+/// Serde helpers that write quantities as text with their unit ("2.4GHz", "1300ns"), for data
+/// files people read and edit: `#[serde(with = "trnsim_kernel::time::text_freq")]`.
+pub mod text_freq {
+    use super::Frequency;
+    use serde::{Deserialize, Deserializer, Serializer};
+    /// Writes "2.4GHz".
+    pub fn serialize<S: Serializer>(f: &Frequency, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&f.to_string())
+    }
+    /// Reads "2.4GHz", "1400MHz", ...; a bad quantity is an error naming what is expected.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Frequency, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// [`text_freq`] for durations: "1300ns", "1.5us".
+pub mod text_dur {
+    use super::Dur;
+    use serde::{Deserialize, Deserializer, Serializer};
+    /// Writes "1300ns" (the largest exact unit).
+    pub fn serialize<S: Serializer>(d: &Dur, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&d.to_string())
+    }
+    /// Reads "150ns", "1.5us", ...
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Dur, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
+}

@@ -81,6 +81,8 @@ pub struct SystemDoc {
     tree: Value,
     top: Source,
     chip: Option<Source>,
+    /// The chip's core file (or preset).
+    core: Option<Source>,
     fabric: Option<Source>,
     /// An UltraCluster's UltraServer file and scale-out switch file.
     ultraserver: Option<Source>,
@@ -144,6 +146,22 @@ fn to_tree<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
+/// `chip` with its core's name resolved into the description (checked and located in its own
+/// file), and where that description was read from.
+fn with_core(mut chip: ChipSpec, chip_file: &str, chip_text: &str) -> Result<(ChipSpec, Option<Source>), String> {
+    use crate::chip::core_file;
+    let chip_spec::CoreRef::Name(name) = &chip.core else {
+        return Ok((chip, None));
+    };
+    let (file, text) = core_file::find(name, chip_file).map_err(|m| {
+        let (line, col) = crate::located::line_col(chip_text, chip_text.find("core:").unwrap_or(0));
+        format!("{chip_file}:{line}:{col}: core: {m}")
+    })?;
+    let core = core_file::parse(&file, &text).map_err(|e| e.to_string())?;
+    chip.core = chip_spec::CoreRef::Spec(Box::new(core));
+    Ok((chip, Some(Source { file, text })))
+}
+
 impl SystemDoc {
     /// `--system ARG`: a preset name (see [`preset_names`]) or a RON file.
     pub fn open(arg: &str) -> Result<SystemDoc, String> {
@@ -175,10 +193,12 @@ impl SystemDoc {
         match crate::chip::top_level_name(text).as_deref() {
             Some("ChipSpec") => {
                 let spec: ChipSpec = crate::located::from_ron(file, text).map_err(|e| e.to_string())?;
+                let (spec, core) = with_core(spec, file, text)?;
                 let tree = Value::Object(Map::from_iter([("chip".to_string(), to_tree(&spec))]));
                 Ok(SystemDoc {
                     kind: DocKind::Chip,
                     tree,
+                    core,
                     chip: Some(top.clone()),
                     top,
                     fabric: None,
@@ -195,6 +215,7 @@ impl SystemDoc {
                     kind: DocKind::Fabric,
                     tree,
                     chip: None,
+                    core: None,
                     top,
                     fabric,
                     ultraserver: None,
@@ -219,6 +240,7 @@ impl SystemDoc {
         let (cf, ct) = found(presets.chip(&spec.chip))?;
         let (ff, ft) = found(presets.fabric(&spec.fabric))?;
         let chip: ChipSpec = crate::located::from_ron(&cf, &ct).map_err(|e| e.to_string())?;
+        let (chip, core) = with_core(chip, &cf, &ct)?;
         let fabric: TopologySpec = crate::located::from_ron(&ff, &ft).map_err(|e| e.to_string())?;
         let mut tree = to_tree(&spec);
         if let Value::Object(m) = &mut tree {
@@ -231,6 +253,7 @@ impl SystemDoc {
             tree,
             top,
             chip,
+            core,
             fabric,
             ultraserver: None,
             switch: None,
@@ -282,6 +305,7 @@ impl SystemDoc {
             tree,
             top,
             chip: us.chip,
+            core: us.core,
             fabric: us.fabric,
             ultraserver: Some(Source { file: uf, text: ut }),
             switch: Some(Source { file: sf, text: st }),
@@ -460,7 +484,11 @@ impl SystemDoc {
         let chip = match (&self.chip, self.tree.get("chip")) {
             (Some(src), Some(v)) => {
                 let spec: ChipSpec = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
-                let c = chip_spec::check(&src.file, &src.text, spec).map_err(|e| {
+                let checked = match &self.core {
+                    Some(core) => chip_spec::check_with_core(&src.file, &src.text, spec, &core.file, &core.text),
+                    None => chip_spec::check(&src.file, &src.text, spec),
+                };
+                let c = checked.map_err(|e| {
                     let field = e.field.clone();
                     self.annotate("chip", e.to_string(), &field)
                 })?;

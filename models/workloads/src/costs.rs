@@ -16,7 +16,7 @@
 //! Left out: per-op cycle-level compute (the roofline replaces it), SBUF capacity and
 //! tiling effects on arbitrary shapes, and the collective engine's own HBM traffic.
 
-use crate::format::{dtype_bytes, Op};
+use crate::format::{dtype_size, Op};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use trnsim_core::isa::{Engine, Program};
@@ -85,21 +85,46 @@ impl<'a> SystemCosts<'a> {
         Ok(t * bytes as f64 / sim_bytes as f64)
     }
 
-    fn tensor_ns(&self, flops: f64, dtype: &str) -> f64 {
-        let rate = match dtype {
-            "fp8" | "mxfp8" => 2.0,
-            "fp32" => 0.25,
-            _ => 1.0,
-        };
-        flops / (self.chip.peak_bf16_tflops() * 1e3 * rate * self.gemm_efficiency)
+    /// Tensor-engine time of `flops` in `dtype` at the core's rate for that format (its
+    /// `tensor.formats`, relative to BF16) times the GEMM efficiency.
+    fn tensor_ns(&self, flops: f64, dtype: &str) -> Result<f64, String> {
+        let rate = tensor_rate(&self.chip.core, dtype).ok_or_else(|| {
+            let have: Vec<&str> = self.chip.core.tensor.formats.entries().filter(|(_, r)| r.is_some()).map(|(f, _)| f).collect();
+            format!(
+                "dtype {dtype}: core {} of {} has no {dtype} matmul (its formats: {}; a what-if: --set chip.core.tensor.formats.{}...)",
+                self.chip.core.name,
+                self.chip.spec.name,
+                have.join(", "),
+                format_name(dtype)
+            )
+        })?;
+        Ok(flops / (self.chip.peak_bf16_tflops() * 1e3 * rate * self.gemm_efficiency))
     }
 
     /// Scalar/vector work: `ops` element operations over all cores, one element per lane per
     /// cycle on 128 lanes.
     fn vector_ns(&self, ops: f64) -> f64 {
-        let hz = self.chip.version.clock(Engine::Vector).as_hz() as f64;
+        let hz = self.chip.core.clock(Engine::Vector).as_hz() as f64;
         ops / (f64::from(self.chip.spec.cores) * 128.0 * hz) * 1e9
     }
+}
+
+/// The core format a workload dtype multiplies in (`fp8` is FP8 E4M3).
+fn format_name(dtype: &str) -> &str {
+    if dtype == "fp8" {
+        "fp8e4m3"
+    } else {
+        dtype
+    }
+}
+
+/// The matmul rate of workload dtype `dtype` on `core` relative to its BF16 rate (None: the
+/// core has no such matmul). BF16 is exactly 1.
+pub fn tensor_rate(core: &trnsim_core::spec::CoreSpec, dtype: &str) -> Option<f64> {
+    let want = format_name(dtype);
+    let (_, rate) = core.tensor.formats.entries().find(|(f, _)| *f == want)?;
+    let bf16 = core.tensor.formats.bf16?;
+    Some(core.peak_flops(rate?) / core.peak_flops(bf16))
 }
 
 impl crate::exec::Costs for SystemCosts<'_> {
@@ -107,31 +132,31 @@ impl crate::exec::Costs for SystemCosts<'_> {
         let bw = self.hbm_bytes_per_ns()?;
         Ok(match op {
             Op::Gemm { m, k, n, dtype, count, a_resident, b_resident } => {
-                let e = dtype_bytes(dtype).unwrap_or(2) as f64;
+                let e = dtype_size(dtype).unwrap_or(2.0);
                 let (m, k, n, c) = (*m as f64, *k as f64, *n as f64, f64::from(*count));
                 let flops = 2.0 * m * k * n * c;
                 let (a, b) = (if *a_resident { 0.0 } else { m * k }, if *b_resident { 0.0 } else { k * n });
                 let bytes = (a + b + m * n) * e * c;
-                self.tensor_ns(flops, dtype).max(bytes / bw)
+                self.tensor_ns(flops, dtype)?.max(bytes / bw)
             }
             Op::Attention { batch, heads, seq, kv_seq, head_dim, causal, dtype } => {
                 let (b, h, s, d) = (*batch as f64, *heads as f64, *seq as f64, *head_dim as f64);
                 let kv = kv_seq.unwrap_or(*seq) as f64;
                 let frac = if *causal { 0.5 } else { 1.0 };
                 let scores = b * h * s * kv * frac;
-                let tensor = self.tensor_ns(4.0 * scores * d, dtype);
+                let tensor = self.tensor_ns(4.0 * scores * d, dtype)?;
                 // Softmax: max, subtract, exp, sum, scale (5 operations per score).
                 let softmax = self.vector_ns(5.0 * scores);
-                let e = dtype_bytes(dtype).unwrap_or(2) as f64;
+                let e = dtype_size(dtype).unwrap_or(2.0);
                 let io = b * h * (2.0 * s + 2.0 * kv) * d * e;
                 tensor.max(softmax).max(io / bw)
             }
             Op::Kernel { flops, bytes, duration_ns, dtype } => {
-                let roofline = self.tensor_ns(*flops as f64, dtype).max(*bytes as f64 / bw);
+                let roofline = self.tensor_ns(*flops as f64, dtype)?.max(*bytes as f64 / bw);
                 roofline.max(*duration_ns as f64)
             }
             Op::Elementwise { elements, ops, dtype } => {
-                let e = dtype_bytes(dtype).unwrap_or(2) as f64;
+                let e = dtype_size(dtype).unwrap_or(2.0);
                 let n = *elements as f64;
                 self.vector_ns(n * f64::from(*ops)).max(2.0 * n * e / bw)
             }

@@ -320,7 +320,21 @@ impl Op {
     }
 }
 
-/// Bytes per element of a compute dtype.
+/// The compute dtypes a workload node may name.
+pub const DTYPES: &str = "bf16, fp16, fp32, fp8, mxfp8, mxfp4";
+
+/// Bytes per element of a compute dtype as it sits in memory, an MX format's shared E8M0
+/// scale (one byte per 32 elements, OCP MX v1.0) included: MXFP8 33/32, MXFP4 17/32.
+pub fn dtype_size(d: &str) -> Option<f64> {
+    match d {
+        "mxfp4" => Some(17.0 / 32.0),
+        "mxfp8" => Some(33.0 / 32.0),
+        _ => dtype_bytes(d).map(|b| b as f64),
+    }
+}
+
+/// Whole bytes per element of a dtype the LLM generator writes (MX formats: the elements'
+/// byte, scales left out; MXFP4 has no whole-byte size).
 pub fn dtype_bytes(d: &str) -> Option<u64> {
     match d {
         "fp8" | "mxfp8" => Some(1),
@@ -584,9 +598,9 @@ fn check_op(
         Ok(())
     };
     let dtype = |d: &str| -> Result<(), ConfigError> {
-        dtype_bytes(d).map(|_| ()).ok_or_else(|| {
-            at.at_node(n.id, "dtype", f("dtype"), format!("unknown dtype {d:?} (allowed: bf16, fp16, fp32, fp8)"))
-        })
+        dtype_size(d)
+            .map(|_| ())
+            .ok_or_else(|| at.at_node(n.id, "dtype", f("dtype"), format!("unknown dtype {d:?} (allowed: {DTYPES})")))
     };
     match &n.op {
         Op::Gemm { m, k, n: cols, dtype: d, count, .. } => {

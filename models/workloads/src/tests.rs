@@ -224,3 +224,25 @@ fn bad_chakra_traces_are_located_errors() {
     let e = read(&["{\"id\": 1, \"type\": \"COMP_NODE\"".to_string()]);
     assert!(e.starts_with("et.0.json:1:") && e.contains("(json)"), "{e}");
 }
+
+#[test]
+fn gemm_formats_run_at_the_cores_own_rates() {
+    use crate::costs::tensor_rate;
+    use trnsim_core::spec::preset;
+    let (v3, v4, v5) = (preset("nc-v3").unwrap(), preset("nc-v4").unwrap(), preset("nc-v5").unwrap());
+    // NC-v4: MXFP8 and MXFP4 at 4 MACs per PE, plain FP8 at the BF16 rate, FP32 at a quarter.
+    assert_eq!(tensor_rate(&v4, "bf16"), Some(1.0));
+    assert_eq!(tensor_rate(&v4, "mxfp8"), Some(4.0));
+    assert_eq!(tensor_rate(&v4, "mxfp4"), Some(4.0));
+    assert_eq!(tensor_rate(&v4, "fp8"), Some(1.0));
+    assert_eq!(tensor_rate(&v4, "fp32"), Some(0.25));
+    // NC-v5 doubles MXFP4 over MXFP8; NC-v3 has no MX formats.
+    assert_eq!(tensor_rate(&v5, "mxfp4"), Some(8.0));
+    assert_eq!(tensor_rate(&v3, "fp8"), Some(2.0));
+    assert_eq!(tensor_rate(&v3, "mxfp8"), None);
+    assert_eq!(tensor_rate(&v3, "mxfp4"), None);
+    // MX sizes carry the shared scale: one byte per 32 elements.
+    assert_eq!(format::dtype_size("mxfp4"), Some(17.0 / 32.0));
+    assert_eq!(format::dtype_size("mxfp8"), Some(33.0 / 32.0));
+    assert_eq!(format::dtype_size("int4"), None);
+}

@@ -10,7 +10,7 @@ pub const MAX_SLOTS: u32 = 256;
 
 /// How a DMA engine picks the queue it serves next, at packet boundaries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[serde(rename_all = "snake_case")]
 pub enum Scheduling {
     /// Round robin over the queues whose head is ready (NC-v2/v3; spec §4, A6).
     RoundRobin,
@@ -45,6 +45,7 @@ pub struct DmaParams {
     /// From a command's arrival until its data starts to move (spec §4: descriptor + sync +
     /// semaphore-to-start ≈ 1300 ns cross-engine; ≈ 600 ns for a HW-DGE instruction; D A6).
     /// Commands overlap their start latencies (pipelined).
+    #[serde(with = "trnsim_kernel::time::text_dur")]
     pub start_latency: Dur,
     /// HBM bursts one engine keeps in flight (reads awaiting data plus writes awaiting their
     /// acknowledgement). Not published (E): 64 x 32 B = 2 KiB covers ~50 ns of HBM latency at
@@ -63,6 +64,7 @@ pub struct DmaParams {
     /// clock). Bandwidth does not depend on it: the byte budget accrues with time, not cycles;
     /// the clock only quantizes when bursts issue (at 1.4 GHz one cycle is worth 27.4 B at
     /// 38.4 GB/s, under one 32 B burst, so the budget, not the clock, limits the rate).
+    #[serde(with = "trnsim_kernel::time::text_freq")]
     pub clock: Frequency,
 }
 
@@ -82,15 +84,6 @@ impl DmaParams {
             bulk: false,
             packets_in_flight: 4,
             clock: Frequency::from_mhz(1400),
-        }
-    }
-
-    /// The preset of core generation `v`.
-    pub fn for_version(v: crate::core::NcVersion) -> DmaParams {
-        match v {
-            crate::core::NcVersion::V2 => DmaParams::v2(),
-            crate::core::NcVersion::V3 => DmaParams::v3(),
-            crate::core::NcVersion::V4 => DmaParams::v4(),
         }
     }
 

@@ -59,3 +59,21 @@ fn mxfp8_matmuls_reach_98_percent_of_315_tflops() {
     let tflops = flops as f64 / secs / 1e12;
     assert!(tflops >= 0.98 * 314.6, "{tflops:.2} TFLOPS ({} busy of {} cycles)", st.busy, st.cycles);
 }
+
+#[test]
+fn a_matmul_the_cores_file_rates_apart_from_the_isa_is_refused_naming_the_field() {
+    let build_with = |core: &str, dtype: Dtype| {
+        let program = Program { source: "t.asm".into(), streams: vec![(Engine::Tensor, matmul_stream(1, 128, dtype))] };
+        let spec = crate::spec::preset(core).unwrap();
+        build(&mut SimBuilder::new(), "nc0", &program, &CoreOptions { spec, ..CoreOptions::default() }, None)
+            .map(|_| ())
+    };
+    // NC-v3's double-row FP8 has no ISA operand; NC-v3 has no MXFP8 at all.
+    let e = build_with("nc-v3", Dtype::Fp8E4m3).unwrap_err();
+    assert!(e.contains("tensor.formats.fp8e4m3.macs_per_pe") && e.contains("nc-v3"), "{e}");
+    let e = build_with("nc-v3", Dtype::MxFp8E4m3).unwrap_err();
+    assert!(e.contains("no mxfp8 matmul"), "{e}");
+    // NC-v4's FP8 and MXFP8 match the ISA's packing.
+    build_with("nc-v4", Dtype::Fp8E4m3).unwrap();
+    build_with("nc-v4", Dtype::MxFp8E4m3).unwrap();
+}

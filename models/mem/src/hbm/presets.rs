@@ -37,7 +37,7 @@ impl Preset {
 }
 
 /// Every preset, in the order `trnsim hbm --help` lists them.
-pub const ALL: &[Preset] = &[HBM2_2000, HBM3_6400, HBM3E_9600, HBM4_8000, HBM4_9600];
+pub const ALL: &[Preset] = &[HBM2_2000, HBM3_5700, HBM3_6400, HBM3E_9600, HBM4_8000, HBM4_9600];
 
 /// Looks a preset up by name.
 pub fn find(name: &str) -> Option<&'static Preset> {
@@ -99,6 +99,59 @@ pub const HBM2_2000: Preset = Preset {
         rrefd: 8,
         refi: 3900,
         refi_pb: 243,
+    },
+};
+
+/// HBM3 at 5.7 Gb/s as on Trn2: 12-high 16 Gb dies (3 SIDs), 24 GiB, 729.6 GB/s per stack.
+pub const HBM3_5700: Preset = Preset {
+    name: "hbm3-5700",
+    description: "HBM3 5.7 Gb/s, 12-high 16 Gb dies (3 SIDs), 24 GiB, 32 pseudo-channels x 32 bit, 729.6 GB/s per stack (Trn2)",
+    source: "spec §1 (D A4): Trn2 96 GiB and 2.9 TB/s over 4 stacks; R10: ~5.7 Gb/s per pin; timing: HBM3-6400's ns values (M1 hbm3.py HBM3_6400Mbps) at tCK = 701.8 ps; org JESD238 Table 4 with 3 SIDs",
+    estimated: &[
+        "pin rate 5.7 Gb/s (R10's figure; 4 stacks give 2918.4 GB/s, 0.6 % above the documented 2.9 TB/s)",
+        "every timing value: HBM3-6400 ns values re-quantized to 1.425 GHz CK (rounded up; tREFI rounded down)",
+        "rows = 16384 (24 GiB / 32 PCs / 48 banks / 1 KiB rows)",
+        "rfc = 642 (450 ns for 12 Gb channels: between JESD238's 350 ns for 8 Gb and 550 ns above 16 Gb)",
+        "refi_pb = refi / 48 banks (JESD238 rule, rounded down)",
+    ],
+    org: || Organization {
+        channels: 16,
+        pseudo_channels: 2,
+        sids: 3,
+        bank_groups: 4,
+        banks_per_group: 4,
+        rows: 16384,
+        columns: 256,
+        burst_length: 8,
+        dq_bits: 32,
+    },
+    timing: || TimingParams {
+        ck_mhz: 1425,
+        bl: 2,
+        cl: 18,
+        cwl: 9,
+        rcd_rd: 28,
+        rcd_wr: 14,
+        rp: 24,
+        ras: 41,
+        rc: 65,
+        wr: 30,
+        rtp: 9,
+        ccd_s: 2,
+        ccd_l: 4,
+        ccd_r: 3,
+        rrd_s: 4,
+        rrd_l: 5,
+        faw: 22,
+        wtr_s: 7,
+        wtr_l: 9,
+        rtw: 18,
+        ppd: 2,
+        rfc: 642,
+        rfc_pb: 285,
+        rrefd: 8,
+        refi: 5557,
+        refi_pb: 115,
     },
 };
 
@@ -311,6 +364,9 @@ mod tests {
         let gib = 1u64 << 30;
         assert_eq!((HBM2_2000.org)().stack_bytes(), 4 * gib);
         assert_eq!((HBM3_6400.org)().stack_bytes(), 16 * gib);
+        // Trn2: 4 stacks of 24 GiB = 96 GiB at 5.7 Gb/s = 2918.4 GB/s (documented 2.9 TB/s).
+        assert_eq!((HBM3_5700.org)().stack_bytes(), 24 * gib);
+        assert_eq!(HBM3_5700.stack_peak_bytes_per_s(), 729.6e9);
         assert_eq!((HBM3E_9600.org)().stack_bytes(), 36 * gib);
         assert_eq!(HBM2_2000.stack_peak_bytes_per_s(), 256e9);
         assert_eq!(HBM3_6400.stack_peak_bytes_per_s(), 819.2e9);

@@ -101,7 +101,7 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
                 swaps.swap_hbm_bank(&instance, st, &s.hbm.preset, at, rtl)?;
             }
             Instance::SramBank(at) => {
-                let g = chip.version.sram(at.psum);
+                let g = chip.core.sram(at.psum);
                 let hooks =
                     bank_hooks.get_mut(at.core as usize).ok_or_else(|| format!("rtl: {name:?}: no such core"))?;
                 hooks.push((at.psum, swaps.swap_sram_bank(&instance, at, (g.read_ports, g.write_ports), rtl)?));
@@ -113,7 +113,7 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
         }
     }
     let opts = CoreOptions {
-        version: chip.version,
+        spec: chip.core.clone(),
         dma: Some(chip.dma.clone()),
         trace_tracks,
         collective: o.collective,

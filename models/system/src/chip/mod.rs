@@ -4,6 +4,7 @@
 //! preset on a fabric topology preset.
 
 pub mod build;
+pub mod core_file;
 pub mod spec;
 pub mod ultraserver;
 

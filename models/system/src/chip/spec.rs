@@ -3,8 +3,9 @@
 //! validation against the models' presets.
 
 use serde::{Deserialize, Serialize};
-use trnsim_core::core::NcVersion;
+use std::sync::Arc;
 use trnsim_core::dma::DmaParams;
+use trnsim_core::spec::CoreSpec;
 use trnsim_fabric::link::encoding::{self, Encoding};
 use trnsim_kernel::Dur;
 use trnsim_mem::hbm::presets::{self, Preset};
@@ -22,8 +23,10 @@ pub struct ChipSpec {
     /// Values that are estimates, with the reasoning.
     #[serde(default)]
     pub estimated: Vec<String>,
-    /// NeuronCore generation: "nc-v2", "nc-v3" or "nc-v4".
-    pub core: String,
+    /// The NeuronCore: a core preset ("nc-v4"; `trnsim describe core` lists them) or a core
+    /// file's path relative to this file ("my-core.ron"). A system's tree holds the core's
+    /// fields in place of the name, so `--set chip.core.tensor.rows=256` reaches them.
+    pub core: CoreRef,
     /// NeuronCores on the chip (1..=64).
     pub cores: u32,
     /// Compute dies (1..=64; divides `cores` and `hbm.stacks`). Only documents the layout: no
@@ -57,6 +60,27 @@ pub struct ChipSpec {
     pub rtl: Vec<String>,
 }
 
+/// A chip's core: by name (a preset or a file's path) as written in chip files, or the
+/// description itself (as a system's tree holds it once the name is resolved).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CoreRef {
+    /// A preset name or a core file's path.
+    Name(String),
+    /// The core's description.
+    Spec(Box<CoreSpec>),
+}
+
+impl CoreRef {
+    /// The core's name: the name written, or the description's `name`.
+    pub fn name(&self) -> &str {
+        match self {
+            CoreRef::Name(n) => n,
+            CoreRef::Spec(s) => &s.name,
+        }
+    }
+}
+
 /// The chip's HBM.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -83,7 +107,7 @@ fn default_address_map() -> String {
     trnsim_mem::hbm::AddressMap::DEFAULT.into()
 }
 
-/// One core's DMA block (the rest of [`DmaParams`] is the generation's preset).
+/// One core's DMA block (the rest of [`DmaParams`] is the core's, `core.dma`).
 #[allow(non_snake_case)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -217,8 +241,8 @@ pub type ChipError = crate::located::ConfigError;
 pub struct Chip {
     /// The spec as written.
     pub spec: ChipSpec,
-    /// The core generation.
-    pub version: NcVersion,
+    /// The NeuronCore (every core of the chip is one of these).
+    pub core: Arc<CoreSpec>,
     /// The HBM stack preset.
     pub hbm: &'static Preset,
     /// Each core's DMA parameters.
@@ -245,10 +269,10 @@ impl Chip {
         core / self.spec.hbm.cores_per_stack
     }
 
-    /// Peak dense BF16 TFLOPS of the model: 128 x 128 MAC x 2 flops at the tensor clock, per core.
+    /// Peak dense BF16 TFLOPS of the model: rows x columns MACs x 2 flops at the tensor clock,
+    /// per core.
     pub fn peak_bf16_tflops(&self) -> f64 {
-        let hz = self.version.clock(trnsim_core::isa::Engine::Tensor).as_hz() as f64;
-        f64::from(self.spec.cores) * 128.0 * 128.0 * 2.0 * hz / 1e12
+        f64::from(self.spec.cores) * self.core.peak_bf16_flops() / 1e12
     }
 
     /// HBM bytes of one stack of the model (its preset's organization).
@@ -292,7 +316,19 @@ pub fn parse(file: &str, text: &str) -> Result<Chip, ChipError> {
 /// Validates `spec`, which was read from (or overrides a spec read from) `text` of `file`:
 /// errors are located at the field's place in that text.
 pub fn check(file: &str, text: &str, spec: ChipSpec) -> Result<Chip, ChipError> {
-    Validator { file, text }.check(spec)
+    Validator { file, text, core: None }.check(spec)
+}
+
+/// [`check`] for a spec whose core description came from `core_file` with `core_text` (a
+/// core file, or a preset's): core errors are located there.
+pub fn check_with_core(
+    file: &str,
+    text: &str,
+    spec: ChipSpec,
+    core_file: &str,
+    core_text: &str,
+) -> Result<Chip, ChipError> {
+    Validator { file, text, core: Some((core_file, core_text)) }.check(spec)
 }
 
 /// The most NeuronCores (and dies, and HBM stacks) a chip may have: each is built as its own
@@ -307,6 +343,8 @@ pub const MAX_PORTS: u32 = 256;
 struct Validator<'a> {
     file: &'a str,
     text: &'a str,
+    /// Where a core description in the spec was read from.
+    core: Option<(&'a str, &'a str)>,
 }
 
 impl Validator<'_> {
@@ -340,11 +378,11 @@ impl Validator<'_> {
 
     /// The NeuronLink ports: generation matching the core's, a known encoding and width, and a
     /// raw bandwidth within [`NEURONLINK_TOLERANCE`] of the documented figure.
-    fn neuronlink(&self, spec: &ChipSpec) -> Result<&'static Encoding, ChipError> {
+    fn neuronlink(&self, spec: &ChipSpec, core: &CoreSpec) -> Result<&'static Encoding, ChipError> {
         let n = &spec.neuronlink;
-        let want = format!("nl-{}", spec.core.trim_start_matches("nc-"));
-        if n.version != want {
-            let m = format!("{:?} does not go with core {:?} (allowed: {want:?})", n.version, spec.core);
+        let want = &core.neuronlink;
+        if &n.version != want {
+            let m = format!("{:?} does not go with core {:?} (allowed: {want:?})", n.version, core.name);
             return Err(self.err_in("neuronlink", "version", "neuronlink.version", m));
         }
         let enc = self.encoding("neuronlink", &n.encoding, "lanes_per_port", n.lanes_per_port)?;
@@ -422,7 +460,7 @@ impl Validator<'_> {
 
     /// The `rtl` list: each a swappable instance that exists, once (every entry checked for
     /// that first), with its block built. A link's name is checked when the chip is built.
-    fn rtl(&self, spec: &ChipSpec, hbm: &Preset, version: NcVersion) -> Result<(), ChipError> {
+    fn rtl(&self, spec: &ChipSpec, hbm: &Preset, core: &CoreSpec) -> Result<(), ChipError> {
         use trnsim_rtl::registry::{HAS_RTL, NO_RTL};
         use trnsim_rtl::swap_in::{hbm_bank_block, parse_instance, sram_bank_block, Instance, INSTANCE_FORMS};
         let mut found = Vec::new();
@@ -442,7 +480,7 @@ impl Validator<'_> {
                     ]
                 }
                 Instance::SramBank(b) => {
-                    let g = version.sram(b.psum);
+                    let g = core.sram(b.psum);
                     vec![("core nc", b.core, spec.cores), ("bank", b.bank, g.banks)]
                 }
                 Instance::Link(_) => Vec::new(),
@@ -468,7 +506,7 @@ impl Validator<'_> {
                     hbm_bank_block(&spec.hbm.preset).map_err(|e| at(format!("{name:?}: {e}")))?.name
                 }
                 Instance::SramBank(b) => {
-                    let g = version.sram(b.psum);
+                    let g = core.sram(b.psum);
                     sram_bank_block(b.psum, g.read_ports, g.write_ports).map_err(|e| at(format!("{name:?}: {e}")))?.name
                 }
                 Instance::Link(_) => "link_fifo",
@@ -480,16 +518,30 @@ impl Validator<'_> {
         Ok(())
     }
 
-    fn check(&self, spec: ChipSpec) -> Result<Chip, ChipError> {
-        let version = match spec.core.as_str() {
-            "nc-v2" => NcVersion::V2,
-            "nc-v3" => NcVersion::V3,
-            "nc-v4" => NcVersion::V4,
-            other => {
-                let m = format!("unknown core {other:?} (allowed: nc-v2, nc-v3, nc-v4)");
-                return Err(self.err("core", "core", m));
+    /// The chip's core: a name resolved and its file checked, or a description checked where
+    /// it was read from.
+    fn core(&self, spec: &ChipSpec) -> Result<Arc<CoreSpec>, ChipError> {
+        match &spec.core {
+            CoreRef::Name(n) => {
+                let (file, text) = super::core_file::find(n, self.file).map_err(|m| self.err("core", "core", m))?;
+                super::core_file::parse(&file, &text).map(Arc::new)
             }
-        };
+            CoreRef::Spec(c) => {
+                c.validate().map_err(|e| match self.core {
+                    Some((file, text)) => {
+                        let mut located = super::core_file::locate(file, text, &e, "");
+                        located.field = format!("core.{}", e.field);
+                        located
+                    }
+                    None => super::core_file::locate(self.file, self.text, &e, "core"),
+                })?;
+                Ok(Arc::new((**c).clone()))
+            }
+        }
+    }
+
+    fn check(&self, spec: ChipSpec) -> Result<Chip, ChipError> {
+        let core = self.core(&spec)?;
         self.between("cores", spec.cores, 1, MAX_CORES)?;
         self.between("dies", spec.dies, 1, MAX_CORES)?;
         let h = &spec.hbm;
@@ -518,7 +570,7 @@ impl Validator<'_> {
             }
         }
         let d = &spec.dma;
-        let partitions = 128;
+        let partitions = core.sbuf.partitions;
         if d.engines_per_core == 0 || partitions % d.engines_per_core != 0 {
             let m =
                 format!("{} is out of range (allowed: divides the {partitions} SBUF partitions)", d.engines_per_core);
@@ -539,11 +591,7 @@ impl Validator<'_> {
             let m = format!("{start} is out of range (allowed: 0ns..=1ms)");
             return Err(self.err("start_latency", "dma.start_latency", m));
         }
-        let mut dma = match version {
-            NcVersion::V2 => DmaParams::v2(),
-            NcVersion::V3 => DmaParams::v3(),
-            NcVersion::V4 => DmaParams::v4(),
-        };
+        let mut dma = core.dma.clone();
         dma.engines = d.engines_per_core;
         dma.partitions_per_engine = partitions / d.engines_per_core;
         dma.queues = d.queues;
@@ -556,15 +604,15 @@ impl Validator<'_> {
         }
         dma.validate().map_err(|e| self.err("dma", "dma", e))?;
         self.cc_and_efa(&spec)?;
-        let neuronlink = self.neuronlink(&spec)?;
+        let neuronlink = self.neuronlink(&spec, &core)?;
         let host = self.encoding("host", &spec.host.encoding, "lanes", spec.host.lanes)?;
-        self.rtl(&spec, hbm, version)?;
+        self.rtl(&spec, hbm, &core)?;
         let rtl_at = (0..spec.rtl.len())
             .map(|i| {
                 let e = self.rtl_err(i, &spec.rtl[i], String::new());
                 format!("{}:{}:{}: {}", e.file, e.line, e.col, e.field)
             })
             .collect();
-        Ok(Chip { spec, version, hbm, dma, neuronlink, host, rtl_at })
+        Ok(Chip { spec, core, hbm, dma, neuronlink, host, rtl_at })
     }
 }

@@ -1,0 +1,91 @@
+//! NeuronCore files: a chip's `core` names a built-in core preset (`"nc-v4"`, the files of
+//! models/configs/core) or a core file by path (`"my-core.ron"`, `"cores/wide.json"`, relative
+//! to the chip file's folder). A core file is RON (`CoreSpec(...)`) or, ending in `.json`,
+//! JSON with the same fields; [`parse`] checks every field and locates the first bad one in
+//! the file (`file:line:col: tensor.rows: message`).
+
+use crate::located::ConfigError;
+use std::path::Path;
+use trnsim_core::spec::{self, CoreSpec, SpecError};
+
+/// True when `name` is a path rather than a preset name.
+pub fn is_path(name: &str) -> bool {
+    name.contains('/') || name.ends_with(".ron") || name.ends_with(".json")
+}
+
+/// The core named `name` in a chip file `chip_file`: its file name and text.
+pub fn find(name: &str, chip_file: &str) -> Result<(String, String), String> {
+    if is_path(name) {
+        let base = Path::new(chip_file).parent().filter(|p| !chip_file.contains("(built in)") && p.is_dir());
+        let path = base.map_or_else(|| Path::new(name).to_path_buf(), |b| b.join(name));
+        return match trnsim_kernel::input::read_text(&path) {
+            Ok(text) => Ok((path.display().to_string(), crate::located::strip_bom(text))),
+            Err(e) => Err(format!("core file {}: cannot read: {e}", path.display())),
+        };
+    }
+    match spec::BUILTIN.iter().find(|(n, _)| *n == name) {
+        Some((n, text)) => Ok((format!("{n}.ron (built in)"), (*text).to_string())),
+        None => Err(format!("unknown core {name:?} (allowed: {}, or a core file's path)", spec::names())),
+    }
+}
+
+/// Parses and validates core text named `file`; errors are located in it.
+pub fn parse(file: &str, text: &str) -> Result<CoreSpec, ConfigError> {
+    let core: CoreSpec = if file.ends_with(".json") {
+        serde_json::from_str(text).map_err(|e| {
+            let (line, col) = (e.line(), e.column());
+            let message = e.to_string().split(" at line ").next().unwrap_or_default().to_string();
+            ConfigError { file: file.into(), line, col, field: "(json)".into(), message }
+        })?
+    } else {
+        crate::located::from_ron(file, text)?
+    };
+    core.validate().map_err(|e| locate(file, text, &e, ""))?;
+    Ok(core)
+}
+
+/// `e` located at its field in `text` of `file`; `prefix` is the path to the core in that text
+/// (`"core"` when the core is written inside a chip file, empty in a core file).
+pub fn locate(file: &str, text: &str, e: &SpecError, prefix: &str) -> ConfigError {
+    let mut pos = 0;
+    let path = if prefix.is_empty() { e.field.clone() } else { format!("{prefix}.{}", e.field) };
+    for key in path.split('.') {
+        let found = [format!("{key}:"), format!("\"{key}\":")].iter().filter_map(|k| text[pos..].find(k)).min();
+        match found {
+            Some(p) => pos += p,
+            None => break,
+        }
+    }
+    let (line, col) = crate::located::line_col(text, pos);
+    ConfigError { file: file.into(), line, col, field: path, message: e.message.clone() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_located_at_the_field_in_the_core_file() {
+        let text = spec::BUILTIN[2].1.replace("rows: 128", "rows: 0");
+        let e = parse("w.ron", &text).unwrap_err();
+        let line = text.lines().position(|l| l.contains("rows: 0")).unwrap() + 1;
+        assert_eq!((e.line, e.field.as_str()), (line, "tensor.rows"), "{e}");
+        assert!(e.to_string().starts_with(&format!("w.ron:{line}:9: tensor.rows: 0 is out of range")), "{e}");
+        let text = spec::BUILTIN[2].1.replace("latency_cycles: 4", "latency_cycles: 0");
+        let e = parse("w.ron", &text).unwrap_err();
+        assert_eq!(e.field, "semaphores.latency_cycles");
+        let e = parse("w.ron", &spec::BUILTIN[2].1.replace("tensor: \"2.4GHz\"", "tensor: \"0GHz\"")).unwrap_err();
+        assert_eq!(e.field, "tensor", "{e}");
+        assert!(e.message.contains("frequency"), "{e}");
+    }
+
+    #[test]
+    fn json_twins_parse_to_the_same_core() {
+        let v4 = spec::nc_v4();
+        let json = serde_json::to_string_pretty(&*v4).unwrap();
+        assert_eq!(parse("c.json", &json).unwrap(), *v4);
+        let bad = json.replace("\"rows\": 128", "\"rows\": 3");
+        assert_eq!(parse("c.json", &bad).unwrap_err().field, "tensor.rows");
+        assert!(find("nc-v9", "x.ron").unwrap_err().contains("nc-v4"));
+    }
+}

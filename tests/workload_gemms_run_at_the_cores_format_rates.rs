@@ -1,0 +1,51 @@
+//! A compute-bound GEMM node is timed at the rate of its number format on the chip's own core
+//! (its core file's `tensor.formats`): on Trn3 (NC-v4) MXFP8 and MXFP4 take a quarter of
+//! BF16's time and plain FP8 the same; overriding MXFP4 to 8 MACs per PE halves its time
+//! again; a format the core lacks (MXFP8 on Trn2's NC-v3) is an error naming the core and
+//! the field that would add it. Trn2's NC-v3 runs FP8 at twice BF16, its documented rate.
+
+use trnsim_system::doc::SystemDoc;
+use trnsim_workloads::costs::SystemCosts;
+use trnsim_workloads::exec::Costs;
+use trnsim_workloads::format::Op;
+
+/// A GEMM large enough to be compute-bound in every format.
+fn gemm(dtype: &str) -> Op {
+    Op::Gemm { m: 8192, k: 8192, n: 8192, dtype: dtype.into(), count: 1, a_resident: true, b_resident: true }
+}
+
+fn gemm_ns(system: &str, sets: &[&str], dtype: &str) -> Result<f64, String> {
+    let mut doc = SystemDoc::open(system).unwrap();
+    for s in sets {
+        doc.set(s).unwrap();
+    }
+    let sys = doc.resolve().unwrap();
+    let chip = sys.chip().unwrap();
+    SystemCosts::new(chip, None, 0.8).compute_ns(&gemm(dtype))
+}
+
+#[test]
+fn trn3_formats_run_at_nc_v4_rates() {
+    let bf16 = gemm_ns("trn3-chip", &[], "bf16").unwrap();
+    let rel = |d: &str| bf16 / gemm_ns("trn3-chip", &[], d).unwrap();
+    assert!((rel("mxfp8") - 4.0).abs() < 1e-9, "mxfp8 {}", rel("mxfp8"));
+    assert!((rel("mxfp4") - 4.0).abs() < 1e-9, "mxfp4 {}", rel("mxfp4"));
+    assert!((rel("fp8") - 1.0).abs() < 1e-9, "fp8 {}", rel("fp8"));
+    assert!((rel("fp32") - 0.25).abs() < 1e-9, "fp32 {}", rel("fp32"));
+    // 2 x 8192^3 flops at 8 x 78.64 TFLOPS x 0.8.
+    let want = 2.0 * 8192f64.powi(3) / (8.0 * 128.0 * 128.0 * 2.0 * 2.4e9 * 0.8) * 1e9;
+    assert!((bf16 / want - 1.0).abs() < 1e-9, "bf16 {bf16} ns, want {want}");
+}
+
+#[test]
+fn a_core_override_moves_its_format_and_a_missing_format_is_refused() {
+    let mx4 = gemm_ns("trn3-chip", &[], "mxfp4").unwrap();
+    let mx4x2 = gemm_ns("trn3-chip", &["chip.core.tensor.formats.mxfp4.macs_per_pe=8"], "mxfp4").unwrap();
+    assert!((mx4 / mx4x2 - 2.0).abs() < 1e-9, "{mx4} / {mx4x2}");
+    // Trn2's NC-v3: double-row FP8 at twice BF16 (the documented rate; the ISA has no operand
+    // for it, so only the roofline runs it).
+    let v3 = gemm_ns("trn2-chip", &[], "bf16").unwrap() / gemm_ns("trn2-chip", &[], "fp8").unwrap();
+    assert!((v3 - 2.0).abs() < 1e-9, "trn2 fp8 {v3}");
+    let e = gemm_ns("trn2-chip", &[], "mxfp8").unwrap_err();
+    assert!(e.contains("nc-v3") && e.contains("no mxfp8") && e.contains("chip.core.tensor.formats.mxfp8"), "{e}");
+}
