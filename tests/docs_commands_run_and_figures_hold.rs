@@ -21,8 +21,6 @@ const NOT_CHECKED: &[(&str, &str)] = &[
     ("docs/tutorial-verification.md", "its commands build the RTL feature and edit blocks in /tmp"),
     ("docs/validation.md", "its `make fuzz` runs release builds for minutes"),
     ("docs/parallel.md", "its commands need Open MPI's mpirun and the MPI build"),
-    ("docs/whatif.md", "its figures are not yet brought up to date with the commands' output"),
-    ("docs/performance.md", "its commands are in indented blocks, not yet marked"),
 ];
 
 fn bin() -> PathBuf {
@@ -60,6 +58,8 @@ macro_rules! doc_tests {
 doc_tests! {
     readme => "README.md",
     tutorial_architect => "docs/tutorial-architect.md",
+    whatif => "docs/whatif.md",
+    performance => "docs/performance.md",
     scaleout => "docs/scaleout.md",
     architecture => "docs/architecture.md",
     dependencies => "docs/dependencies.md",
