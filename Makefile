@@ -22,7 +22,7 @@ TEST_LOG := $(CURDIR)/target/test-output.log
 DETERMINISM_LEAVE_OUT ?= tp-matmul-4|tp-matmul-16|tp-matmul-64|moe-alltoall-144
 export PERFETTO_UI_DIR TRNSIM_SKIP_LOG
 
-.PHONY: run test test-deps bench compare-systemc trace lint fmt clean-out mutate diff mpi parallel-bench fuzz
+.PHONY: run test test-deps docs bench compare-systemc trace lint fmt clean-out mutate diff mpi parallel-bench fuzz
 
 ## run: the default microbenchmark suite; results table on stdout, JSON, plots and a trace in traces/out/
 run:
@@ -60,6 +60,12 @@ test: test-deps
 ## test-deps: what the tests need beyond cargo (rustfmt/clippy, node and Perfetto's trace processor, Verilator, Open MPI)
 test-deps:
 	@scripts/install-test-deps.sh all
+
+## docs: only the docs' commands and figures (README.md, "Docs are executed"), on the dev build;
+##       `make test` runs them with every other test
+docs:
+	$(CARGO) build -p trnsim-harness
+	$(CARGO) test -p trnsim-tests --test integration docs_commands_run_and_figures_hold
 
 ## fuzz: the hostile-input property tests for longer (docs/validation.md, "Hostile input"):
 ##       TRNSIM_FUZZ_CASES cases per test (default 20000), TRNSIM_FUZZ_SEED, TRNSIM_FUZZ_SECONDS

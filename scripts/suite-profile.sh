@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The default suite item by item: each benchmark `trnsim list` names runs in its own process
-# (`trnsim run NAME --json FILE`) under `/usr/bin/time -f '%e %M'`, and a markdown table goes to
-# stdout: simulated time and ticks (the kernel statistics `kernel.sim_time_ps` and
-# `kernel.ticks` of the result JSON), wall seconds, slowdown (wall / simulated) and peak RSS.
+# (`trnsim run NAME --json FILE`) under `/usr/bin/time -f '%e %M %U %S'`, and a markdown table
+# goes to stdout: simulated time and ticks (the kernel statistics `kernel.sim_time_ps` and
+# `kernel.ticks` of the result JSON), wall seconds, CPU seconds (user + system: the steadier
+# figure on a shared host), slowdown (wall / simulated) and peak RSS.
 # Benchmarks added to the suite later are picked up from `trnsim list`.
 #
 # Wall time is the whole process (start, build, run, report; measured around it to the
-# millisecond, /usr/bin/time's own %e has 10 ms steps), best of REPS runs; peak RSS is
-# /usr/bin/time's %M, the largest of the REPS runs. A benchmark without kernel statistics
+# millisecond, /usr/bin/time's own %e has 10 ms steps), best of REPS runs, and CPU time that
+# run's; peak RSS is /usr/bin/time's %M, the largest of the REPS runs. A benchmark without kernel statistics
 # (packet-level fabric engines, analytic benchmarks) shows "-" for simulated time, slowdown and
 # ticks. A sweep (several simulations in one benchmark) reports the kernel statistics of its
 # last simulation only, so its slowdown is overstated.
@@ -49,34 +50,38 @@ group() {
     }'
 }
 
-# Runs one benchmark REPS times; prints "wall_s rss_kib" (best wall, largest RSS).
+# Runs one benchmark REPS times; prints "wall_ms rss_kib cpu_s" (best wall and its CPU time,
+# largest RSS).
 measure() {
-    local name=$1 i t0 t1 best="" rss=0 e m
+    local name=$1 i t0 t1 best="" cpu="" rss=0 e m u s
     for ((i = 1; i <= REPS; i++)); do
         t0=$(date +%s%N)
-        if ! /usr/bin/time -f '%e %M' -o "$WORK/time" \
+        if ! /usr/bin/time -f '%e %M %U %S' -o "$WORK/time" \
             "$TRNSIM" run "$name" --json "$WORK/$name.json" >"$WORK/out" 2>"$WORK/err"; then
             tail -n 20 "$WORK/err" >&2
             echo "suite-profile: \`$TRNSIM run $name\` failed" >&2
             return 1
         fi
         t1=$(date +%s%N)
-        read -r e m < <(tail -n 1 "$WORK/time")
+        read -r e m u s < <(tail -n 1 "$WORK/time")
         [ -n "$m" ] || { echo "suite-profile: /usr/bin/time wrote no figures for $name" >&2; return 1; }
         e=$(((t1 - t0) / 1000000))
-        if [ -z "$best" ] || [ "$e" -lt "$best" ]; then best=$e; fi
+        if [ -z "$best" ] || [ "$e" -lt "$best" ]; then
+            best=$e
+            cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
+        fi
         if [ "$m" -gt "$rss" ]; then rss=$m; fi
     done
-    echo "$best $rss"
+    echo "$best $rss $cpu"
 }
 
 load() { uptime | sed 's/.*load average: //'; }
 
 echo "suite-profile: $TRNSIM, ${#names[@]} benchmarks, best of $REPS; load before: $(load)" >&2
-echo "| benchmark | simulated | wall s | slowdown (wall / simulated) | peak RSS MiB | ticks |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| benchmark | simulated | wall s | CPU s | slowdown (wall / simulated) | peak RSS MiB | ticks |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
 for name in "${names[@]}"; do
-    read -r wall_ms rss_kib < <(measure "$name") || exit 1
+    read -r wall_ms rss_kib cpu_s < <(measure "$name") || exit 1
     [ -n "${rss_kib:-}" ] || exit 1
     json=$WORK/$name.json
     sim_ps=$(jq -r --arg n "$name" \
@@ -92,7 +97,7 @@ for name in "${names[@]}"; do
     else
         sim="-" slow="-" ticks="-"
     fi
-    echo "| $name | $sim | $wall | $slow | $rss | $ticks |"
+    echo "| $name | $sim | $wall | $cpu_s | $slow | $rss | $ticks |"
     echo "suite-profile: $name done (load: $(load))" >&2
 done
 echo "suite-profile: load after: $(load)" >&2

@@ -9,6 +9,8 @@ mod cli_errors_are_one_line;
 mod common;
 mod config_errors_are_located;
 mod core_files_are_read_by_path_and_errors_located_in_them;
+mod doc_blocks;
+mod docs_commands_run_and_figures_hold;
 mod dp_step_overlaps_gradient_all_reduce_with_backward;
 mod e2e_llm_layer_matches_its_analytic_estimate;
 mod fast_fidelity_chip_loads_near_the_cycle_level_chip;

@@ -1,0 +1,242 @@
+//! Every command a doc shows runs, and every figure it quotes from a command's output holds
+//! within the stated tolerance (the rules: `doc_blocks.rs` and README.md, "Docs are
+//! executed"). One test per doc, so the docs run side by side on the test threads; each
+//! doc's commands run in order in a scratch folder of their own (a later command may read
+//! what an earlier one wrote). Commands run the test build's `trnsim`.
+
+use crate::common::{root, trnsim};
+use crate::doc_blocks::{check_output, line_matches, parse, run_steps, Expect, Run, Workspace};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The longest a doc's command may take in the test (the dev build): a longer run needs a
+/// smaller size marked `[tested as: ...]`.
+const LIMIT: Duration = Duration::from_secs(240);
+
+/// Docs whose commands the test does not run yet, and why. Every other doc under docs/ (and
+/// README.md) is checked; `every_doc_is_checked_or_named_here` keeps the two lists whole.
+const NOT_CHECKED: &[(&str, &str)] = &[
+    ("docs/memory.md", "its commands are synopses with placeholders (FILE, [--seed S])"),
+    ("docs/rtl.md", "its commands build the RTL feature and edit blocks in /tmp"),
+    ("docs/tutorial-verification.md", "its commands build the RTL feature and edit blocks in /tmp"),
+    ("docs/validation.md", "its `make fuzz` commands (release builds, minutes) are in an indented block, not marked"),
+    ("docs/parallel.md", "its MPI commands (Open MPI's mpirun, the MPI build) are in an indented block, not marked"),
+];
+
+fn bin() -> PathBuf {
+    let cmd = trnsim();
+    PathBuf::from(cmd.get_program()).canonicalize().expect("the trnsim binary")
+}
+
+/// Parses `doc`, runs its commands and panics with every failure, one a line.
+fn check_doc(doc: &str) {
+    let text = std::fs::read_to_string(root().join(doc)).unwrap_or_else(|e| panic!("{doc}: {e}"));
+    let steps = parse(doc, &text).unwrap_or_else(|e| panic!("{e}"));
+    let ws = Workspace::new(&format!("docs/{}", doc.replace('/', "_")), &bin());
+    let (errors, times) = run_steps(doc, &steps, &ws, LIMIT);
+    let total: f64 = times.iter().map(|t| t.1).sum();
+    eprintln!("{doc}: {} commands in {total:.1} s", times.len());
+    for (line, t) in &times {
+        eprintln!("  {doc}:{line}: {t:.1} s");
+    }
+    assert!(errors.is_empty(), "{} of {doc}'s commands failed:\n{}", errors.len(), errors.join("\n"));
+}
+
+macro_rules! doc_tests {
+    ($($name:ident => $doc:literal),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                check_doc($doc);
+            }
+        )*
+        /// The docs the tests above check.
+        const CHECKED: &[&str] = &[$($doc),*];
+    };
+}
+
+doc_tests! {
+    readme => "README.md",
+    tutorial_architect => "docs/tutorial-architect.md",
+    whatif => "docs/whatif.md",
+    performance => "docs/performance.md",
+    scaleout => "docs/scaleout.md",
+    architecture => "docs/architecture.md",
+    dependencies => "docs/dependencies.md",
+    fabric => "docs/fabric.md",
+    isa => "docs/isa.md",
+    multichip => "docs/multichip.md",
+    neuroncore => "docs/neuroncore.md",
+    sources => "docs/sources.md",
+    system => "docs/system.md",
+}
+
+#[test]
+fn every_doc_is_checked_or_named_here() {
+    let mut docs: Vec<String> = std::fs::read_dir(root().join("docs"))
+        .expect("docs/")
+        .filter_map(|e| e.ok())
+        .map(|e| format!("docs/{}", e.file_name().to_string_lossy()))
+        .filter(|n| n.ends_with(".md"))
+        .collect();
+    docs.push("README.md".into());
+    for d in &docs {
+        let checked = CHECKED.contains(&d.as_str());
+        let named = NOT_CHECKED.iter().any(|(n, _)| n == d);
+        assert!(checked != named, "{d}: check it (doc_tests!) or name it in NOT_CHECKED with the reason, not both");
+    }
+}
+
+/// A doc's block with one figure doctored: the check fails and names the line; the true
+/// figure passes. Runs a real command of the binary, so the failure is the comparison's.
+#[test]
+fn a_doctored_figure_fails_and_the_true_one_passes() {
+    let ws = Workspace::new("docs/doctored", &bin());
+    let cmd = "trnsim describe hbm hbm3e-9600";
+    let (code, out) = ws.run(cmd, LIMIT).expect("runs");
+    assert_eq!(code, 0, "{out}");
+    // The first line with a figure of more than one digit, as the doc would quote it.
+    let line = out
+        .lines()
+        .find(|l| l.split_whitespace().any(|t| t.chars().filter(|c| c.is_ascii_digit()).count() > 1))
+        .expect("a line with a figure");
+    let doc = format!("```text\n$ {cmd}\n{line}\n```\n");
+    let steps = parse("true.md", &doc).expect("parses");
+    assert_eq!(steps.len(), 1);
+    let (errors, _) = run_steps("true.md", &steps, &ws, LIMIT);
+    assert!(errors.is_empty(), "the true figure fails: {errors:?}");
+
+    // Doctor the first multi-digit number by 10 %: beyond the shown digits, and beyond a
+    // 5 % tolerance too.
+    let doctored = doctor(line);
+    for (opt, label) in [("", "digits shown"), (" tolerance=5%", "5 %")] {
+        let doc = format!("```text{opt}\n$ {cmd}\n{doctored}\n```\n");
+        let steps = parse("doctored.md", &doc).expect("parses");
+        let (errors, _) = run_steps("doctored.md", &steps, &ws, LIMIT);
+        assert_eq!(errors.len(), 1, "a doctored figure passes ({label}): `{doctored}` against `{line}`");
+        assert!(errors[0].starts_with("doctored.md:3: "), "names the doc's line: {}", errors[0]);
+    }
+}
+
+/// `line` with its first number of two or more digits made 10 % larger.
+fn doctor(line: &str) -> String {
+    let start = line.find(|c: char| c.is_ascii_digit()).expect("a digit");
+    let mut s = start;
+    let b = line.as_bytes();
+    let mut e = start;
+    loop {
+        while e < b.len() && (b[e].is_ascii_digit() || b[e] == b'.') {
+            e += 1;
+        }
+        if e - s > 1 || e >= b.len() {
+            break;
+        }
+        s = line[e..].find(|c: char| c.is_ascii_digit()).map_or(b.len(), |k| e + k);
+        e = s;
+    }
+    let v: f64 = line[s..e].parse().expect("a number");
+    let decimals = line[s..e].split('.').nth(1).map_or(0, str::len);
+    format!("{}{:.*}{}", &line[..s], decimals, v * 1.1 + 1.0, &line[e..])
+}
+
+/// A real doc's figure, doctored as it drifted once (an error located at the line the chip
+/// file had before a field was added): the doc as written passes, the doctored one fails at
+/// that line. The command is an error, so it runs in milliseconds.
+#[test]
+fn a_drifted_figure_in_a_doc_fails_at_its_line() {
+    let doc = "docs/whatif.md";
+    let text = std::fs::read_to_string(root().join(doc)).expect("docs/whatif.md");
+    let steps = parse(doc, &text).expect("parses");
+    let located = |s: &&crate::doc_blocks::Step| {
+        s.expect.as_ref().is_some_and(|e| e.lines.iter().any(|(_, l)| l.contains("dma.queues: 99 is out of range")))
+    };
+    let step = steps.iter().find(located).expect("whatif.md shows the out-of-range --set error").clone();
+    let ws = Workspace::new("docs/drifted", &bin());
+    let (errors, _) = run_steps(doc, std::slice::from_ref(&step), &ws, LIMIT);
+    assert!(errors.is_empty(), "the doc as written fails: {errors:?}");
+
+    // The line number in `file:line:col` one less: a figure of the output, so the check fails.
+    let mut doctored = step.clone();
+    let expect = doctored.expect.as_mut().expect("output shown");
+    let (line, shown) = expect.lines.iter_mut().find(|(_, l)| l.contains("dma.queues")).expect("the error line");
+    let at = shown.find(".ron (built in):").expect("a located error") + ".ron (built in):".len();
+    let end = at + shown[at..].find(':').expect("line:col");
+    let n: u32 = shown[at..end].parse().expect("a line number");
+    *shown = format!("{}{}{}", &shown[..at], n - 1, &shown[end..]);
+    let line = *line;
+    let (errors, _) = run_steps(doc, &[doctored], &ws, LIMIT);
+    assert_eq!(errors.len(), 1, "a drifted location passes: {errors:?}");
+    assert!(errors[0].starts_with(&format!("{doc}:{line}: ")), "names the doc's line: {}", errors[0]);
+}
+
+#[test]
+fn a_failing_command_fails_the_doc() {
+    let ws = Workspace::new("docs/failing", &bin());
+    let doc = "```sh\ntrnsim run no-such-benchmark\n```\n";
+    let steps = parse("f.md", doc).expect("parses");
+    let (errors, _) = run_steps("f.md", &steps, &ws, LIMIT);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].starts_with("f.md:2: `trnsim run no-such-benchmark` exited 2, not 0"), "{}", errors[0]);
+    // Shown as an error, the same command passes: it exits 2 and prints the line.
+    let (_, out) = ws.run("trnsim run no-such-benchmark", LIMIT).expect("runs");
+    let doc = format!("```text\n$ trnsim run no-such-benchmark\n{}\n```\n", out.lines().next().unwrap_or(""));
+    let (errors, _) = run_steps("e.md", &parse("e.md", &doc).expect("parses"), &ws, LIMIT);
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn figures_match_to_the_digits_shown_or_the_tolerance() {
+    // Digits shown: 5536.6 stands for 5536.55..=5536.65.
+    assert!(line_matches("step time 5536.6 us", "step time   5536.598 us", 0.0));
+    assert!(!line_matches("step time 5536.6 us", "step time 5536.7 us", 0.0));
+    // Thousands separators, signs, units glued on, words exact.
+    assert!(line_matches("4,545 GB/s", "4545.2 GB/s", 0.0));
+    assert!(!line_matches("4,545 GB/s", "4615.2 GB/s", 0.0));
+    assert!(line_matches("4,545 GB/s", "4615.2 GB/s", 0.02));
+    assert!(line_matches("dev -0.7 %", "dev -0.71 %", 0.0));
+    assert!(!line_matches("dev -0.7 %", "dev +0.7 %", 0.0));
+    assert!(line_matches("Avg 127.5GB/s", "Avg 127.5298GB/s", 0.0));
+    assert!(!line_matches("Avg 127.5GB/s", "Avg 127.5298GiB/s", 0.0));
+    // An error's location is figures too: 28 is not 31.
+    assert!(!line_matches("x.ron:28:9: dma.queues", "x.ron:31:9: dma.queues", 0.0));
+    assert!(!line_matches("tp-matmul-4 56275.8", "tp-matmul-16 56275.8", 0.0));
+    // `...` at the end: the rest of the line left out; `[..]`: any one token.
+    assert!(line_matches("tp-matmul-4 trn3 120ns ...", "tp-matmul-4 trn3 120ns 4 55465.8 619.5", 0.0));
+    assert!(!line_matches("tp-matmul-4 trn3 120ns", "tp-matmul-4 trn3 120ns 4", 0.0));
+    assert!(line_matches("took [..] s", "took 3.2 s", 0.0));
+}
+
+#[test]
+fn lines_shown_must_appear_in_order() {
+    let e = Expect { lines: vec![(2, "b 2".into()), (3, "a 1".into())], tolerance: 0.0 };
+    assert!(check_output("o.md", &e, "a 1\nb 2\na 1\n").is_ok());
+    let err = check_output("o.md", &e, "a 1\nb 2\n").expect_err("a 1 comes before b 2");
+    assert!(err.starts_with("o.md:3: "), "{err}");
+}
+
+#[test]
+fn markers_say_what_runs() {
+    let doc = "```sh\nalias trnsim=$PWD/target/release/trnsim\n\
+               trnsim run tp-matmul-64   # 64 chips [tested as: trnsim run tp-matmul-4]\n\
+               make run   # the suite [not tested: it builds a release binary]\n\
+               trnsim workload llm --layers 2 \\\n  --hidden 64 -o w.ron  # a comment\n```\n";
+    let s = parse("m.md", doc).expect("parses");
+    assert_eq!(s.len(), 4);
+    assert!(matches!(&s[0].run, Run::Skip(_)));
+    assert_eq!(s[1].run, Run::Cmd("trnsim run tp-matmul-4".into()));
+    assert_eq!(s[2].run, Run::Skip("it builds a release binary".into()));
+    assert_eq!(s[3].run, Run::Cmd("trnsim workload llm --layers 2 --hidden 64 -o w.ron".into()));
+    assert_eq!(s[3].line, 5);
+    // A replacement that is another command, output shown for a replaced command, an unknown
+    // block option and a command in an indented block are refused, located.
+    for (bad, why) in [
+        ("```sh\ntrnsim run a  # [tested as: trnsim hbm b]\n```\n", "m.md:2: [tested as"),
+        ("```text\n$ trnsim run a  # [tested as: trnsim run b]\nx\n```\n", "m.md:2: a command with output"),
+        ("```text tol=2%\n$ trnsim run a\n```\n", "m.md:1: unknown block option"),
+        ("text\n\n    trnsim run a\n", "m.md:3: a command in an indented block"),
+        ("```sh\ntrnsim run a\n", "m.md:1: code block never closed"),
+    ] {
+        let e = parse("m.md", bad).expect_err(bad);
+        assert!(e.starts_with(why), "{bad:?}: {e}");
+    }
+}
