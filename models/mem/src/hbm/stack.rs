@@ -502,8 +502,14 @@ impl HbmStack {
     /// Builds a stack from `cfg` (validated; the error names the field).
     pub fn new(cfg: &StackConfig) -> Result<HbmStack, String> {
         let map = cfg.validate()?;
-        let fast = (cfg.fidelity == Fidelity::Fast)
-            .then(|| crate::hbm::fast::FastStack::new(&cfg.org, &cfg.timing, &cfg.controller.refresh));
+        let fast = (cfg.fidelity == Fidelity::Fast).then(|| {
+            crate::hbm::fast::FastStack::new(
+                &cfg.org,
+                &cfg.timing,
+                &cfg.controller.refresh,
+                cfg.controller.refresh_schedule,
+            )
+        });
         let fast_steps = fast.as_ref().and_then(|_| map.sum_steps(&crate::hbm::fast::Target::weights(&cfg.org)));
         let stack_level = map.has_stack_level();
         let sched = sched::by_name(&cfg.controller.scheduler).ok_or("controller.scheduler: unknown")?;
@@ -516,10 +522,11 @@ impl HbmStack {
         for c in 0..cycle_channels {
             let mut v = Vec::new();
             for p in 0..cfg.org.pseudo_channels {
-                // Stagger refresh over the pseudo-channels so they do not all refresh at once.
+                // Stagger refresh over the pseudo-channels (unless the schedule is simultaneous).
                 let name = cfg.controller.refresh.as_str();
                 let interval = refresh::interval(name, t.refi, t.refi_pb);
-                let phase = refresh::phase(name, c, p, cfg.org.channels, cfg.org.pseudo_channels, interval);
+                let (chs, pcs) = (cfg.org.channels, cfg.org.pseudo_channels);
+                let phase = refresh::phase(name, cfg.controller.refresh_schedule, c, p, chs, pcs, interval);
                 let pol =
                     refresh::by_name(name, t.refi, t.refi_pb, banks, phase).ok_or("controller.refresh: unknown")?;
                 v.push(PcController::new(&sh, pol));

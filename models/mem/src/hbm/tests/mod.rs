@@ -5,5 +5,6 @@ mod fast;
 mod frontend;
 mod gates;
 mod latency;
+mod refresh_schedule;
 mod run_end;
 mod stepping;
