@@ -16,6 +16,7 @@ mod hbm_cli_runs_traces_and_rejects_bad_ones;
 mod hbm_matched_to_reference_tools_keeps_its_figures;
 mod hbm_runs_are_deterministic;
 mod hbm_trace_loads_in_perfetto;
+mod hbm_trace_runs_name_their_requester_and_count_lines;
 mod hbm_trn3_streams_near_spec_bandwidth;
 mod hostile_inputs_are_refused_or_run;
 mod kernel_clock_edges_are_exact;
