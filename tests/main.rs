@@ -13,6 +13,7 @@ mod e2e_llm_layer_matches_its_analytic_estimate;
 mod fast_fidelity_chip_loads_near_the_cycle_level_chip;
 mod hbm_checker_finds_no_violations_in_random_traffic;
 mod hbm_cli_runs_traces_and_rejects_bad_ones;
+mod hbm_energy_is_counted_actions_times_their_energy;
 mod hbm_matched_to_reference_tools_keeps_its_figures;
 mod hbm_runs_are_deterministic;
 mod hbm_trace_loads_in_perfetto;

@@ -98,6 +98,11 @@ pub struct HbmArgs {
     /// Replay every issued command through the independent JEDEC timing checker.
     #[arg(long)]
     check: bool,
+    /// Energy table (RON, the shape of models/configs/mem/hbm-energy.ron: IDD currents, VDD
+    /// and I/O pJ/bit per preset) instead of the built-in one; the run prints and writes
+    /// energy by action and in total.
+    #[arg(long, value_name = "FILE.ron")]
+    energy: Option<PathBuf>,
     /// Print the preset (organization, timing, sources, estimates, the constraint table) and
     /// exit without running.
     #[arg(long)]
@@ -220,6 +225,7 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
         cfg.controller.intake_buffer = n;
     }
     let req = requester(&a, &mut cfg).map_err(usage)?;
+    cfg.energy = memory::energy_spec(a.energy.as_deref(), p.name).map_err(usage)?;
     let (width, in_flight) = (req.width, req.in_flight);
     cfg.fidelity = trnsim_mem::hbm::Fidelity::parse(&a.fidelity)
         .ok_or_else(|| usage(format!("--fidelity: unknown `{}` (known: cycle, fast)", a.fidelity)))?;
@@ -307,6 +313,7 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     println!("  {:<24} {:>14.3}", "sim_time_us", out.sim.now().as_ps() as f64 * 1e-6);
     println!("  {:<24} {:>14.3}", "host_cpu_s", r.speed.cpu_s);
     println!("  {:<24} {:>14.0}", "host_requests_per_cpu_s", reqs / r.speed.cpu_s.max(1e-9));
+    print_energy(&r.stats);
     if let Some((v, _)) = &verdict {
         println!("  checker: {v}");
     }
@@ -320,6 +327,24 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     match verdict {
         Some((v, bad)) if bad > 0 => Err((v, 1)),
         _ => Ok(()),
+    }
+}
+
+/// The stack's energy by action and in total (uJ), and its mean power (mW), when it has them.
+fn print_energy(stats: &trnsim_kernel::StatsReport) {
+    let value = |name: &str| match stats.get("hbm", name) {
+        Some(trnsim_kernel::StatValue::Float(v)) => Some(*v),
+        _ => None,
+    };
+    let Some(total) = value("energy_pJ_total") else { return };
+    let parts: Vec<String> = trnsim_mem::hbm::energy::ACTIONS
+        .iter()
+        .map(|a| format!("{a} {:.3}", value(&format!("energy_pJ_{a}")).unwrap_or(0.0) * 1e-6))
+        .collect();
+    println!("  {:<24} {:>14.3}", "energy_uJ", total * 1e-6);
+    println!("    by action (uJ): {}", parts.join(", "));
+    if let Some(mw) = value("power_mW_mean") {
+        println!("  {:<24} {:>14.3}", "power_mW_mean", mw);
     }
 }
 

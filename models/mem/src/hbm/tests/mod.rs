@@ -1,6 +1,7 @@
 //! Validation of the stack against first principles (unit-level; cross-crate tests live in
 //! tests/).
 
+mod energy;
 mod fast;
 mod frontend;
 mod gates;

@@ -71,7 +71,7 @@ fn write_mode_fraction_is_a_fraction_of_each_pseudo_channels_time() {
 }
 
 /// Keeps a run going to cycle `.0` of its clock (and does nothing else).
-struct Until(u64);
+pub(super) struct Until(pub(super) u64);
 
 impl trnsim_kernel::Component for Until {
     fn tick(&mut self, cx: &mut trnsim_kernel::Ctx<'_>) -> trnsim_kernel::Activity {
