@@ -15,6 +15,7 @@ mod hbm_checker_finds_no_violations_in_random_traffic;
 mod hbm_cli_runs_traces_and_rejects_bad_ones;
 mod hbm_energy_is_counted_actions_times_their_energy;
 mod hbm_matched_to_reference_tools_keeps_its_figures;
+mod hbm_refresh_schedule_is_a_choice;
 mod hbm_runs_are_deterministic;
 mod hbm_trace_loads_in_perfetto;
 mod hbm_trace_runs_name_their_requester_and_count_lines;

@@ -175,6 +175,8 @@ pub struct PcController {
     open_banks: u64,
     /// Cycles a bank was open or refreshing (for the background energy).
     active: crate::hbm::energy::ActiveSpan,
+    /// Each bank's last ACT cycle (an auto-precharge's bank stays active to tRAS after it).
+    act_at: Vec<u64>,
     /// Per kind of command a bank's requests may need (column, PRE, ACT; see [`COL`]), per
     /// bank: its `TimingState::bank_part` for that command (the column kind's
     /// for `col_class`), valid unless the bank is in the kind's `stale` set.
@@ -223,6 +225,7 @@ impl PcController {
             hits: vec![0; banks],
             open_banks: 0,
             active: Default::default(),
+            act_at: vec![0; banks],
             part: Box::new([[0; 64]; 3]),
             stale: [u64::MAX; 3],
             col_class: Command::Rd,
@@ -856,6 +859,7 @@ impl PcController {
                 self.open[bank] = c.row;
                 self.open_banks |= 1 << bank;
                 self.active.busy(now, u64::MAX);
+                self.act_at[bank] = now;
                 self.opened[bank] = if self.opened[bank] == 1 { 1 } else { 0 };
                 self.by_bank.iter_mut().for_each(|q| q.recount(bank, c.row));
             }
@@ -880,6 +884,11 @@ impl PcController {
             }
             Command::RdA | Command::WrA => {
                 self.open[bank] = CLOSED;
+                // The bank precharges itself tRTP after an RDA, or the write's data and tWR
+                // after a WRA, and not before tRAS from its ACT: active until then.
+                let after = if c.cmd == Command::RdA { t.rtp } else { t.cwl + t.bl + t.wr };
+                let ras_end = self.act_at[bank] + u64::from(t.ras);
+                self.active.busy(now, (now + u64::from(after)).max(ras_end));
                 self.close_banks(1 << bank, now);
                 self.by_bank.iter_mut().for_each(|q| q.recount(bank, CLOSED));
             }

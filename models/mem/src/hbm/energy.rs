@@ -13,10 +13,11 @@
 //!
 //! Counting, not computing: the controllers count commands, bank closings and active cycles
 //! (a few adds per command, nothing per cycle); the figures are multiplied at report time.
+//! An RDA's or WRA's bank counts as active until it precharges itself (tRTP after an RDA, the
+//! write's data and tWR after a WRA, not before tRAS from its ACT), as in DRAMPower.
 //! Leaves out: power-down and self refresh (the controllers use neither), VPP's own currents
-//! (folded into VDD's where a source gives one supply), the auto-precharge's delay after an
-//! RDA/WRA (the bank counts as closed at the command, DRAMPower closes it tRTP or tWR later),
-//! data-dependent I/O toggling and termination (DRAMPower's interface model), and temperature.
+//! (folded into VDD's where a source gives one supply), data-dependent I/O toggling and
+//! termination (DRAMPower's interface model), and temperature.
 
 use crate::hbm::stats::PcStats;
 use crate::hbm::{Command, Organization, TimingParams};
@@ -207,13 +208,17 @@ pub struct ActiveSpan {
     /// The current span's start and end (`u64::MAX` while a bank is open); none before the
     /// first.
     span: Option<(u64, u64)>,
-    /// The latest refresh end.
+    /// The latest known end of activity (a refresh's, an auto-precharge's).
     refresh_end: u64,
 }
 
 impl ActiveSpan {
-    /// Activity from `from` to `until` (u64::MAX: until [`ActiveSpan::closed`]).
+    /// Activity from `from` to `until` (u64::MAX: until [`ActiveSpan::closed`]; a finite end
+    /// also holds the span open past a later [`ActiveSpan::closed`]).
     pub fn busy(&mut self, from: u64, until: u64) {
+        if until != u64::MAX {
+            self.refresh_end = self.refresh_end.max(until);
+        }
         match self.span {
             Some((s, e)) if from <= e => self.span = Some((s, e.max(until))),
             Some((s, e)) => {
@@ -226,12 +231,11 @@ impl ActiveSpan {
 
     /// A refresh from `at` for `cycles`.
     pub fn refresh(&mut self, at: u64, cycles: u64) {
-        self.refresh_end = self.refresh_end.max(at + cycles);
         self.busy(at, at + cycles);
     }
 
-    /// The last open bank closed at `at`: the span ends then, or when a refresh still running
-    /// ends.
+    /// The last open bank closed at `at`: the span ends then, or when a refresh or an
+    /// auto-precharge still running ends.
     pub fn closed(&mut self, at: u64) {
         if let Some((s, _)) = self.span {
             self.span = Some((s, at.max(self.refresh_end)));
@@ -256,5 +260,30 @@ impl ActiveSpan {
     pub fn cycles_to(&self, end: u64) -> u64 {
         let tail = self.span.map_or(0, |(s, e)| e.min(end).saturating_sub(s));
         self.done + tail
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ActiveSpan;
+
+    #[test]
+    fn active_cycles_are_the_union_of_open_banks_refreshes_and_auto_precharges() {
+        let mut a = ActiveSpan::default();
+        a.busy(10, u64::MAX); // an ACT at 10
+        a.refresh(15, 20); // a refresh inside the open span (to 35)
+        a.closed(20); // the last bank closes at 20: active until the refresh ends
+        assert_eq!(a.cycles_to(100), 25);
+        a.busy(50, 60); // an auto-precharge's tail, 50..60
+        a.busy(55, u64::MAX); // an ACT at 55
+        a.closed(58); // closed before the tail ends
+        assert_eq!(a.cycles_to(100), 35);
+        assert_eq!(a.cycles_to(52), 27, "cut at the end asked for");
+        // Skipping 1,000 idle cycles after 80 that hold 7 active ones: a refresh running over
+        // 80 ends 1,000 later, the cycles before 80 stay.
+        a.refresh(78, 6);
+        a.shift(80, 1_000, 7);
+        assert_eq!(a.cycles_to(1_080), 35 + 2 + 7);
+        assert_eq!(a.cycles_to(2_000), 35 + 2 + 7 + 4);
     }
 }
