@@ -43,11 +43,13 @@ fn a_trace_line_is_a_cache_line_of_bursts_by_default() {
     let p = path.to_str().unwrap();
     let (code, out, err) = run(&["hbm", "--trace", p, "--check"]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(figure(&out, "requests"), 8.0);
+    assert_eq!(figure(&out, "requests"), 4.0);
+    assert_eq!(figure(&out, "bursts"), 8.0);
     assert!(out.contains("checker: 0 violations"), "{out}");
     let (code, out, err) = run(&["hbm", "--trace", p, "--request-bytes", "256"]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(figure(&out, "requests"), 32.0);
+    assert_eq!(figure(&out, "requests"), 4.0);
+    assert_eq!(figure(&out, "bursts"), 32.0);
     for bad in ["48", "16", "8192", "0"] {
         let (code, _, err) = run(&["hbm", "--trace", p, "--request-bytes", bad]);
         assert_eq!(code, 2, "{bad}: {err}");
@@ -56,8 +58,7 @@ fn a_trace_line_is_a_cache_line_of_bursts_by_default() {
     // A flag the run would ignore is refused: a trace's without a trace, a synthetic
     // pattern's with one.
     for (args, expect) in [
-        (&["hbm", "--requests", "5", "--request-bytes", "128"][..], "--request-bytes reads a --trace FILE"),
-        (&["hbm", "--requests", "5", "--format", "ramulator"], "--format reads a --trace FILE"),
+        (&["hbm", "--requests", "5", "--format", "ramulator"][..], "--format reads a --trace FILE"),
         (&["hbm", "--trace", p, "--pattern", "stream-read"], "cannot be used with '--pattern <PATTERN>'"),
         (&["hbm", "--trace", p, "--requests", "5"], "cannot be used with '--requests <REQUESTS>'"),
         (&["hbm", "--trace", p, "--seed", "5"], "cannot be used with '--seed <SEED>'"),
@@ -120,8 +121,10 @@ fn the_trace_cpu_requester_is_one_request_per_cycle_with_no_cap_in_flight() {
     for flag in ["--width", "--in-flight", "--intake-buffer"] {
         let (code, _, err) = run(&[&base[..], &["--requester", "trace-cpu", flag, "2"]].concat());
         assert_eq!(code, 2, "{flag}: {err}");
-        assert!(err.contains("cannot be used with"), "{flag}: {err}");
+        assert!(err.contains("--requester trace-cpu sets --width, --in-flight and --intake-buffer"), "{flag}: {err}");
     }
+    // The port requester takes them, named or by default.
+    assert_eq!(with(&["--requester", "port", "--width", "1", "--in-flight", "256", "--intake-buffer", "0"]), capped);
     let (code, _, err) = run(&[&base[..], &["--requester", "cpu"]].concat());
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--requester: unknown `cpu` (known: port, trace-cpu)"), "{err}");

@@ -13,7 +13,7 @@ use trnsim_kernel::{Dur, TickOrder};
 use trnsim_mem::hbm::checker::Checker;
 use trnsim_mem::hbm::cmdtrace::CmdTraceWriter;
 use trnsim_mem::hbm::presets;
-use trnsim_mem::hbm::traffic::{GenParams, Pattern, RequestSource, SourceReq};
+use trnsim_mem::hbm::traffic::{GenParams, Pattern, RequestSource, SourceReq, Synthetic, TrafficGen};
 use trnsim_mem::hbm::{CommandSink, HbmStack, PagePolicy};
 
 /// Bytes of one trace line when `--request-bytes` is not given: a cache line.
@@ -32,9 +32,10 @@ pub struct HbmArgs {
     /// Trace format: auto (detect from the first line; the default), dramsim3 or ramulator.
     #[arg(long)]
     format: Option<TraceFormat>,
-    /// Bytes of one trace line (a power of two from the preset's burst, 32 B, to 4096): a line
-    /// is the aligned block of this size holding its address, moved as consecutive bursts;
-    /// bandwidth counts these bytes. Default 64 (one cache line).
+    /// Bytes of one request (a power of two from the preset's burst, 32 B, to 4096): a trace
+    /// line or synthetic request is the aligned block of this size holding its address, moved
+    /// as consecutive bursts; `requests` counts these, `bursts` the bursts. Default: 64 (a
+    /// cache line) for a trace, the burst for a synthetic pattern.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
     request_bytes: Option<u32>,
     /// Synthetic pattern when no --trace: stream-read, stream-write, random, mix, same-bank.
@@ -46,19 +47,21 @@ pub struct HbmArgs {
     /// Seed of the synthetic pattern.
     #[arg(long, default_value_t = 1, conflicts_with = "trace")]
     seed: u64,
-    /// Most requests outstanding (open loop with back-pressure).
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    in_flight: u32,
-    /// Most requests offered per memory cycle.
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=4096))]
-    width: u32,
+    /// Most bursts outstanding (the `port` requester; default 256).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    in_flight: Option<u32>,
+    /// Most bursts offered per memory cycle (the `port` requester; default 16).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    width: Option<u32>,
     /// The requester: `port` (the open-loop generator of --width and --in-flight) or
-    /// `trace-cpu`, the trace front ends of DRAMsim3 and Ramulator 2: one request per memory
-    /// cycle, no limit on requests in flight (four times what the queues hold, so it never
-    /// binds), and a full queue holds the whole stream (no intake buffer). `trace-cpu` sets
-    /// --width, --in-flight and --intake-buffer, so it takes none of them.
-    #[arg(long, default_value = "port", conflicts_with_all = ["width", "in_flight", "intake_buffer"])]
-    requester: String,
+    /// `trace-cpu`, the trace front ends of DRAMsim3 and Ramulator 2: one burst per memory
+    /// cycle, no limit in flight (four times what the queues hold, so it never binds), and a
+    /// full queue holds the whole stream (no intake buffer). `trace-cpu` sets --width,
+    /// --in-flight and --intake-buffer, so it takes none of them. Default: `trace-cpu` with
+    /// a --trace and none of those flags (the tools' own front end for their traces), `port`
+    /// otherwise.
+    #[arg(long)]
+    requester: Option<String>,
     /// Row-buffer policy: open or closed.
     #[arg(long, default_value = "open")]
     page_policy: String,
@@ -66,6 +69,11 @@ pub struct HbmArgs {
     /// (postpones and pulls in up to 8 REFs) or none.
     #[arg(long, default_value = "per-bank")]
     refresh: String,
+    /// How the pseudo-channels' refreshes line up: staggered (spread evenly over the refresh
+    /// interval) or simultaneous (every pseudo-channel in the same cycle, as Ramulator 2 and
+    /// DRAMsim3 refresh).
+    #[arg(long, default_value = "staggered")]
+    refresh_schedule: String,
     /// Scheduler: frfcfs or fcfs.
     #[arg(long, default_value = "frfcfs")]
     scheduler: String,
@@ -90,6 +98,11 @@ pub struct HbmArgs {
     /// Replay every issued command through the independent JEDEC timing checker.
     #[arg(long)]
     check: bool,
+    /// Energy table (RON, the shape of models/configs/mem/hbm-energy.ron: IDD currents, VDD
+    /// and I/O pJ/bit per preset) instead of the built-in one; the run prints and writes
+    /// energy by action and in total.
+    #[arg(long, value_name = "FILE.ron")]
+    energy: Option<PathBuf>,
     /// Print the preset (organization, timing, sources, estimates, the constraint table) and
     /// exit without running.
     #[arg(long)]
@@ -110,31 +123,44 @@ impl HbmArgs {
     }
 }
 
+/// A trace file's lines as requests; a bad line ends the stream and is kept in `error`.
 struct FileSource {
     reader: TraceReader<BufReader<File>>,
     error: Rc<RefCell<Option<TraceError>>>,
-    /// Bytes of one line (`--request-bytes`) and of one burst.
-    line: u64,
-    burst: u64,
-    /// The current line's next burst, and the bursts it has left.
-    next: SourceReq,
-    left: u64,
 }
 
 impl RequestSource for FileSource {
     fn next_request(&mut self) -> Option<SourceReq> {
-        if self.left == 0 {
-            match self.reader.next()? {
-                Ok(r) => {
-                    let addr = r.addr - r.addr % self.line;
-                    self.next = SourceReq { addr, write: r.write, cycle: r.cycle };
-                    self.left = self.line / self.burst;
-                }
-                Err(e) => {
-                    *self.error.borrow_mut() = Some(e);
-                    return None;
-                }
+        match self.reader.next()? {
+            Ok(r) => Some(SourceReq { addr: r.addr, write: r.write, cycle: r.cycle }),
+            Err(e) => {
+                *self.error.borrow_mut() = Some(e);
+                None
             }
+        }
+    }
+}
+
+/// A source's requests of `line` bytes each (the aligned block holding the address), handed
+/// on as the consecutive bursts that move them; counts the requests in `lines`.
+struct Lines {
+    src: Box<dyn RequestSource>,
+    /// Bytes of one request (`--request-bytes`) and of one burst.
+    line: u64,
+    burst: u64,
+    /// The current request's next burst, and the bursts it has left.
+    next: SourceReq,
+    left: u64,
+    lines: Rc<std::cell::Cell<u64>>,
+}
+
+impl RequestSource for Lines {
+    fn next_request(&mut self) -> Option<SourceReq> {
+        if self.left == 0 {
+            let r = self.src.next_request()?;
+            self.next = SourceReq { addr: r.addr - r.addr % self.line, ..r };
+            self.left = self.line / self.burst;
+            self.lines.set(self.lines.get() + 1);
         }
         let out = self.next;
         self.next.addr += self.burst;
@@ -143,14 +169,39 @@ impl RequestSource for FileSource {
     }
 }
 
+/// The requester a run uses: its name, bursts offered per cycle and most bursts in flight.
+struct Requester {
+    name: &'static str,
+    width: u32,
+    in_flight: u32,
+}
+
+/// The requester `a` asks for (see `--requester`), setting the intake buffer it implies.
+fn requester(a: &HbmArgs, cfg: &mut trnsim_mem::hbm::StackConfig) -> Result<Requester, String> {
+    let port_flags = a.width.is_some() || a.in_flight.is_some() || a.intake_buffer.is_some();
+    let default = if a.trace.is_some() && !port_flags { "trace-cpu" } else { "port" };
+    match a.requester.as_deref().unwrap_or(default) {
+        "port" => Ok(Requester { name: "port", width: a.width.unwrap_or(16), in_flight: a.in_flight.unwrap_or(256) }),
+        "trace-cpu" if port_flags => {
+            Err("--requester trace-cpu sets --width, --in-flight and --intake-buffer: give none of them".into())
+        }
+        "trace-cpu" => {
+            cfg.controller.intake_buffer = 0;
+            let c = &cfg.controller;
+            let held = u64::from(cfg.org.pcs()) * (u64::from(c.read_queue) + u64::from(c.write_queue));
+            let in_flight = u32::try_from(held.saturating_mul(4).clamp(4096, 1_000_000)).unwrap_or(1_000_000);
+            Ok(Requester { name: "trace-cpu", width: 1, in_flight })
+        }
+        o => Err(format!("--requester: unknown `{o}` (known: port, trace-cpu)")),
+    }
+}
+
 /// Runs `trnsim hbm`; Err((message, exit code)).
 pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     let usage = |m: String| (m, 2);
     // A trace's flags without a trace would be ignored: refused instead.
-    for (given, flag) in [(a.format.is_some(), "--format"), (a.request_bytes.is_some(), "--request-bytes")] {
-        if given && a.trace.is_none() {
-            return Err(usage(format!("{flag} reads a --trace FILE: give one (a synthetic --pattern takes neither)")));
-        }
+    if a.format.is_some() && a.trace.is_none() {
+        return Err(usage("--format reads a --trace FILE: give one (a synthetic --pattern has no format)".into()));
     }
     let p = presets::find(&a.preset)
         .ok_or_else(|| usage(format!("--preset: unknown `{}` (known: {})", a.preset, presets::names())))?;
@@ -161,6 +212,11 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
         o => return Err(usage(format!("--page-policy: unknown `{o}` (known: open, closed)"))),
     };
     cfg.controller.refresh = a.refresh.clone();
+    cfg.controller.refresh_schedule = trnsim_mem::hbm::refresh::RefreshSchedule::parse(&a.refresh_schedule)
+        .ok_or_else(|| {
+            let names: Vec<_> = trnsim_mem::hbm::refresh::SCHEDULES.iter().map(|s| s.0).collect();
+            usage(format!("--refresh-schedule: unknown `{}` (known: {})", a.refresh_schedule, names.join(", ")))
+        })?;
     cfg.controller.scheduler = a.scheduler.clone();
     if let Some(m) = &a.address_map {
         cfg.controller.address_map = m.clone();
@@ -168,16 +224,9 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     if let Some(n) = a.intake_buffer {
         cfg.controller.intake_buffer = n;
     }
-    let (width, in_flight) = match a.requester.as_str() {
-        "port" => (a.width, a.in_flight),
-        "trace-cpu" => {
-            cfg.controller.intake_buffer = 0;
-            let c = &cfg.controller;
-            let held = u64::from(cfg.org.pcs()) * (u64::from(c.read_queue) + u64::from(c.write_queue));
-            (1, u32::try_from(held.saturating_mul(4).clamp(4096, 1_000_000)).unwrap_or(1_000_000))
-        }
-        o => return Err(usage(format!("--requester: unknown `{o}` (known: port, trace-cpu)"))),
-    };
+    let req = requester(&a, &mut cfg).map_err(usage)?;
+    cfg.energy = memory::energy_spec(a.energy.as_deref(), p.name).map_err(usage)?;
+    let (width, in_flight) = (req.width, req.in_flight);
     cfg.fidelity = trnsim_mem::hbm::Fidelity::parse(&a.fidelity)
         .ok_or_else(|| usage(format!("--fidelity: unknown `{}` (known: cycle, fast)", a.fidelity)))?;
     if cfg.fidelity == trnsim_mem::hbm::Fidelity::Fast && (a.cmd_trace.is_some() || a.check) {
@@ -198,29 +247,33 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
         limit: Dur::from_us(u64::MAX / 2_000_000),
     };
     let error = Rc::new(RefCell::new(None));
+    let burst = u64::from(spec.cfg.org.access_bytes());
+    let line = u64::from(a.request_bytes.unwrap_or(if a.trace.is_some() { TRACE_LINE_BYTES } else { burst as u32 }));
+    if !line.is_power_of_two() || line < burst {
+        return Err(usage(format!(
+            "--request-bytes: {line} is not allowed (allowed: a power of two from the burst, {burst}, to 4096)"
+        )));
+    }
     let src: Box<dyn RequestSource> = match &a.trace {
         Some(path) => {
-            let burst = u64::from(spec.cfg.org.access_bytes());
-            let line = u64::from(a.request_bytes.unwrap_or(TRACE_LINE_BYTES));
-            if !line.is_power_of_two() || line < burst {
-                return Err(usage(format!(
-                    "--request-bytes: {line} is not allowed (allowed: a power of two from the burst, {burst}, to 4096)"
-                )));
-            }
             let reader = TraceReader::open(path, a.format.unwrap_or(TraceFormat::Auto))
                 .map_err(|e| usage(e.to_string()))?
                 .with_capacity(spec.cfg.org.stack_bytes());
-            let next = SourceReq { addr: 0, write: false, cycle: None };
-            Box::new(FileSource { reader, error: error.clone(), line, burst, next, left: 0 })
+            Box::new(FileSource { reader, error: error.clone() })
         }
         None => {
             let pattern = Pattern::ALL.iter().find(|(_, n)| *n == a.pattern).map(|x| x.0).ok_or_else(|| {
                 let names: Vec<_> = Pattern::ALL.iter().map(|x| x.1).collect();
                 usage(format!("--pattern: unknown `{}` (known: {})", a.pattern, names.join(", ")))
             })?;
-            memory::synthetic(&spec, pattern, a.requests, a.seed).map_err(usage)?
+            let stack = HbmStack::new(&spec.cfg).map_err(usage)?;
+            let (map, rows) = (stack.address_map(), spec.cfg.org.rows);
+            Box::new(Synthetic::new(pattern, a.requests, a.seed, map.capacity(), line, map, rows))
         }
     };
+    let lines = Rc::new(std::cell::Cell::new(0));
+    let next = SourceReq { addr: 0, write: false, cycle: None };
+    let src = Box::new(Lines { src, line, burst, next, left: 0, lines: lines.clone() });
     let (mut sinks, staged) = make_sinks(&a, &spec)?;
     let mut out = memory::run(&spec, vec![src], None, &mut |_| sinks.pop()).map_err(|e| (e, 1))?;
     if let Some(e) = error.borrow_mut().take() {
@@ -231,8 +284,26 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     if let Some(s) = staged {
         s.commit().map_err(|e| (e, 1))?;
     }
-    let r = &out.result;
-    println!("trnsim hbm: {} ({}), {}", p.name, p.description, source_name(&a));
+    let gen = out.sim.component::<TrafficGen>(out.gens[0]).ok_or(("no generator".to_string(), 1))?;
+    let stats = &out.result.stats;
+    // Requests that found their queue full (waited in an intake buffer or at the port): the
+    // memory pushed back, so the requester's cap was not what bound it.
+    let pushed_back =
+        stats.int("hbm", "intake_buffered").unwrap_or(0) + stats.int("hbm", "port_stall_cycles").unwrap_or(0);
+    let bw = out.result.headline.iter().find(|h| h.0 == "bandwidth_GBps");
+    let notes = requester_notes(&req, &spec, gen, bw, pushed_back);
+    let mut r = out.result;
+    // `requests` counts the run's requests (trace lines, or synthetic requests of
+    // --request-bytes), `bursts` what the stack moved.
+    if let Some(k) = r.headline.iter().position(|h| h.0 == "requests") {
+        let bursts = r.headline[k].1;
+        r.headline[k].1 = lines.get() as f64;
+        r.headline.insert(k + 1, ("bursts".into(), bursts));
+    }
+    println!("trnsim hbm: {} ({}), {}", p.name, p.description, source_name(&a, line));
+    for n in &notes {
+        println!("  {n}");
+    }
     for (k, v) in &r.headline {
         // Counts as integers, measured quantities with three decimals.
         let v = if v.fract() == 0.0 && v.abs() < 1e15 { format!("{v:.0}") } else { format!("{v:.3}") };
@@ -242,11 +313,13 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     println!("  {:<24} {:>14.3}", "sim_time_us", out.sim.now().as_ps() as f64 * 1e-6);
     println!("  {:<24} {:>14.3}", "host_cpu_s", r.speed.cpu_s);
     println!("  {:<24} {:>14.0}", "host_requests_per_cpu_s", reqs / r.speed.cpu_s.max(1e-9));
+    print_energy(&r.stats);
     if let Some((v, _)) = &verdict {
         println!("  checker: {v}");
     }
     if let Some(path) = &a.json {
-        let body = serde_json::json!({ "preset": p.name, "headline": r.headline, "stats": r.stats,
+        let body = serde_json::json!({ "preset": p.name, "requester": req.name, "request_bytes": line,
+            "notes": notes, "headline": r.headline, "stats": r.stats,
             "host_cpu_s": r.speed.cpu_s, "host_requests_per_cpu_s": reqs / r.speed.cpu_s.max(1e-9) });
         trnsim_harness::outputs::write_atomic(path, (body.to_string() + "\n").as_bytes())
             .map_err(|e| (format!("--json {}: {e}", path.display()), 1))?;
@@ -257,11 +330,71 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     }
 }
 
-fn source_name(a: &HbmArgs) -> String {
-    match &a.trace {
-        Some(p) => format!("trace {}", p.display()),
-        None => format!("{} x {} (seed {})", a.pattern, a.requests, a.seed),
+/// The stack's energy by action and in total (uJ), and its mean power (mW), when it has them.
+fn print_energy(stats: &trnsim_kernel::StatsReport) {
+    let value = |name: &str| match stats.get("hbm", name) {
+        Some(trnsim_kernel::StatValue::Float(v)) => Some(*v),
+        _ => None,
+    };
+    let Some(total) = value("energy_pJ_total") else { return };
+    let parts: Vec<String> = trnsim_mem::hbm::energy::ACTIONS
+        .iter()
+        .map(|a| format!("{a} {:.3}", value(&format!("energy_pJ_{a}")).unwrap_or(0.0) * 1e-6))
+        .collect();
+    println!("  {:<24} {:>14.3}", "energy_uJ", total * 1e-6);
+    println!("    by action (uJ): {}", parts.join(", "));
+    if let Some(mw) = value("power_mW_mean") {
+        println!("  {:<24} {:>14.3}", "power_mW_mean", mw);
     }
+}
+
+fn source_name(a: &HbmArgs, line: u64) -> String {
+    match &a.trace {
+        Some(p) => format!("trace {}, {line} B per line", p.display()),
+        None => format!("{} x {} of {line} B (seed {})", a.pattern, a.requests, a.seed),
+    }
+}
+
+/// Share of the run the requester must have been held by its cap for the output to say the cap
+/// bound the bandwidth (with fewer than 1 % of its requests finding their queue full: else
+/// the memory pushed back and a larger cap would only lengthen the queues).
+const CAP_BOUND_FRAC: f64 = 0.5;
+
+/// What the output says about the requester: its name and limits, and when its in-flight cap
+/// (by Little's law) or its one burst per cycle bound the bandwidth.
+fn requester_notes(
+    req: &Requester,
+    spec: &HbmSpec,
+    gen: &TrafficGen,
+    bw: Option<&(String, f64)>,
+    pushed_back: u64,
+) -> Vec<String> {
+    let burst = spec.cfg.org.access_bytes();
+    let ns_per = 1000.0 / spec.cfg.timing.ck_mhz as f64;
+    let mut notes = Vec::new();
+    if req.name == "trace-cpu" {
+        let bound = f64::from(burst) / ns_per;
+        notes.push(format!(
+            "requester: trace-cpu (the reference tools' trace front end: one {burst} B burst offered per CK, no cap in flight, a full queue holds the stream), at most {bound:.1} GB/s"
+        ));
+        if bw.is_some_and(|b| b.1 >= 0.95 * bound) {
+            notes.push(format!("the requester bound the bandwidth: one burst per CK is {bound:.1} GB/s (the port requester, --width W --in-flight K, offers more)"));
+        }
+        return notes;
+    }
+    notes.push(format!("requester: port ({} bursts offered per CK, at most {} in flight)", req.width, req.in_flight));
+    let active = gen.active_cycles().max(1) as f64;
+    let held = gen.capped_cycles as f64 / active;
+    let lat_ns = gen.latency.mean() * ns_per;
+    if held >= CAP_BOUND_FRAC && pushed_back * 100 < gen.sent && lat_ns > 0.0 {
+        let little = f64::from(req.in_flight) * f64::from(burst) / lat_ns;
+        notes.push(format!(
+            "the in-flight cap bound the bandwidth: it held the requester {:.1} % of the run; by Little's law {} x {burst} B / {lat_ns:.1} ns = {little:.1} GB/s, whatever the memory could do (raise --in-flight)",
+            100.0 * held,
+            req.in_flight
+        ));
+    }
+    notes
 }
 
 /// The run's command sink, and the command trace's temporary file (renamed when complete).

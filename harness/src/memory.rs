@@ -312,3 +312,33 @@ pub fn sbuf_bandwidth() -> Result<BenchResult, String> {
         speed: Speed { wall_s, cpu_s, ..Speed::default() },
     })
 }
+
+/// The energy spec of preset `preset`: from the table in `path` (RON, the shape of
+/// `models/configs/mem/hbm-energy.ron`), or the built-in table without one. A preset the
+/// table lacks has none. Errors are located: `file:line:col: field: message`.
+pub fn energy_spec(
+    path: Option<&std::path::Path>,
+    preset: &str,
+) -> Result<Option<trnsim_mem::hbm::energy::EnergySpec>, String> {
+    use trnsim_mem::hbm::energy::{EnergyTable, DEFAULT_TABLE};
+    use trnsim_system::located::{from_ron, line_col, read_ron_file, ConfigError};
+    let (file, text) = match path {
+        Some(p) => read_ron_file(p).map_err(|e| e.to_string())?,
+        None => ("models/configs/mem/hbm-energy.ron".to_string(), DEFAULT_TABLE.to_string()),
+    };
+    let table: EnergyTable = from_ron(&file, &text).map_err(|e| e.to_string())?;
+    // Every preset's figures are checked, not only the one run, so a table is good or bad
+    // as a whole.
+    for (name, spec) in &table.stacks {
+        if let Err((field, message)) = spec.validate() {
+            // The figure's `field:` after the preset's name (the name's own position when
+            // the field is not written there).
+            let at = text.find(&format!("\"{name}\"")).unwrap_or(0);
+            let pos = text[at..].find(&format!("{field}:")).map_or(at, |p| at + p);
+            let (line, col) = line_col(&text, pos);
+            let field = format!("stacks.{name}.{field}");
+            return Err(ConfigError { file, line, col, field, message }.to_string());
+        }
+    }
+    Ok(table.stacks.get(preset).cloned())
+}

@@ -91,21 +91,24 @@ impl Channel {
         v
     }
 
-    /// Refresh statistics of each pseudo-channel (commands by kind, refresh bank-cycles).
-    pub fn refresh_counts(&self) -> Vec<crate::hbm::stats::PcStats> {
+    /// Refresh statistics of each pseudo-channel at cycle `at` (commands by kind, refresh
+    /// bank-cycles, banks closed, active cycles).
+    pub fn refresh_counts(&self, at: u64) -> Vec<crate::hbm::stats::PcStats> {
         self.pcs
             .iter()
             .map(|pc| crate::hbm::stats::PcStats {
                 commands: pc.stats.commands,
                 refresh_bank_cycles: pc.stats.refresh_bank_cycles,
+                bank_closes: pc.stats.bank_closes,
+                active_cycles: pc.active_cycles(at),
                 ..Default::default()
             })
             .collect()
     }
 
-    /// Moves the channel `d` cycles later, adding `periods` x each pseudo-channel's refresh
-    /// statistics of one period (`per_period`).
-    pub fn shift(&mut self, d: u64, periods: u64, per_period: &[crate::hbm::stats::PcStats]) {
+    /// Moves the channel, stepped to cycle `at`, `d` cycles later, adding `periods` x each
+    /// pseudo-channel's refresh statistics of one period (`per_period`).
+    pub fn shift(&mut self, at: u64, d: u64, periods: u64, per_period: &[crate::hbm::stats::PcStats]) {
         let later = |t: &mut u64| {
             if *t != u64::MAX {
                 *t += d;
@@ -116,7 +119,7 @@ impl Channel {
         later(&mut self.next);
         self.pc_next.iter_mut().for_each(later);
         for (pc, p) in self.pcs.iter_mut().zip(per_period) {
-            pc.shift(d, periods, p);
+            pc.shift(at, d, periods, p);
         }
     }
 

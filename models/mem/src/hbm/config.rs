@@ -34,6 +34,10 @@ pub struct ControllerConfig {
     pub scheduler: String,
     /// Refresh policy name (see [`crate::hbm::refresh::POLICIES`]).
     pub refresh: String,
+    /// How the pseudo-channels' refresh schedules line up: `staggered` (spread over the
+    /// interval; the default) or `simultaneous` (all in the same cycle, as Ramulator 2 and
+    /// DRAMsim3 refresh).
+    pub refresh_schedule: crate::hbm::refresh::RefreshSchedule,
     /// Address map (see [`crate::hbm::AddressMap`]).
     pub address_map: String,
     /// Requests per pseudo-channel that wait, in arrival order, for a slot in its queue
@@ -54,6 +58,7 @@ impl Default for ControllerConfig {
             page_policy: PagePolicy::Open,
             scheduler: "frfcfs".into(),
             refresh: "per-bank".into(),
+            refresh_schedule: crate::hbm::refresh::RefreshSchedule::Staggered,
             address_map: crate::hbm::AddressMap::DEFAULT.into(),
             intake_buffer: 128,
         }

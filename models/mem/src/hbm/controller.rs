@@ -173,6 +173,10 @@ pub struct PcController {
     hits: Vec<u16>,
     /// Banks with a row open, as a bit set (bit b: `open[b]` is not CLOSED).
     open_banks: u64,
+    /// Cycles a bank was open or refreshing (for the background energy).
+    active: crate::hbm::energy::ActiveSpan,
+    /// Each bank's last ACT cycle (an auto-precharge's bank stays active to tRAS after it).
+    act_at: Vec<u64>,
     /// Per kind of command a bank's requests may need (column, PRE, ACT; see [`COL`]), per
     /// bank: its `TimingState::bank_part` for that command (the column kind's
     /// for `col_class`), valid unless the bank is in the kind's `stale` set.
@@ -220,6 +224,8 @@ impl PcController {
             by_bank: [BankQueue::new(banks, cfg.read_queue as usize), BankQueue::new(banks, cfg.write_queue as usize)],
             hits: vec![0; banks],
             open_banks: 0,
+            active: Default::default(),
+            act_at: vec![0; banks],
             part: Box::new([[0; 64]; 3]),
             stale: [u64::MAX; 3],
             col_class: Command::Rd,
@@ -347,9 +353,11 @@ impl PcController {
         v
     }
 
-    /// Moves the controller `d` cycles later, adding `periods` x `per_period` of refresh
-    /// statistics (an idle gap skipped whole periods at a time).
-    pub(crate) fn shift(&mut self, d: u64, periods: u64, per_period: &PcStats) {
+    /// Moves the controller, stepped to cycle `at`, `d` cycles later, adding `periods` x
+    /// `per_period` of refresh statistics (an idle gap skipped whole periods at a time).
+    pub(crate) fn shift(&mut self, at: u64, d: u64, periods: u64, per_period: &PcStats) {
+        self.active.shift(at, d, periods * per_period.active_cycles);
+        self.stats.bank_closes += per_period.bank_closes * periods;
         self.state.shift(d);
         if let Some(r) = self.refresh.as_mut() {
             r.shift(d);
@@ -850,29 +858,38 @@ impl PcController {
             Command::Act => {
                 self.open[bank] = c.row;
                 self.open_banks |= 1 << bank;
+                self.active.busy(now, u64::MAX);
+                self.act_at[bank] = now;
                 self.opened[bank] = if self.opened[bank] == 1 { 1 } else { 0 };
                 self.by_bank.iter_mut().for_each(|q| q.recount(bank, c.row));
             }
             Command::Pre => {
                 self.open[bank] = CLOSED;
-                self.open_banks &= !(1 << bank);
+                self.close_banks(1 << bank, now);
                 self.opened[bank] = if c.refresh { 0 } else { 1 };
                 self.by_bank.iter_mut().for_each(|q| q.recount(bank, CLOSED));
             }
             Command::PreAll => {
                 self.open.iter_mut().for_each(|r| *r = CLOSED);
-                self.open_banks = 0;
+                self.close_banks(self.open_banks, now);
                 self.by_bank.iter_mut().for_each(BankQueue::clear_hits);
             }
             Command::Ref => {
                 self.stats.refresh_bank_cycles += t.rfc as u64 * self.open.len() as u64;
+                self.active.refresh(now, u64::from(t.rfc));
             }
             Command::RefPb => {
                 self.stats.refresh_bank_cycles += t.rfc_pb as u64;
+                self.active.refresh(now, u64::from(t.rfc_pb));
             }
             Command::RdA | Command::WrA => {
                 self.open[bank] = CLOSED;
-                self.open_banks &= !(1 << bank);
+                // The bank precharges itself tRTP after an RDA, or the write's data and tWR
+                // after a WRA, and not before tRAS from its ACT: active until then.
+                let after = if c.cmd == Command::RdA { t.rtp } else { t.cwl + t.bl + t.wr };
+                let ras_end = self.act_at[bank] + u64::from(t.ras);
+                self.active.busy(now, (now + u64::from(after)).max(ras_end));
+                self.close_banks(1 << bank, now);
                 self.by_bank.iter_mut().for_each(|q| q.recount(bank, CLOSED));
             }
             Command::Rd | Command::Wr => {}
@@ -906,6 +923,25 @@ impl PcController {
         }
         latency[usize::from(e.write)].record(done - e.arrive);
         Some(Completion { tag: e.tag, port: e.port, write: e.write, done })
+    }
+
+    /// Closes the open banks of `banks` at `now`: each counts as a precharge, and the
+    /// pseudo-channel's active span ends when the last one closes.
+    fn close_banks(&mut self, banks: u64, now: u64) {
+        let closing = banks & self.open_banks;
+        if closing == 0 {
+            return;
+        }
+        self.stats.bank_closes += u64::from(closing.count_ones());
+        self.open_banks &= !closing;
+        if self.open_banks == 0 {
+            self.active.closed(now);
+        }
+    }
+
+    /// Cycles up to `end` this pseudo-channel had a bank open or refreshing.
+    pub(crate) fn active_cycles(&self, end: u64) -> u64 {
+        self.active.cycles_to(end)
     }
 
     /// What the time-weighted statistics gain from the last change of the queue or the mode

@@ -476,8 +476,14 @@ impl FastStack {
     /// A stack of `org` with timing `t`; `refresh` is the controller's refresh policy name
     /// (`per-bank` and `per-bank-hold` refresh each bank at its own cycles; `all-bank` and
     /// `all-bank-flex` every bank at once, at the nominal cycles: the fast model neither holds
-    /// a channel for a due refresh nor postpones one; `none`).
-    pub fn new(org: &Organization, t: &TimingParams, refresh: &str) -> FastStack {
+    /// a channel for a due refresh nor postpones one; `none`), its pseudo-channels lined up
+    /// by `schedule`.
+    pub fn new(
+        org: &Organization,
+        t: &TimingParams,
+        refresh: &str,
+        schedule: crate::hbm::refresh::RefreshSchedule,
+    ) -> FastStack {
         let banks = org.banks_per_pc();
         let pcs = org.pcs();
         let interval = crate::hbm::refresh::interval(refresh, t.refi, t.refi_pb);
@@ -491,7 +497,7 @@ impl FastStack {
                     banks: vec![never; banks as usize],
                     acts: Calendar::new(),
                     bus: Calendar::new(),
-                    phase: crate::hbm::refresh::phase(refresh, k / per, k % per, channels, per, interval),
+                    phase: crate::hbm::refresh::phase(refresh, schedule, k / per, k % per, channels, per, interval),
                     stats: PcStats::default(),
                 })
                 .collect(),

@@ -20,6 +20,7 @@ pub mod config;
 pub mod controller;
 pub mod data;
 mod due;
+pub mod energy;
 pub mod fast;
 pub mod mapping;
 pub mod org;

@@ -114,6 +114,9 @@ pub struct StackConfig {
     pub functional: bool,
     /// Cycle-level controllers, or the transaction-level model of [`crate::hbm::fast`].
     pub fidelity: Fidelity,
+    /// Currents and voltage for the energy figures (none: the stack reports no energy; the
+    /// fast fidelity, which issues no commands, reports none either).
+    pub energy: Option<crate::hbm::energy::EnergySpec>,
 }
 
 /// How an HBM stack is simulated.
@@ -152,6 +155,7 @@ impl StackConfig {
             stacks: 1,
             functional: false,
             fidelity: Fidelity::Cycle,
+            energy: None,
         }
     }
 
@@ -357,6 +361,8 @@ pub struct HbmStack {
     stalled_since: Vec<Option<u64>>,
     port_stall_cycles: u64,
     misrouted: u64,
+    /// Energy per action (from `StackConfig::energy`; none: no energy figures).
+    energy: Option<crate::hbm::energy::PerAction>,
     /// The address map has an `st` level (cached: checked per request).
     stack_level: bool,
     /// Start and end times of this tick's commands (reused; filled only when tracing).
@@ -502,8 +508,14 @@ impl HbmStack {
     /// Builds a stack from `cfg` (validated; the error names the field).
     pub fn new(cfg: &StackConfig) -> Result<HbmStack, String> {
         let map = cfg.validate()?;
-        let fast = (cfg.fidelity == Fidelity::Fast)
-            .then(|| crate::hbm::fast::FastStack::new(&cfg.org, &cfg.timing, &cfg.controller.refresh));
+        let fast = (cfg.fidelity == Fidelity::Fast).then(|| {
+            crate::hbm::fast::FastStack::new(
+                &cfg.org,
+                &cfg.timing,
+                &cfg.controller.refresh,
+                cfg.controller.refresh_schedule,
+            )
+        });
         let fast_steps = fast.as_ref().and_then(|_| map.sum_steps(&crate::hbm::fast::Target::weights(&cfg.org)));
         let stack_level = map.has_stack_level();
         let sched = sched::by_name(&cfg.controller.scheduler).ok_or("controller.scheduler: unknown")?;
@@ -516,10 +528,11 @@ impl HbmStack {
         for c in 0..cycle_channels {
             let mut v = Vec::new();
             for p in 0..cfg.org.pseudo_channels {
-                // Stagger refresh over the pseudo-channels so they do not all refresh at once.
+                // Stagger refresh over the pseudo-channels (unless the schedule is simultaneous).
                 let name = cfg.controller.refresh.as_str();
                 let interval = refresh::interval(name, t.refi, t.refi_pb);
-                let phase = refresh::phase(name, c, p, cfg.org.channels, cfg.org.pseudo_channels, interval);
+                let (chs, pcs) = (cfg.org.channels, cfg.org.pseudo_channels);
+                let phase = refresh::phase(name, cfg.controller.refresh_schedule, c, p, chs, pcs, interval);
                 let pol =
                     refresh::by_name(name, t.refi, t.refi_pb, banks, phase).ok_or("controller.refresh: unknown")?;
                 v.push(PcController::new(&sh, pol));
@@ -551,6 +564,7 @@ impl HbmStack {
             stalled_since: Vec::new(),
             port_stall_cycles: 0,
             misrouted: 0,
+            energy: cfg.energy.as_ref().map(|e| crate::hbm::energy::PerAction::new(e, &cfg.timing, &cfg.org)),
             stack_level,
             spans: Vec::new(),
             traced: false,
@@ -939,11 +953,12 @@ impl HbmStack {
                 // periods up to one before `now` in O(1).
                 let t0 = self.channels[ci].next;
                 self.step_until(cx.as_deref_mut(), ci, t0 + period);
-                let (a, counts_a) = (self.channels[ci].view(&self.sh, t0 + period), self.channels[ci].refresh_counts());
+                let (a, counts_a) =
+                    (self.channels[ci].view(&self.sh, t0 + period), self.channels[ci].refresh_counts(t0 + period));
                 self.step_until(cx.as_deref_mut(), ci, t0 + 2 * period);
                 let ch = &self.channels[ci];
                 if ch.view(&self.sh, t0 + 2 * period) == a && ch.idle_period() == period {
-                    let counts_b = ch.refresh_counts();
+                    let counts_b = ch.refresh_counts(t0 + 2 * period);
                     let per: Vec<PcStats> = counts_a
                         .iter()
                         .zip(&counts_b)
@@ -953,12 +968,14 @@ impl HbmStack {
                                 *x = q - p;
                             }
                             d.refresh_bank_cycles = b.refresh_bank_cycles - a.refresh_bank_cycles;
+                            d.bank_closes = b.bank_closes - a.bank_closes;
+                            d.active_cycles = b.active_cycles - a.active_cycles;
                             d
                         })
                         .collect();
                     let periods = (now - (t0 + 2 * period)) / period;
                     let periods = periods.saturating_sub(1);
-                    self.channels[ci].shift(periods * period, periods, &per);
+                    self.channels[ci].shift(t0 + 2 * period, periods * period, periods, &per);
                 } else {
                     may_skip = false;
                 }
@@ -1236,9 +1253,23 @@ impl Component for HbmStack {
                 let (area, write_mode) = pc.tail(cycles);
                 tot.queue_area += area;
                 tot.write_mode_cycles += write_mode;
+                tot.active_cycles += pc.active_cycles(cycles);
             }
         }
         tot.write(out, "", ns, cycles, bytes, (banks, self.sh.org.pcs()));
+        if let (Some(p), None) = (&self.energy, &self.fast) {
+            let e = crate::hbm::energy::Breakdown::of(&tot, self.sh.org.pcs(), cycles, bytes, p, &self.sh.timing);
+            for (name, pj) in crate::hbm::energy::ACTIONS.iter().zip(e.0) {
+                out.value(&format!("energy_pJ_{name}"), pj);
+            }
+            out.value("energy_pJ_total", e.total());
+            let secs = cycles as f64 * ns * 1e-9;
+            out.value("power_mW_mean", if secs > 0.0 { e.total() * 1e-9 / secs } else { 0.0 });
+            // The counts the energy multiplies, beside the commands': banks closed and
+            // pseudo-channel cycles with a bank open or refreshing.
+            out.count("energy_bank_closes", tot.bank_closes);
+            out.count("energy_active_cycles", tot.active_cycles);
+        }
         let peak = bytes as f64 / self.sh.timing.bl as f64 * self.sh.timing.ck_mhz as f64 * 1e6;
         for (ci, pi) in self.pc_indices() {
             let s = self.pc_stats(ci, pi);

@@ -29,6 +29,10 @@ pub struct PcStats {
     pub refresh_bank_cycles: u64,
     /// Cycles spent draining writes (in write mode with writes queued).
     pub write_mode_cycles: u64,
+    /// Banks closed: by PRE, by PREA (each open bank), by RDA and WRA (for the energy).
+    pub bank_closes: u64,
+    /// Cycles with a bank open or refreshing (filled in at report time from the controller).
+    pub active_cycles: u64,
 }
 
 impl PcStats {
@@ -47,6 +51,8 @@ impl PcStats {
         self.queue_area += o.queue_area;
         self.refresh_bank_cycles += o.refresh_bank_cycles;
         self.write_mode_cycles += o.write_mode_cycles;
+        self.bank_closes += o.bank_closes;
+        self.active_cycles += o.active_cycles;
     }
 
     /// Writes the statistics with `prefix` (e.g. "" for totals, "ch3.pc1." per pseudo-channel).

@@ -141,6 +141,10 @@ pub struct TrafficGen {
     pub latency: Histogram,
     first_cycle: Option<u64>,
     last_cycle: u64,
+    /// Cycles the generator had a request to offer but waited because `in_flight` requests
+    /// were outstanding (the cap bound it).
+    pub capped_cycles: u64,
+    capped_at: Option<u64>,
 }
 
 impl TrafficGen {
@@ -164,6 +168,8 @@ impl TrafficGen {
             latency: Histogram::new(),
             first_cycle: None,
             last_cycle: 0,
+            capped_cycles: 0,
+            capped_at: None,
         }
     }
 
@@ -227,6 +233,9 @@ impl TrafficGen {
             self.credit -= 1.0;
         }
         if self.outstanding >= self.p.in_flight {
+            if !self.exhausted {
+                self.capped_at = Some(now);
+            }
             None // woken by a response
         } else {
             Some(now + 1)
@@ -237,6 +246,9 @@ impl TrafficGen {
 impl Component for TrafficGen {
     fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
         let now = cx.cycle().0;
+        if let Some(at) = self.capped_at.take() {
+            self.capped_cycles += now - at;
+        }
         self.receive(cx, now);
         match self.offer(cx, now) {
             Some(n) if n == now + 1 => Activity::Busy,

@@ -21,6 +21,7 @@ pub use flex::{AllBankFlex, MAX_FLEX};
 pub use per_bank::PerBank;
 
 use crate::hbm::command::Command;
+use serde::{Deserialize, Serialize};
 
 /// Refresh work that is due.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +92,37 @@ pub const POLICIES: &[(&str, &str)] = &[
     ("none", "no refresh (for isolating timing effects; not JEDEC-legal beyond 9 x tREFI)"),
 ];
 
+/// How a stack's pseudo-channels' refresh schedules line up with each other.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RefreshSchedule {
+    /// Every pseudo-channel at a different offset, spread evenly over the refresh interval
+    /// (under `per-bank-hold`, every channel), so the stack never refreshes all at once.
+    #[default]
+    Staggered,
+    /// Every pseudo-channel of every channel in the same cycle, the first one interval after
+    /// cycle 0: what Ramulator 2.1 (its `AllBank` without `scatter_interval`, its
+    /// `HBM34PerBankRefresh`) and DRAMsim3 (each channel's refresh counter from cycle 0) do.
+    Simultaneous,
+}
+
+/// Every refresh schedule by name.
+pub const SCHEDULES: &[(&str, &str)] = &[
+    ("staggered", "pseudo-channels' refreshes spread evenly over the refresh interval"),
+    ("simultaneous", "every pseudo-channel refreshes in the same cycle (Ramulator 2 and DRAMsim3)"),
+];
+
+impl RefreshSchedule {
+    /// The schedule named `name` (see [`SCHEDULES`]).
+    pub fn parse(name: &str) -> Option<RefreshSchedule> {
+        match name {
+            "staggered" => Some(RefreshSchedule::Staggered),
+            "simultaneous" => Some(RefreshSchedule::Simultaneous),
+            _ => None,
+        }
+    }
+}
+
 /// Builds the policy `name` for a pseudo-channel with `banks` banks; `phase` staggers
 /// pseudo-channels so they do not all refresh in the same cycle (see [`phase`]).
 pub fn by_name(name: &str, refi: u32, refi_pb: u32, banks: u32, phase: u64) -> Option<Option<Box<dyn RefreshPolicy>>> {
@@ -119,10 +151,21 @@ pub fn interval(name: &str, refi: u32, refi_pb: u32) -> u32 {
 /// every `interval` cycles (tREFI for all-bank refresh, tREFIpb for per-bank): every
 /// pseudo-channel a different offset, spread evenly over the interval, except under
 /// `per-bank-hold`, whose pseudo-channels of a channel share the channel's offset (Ramulator
-/// 2.1 queues a channel's REFpbs together; it does not stagger its channels either, which
-/// this policy leaves out: docs/validation.md gives the figures of both).
-pub fn phase(name: &str, channel: u32, pc: u32, channels: u32, pcs_per_channel: u32, interval: u32) -> u64 {
+/// 2.1 queues a channel's REFpbs together). Under [`RefreshSchedule::Simultaneous`] every
+/// offset is 0 (Ramulator 2.1 and DRAMsim3 stagger neither channels nor pseudo-channels).
+pub fn phase(
+    name: &str,
+    schedule: RefreshSchedule,
+    channel: u32,
+    pc: u32,
+    channels: u32,
+    pcs_per_channel: u32,
+    interval: u32,
+) -> u64 {
     let interval = u64::from(interval);
+    if schedule == RefreshSchedule::Simultaneous {
+        return 0;
+    }
     if name == "per-bank-hold" {
         return u64::from(channel) * interval / u64::from(channels.max(1));
     }

@@ -71,7 +71,7 @@ fn write_mode_fraction_is_a_fraction_of_each_pseudo_channels_time() {
 }
 
 /// Keeps a run going to cycle `.0` of its clock (and does nothing else).
-struct Until(u64);
+pub(super) struct Until(pub(super) u64);
 
 impl trnsim_kernel::Component for Until {
     fn tick(&mut self, cx: &mut trnsim_kernel::Ctx<'_>) -> trnsim_kernel::Activity {
@@ -125,7 +125,8 @@ fn an_idle_stack_reports_the_refreshes_it_owes_to_the_end_of_the_run() {
     let mut want = 0;
     for ch in 0..chs {
         for pc in 0..pcs {
-            let first = u64::from(interval) + crate::hbm::refresh::phase("per-bank", ch, pc, chs, pcs, interval);
+            let first = u64::from(interval)
+                + crate::hbm::refresh::phase("per-bank", Default::default(), ch, pc, chs, pcs, interval);
             if first < bound {
                 want += (bound - 1 - first) / u64::from(interval) + 1;
             }
