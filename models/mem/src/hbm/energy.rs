@@ -265,7 +265,16 @@ impl ActiveSpan {
 
 #[cfg(test)]
 mod tests {
-    use super::ActiveSpan;
+    use super::{ActiveSpan, EnergyTable};
+
+    #[test]
+    fn the_built_in_table_covers_every_stack_preset_and_is_valid() {
+        let t = EnergyTable::builtin();
+        for p in crate::hbm::presets::ALL {
+            let spec = t.stacks.get(p.name).unwrap_or_else(|| panic!("no energy figures for preset {}", p.name));
+            spec.validate().unwrap();
+        }
+    }
 
     #[test]
     fn active_cycles_are_the_union_of_open_banks_refreshes_and_auto_precharges() {
