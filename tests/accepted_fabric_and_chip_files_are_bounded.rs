@@ -1,4 +1,4 @@
-//! Property: every topology, chip and UltraServer file the loaders accept builds within the
+//! Property: every topology, chip, UltraServer and core file the loaders accept builds within the
 //! documented caps (no memory blow-up, no wrapped count), and every one they refuse gets a
 //! one-line located error. Inputs are hostile mutations of the presets, from a fixed seed.
 
@@ -64,6 +64,35 @@ fn fuzz_chips_and_ultraservers_are_refused_located_or_consistent() {
             Err(_) => panic!("{name}: loader panicked on\n{text}"),
             Ok(Ok(())) => {}
             Ok(Err(e)) => assert!(is_located(&e), "{name}: unlocated: {e}\n{text}"),
+        }
+    }
+}
+
+#[test]
+fn fuzz_core_files_are_refused_located_or_valid() {
+    let files = presets("models/configs/core");
+    let budget = FuzzBudget::from_env(200);
+    for seed in budget.seeds() {
+        let bytes = fuzz_bytes(seed, 2048);
+        let mut u = Unstructured::new(&bytes);
+        let (name, base) = &files[seed as usize % files.len()];
+        let text = mutate(base, &mut u);
+        let r = std::panic::catch_unwind(|| trnsim_system::chip::core_file::parse("core.ron", &text));
+        match r {
+            Err(_) => panic!("{name}: core loader panicked on\n{text}"),
+            Ok(Ok(c)) => {
+                // What is accepted is in range: every peak finite and positive.
+                for (_, rate) in c.tensor.formats.entries() {
+                    if let Some(r) = rate {
+                        let f = c.peak_flops(r);
+                        assert!(f.is_finite() && f > 0.0, "{name}: peak {f} accepted\n{text}");
+                    }
+                }
+                assert!(
+                    c.tensor.rows <= trnsim_core::spec::MAX_ARRAY && c.tensor.columns <= trnsim_core::spec::MAX_ARRAY
+                );
+            }
+            Ok(Err(e)) => assert!(is_located(&e.to_string()), "{name}: unlocated: {e}\n{text}"),
         }
     }
 }

@@ -117,7 +117,7 @@ impl DmaParams {
         if self.queues == 0 || self.queues > MAX_QUEUES {
             return Err(format!("queues: {} is outside 1..={MAX_QUEUES}", self.queues));
         }
-        if self.engines * self.partitions_per_engine > u32::from(u16::MAX) {
+        if self.engines.checked_mul(self.partitions_per_engine).is_none_or(|p| p > u32::from(u16::MAX)) {
             return Err("engines x partitions_per_engine: too many partitions".into());
         }
         if self.packets_in_flight > MAX_SLOTS {

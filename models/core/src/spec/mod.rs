@@ -277,7 +277,10 @@ impl CoreSpec {
             g.validate().map_err(|e| bad(&format!("{name}.{}", e.field), e.detail.to_string()))?;
         }
         self.validate_sizes()?;
-        self.dma.validate().map_err(|m| bad("dma", m))?;
+        self.dma.validate().map_err(|m| match m.split_once(": ") {
+            Some((field, rest)) if !field.contains(' ') => bad(&format!("dma.{field}"), rest.to_string()),
+            _ => bad("dma", m),
+        })?;
         if self.dma.engines.checked_mul(self.dma.partitions_per_engine) != Some(self.sbuf.partitions) {
             let m = format!(
                 "engines ({}) x partitions_per_engine ({}) must equal the SBUF's {} partitions",

@@ -73,6 +73,8 @@ fn validation_names_the_field() {
         (Box::new(|s| s.sbuf.partitions = 256), "sbuf.partitions"),
         (Box::new(|s| s.psum.banks = 0), "psum.banks"),
         (Box::new(|s| s.dma.partitions_per_engine = 4), "dma.partitions_per_engine"),
+        (Box::new(|s| s.dma.queues = 0), "dma.queues"),
+        (Box::new(|s| s.dma.engines = u32::MAX), "dma"),
         (Box::new(|s| s.semaphores.count = 0), "semaphores.count"),
         (Box::new(|s| s.semaphores.latency_cycles = 0), "semaphores.latency_cycles"),
     ];
