@@ -93,7 +93,7 @@ pub struct LlmArgs {
     /// Pipeline stages.
     #[arg(long, default_value_t = 1)]
     pp: u32,
-    /// Element type: bf16, fp16, fp32, fp8.
+    /// Element type: bf16, fp16, fp32, fp8, mxfp8 (MXFP8 needs a core with that format: Trn3).
     #[arg(long, default_value = "bf16")]
     dtype: String,
     /// A training step (forward, backward, gradient all-reduce, update) instead of inference.

@@ -108,7 +108,7 @@ pub enum Op {
         k: u64,
         /// Columns of B and C.
         n: u64,
-        /// Element type: bf16, fp16, fp32, fp8.
+        /// Element type: bf16, fp16, fp32, fp8, mxfp8, mxfp4.
         #[serde(default = "bf16")]
         dtype: String,
         /// Independent GEMMs of this shape (experts, heads): 1 by default.

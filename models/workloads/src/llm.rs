@@ -53,7 +53,7 @@ pub struct Llm {
     pub dp: u32,
     /// Pipeline stages.
     pub pp: u32,
-    /// Element type: bf16, fp16, fp32, fp8.
+    /// Element type: bf16, fp16, fp32, fp8, mxfp8.
     pub dtype: String,
     /// A training step (true) or an inference forward pass.
     pub train: bool,
@@ -138,7 +138,7 @@ impl Llm {
             ));
         }
         if dtype_bytes(&self.dtype).is_none() {
-            return bad(format!("--dtype {}: allowed: bf16, fp16, fp32, fp8", self.dtype));
+            return bad(format!("--dtype {}: allowed: bf16, fp16, fp32, fp8, mxfp8", self.dtype));
         }
         let rules: [(bool, String); 7] = [
             (
