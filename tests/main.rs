@@ -17,6 +17,7 @@ mod hbm_matched_to_reference_tools_keeps_its_figures;
 mod hbm_runs_are_deterministic;
 mod hbm_trace_loads_in_perfetto;
 mod hbm_trn3_streams_near_spec_bandwidth;
+mod hostile_files_a_system_pulls_in_are_inputs;
 mod hostile_inputs_are_refused_or_run;
 mod kernel_clock_edges_are_exact;
 mod kernel_partitioned_runs_match_serial;

@@ -525,7 +525,10 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
         formats.extend(outs.iter().filter(|(f, _)| *f == "--trace").map(|(_, p)| (p.clone(), false)));
     }
     outs.extend(cli.profile.clone().map(|p| ("--profile", p)));
-    let ins: Vec<Named<'_>> = ins.iter().map(|(f, p)| outputs::named(f, p)).collect();
+    // The files a system file pulls in (its chip, fabric, UltraServer, switch) are inputs too.
+    let pulled = pulled_in(&cli.cmd);
+    let ins: Vec<Named<'_>> =
+        ins.iter().map(|(f, p)| outputs::named(f, p)).chain(pulled.iter().map(|(f, p)| outputs::named(f, p))).collect();
     let outs: Vec<Named<'_>> = outs.iter().map(|(f, p)| outputs::named(f, p)).collect();
     outputs::check(&ins, &outs)?;
     let plots = match &cli.cmd {
@@ -546,6 +549,33 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The files the systems a command names read besides the one named (a chip, fabric,
+/// UltraServer or switch file found beside it or among the presets on disk), each with the
+/// flag and part that pulled it in. A system that does not open is left to the run, which
+/// reports it.
+fn pulled_in(cmd: &Cmd) -> Vec<(String, PathBuf)> {
+    let mut systems: Vec<(&str, String)> = Vec::new();
+    match cmd {
+        Cmd::Run(a) => {
+            systems.extend(a.system.iter().map(|s| ("--system", s.clone())));
+            if system_file_kind(a.config.as_deref()).is_some() {
+                systems.extend(a.config.iter().map(|c| ("--config", c.display().to_string())));
+            }
+        }
+        Cmd::Compare(a) => systems.extend(a.systems().iter().map(|s| ("--system", s.clone()))),
+        Cmd::Collective(a) => systems.push(("--system", a.system.clone())),
+        _ => {}
+    }
+    let mut out = Vec::new();
+    for (flag, arg) in systems {
+        let Ok(doc) = trnsim_system::doc::SystemDoc::open(&arg) else { continue };
+        for (part, p) in doc.files() {
+            out.push((format!("{flag} {arg}: its {part} file"), p));
+        }
+    }
+    out
 }
 
 fn per_bench_path(p: &Path, name: &str, many: bool) -> PathBuf {

@@ -268,6 +268,11 @@ impl CompareArgs {
         (ins, self.json.clone().map(|p| ("--json", p)).into_iter().collect())
     }
 
+    /// The systems, as given.
+    pub fn systems(&self) -> &[String] {
+        &self.systems
+    }
+
     /// The `--plots` directory, if given.
     pub fn plots(&self) -> Option<&Path> {
         self.plots.as_deref()

@@ -28,6 +28,9 @@ use serde_json::{Map, Value};
 use std::path::Path;
 use trnsim_fabric::topo::{self, Topology, TopologySpec};
 
+/// How the file name of a built-in preset ends (`trn3-chip.ron (built in)`).
+pub const BUILT_IN: &str = " (built in)";
+
 /// Shorthands for common paths: (shorthand, the paths it stands for, tried in order; the
 /// first that exists in the system is used).
 pub const ALIASES: &[(&str, &[&str])] = &[(
@@ -309,6 +312,27 @@ impl SystemDoc {
         &self.top.file
     }
 
+    /// Every file on disk the system was read from, with the part it gave (`system`, `chip`,
+    /// `fabric`, `ultraserver`, `switch`): the inputs a run's outputs must not overwrite.
+    /// Built-in presets are left out.
+    pub fn files(&self) -> Vec<(&'static str, std::path::PathBuf)> {
+        let parts = [
+            ("system", Some(&self.top)),
+            ("chip", self.chip.as_ref()),
+            ("fabric", self.fabric.as_ref()),
+            ("ultraserver", self.ultraserver.as_ref()),
+            ("switch", self.switch.as_ref()),
+        ];
+        let mut out: Vec<(&'static str, std::path::PathBuf)> = Vec::new();
+        for (part, src) in parts {
+            let Some(src) = src.filter(|s| !s.file.ends_with(BUILT_IN)) else { continue };
+            if !out.iter().any(|(_, p)| p.as_os_str() == src.file.as_str()) {
+                out.push((part, src.file.clone().into()));
+            }
+        }
+        out
+    }
+
     /// Every path that names a value (lists of numbers also by element), sorted.
     pub fn paths(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -528,18 +552,27 @@ fn us_spec_name(text: &str, key: &str) -> String {
 
 /// The concrete paths `path` names in `tree`; an unknown path names the nearest valid ones.
 fn targets_in(tree: &Value, path: &str) -> Result<Vec<Vec<Seg>>, String> {
-    let segs = parse_path(path)?;
+    let segs = parse_path(path).map_err(|m| suggest::clip(&m))?;
     let mut out = Vec::new();
     resolve(tree, &segs, Vec::new(), &mut out).map_err(|why| {
-        let mut all = Vec::new();
-        leaf_paths(tree, String::new(), &mut all);
-        let near = nearest(path, &all, 3);
-        format!("unknown path {path}: {why} (nearest: {})", near.join(", "))
+        let mut all = suggest::tree_paths(tree);
+        all.extend(ALIASES.iter().filter(|(_, e)| e.iter().any(|p| resolves(tree, p))).map(|(a, _)| a.to_string()));
+        let near: Vec<String> = suggest::paths(path, &all, 3)
+            .into_iter()
+            .map(|s| Some(suggest::with_indices(&s, path)).filter(|c| resolves(tree, c)).unwrap_or(s))
+            .collect();
+        format!("unknown path {}: {} (nearest: {})", suggest::clip(path), suggest::clip(&why), near.join(", "))
     })?;
     if out.is_empty() {
         return Err(format!("{path}: names no value"));
     }
     Ok(out)
+}
+
+/// Whether `path` names a value in `tree`.
+fn resolves(tree: &Value, path: &str) -> bool {
+    let mut out = Vec::new();
+    parse_path(path).is_ok_and(|segs| resolve(tree, &segs, Vec::new(), &mut out).is_ok() && !out.is_empty())
 }
 
 /// Applies `PATH=VALUE` to any serializable document `tree` (a workload, say) with the rules of
@@ -747,34 +780,6 @@ fn typed_value(old: &Value, text: &str) -> Result<Value, String> {
     }
 }
 
-/// The `k` paths of `all` nearest to `want`: those under the same parent first, then by the
-/// edit distance of the last field name, then by the whole path's.
-fn nearest(want: &str, all: &[String], k: usize) -> Vec<String> {
-    let split = |p: &str| p.rsplit_once('.').map_or((String::new(), p.to_string()), |(a, b)| (a.into(), b.into()));
-    let (parent, last) = split(want);
-    let mut scored: Vec<(usize, usize, usize, &String)> = all
-        .iter()
-        .map(|p| {
-            let (pp, pl) = split(p);
-            (usize::from(pp != parent), edit_distance(&last, &pl), edit_distance(want, p), p)
-        })
-        .collect();
-    scored.sort();
-    scored.into_iter().take(k).map(|s| s.3.clone()).collect()
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
+pub mod suggest;
 #[cfg(test)]
 mod tests;

@@ -393,20 +393,21 @@ pub fn load(path: &std::path::Path) -> Result<Checked, ConfigError> {
     parse(&file, &text)
 }
 
-/// Parses and checks workload text named `file` (JSON when `file` ends in `.json`).
+/// Parses and checks workload text named `file`: JSON when it starts with `{`, else RON
+/// (told apart by content, whatever the file's extension).
 pub fn parse(file: &str, text: &str) -> Result<Checked, ConfigError> {
-    let w: Workload = if file.ends_with(".json") {
-        serde_json::from_str(text).map_err(|e| ConfigError {
-            file: file.into(),
-            line: e.line(),
-            col: e.column(),
-            field: trnsim_system::located::field_at(text, e.line(), e.column()),
-            message: e.to_string().split(" at line ").next().unwrap_or("").to_string(),
-        })?
+    let w: Workload = if is_json(text) {
+        trnsim_system::located::from_json(file, text)?
     } else {
         trnsim_system::located::from_ron(file, text)?
     };
     check(file, text, w)
+}
+
+/// Whether workload `text` is JSON (its first character, after white space and a byte-order
+/// mark, is `{`); RON workloads start with `Workload(`, `(` or a comment.
+pub fn is_json(text: &str) -> bool {
+    text.trim_start_matches('\u{feff}').trim_start().starts_with('{')
 }
 
 /// Writes `w` as RON text (what `trnsim workload` writes).
