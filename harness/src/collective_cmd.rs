@@ -329,14 +329,14 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
             "trnsim": env!("CARGO_PKG_VERSION"), "op": op.name(), "system": doc.name(),
             "ranks": members, "datatype": a.datatype, "rows": rows, "avg_busbw_GBps": avg,
         });
-        let body = serde_json::to_string_pretty(&doc).map_err(|e| (e.to_string(), 1))?;
-        trnsim_harness::outputs::write_atomic(p, (body + "\n").as_bytes())
+        let body = trnsim_harness::outputs::json_text(&doc).map_err(|e| (e, 1))?;
+        trnsim_harness::outputs::write_atomic(p, body.as_bytes())
             .map_err(|e| (format!("--json {}: {e}", p.display()), 1))?;
     }
     if let Some(p) = &a.output_file {
         let body = nccl_json(&a, op, &members, &doc.name(), &rows, avg);
-        let body = serde_json::to_string_pretty(&body).map_err(|e| (e.to_string(), 1))?;
-        trnsim_harness::outputs::write_atomic(p, (body + "\n").as_bytes())
+        let body = trnsim_harness::outputs::json_text(&body).map_err(|e| (e, 1))?;
+        trnsim_harness::outputs::write_atomic(p, body.as_bytes())
             .map_err(|e| (format!("--output-file {}: {e}", p.display()), 1))?;
     }
     Ok(())

@@ -144,7 +144,8 @@ pub fn run(w: &Checked, sys: &Resolved, opts: &Options) -> Result<WorkloadRun, S
 /// Headline figures of a run (units in the names), as benchmark results carry them.
 pub fn headline(r: &WorkloadRun) -> Vec<(String, f64)> {
     let b = &r.report.critical;
-    let us = |ns: f64| ns / 1e3;
+    // A zero is never signed (`-0.0` from a difference of equal times).
+    let us = |ns: f64| ns / 1e3 + 0.0;
     let mut h = vec![
         ("step_us".to_string(), us(r.report.step_ns)),
         ("compute_us".into(), us(b.compute_ns)),
