@@ -203,15 +203,12 @@ fn chakra(c: ChakraArgs) -> Result<(), (String, i32)> {
     for p in &c.files {
         files.push(trnsim_system::located::read_ron_file(p).map_err(|e| (e.to_string(), 2))?);
     }
-    if let Some(n) = c.replicate {
-        let one = files[0].clone();
-        files = (0..n).map(|_| one.clone()).collect();
-    }
     let name = c
         .name
         .clone()
         .unwrap_or_else(|| c.files[0].file_stem().map_or("chakra".into(), |s| s.to_string_lossy().into_owned()));
-    let imported = trnsim_workloads::chakra::read(&name, &files).map_err(|e| (e.to_string(), 2))?;
+    let imported = trnsim_workloads::chakra::read_replicated(&name, &files, c.replicate.unwrap_or(1))
+        .map_err(|e| (e.to_string(), 2))?;
     for n in &imported.notes {
         eprintln!("note: {n}");
     }

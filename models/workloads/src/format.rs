@@ -436,6 +436,14 @@ impl Locator<'_> {
         self.err_at(pos, field, message)
     }
 
+    /// An error at the `id` of the `i`-th node (0-based) in file order: the node itself,
+    /// wherever another node has the same id.
+    fn at_index(&self, i: usize, field: String, message: String) -> ConfigError {
+        let start = self.text.find("nodes").unwrap_or(0);
+        let pos = id_keys(&self.text[start..]).nth(i).map_or(start, |p| start + p);
+        self.err_at(pos, field, message)
+    }
+
     fn node_pos(&self, id: u32) -> Option<usize> {
         let ron = format!("id: {id},");
         let json = format!("\"id\": {id},");
@@ -454,9 +462,55 @@ impl Locator<'_> {
     }
 }
 
+/// The byte offsets of the `id` keys in RON or JSON `text` (`id:` or `"id":`, outside
+/// strings), in order.
+fn id_keys(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let b = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let at = i;
+            if b[i] == b'"' {
+                let s = i + 1;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                if text.get(s..i.saturating_sub(1)) == Some("id")
+                    && text[i.min(b.len())..].trim_start().starts_with(':')
+                {
+                    return Some(at);
+                }
+                continue;
+            }
+            let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+            i += 1;
+            if b[at] == b'i'
+                && b.get(at + 1) == Some(&b'd')
+                && (at == 0 || !ident(b[at - 1]))
+                && text[at + 2..].trim_start().starts_with(':')
+            {
+                return Some(at);
+            }
+        }
+        None
+    })
+}
+
 /// Checks a workload read from `text` of `file`: ranges, ids, dependencies, groups.
-pub fn check(file: &str, text: &str, w: Workload) -> Result<Checked, ConfigError> {
+pub fn check(file: &str, text: &str, mut w: Workload) -> Result<Checked, ConfigError> {
     let at = Locator { file, text };
+    // A dependency named twice is one dependency (a list naming one node a million times
+    // costs its length once, here, not at every use).
+    for n in &mut w.nodes {
+        for deps in [&mut n.data_deps, &mut n.ctrl_deps] {
+            if deps.len() > 1 {
+                let mut seen = std::collections::HashSet::with_capacity(deps.len());
+                deps.retain(|d| seen.insert(*d));
+            }
+        }
+    }
     if !(1..=MAX_RANKS).contains(&w.ranks) {
         return Err(at.at_key(
             "ranks",
@@ -495,7 +549,7 @@ pub fn check(file: &str, text: &str, w: Workload) -> Result<Checked, ConfigError
                 n.id,
                 prev.unwrap_or(0)
             );
-            return Err(at.at_node(n.id, "id", f("id"), m));
+            return Err(at.at_index(i, f("id"), m));
         }
         prev = Some(n.id);
         for d in n.data_deps.iter().chain(&n.ctrl_deps) {
@@ -506,6 +560,10 @@ pub fn check(file: &str, text: &str, w: Workload) -> Result<Checked, ConfigError
         }
         index.insert(n.id, i);
         let ranks = match &n.ranks {
+            Some(rs) if rs.is_empty() => {
+                let m = "an empty rank list runs the node nowhere (leave `ranks` out to run it on every rank)";
+                return Err(at.at_node(n.id, "ranks", f("ranks"), m.into()));
+            }
             Some(rs) => {
                 if let Some(r) = rs.iter().find(|&&r| r >= w.ranks) {
                     return Err(at.at_node(n.id, "ranks", f("ranks"), format!("rank {r} is not in 0..{}", w.ranks)));
