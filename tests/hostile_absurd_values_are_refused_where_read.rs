@@ -2,7 +2,8 @@
 //! before anything prints: sizes with stray or repeated units, sizes that are not whole
 //! elements, a node run on an empty rank list, a duplicate node id (located at the duplicate,
 //! not the first), a Chakra trace whose merged workload breaks a limit (located in the
-//! trace's own file with the trace's field names, not in text trnsim generated).
+//! trace's own file with the trace's field names, not in text trnsim generated), a path
+//! swept twice.
 
 use crate::common::{root, scratch, trnsim};
 use std::path::Path;
@@ -86,4 +87,13 @@ fn chakra_errors_found_after_the_merge_are_located_in_the_trace() {
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.starts_with(&format!("error: {}:3:1: node 2: attr.comm_size: ", p(&a))), "{err}");
     assert!(err.contains("is out of range") && !err.contains("read from Chakra"), "{err}");
+}
+
+#[test]
+fn a_path_swept_twice_is_refused_before_anything_runs() {
+    refused(
+        &["run", "fabric-allreduce-trn2-16", "--sweep", "fabric.phy=40ns,50ns", "--sweep", "fabric.phy=60ns"],
+        &["--sweep fabric.phy: the path is swept twice"],
+    );
+    refused(&["run", "e2e-llm-layer", "--sweep", "chip.hbm.stacks+chip.hbm.stacks=2+4"], &["swept twice"]);
 }
