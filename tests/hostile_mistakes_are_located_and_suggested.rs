@@ -154,3 +154,25 @@ fn workload_files_are_checked_located_and_told_apart_by_content() {
     // An output directory error names the path the user gave.
     refused(&["run", "--workload", p(&txt), "--trace", "no-such-dir/x.pftrace"], &["--trace no-such-dir/x.pftrace:"]);
 }
+
+#[test]
+fn a_value_far_from_the_one_it_replaces_runs_with_one_warning_line() {
+    let c = ["collective", "all-reduce", "-b", "1K", "-e", "1K", "--system", "trn3-gen1-ultraserver"];
+    let (code, out, err) = run(&[&c[..], &["--set", "chip.efa.latency=900ms"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    let want = "--set chip.efa.latency=900ms: chip.efa.latency is 900ms, 64286x above the 14us it replaces";
+    assert!(warnings[0].contains(want), "{err}");
+    // A value refused by its range check prints the error alone.
+    refused(&[&c[..], &["--set", "chip.efa.latency=20s"]].concat(), &["efa.latency: 20s is out of range"]);
+    assert!(out.contains("Avg bus bandwidth"), "the run goes on: {out}");
+    // Within two orders of magnitude, and across a sweep's points, no more than that.
+    let (code, _, err) = run(&[&c[..], &["--set", "chip.efa.latency=140us"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let (code, _, err) =
+        run(&["run", "fabric-allreduce-trn2-16", "--set", "fabric.phy=5us", "--sweep", "fabric.wire=1ns,2ns"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err.lines().filter(|l| l.starts_with("warning: ")).count(), 1, "{err}");
+}

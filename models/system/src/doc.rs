@@ -75,6 +75,9 @@ struct Source {
 struct Applied {
     flag: String,
     paths: Vec<String>,
+    /// The warning when the value is far from the one it replaced (printed once the system
+    /// resolves: a refused run prints only its error).
+    far: Option<String>,
 }
 
 /// A system file with its presets resolved, as one tree of named fields (see the module docs).
@@ -383,7 +386,18 @@ impl SystemDoc {
             self.tree = before;
             return Err(format!("{flag}: {m}"));
         }
-        self.applied.push(Applied { flag, paths: targets.iter().map(|t| show(t)).collect() });
+        let far: Vec<(String, String)> = targets
+            .iter()
+            .filter_map(|t| {
+                let (old, new) = (pointer(&before, t)?, pointer(&self.tree, t)?);
+                far_from(old, new).map(|m| (show(t), m))
+            })
+            .collect();
+        let far = far.first().map(|(at, m)| {
+            let more = if far.len() > 1 { format!(" (and {} more fields)", far.len() - 1) } else { String::new() };
+            format!("{flag}: {at} {m}{more}; the run goes on")
+        });
+        self.applied.push(Applied { flag, paths: targets.iter().map(|t| show(t)).collect(), far });
         Ok(())
     }
 
@@ -481,6 +495,14 @@ impl SystemDoc {
     /// [`SystemDoc::resolve`] with a cluster checked within the limits of the network `level`
     /// (the flow-level network takes far larger clusters).
     pub fn resolve_for(&self, level: cluster::Level) -> Result<Resolved, String> {
+        let r = self.resolve_checked(level)?;
+        for w in self.applied.iter().filter_map(|a| a.far.as_deref()) {
+            warn_once(w);
+        }
+        Ok(r)
+    }
+
+    fn resolve_checked(&self, level: cluster::Level) -> Result<Resolved, String> {
         let chip = match (&self.chip, self.tree.get("chip")) {
             (Some(src), Some(v)) => {
                 let spec: ChipSpec = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
@@ -749,6 +771,58 @@ fn leaf_paths(v: &Value, at: String, out: &mut Vec<String>) {
 }
 
 /// `text` read as the type of the value it replaces.
+/// How far an override may move a value from the one it replaces (the preset's, which is
+/// documented with its source) before a warning says so: two orders of magnitude.
+pub const FAR_FACTOR: f64 = 100.0;
+
+/// The value at `path` in `tree`.
+fn pointer<'a>(tree: &'a Value, path: &[Seg]) -> Option<&'a Value> {
+    path.iter().try_fold(tree, |v, s| match (s, v) {
+        (Seg::Key(k), Value::Object(m)) => m.get(k),
+        (Seg::Index(i), Value::Array(xs)) => xs.get(*i),
+        _ => None,
+    })
+}
+
+/// A value's magnitude: a number as is, a time in picoseconds, a frequency in hertz.
+fn magnitude(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s
+            .parse::<trnsim_kernel::Dur>()
+            .map(|d| d.as_ps() as f64)
+            .or_else(|_| s.parse::<trnsim_kernel::Frequency>().map(|f| f.as_hz() as f64))
+            .ok(),
+        _ => None,
+    }
+}
+
+/// When `new` is more than [`FAR_FACTOR`] times larger or smaller than `old` (both positive),
+/// the words saying so.
+fn far_from(old: &Value, new: &Value) -> Option<String> {
+    let (o, n) = (magnitude(old)?, magnitude(new)?);
+    if !(o > 0.0 && n > 0.0) {
+        return None;
+    }
+    let ratio = n / o;
+    let shown = |v: &Value| v.as_str().map_or(v.to_string(), str::to_string);
+    let (how, x) = if ratio >= 1.0 { ("above", ratio) } else { ("below", 1.0 / ratio) };
+    (x > FAR_FACTOR).then(|| {
+        format!("is {}, {x:.0}x {how} the {} it replaces (far outside its typical range)", shown(new), shown(old))
+    })
+}
+
+/// Prints `warning: {m}` on standard error once per process (a sweep sets the same value on
+/// every point's copy).
+fn warn_once(m: &str) {
+    static SEEN: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if seen.insert(m.to_string()) {
+        eprintln!("warning: {}", suggest::clip(m));
+    }
+}
+
 fn typed_value(old: &Value, text: &str) -> Result<Value, String> {
     let t = text.trim();
     let number = |t: &str| -> Result<Value, String> {
