@@ -1,9 +1,9 @@
 //! Values no run can mean are refused where they are read, in one located line (exit 2) and
 //! before anything prints: sizes with stray or repeated units, sizes that are not whole
-//! elements, a node run on an empty rank list, a duplicate node id (located at the duplicate,
-//! not the first), a Chakra trace whose merged workload breaks a limit (located in the
-//! trace's own file with the trace's field names, not in text trnsim generated), a path
-//! swept twice.
+//! elements, a node run on an empty rank list, a GEMM whose operations overflow, a duplicate
+//! node id (located at the duplicate, not the first), a Chakra trace whose merged workload
+//! breaks a limit (located in the trace's own file with the trace's field names, not in text
+//! trnsim generated), a path swept twice.
 
 use crate::common::{root, scratch, trnsim};
 use std::path::Path;
@@ -69,6 +69,11 @@ fn workload_nodes_on_no_rank_or_with_a_repeated_id_are_located() {
         &[&format!("empty.ron:{}:", line_of(&empty, "Some([])")), ".ranks: an empty rank list"],
     );
     refused(&["run", "--workload", p(&f)], &[".ranks: an empty rank list"]);
+    // A GEMM of 2^150 operations: each dimension in range, the product not.
+    let f = d.join("huge.ron");
+    let huge = text.replacen("m: 128,", "m: 1125899906842624,", 1).replacen("n: 512,", "n: 1125899906842624,", 1);
+    std::fs::write(&f, &huge).unwrap();
+    refused(&["config", "check", p(&f)], &["huge.ron:", ".op.m: the node's operations exceed 1152921504606846976"]);
     let f = d.join("dup.ron");
     let dup = text.replacen("id: 5,", "id: 4,", 1);
     std::fs::write(&f, &dup).unwrap();

@@ -35,6 +35,9 @@ pub const MAX_INSTANCES: u64 = 1 << 22;
 pub const MAX_SPANS: u64 = 1 << 24;
 /// The largest byte count or dimension a node may name (2^50: a PiB).
 pub const MAX_SIZE: u64 = 1 << 50;
+/// The most floating-point operations one node may take (2^60: about 30 minutes of a Trn3
+/// chip's 671 dense BF16 TFLOPS).
+pub const MAX_FLOPS: u64 = 1 << 60;
 
 fn one() -> u32 {
     1
@@ -642,6 +645,18 @@ fn check_op(
         }
         Ok(())
     };
+    // A node's floating-point operations (2 m k n x count for a GEMM, 4 b h s s_kv d for
+    // attention) at most MAX_FLOPS, with checked arithmetic.
+    let work = |flops: Option<u64>, k: &str| -> Result<(), ConfigError> {
+        match flops.filter(|&v| v <= MAX_FLOPS) {
+            Some(_) => Ok(()),
+            None => {
+                let m =
+                    format!("the node's operations exceed {MAX_FLOPS} (2^60; about 30 minutes of a Trn3 chip's peak)");
+                Err(at.at_node(n.id, k, f(k), m))
+            }
+        }
+    };
     let dtype = |d: &str| -> Result<(), ConfigError> {
         dtype_bytes(d).map(|_| ()).ok_or_else(|| {
             at.at_node(n.id, "dtype", f("dtype"), format!("unknown dtype {d:?} (allowed: bf16, fp16, fp32, fp8)"))
@@ -654,6 +669,8 @@ fn check_op(
             size("n", *cols, 1)?;
             size("count", u64::from(*count), 1)?;
             dtype(d)?;
+            let flops = [*m, *k, *cols, u64::from(*count)].iter().try_fold(2u64, |a, &b| a.checked_mul(b));
+            work(flops, "m")?;
         }
         Op::Attention { batch, heads, seq, kv_seq, head_dim, dtype: d, .. } => {
             for (k, v) in [("batch", *batch), ("heads", *heads), ("seq", *seq), ("head_dim", *head_dim)] {
@@ -661,6 +678,8 @@ fn check_op(
             }
             size("kv_seq", kv_seq.unwrap_or(*seq), 1)?;
             dtype(d)?;
+            let dims = [*batch, *heads, *seq, kv_seq.unwrap_or(*seq), *head_dim];
+            work(dims.iter().try_fold(4u64, |a, &b| a.checked_mul(b)), "batch")?;
         }
         Op::Elementwise { elements, ops, dtype: d } => {
             size("elements", *elements, 1)?;
