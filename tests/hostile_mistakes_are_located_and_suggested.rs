@@ -176,3 +176,22 @@ fn a_value_far_from_the_one_it_replaces_runs_with_one_warning_line() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(err.lines().filter(|l| l.starts_with("warning: ")).count(), 1, "{err}");
 }
+
+#[test]
+fn names_from_files_are_escaped_and_never_leave_the_plots_directory() {
+    let d = scratch("hostile_mistakes_names");
+    let w = workload(&d, "w.ron");
+    let text = std::fs::read_to_string(&w).unwrap();
+    let name = text.lines().find(|l| l.trim_start().starts_with("name:")).expect("name line").to_string();
+    let bad = d.join("bad.ron");
+    std::fs::write(&bad, text.replacen(&name, "    name: \"../../escaped\\u{1b}[31m\",", 1)).unwrap();
+    let plots = d.join("plots");
+    let (code, out, err) = run(&["run", "--workload", p(&bad), "--gemm-efficiency", "0.5", "--plots", p(&plots)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains('\u{1b}') && !err.contains('\u{1b}'), "a raw escape reached the terminal: {out}{err}");
+    assert!(out.contains("workload ../../escaped\\u{1b}[31m on"), "{out}");
+    let files: Vec<String> =
+        std::fs::read_dir(&plots).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(files, ["_.._.._escaped__31m-breakdown.svg"], "the plot stays in --plots");
+    assert!(!d.join("escaped\u{1b}[31m-breakdown.svg").exists() && !root().join("..").join("escaped").exists());
+}

@@ -984,7 +984,7 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
         std::fs::create_dir_all(dir).map_err(|e| Failure::Usage(format!("--plots {}: {e}", dir.display())))?;
         let reports: Vec<(String, &trnsim_workloads::exec::Report)> =
             points.iter().map(label).zip(runs.iter().map(|r| &r.report)).collect();
-        let p = dir.join(format!("{}-breakdown.svg", w.w.name));
+        let p = dir.join(format!("{}-breakdown.svg", outputs::file_safe(&w.w.name)));
         outputs::write_plot(&p, trnsim_harness::workload::breakdown_svg(&w.w.name, &reports).as_bytes())
             .map_err(|e| Failure::Run(format!("--plots {}: {e}", p.display())))?;
         eprintln!("plot: {}", p.display());

@@ -191,6 +191,22 @@ pub fn write_atomic(dest: &Path, bytes: &[u8]) -> io::Result<()> {
     s.commit().map_err(io::Error::other)
 }
 
+/// `name` (from an input file: a workload's name) made safe as one file name in a directory:
+/// every character but ASCII letters, digits, `-`, `_` and `.` becomes `_`, a leading `.`
+/// too, cut to 100 characters; so `../x` or a control character never leaves the directory
+/// or reaches a file name.
+pub fn file_safe(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .take(100)
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .collect();
+    if out.is_empty() || out.starts_with('.') {
+        out.insert(0, '_');
+    }
+    out
+}
+
 /// A path the user gave, as a message quotes it: control characters escaped, cut to a few
 /// hundred characters.
 pub fn shown(p: &Path) -> String {
@@ -267,6 +283,8 @@ mod tests {
         write_atomic(&b, b"ok").unwrap();
         let doc = serde_json::json!({ "memory_us": -0.0, "xs": [-0.0f32, 1.5] });
         assert_eq!(json_text(&doc).unwrap().matches("-0").count(), 0, "{}", json_text(&doc).unwrap());
+        assert_eq!(file_safe("../../etc/x\u{1b}[31m"), "_.._.._etc_x__31m");
+        assert_eq!(file_safe(""), "_");
         assert_eq!(std::fs::read(&b).unwrap(), b"ok");
         let n = std::fs::read_dir(&dir).unwrap().count();
         assert_eq!(n, 2, "no temporary file is left behind");

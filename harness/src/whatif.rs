@@ -410,7 +410,9 @@ mod tests {
         assert_eq!(p[1], vec![("a".into(), "3".into()), ("b".into(), "4".into())]);
         assert!("a+b=1,2".parse::<Sweep>().is_err());
         let big: Sweep = format!("a={}", vec!["1"; 200].join(",")).parse().unwrap();
-        assert!(points(&[big.clone(), big]).unwrap_err().contains("10000 points"));
+        let big_b: Sweep = format!("b={}", vec!["1"; 200].join(",")).parse().unwrap();
+        assert!(points(&[big.clone(), big_b]).unwrap_err().contains("10000 points"));
+        assert!(points(&[big.clone(), big]).unwrap_err().contains("--sweep a: the path is swept twice"));
     }
 
     #[test]

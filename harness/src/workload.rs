@@ -166,6 +166,8 @@ pub fn headline(r: &WorkloadRun) -> Vec<(String, f64)> {
     h
 }
 
+use trnsim_system::doc::suggest::clip;
+
 /// The report as text: the breakdown of the critical rank and the collectives.
 pub fn to_text(r: &WorkloadRun, system: &str) -> String {
     let rep = &r.report;
@@ -179,8 +181,12 @@ pub fn to_text(r: &WorkloadRun, system: &str) -> String {
         ),
         Compute::Cycle => format!("GEMMs as NeuronCore programs on the cycle-level chip ({} simulated)", r.programs),
     };
-    let mut s =
-        format!("workload {} on {system}: {} ranks on {} chips; {gemms}\n", rep.workload, rep.ranks.len(), r.chips);
+    let mut s = format!(
+        "workload {} on {system}: {} ranks on {} chips; {gemms}\n",
+        clip(&rep.workload),
+        rep.ranks.len(),
+        r.chips
+    );
     s += &format!("  {:<28} {:>12.3} us\n", "step time", rep.step_ns / 1e3);
     s += &format!("  {:<28} {:>12}\n", "critical rank", b.rank);
     for (name, ns) in [

@@ -227,7 +227,8 @@ fn write_workload(w: &format::Workload, out: Option<&Path>, hint: &str) -> Resul
         Some(p) => {
             write_new(p, &text)?;
             let hint = if hint.is_empty() { String::new() } else { format!("; {hint}") };
-            eprintln!("{}: {} ranks, {} nodes ({}){hint}", p.display(), w.ranks, w.nodes.len(), w.name);
+            let name = trnsim_system::doc::suggest::clip(&w.name);
+            eprintln!("{}: {} ranks, {} nodes ({name}){hint}", p.display(), w.ranks, w.nodes.len());
         }
         None => print!("{text}"),
     }
@@ -320,7 +321,7 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
     }
     let mut done = Vec::new();
     for (k, (name, doc)) in runs.iter().enumerate() {
-        eprintln!("[{}/{}] {} on {name}", k + 1, runs.len(), w.w.name);
+        eprintln!("[{}/{}] {} on {name}", k + 1, runs.len(), trnsim_system::doc::suggest::clip(&w.w.name));
         let opts = workload::Options { efficiency: a.gemm_efficiency, compute: a.compute };
         done.push((name.clone(), run_file(&w, doc, &opts)?));
     }
@@ -329,7 +330,7 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
         std::fs::create_dir_all(dir).map_err(|e| (format!("--plots {}: {e}", dir.display()), 2))?;
         let reports: Vec<(String, &trnsim_workloads::exec::Report)> =
             done.iter().map(|(n, r)| (n.clone(), &r.report)).collect();
-        let p = dir.join(format!("compare-{}.svg", w.w.name));
+        let p = dir.join(format!("compare-{}.svg", trnsim_harness::outputs::file_safe(&w.w.name)));
         write_new(&p, &workload::breakdown_svg(&w.w.name, &reports))?;
         eprintln!("plot: {}", p.display());
     }
@@ -350,7 +351,9 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
 /// row per collective: hundreds on a deep model).
 pub fn side_by_side(workload: &str, runs: &[(String, WorkloadRun)], per_collective: bool) -> String {
     let mut rows: Vec<Vec<String>> =
-        vec![std::iter::once(format!("workload {workload}")).chain(runs.iter().map(|r| r.0.clone())).collect()];
+        vec![std::iter::once(format!("workload {}", trnsim_system::doc::suggest::clip(workload)))
+            .chain(runs.iter().map(|r| r.0.clone()))
+            .collect()];
     let heads: Vec<Vec<(String, f64)>> = runs.iter().map(|r| workload::headline(&r.1)).collect();
     let by_name: Vec<std::collections::BTreeMap<&str, f64>> =
         heads.iter().map(|h| h.iter().map(|(k, v)| (k.as_str(), *v)).collect()).collect();
