@@ -71,6 +71,7 @@ docs:
 ##       TRNSIM_FUZZ_CASES cases per test (default 20000), TRNSIM_FUZZ_SEED, TRNSIM_FUZZ_SECONDS
 TRNSIM_FUZZ_CASES ?= 20000
 fuzz:
+	$(CARGO) build --release -p trnsim-harness
 	TRNSIM_FUZZ_CASES=$(TRNSIM_FUZZ_CASES) $(CARGO) test --release -p trnsim-tests --test integration -- fuzz_
 
 ## bench: criterion benchmarks of the kernel, plus the kernel-ring figures

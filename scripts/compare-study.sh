@@ -19,5 +19,5 @@ T=$TRNSIM
 for w in dense-tp8-dp8 dense-tp8-dp8-train moe-ep64; do
   echo "== $w"
   "$T" compare --workload "$OUT/$w.ron" --system trn2-ultraserver --system trn3-gen1-ultraserver \
-    --system trn3-gen2-ultraserver --json "$OUT/$w.json" --plots "$OUT"
+    --system trn3-gen2-ultraserver --collectives --json "$OUT/$w.json" --plots "$OUT"
 done

@@ -119,7 +119,7 @@ fn bad_scale_out_networks_are_located_errors_naming_the_field() {
         (&|t| t.replace("ultraserver: \"trn3-gen2-ultraserver\"", "ultraserver: \"trn9\""), ":12:5: ultraserver: unknown UltraServer preset \"trn9\""),
         (&|t| t.replace("efficiency: 0.97", "efficiency: 1.5"), ":16:29: scale_out.link.efficiency: 1.5 is out of range (allowed: > 0, <= 1)"),
         (&|t| t.replace("latency: \"50ns\"", "latency: \"0ns\""), "scale_out.link.latency: 0ns is out of range"),
-        (&|t| t.replace("placement: rail", "placement: diagonal"), ":19:28: placement: Unexpected variant named `diagonal`"),
+        (&|t| t.replace("placement: rail", "placement: diagonal"), ":19:20: placement: unknown variant `diagonal` of PlacementPart (allowed: contiguous, rail)"),
     ];
     for (edit, want) in cases {
         let e = bad(edit);

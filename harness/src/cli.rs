@@ -85,7 +85,8 @@ struct RunArgs {
     /// UltraServers; docs/scaleout.md).
     benches: Vec<String>,
     /// Run the system described in this RON file (after any named benchmarks). A chip,
-    /// UltraServer or fabric file runs the benchmarks named by --workload on it.
+    /// UltraServer or fabric file is the system the named benchmarks (or --workload FILE)
+    /// run on.
     #[arg(long, value_name = "FILE.ron")]
     config: Option<PathBuf>,
     /// Run the named benchmarks on this system instead of their own: a preset (trn3-chip,
@@ -94,11 +95,10 @@ struct RunArgs {
     /// fabric collective benchmarks.
     #[arg(long, value_name = "PRESET|FILE.ron")]
     system: Option<String>,
-    /// A workload file to run (FILE.ron or FILE.json: `trnsim workload llm -o FILE`) on
-    /// --system (or --config), or, with --config FILE of a chip, UltraServer or fabric, the
-    /// benchmarks to run on it.
-    #[arg(long, value_name = "FILE|NAME", value_delimiter = ',')]
-    workload: Vec<String>,
+    /// A workload file to run (`trnsim workload llm -o FILE`; RON or JSON, told apart by
+    /// content) on --system (or --config).
+    #[arg(long, value_name = "FILE")]
+    workload: Option<PathBuf>,
     /// Fidelity of the HBM stacks and DMA engines: cycle (default) or fast (transaction-level;
     /// docs/validation.md). For e2e-llm-layer, tp-matmul-N and moe-alltoall-144 the same as
     /// `--set chip.hbm.fidelity=fast --set chip.dma.fidelity=fast`; hbm-* and nc-* take it
@@ -123,6 +123,10 @@ struct RunArgs {
     /// chip; docs/whatif.md). Default: roofline.
     #[arg(long, value_name = "MODEL", value_parser = trnsim_harness::workload::Compute::parse)]
     compute: Option<trnsim_harness::workload::Compute>,
+    /// With --workload FILE and --sweep: print each collective's bus bandwidth per point after
+    /// the summary (one row per collective).
+    #[arg(long)]
+    collectives: bool,
     /// Write a trace of the runs: .pftrace, .perfetto or .perfetto-trace (Perfetto protobuf) or
     /// .json (Chrome JSON); link waveforms go to --vcd. With several benchmarks, each gets its
     /// own file: NAME inserted before the extension.
@@ -253,11 +257,12 @@ enum BenchCmd {
 
 #[derive(Subcommand, Debug)]
 enum ConfigCmd {
-    /// Validate RON files; print a located error for the first mistake in each. A file is a
-    /// system config, a chip (`ChipSpec(`), an UltraServer (`UltraServerSpec(`) or a fabric
-    /// topology (`TopologySpec(`), told apart by its top-level struct name.
+    /// Validate files; print a located error for the first mistake in each. A file is a
+    /// system config, a chip (`ChipSpec(`), an UltraServer (`UltraServerSpec(`), an
+    /// UltraCluster, a scale-out switch, a fabric topology (`TopologySpec(`) or a workload
+    /// (`Workload(`, or JSON), told apart by its content.
     Check {
-        /// RON files.
+        /// RON or JSON files.
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
@@ -461,8 +466,11 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
     match &cli.cmd {
         Cmd::Run(a) => {
             let mut names: Vec<String> = a.benches.clone();
-            if names.is_empty() && a.config.is_none() {
+            if names.is_empty() && a.config.is_none() && a.workload.is_none() {
                 names = BENCHES.iter().map(|(n, _)| n.to_string()).collect();
+            }
+            if a.workload.is_some() {
+                names.clear();
             }
             if let Some(p) = &a.config {
                 ins.push(("--config", p.clone()));
@@ -474,9 +482,7 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
                 outs.extend(a.vcd.as_deref().map(|p| ("--vcd", per_bench_path(p, n, many))));
             }
             outs.extend(a.json.clone().map(|p| ("--json", p)));
-            let files: Vec<&String> =
-                a.workload.iter().filter(|w| w.ends_with(".ron") || w.ends_with(".json")).collect();
-            if !files.is_empty() {
+            if a.workload.is_some() {
                 // A workload run writes its trace under the name given.
                 outs.extend(a.trace.clone().map(|p| ("--trace", p)));
                 formats.extend(a.trace.clone().map(|p| (p, false)));
@@ -484,7 +490,7 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
                 // A benchmark's trace format (`run`'s own), before anything runs or prints.
                 formats.extend(a.trace.clone().map(|p| (p, true)));
             }
-            ins.extend(files.into_iter().map(|w| ("--workload", PathBuf::from(w))));
+            ins.extend(a.workload.clone().map(|w| ("--workload", w)));
             ins.extend(a.system.iter().filter(|s| Path::new(s).is_file()).map(|s| ("--system", PathBuf::from(s))));
         }
         Cmd::Compare(a) => {
@@ -525,7 +531,10 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
         formats.extend(outs.iter().filter(|(f, _)| *f == "--trace").map(|(_, p)| (p.clone(), false)));
     }
     outs.extend(cli.profile.clone().map(|p| ("--profile", p)));
-    let ins: Vec<Named<'_>> = ins.iter().map(|(f, p)| outputs::named(f, p)).collect();
+    // The files a system file pulls in (its chip, fabric, UltraServer, switch) are inputs too.
+    let pulled = pulled_in(&cli.cmd);
+    let ins: Vec<Named<'_>> =
+        ins.iter().map(|(f, p)| outputs::named(f, p)).chain(pulled.iter().map(|(f, p)| outputs::named(f, p))).collect();
     let outs: Vec<Named<'_>> = outs.iter().map(|(f, p)| outputs::named(f, p)).collect();
     outputs::check(&ins, &outs)?;
     let plots = match &cli.cmd {
@@ -546,6 +555,33 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The files the systems a command names read besides the one named (a chip, fabric,
+/// UltraServer or switch file found beside it or among the presets on disk), each with the
+/// flag and part that pulled it in. A system that does not open is left to the run, which
+/// reports it.
+fn pulled_in(cmd: &Cmd) -> Vec<(String, PathBuf)> {
+    let mut systems: Vec<(&str, String)> = Vec::new();
+    match cmd {
+        Cmd::Run(a) => {
+            systems.extend(a.system.iter().map(|s| ("--system", s.clone())));
+            if system_file_kind(a.config.as_deref()).is_some() {
+                systems.extend(a.config.iter().map(|c| ("--config", c.display().to_string())));
+            }
+        }
+        Cmd::Compare(a) => systems.extend(a.systems().iter().map(|s| ("--system", s.clone()))),
+        Cmd::Collective(a) => systems.push(("--system", a.system.clone())),
+        _ => {}
+    }
+    let mut out = Vec::new();
+    for (flag, arg) in systems {
+        let Ok(doc) = trnsim_system::doc::SystemDoc::open(&arg) else { continue };
+        for (part, p) in doc.files() {
+            out.push((format!("{flag} {arg}: its {part} file"), p));
+        }
+    }
+    out
 }
 
 fn per_bench_path(p: &Path, name: &str, many: bool) -> PathBuf {
@@ -646,7 +682,7 @@ fn cmd_run(mut a: RunArgs) -> Result<(), Failure> {
     }
     if !a.rtl.is_empty() {
         let on_system = |n: &String| n == "e2e-llm-layer" || n.starts_with("tp-matmul-") || n == "moe-alltoall-144";
-        if a.benches.is_empty() || a.config.is_some() || !a.workload.is_empty() {
+        if a.benches.is_empty() || a.config.is_some() || a.workload.is_some() {
             return Err(Failure::Usage(
                 "--rtl: name the benchmarks that run on a chip (e2e-llm-layer, tp-matmul-N, moe-alltoall-144); in a chip file, list the instances in its `rtl`".into(),
             ));
@@ -659,8 +695,8 @@ fn cmd_run(mut a: RunArgs) -> Result<(), Failure> {
         let list: Vec<String> = a.rtl.iter().map(|s| format!("{s:?}")).collect();
         a.sets.push(format!("chip.rtl=[{}]", list.join(", ")));
     }
-    if let Some(w) = a.workload.iter().find(|w| w.ends_with(".ron") || w.ends_with(".json")) {
-        return cmd_run_workload(&a, Path::new(w));
+    if let Some(w) = &a.workload {
+        return cmd_run_workload(&a, w);
     }
     if a.compute.is_some() || a.gemm_efficiency.is_some() {
         return Err(Failure::Usage(
@@ -672,9 +708,6 @@ fn cmd_run(mut a: RunArgs) -> Result<(), Failure> {
     }
     if a.system.is_some() || !a.sets.is_empty() || !a.sweeps.is_empty() {
         return cmd_whatif(&a, a.benches.clone(), a.system.clone());
-    }
-    if !a.workload.is_empty() {
-        return Err(Failure::Usage("--workload goes with --config FILE of a chip, UltraServer or fabric".into()));
     }
     let mut names: Vec<String> = a.benches.clone();
     let default_suite = names.is_empty() && a.config.is_none();
@@ -843,20 +876,18 @@ fn cmd_run_system_file(a: &RunArgs, kind: &str) -> Result<(), Failure> {
     if a.system.is_some() {
         return Err(Failure::Usage(format!("--config {file} is {kind}: it is the system; drop --system")));
     }
-    if a.workload.is_empty() {
+    if a.benches.is_empty() {
         let mut doc = trnsim_system::doc::SystemDoc::open(&file).map_err(Failure::Usage)?;
         for s in &a.sets {
             doc.set(s).map_err(Failure::Usage)?;
         }
         let sys = doc.resolve().map_err(Failure::Usage)?;
         return Err(Failure::Usage(format!(
-            "{file} is {kind}: name what to run on it with --workload NAME (it can run: {})",
+            "{file} is {kind}: name the benchmarks to run on it (`trnsim run NAME --config {file}`; it can run: {}) or give --workload FILE",
             trnsim_harness::whatif::fitting(&sys)
         )));
     }
-    let mut names = a.benches.clone();
-    names.extend(a.workload.iter().cloned());
-    cmd_whatif(a, names, Some(file))
+    cmd_whatif(a, a.benches.clone(), Some(file))
 }
 
 /// `trnsim run --workload FILE`: the workload on --system (or a --config system file; default
@@ -864,10 +895,20 @@ fn cmd_run_system_file(a: &RunArgs, kind: &str) -> Result<(), Failure> {
 fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
     use trnsim_harness::whatif;
     let code = |(m, c): (String, i32)| if c == 2 { Failure::Usage(m) } else { Failure::Run(m) };
-    if a.workload.len() > 1 || !a.benches.is_empty() || a.threads.is_some() || a.mpi || a.vcd.is_some() {
+    if !a.benches.is_empty() || a.threads.is_some() || a.mpi || a.vcd.is_some() {
         return Err(Failure::Usage(
-            "--workload FILE runs alone (no benchmark names, second workload, --threads, --mpi or --vcd)".into(),
+            "--workload FILE runs alone (no benchmark names, --threads, --mpi or --vcd)".into(),
         ));
+    }
+    if !path.is_file() {
+        let p = outputs::shown(path);
+        let bench = BENCHES.iter().any(|(b, _)| Path::new(b) == path) || p.starts_with("tp-matmul-");
+        let hint = if bench {
+            format!(" ({p} is a benchmark: name it without a flag, `trnsim run {p}`)")
+        } else {
+            String::new()
+        };
+        return Err(Failure::Usage(format!("--workload {p}: cannot read: no such file{hint}")));
     }
     let w = crate::workload_cmd::load(path).map_err(code)?;
     let system = match (&a.system, &a.config) {
@@ -927,7 +968,7 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
     if points.len() > 1 {
         let named: Vec<(String, trnsim_harness::workload::WorkloadRun)> =
             points.iter().map(label).zip(runs.drain(..)).collect();
-        print!("{}", crate::workload_cmd::side_by_side(&w.w.name, &named));
+        print!("{}", crate::workload_cmd::side_by_side(&w.w.name, &named, a.collectives));
         runs = named.into_iter().map(|x| x.1).collect();
     }
     if let (Some(t), Some(r)) = (&a.trace, runs.first()) {
@@ -943,7 +984,7 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
         std::fs::create_dir_all(dir).map_err(|e| Failure::Usage(format!("--plots {}: {e}", dir.display())))?;
         let reports: Vec<(String, &trnsim_workloads::exec::Report)> =
             points.iter().map(label).zip(runs.iter().map(|r| &r.report)).collect();
-        let p = dir.join(format!("{}-breakdown.svg", w.w.name));
+        let p = dir.join(format!("{}-breakdown.svg", outputs::file_safe(&w.w.name)));
         outputs::write_plot(&p, trnsim_harness::workload::breakdown_svg(&w.w.name, &reports).as_bytes())
             .map_err(|e| Failure::Run(format!("--plots {}: {e}", p.display())))?;
         eprintln!("plot: {}", p.display());
@@ -959,9 +1000,8 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
             })
             .collect();
         let doc = serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "workload": w.w.name, "system": base.name(), "overrides": a.sets, "points": rows });
-        let body = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Run(e.to_string()))?;
-        outputs::write_atomic(p, (body + "\n").as_bytes())
-            .map_err(|e| Failure::Run(format!("--json {}: {e}", p.display())))?;
+        let body = outputs::json_text(&doc).map_err(Failure::Run)?;
+        outputs::write_atomic(p, body.as_bytes()).map_err(|e| Failure::Run(format!("--json {}: {e}", p.display())))?;
     }
     Ok(())
 }
@@ -1080,9 +1120,8 @@ fn whatif_output(
             "points": points,
             "benchmarks": results,
         });
-        let body = serde_json::to_string_pretty(&doc).map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
-        outputs::write_atomic(p, (body + "\n").as_bytes())
-            .map_err(|e| Failure::Run(format!("--json {}: {e}", p.display())))?;
+        let body = outputs::json_text(&doc).map_err(|e| Failure::Run(format!("{}: {e}", p.display())))?;
+        outputs::write_atomic(p, body.as_bytes()).map_err(|e| Failure::Run(format!("--json {}: {e}", p.display())))?;
     }
     Ok(())
 }
@@ -1329,10 +1368,7 @@ fn write_json_with(
     let staged = outputs::Staged::new(p);
     let io = |e: std::io::Error| Failure::Run(format!("--json {}: {e}", p.display()));
     let mut w = std::io::BufWriter::new(std::fs::File::create(staged.path()).map_err(io)?);
-    serde_json::to_writer_pretty(&mut w, &doc).map_err(|e| match e.io_error_kind() {
-        Some(_) => Failure::Run(format!("--json {}: {e}", p.display())),
-        None => Failure::Run(format!("{}: {e}", p.display())),
-    })?;
+    outputs::to_json_writer(&mut w, &doc).map_err(|e| Failure::Run(format!("--json {}: {e}", p.display())))?;
     std::io::Write::write_all(&mut w, b"\n").map_err(io)?;
     std::io::Write::flush(&mut w).map_err(io)?;
     drop(w);

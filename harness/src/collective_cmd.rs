@@ -219,6 +219,15 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
     if a.minbytes < esize {
         return Err(usage(format!("-b {} is less than one {} element ({esize} B)", a.minbytes, a.datatype)));
     }
+    for (flag, v) in [("-b", a.minbytes), ("-e", a.maxbytes)] {
+        if v % esize != 0 {
+            return Err(usage(format!(
+                "{flag} {v} is not a whole number of {} elements ({esize} B each; {} would be)",
+                a.datatype,
+                v - v % esize
+            )));
+        }
+    }
     trnsim_fabric::collective::schedule::supports(algo, op).map_err(usage)?;
     if !matches!(a.format.as_str(), "nccom" | "nccl-tests") {
         return Err(usage(format!("--format {}: unknown format (allowed: nccom, nccl-tests)", a.format)));
@@ -241,6 +250,10 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
     let params = Params { step_overhead: a.step_overhead, ..Params::default() };
     let coll = Collective { op, algo };
     let all = sizes(a.minbytes, a.maxbytes, a.stepfactor);
+    let flow = a.network == "flow";
+    if flow && (members.len() != topo.chips || a.group.is_some()) {
+        return Err(usage("--network flow runs every chip: drop -r / -g".into()));
+    }
     if a.format == "nccl-tests" {
         print!("{}", nccl_header(&a, op, &members, topo.name.as_str()));
     } else {
@@ -248,10 +261,6 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
             "{:>12}{:>16}{:>9}{:>12}{:>15}{:>15}",
             "size(B)", "count(elems)", "type", "time(us)", "algbw(GB/s)", "busbw(GB/s)"
         );
-    }
-    let flow = a.network == "flow";
-    if flow && (members.len() != topo.chips || a.group.is_some()) {
-        return Err(usage("--network flow runs every chip: drop -r / -g".into()));
     }
     let mut rows = Vec::new();
     for &size in &all {
@@ -329,14 +338,14 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
             "trnsim": env!("CARGO_PKG_VERSION"), "op": op.name(), "system": doc.name(),
             "ranks": members, "datatype": a.datatype, "rows": rows, "avg_busbw_GBps": avg,
         });
-        let body = serde_json::to_string_pretty(&doc).map_err(|e| (e.to_string(), 1))?;
-        trnsim_harness::outputs::write_atomic(p, (body + "\n").as_bytes())
+        let body = trnsim_harness::outputs::json_text(&doc).map_err(|e| (e, 1))?;
+        trnsim_harness::outputs::write_atomic(p, body.as_bytes())
             .map_err(|e| (format!("--json {}: {e}", p.display()), 1))?;
     }
     if let Some(p) = &a.output_file {
         let body = nccl_json(&a, op, &members, &doc.name(), &rows, avg);
-        let body = serde_json::to_string_pretty(&body).map_err(|e| (e.to_string(), 1))?;
-        trnsim_harness::outputs::write_atomic(p, (body + "\n").as_bytes())
+        let body = trnsim_harness::outputs::json_text(&body).map_err(|e| (e, 1))?;
+        trnsim_harness::outputs::write_atomic(p, body.as_bytes())
             .map_err(|e| (format!("--output-file {}: {e}", p.display()), 1))?;
     }
     Ok(())
@@ -503,6 +512,11 @@ mod tests {
         assert_eq!(parse_size("1G").unwrap(), 1 << 30);
         assert_eq!(parse_size("64KiB").unwrap(), 65536);
         assert!(parse_size("1Q").is_err() && parse_size("0").is_err() && parse_size("99999999999T").is_err());
+        for bad in ["1iBiBiB", "4BBBB", "1KBiB", "1iB", "1MiBB"] {
+            assert!(parse_size(bad).unwrap_err().contains("unknown unit"), "{bad}");
+        }
+        assert_eq!(parse_size("4B").unwrap(), 4);
+        assert_eq!(parse_size("2MB").unwrap(), 2 << 20);
         assert_eq!(sizes(1 << 20, 1 << 30, 4).len(), 6);
         assert!(check_sizes(1, 16 << 30).is_ok());
         assert!(check_sizes(1, (16 << 30) + 1).unwrap_err().contains("-e 17179869185 is out of range"));

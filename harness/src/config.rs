@@ -166,7 +166,11 @@ pub fn check_file(path: &Path) -> Result<String, String> {
         .map(trnsim_system::located::strip_bom)
         .map_err(|e| format!("{}:0:0: (file): cannot read: {e}", path.display()))?;
     let f = path.display();
+    if trnsim_workloads::format::is_json(&text) {
+        return check_workload(path, &text);
+    }
     match trnsim_system::chip::top_level_name(&text).as_deref() {
+        Some("Workload") => check_workload(path, &text),
         Some("ChipSpec") => {
             let c = trnsim_system::chip::load(path).map_err(|e| e.to_string())?;
             let s = &c.spec;
@@ -249,6 +253,20 @@ pub fn check_file(path: &Path) -> Result<String, String> {
             ))
         }
     }
+}
+
+/// `trnsim config check` of a workload file (RON or JSON, told apart by content): checked as
+/// `trnsim run --workload` checks it before a system is chosen.
+fn check_workload(path: &Path, text: &str) -> Result<String, String> {
+    let c = trnsim_workloads::format::parse(&path.display().to_string(), text).map_err(|e| e.to_string())?;
+    Ok(format!(
+        "{}: ok (workload {}: {} ranks, {} nodes, {} group sets)",
+        path.display(),
+        trnsim_system::doc::suggest::clip(&c.w.name),
+        c.w.ranks,
+        c.w.nodes.len(),
+        c.groups.len()
+    ))
 }
 
 /// Parses and validates config text; `file` names it in errors.

@@ -191,6 +191,76 @@ pub fn write_atomic(dest: &Path, bytes: &[u8]) -> io::Result<()> {
     s.commit().map_err(io::Error::other)
 }
 
+/// `name` (from an input file: a workload's name) made safe as one file name in a directory:
+/// every character but ASCII letters, digits, `-`, `_` and `.` becomes `_`, a leading `.`
+/// too, cut to 100 characters; so `../x` or a control character never leaves the directory
+/// or reaches a file name.
+pub fn file_safe(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .take(100)
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .collect();
+    if out.is_empty() || out.starts_with('.') {
+        out.insert(0, '_');
+    }
+    out
+}
+
+/// A path the user gave, as a message quotes it: control characters escaped, cut to a few
+/// hundred characters.
+pub fn shown(p: &Path) -> String {
+    trnsim_system::doc::suggest::clip(&p.to_string_lossy())
+}
+
+/// `doc` as pretty JSON text with a final newline, every `-0.0` written `0.0` (a zero is
+/// never signed in a result).
+pub fn json_text<T: serde::Serialize + ?Sized>(doc: &T) -> Result<String, String> {
+    let mut out = Vec::new();
+    to_json_writer(&mut out, doc)?;
+    out.push(b'\n');
+    String::from_utf8(out).map_err(|e| e.to_string())
+}
+
+/// Writes `doc` to `w` as pretty JSON, every `-0.0` written `0.0`.
+pub fn to_json_writer<W: io::Write, T: serde::Serialize + ?Sized>(w: W, doc: &T) -> Result<(), String> {
+    let mut ser = serde_json::Serializer::with_formatter(w, Unsigned(serde_json::ser::PrettyFormatter::new()));
+    doc.serialize(&mut ser).map_err(|e| e.to_string())
+}
+
+/// serde_json's pretty formatter with signed zeros written unsigned.
+struct Unsigned<'a>(serde_json::ser::PrettyFormatter<'a>);
+
+macro_rules! delegate {
+    ($($name:ident($($arg:ident: $t:ty),*)),* $(,)?) => {
+        $(fn $name<W: ?Sized + io::Write>(&mut self, w: &mut W $(, $arg: $t)*) -> io::Result<()> {
+            self.0.$name(w $(, $arg)*)
+        })*
+    };
+}
+
+impl serde_json::ser::Formatter for Unsigned<'_> {
+    delegate!(
+        begin_array(),
+        end_array(),
+        begin_array_value(first: bool),
+        end_array_value(),
+        begin_object(),
+        end_object(),
+        begin_object_key(first: bool),
+        begin_object_value(),
+        end_object_value(),
+    );
+
+    fn write_f64<W: ?Sized + io::Write>(&mut self, w: &mut W, v: f64) -> io::Result<()> {
+        self.0.write_f64(w, v + 0.0)
+    }
+
+    fn write_f32<W: ?Sized + io::Write>(&mut self, w: &mut W, v: f32) -> io::Result<()> {
+        self.0.write_f32(w, v + 0.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +281,10 @@ mod tests {
         let e = check(&[], &[named("--profile", &dir)]).unwrap_err();
         assert!(e.contains("is a directory"), "{e}");
         write_atomic(&b, b"ok").unwrap();
+        let doc = serde_json::json!({ "memory_us": -0.0, "xs": [-0.0f32, 1.5] });
+        assert_eq!(json_text(&doc).unwrap().matches("-0").count(), 0, "{}", json_text(&doc).unwrap());
+        assert_eq!(file_safe("../../etc/x\u{1b}[31m"), "_.._.._etc_x__31m");
+        assert_eq!(file_safe(""), "_");
         assert_eq!(std::fs::read(&b).unwrap(), b"ok");
         let n = std::fs::read_dir(&dir).unwrap().count();
         assert_eq!(n, 2, "no temporary file is left behind");

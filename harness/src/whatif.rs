@@ -116,8 +116,17 @@ impl std::str::FromStr for Sweep {
 }
 
 /// Every point of the sweeps' cartesian product (the first sweep varies slowest), each a list
-/// of (path, value); one empty point without sweeps.
+/// of (path, value); one empty point without sweeps. A path swept twice (by two sweeps, or
+/// twice in one) is refused: the later values would overwrite the earlier ones, and the
+/// points' labels would name values that had no effect.
 pub fn points(sweeps: &[Sweep]) -> Result<Vec<Vec<(String, String)>>, String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for p in sweeps.iter().flat_map(|s| &s.paths) {
+        if !seen.insert(p.as_str()) {
+            let p = trnsim_system::doc::suggest::clip(p);
+            return Err(format!("--sweep {p}: the path is swept twice (sweep it once, with every value)"));
+        }
+    }
     let total = sweeps.iter().try_fold(1usize, |n, s| n.checked_mul(s.values.len()).filter(|&n| n <= MAX_POINTS));
     if total.is_none() {
         return Err(format!("the sweeps expand to more than {MAX_POINTS} points"));
@@ -401,7 +410,9 @@ mod tests {
         assert_eq!(p[1], vec![("a".into(), "3".into()), ("b".into(), "4".into())]);
         assert!("a+b=1,2".parse::<Sweep>().is_err());
         let big: Sweep = format!("a={}", vec!["1"; 200].join(",")).parse().unwrap();
-        assert!(points(&[big.clone(), big]).unwrap_err().contains("10000 points"));
+        let big_b: Sweep = format!("b={}", vec!["1"; 200].join(",")).parse().unwrap();
+        assert!(points(&[big.clone(), big_b]).unwrap_err().contains("10000 points"));
+        assert!(points(&[big.clone(), big]).unwrap_err().contains("--sweep a: the path is swept twice"));
     }
 
     #[test]

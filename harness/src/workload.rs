@@ -144,7 +144,8 @@ pub fn run(w: &Checked, sys: &Resolved, opts: &Options) -> Result<WorkloadRun, S
 /// Headline figures of a run (units in the names), as benchmark results carry them.
 pub fn headline(r: &WorkloadRun) -> Vec<(String, f64)> {
     let b = &r.report.critical;
-    let us = |ns: f64| ns / 1e3;
+    // A zero is never signed (`-0.0` from a difference of equal times).
+    let us = |ns: f64| ns / 1e3 + 0.0;
     let mut h = vec![
         ("step_us".to_string(), us(r.report.step_ns)),
         ("compute_us".into(), us(b.compute_ns)),
@@ -165,6 +166,8 @@ pub fn headline(r: &WorkloadRun) -> Vec<(String, f64)> {
     h
 }
 
+use trnsim_system::doc::suggest::clip;
+
 /// The report as text: the breakdown of the critical rank and the collectives.
 pub fn to_text(r: &WorkloadRun, system: &str) -> String {
     let rep = &r.report;
@@ -178,8 +181,12 @@ pub fn to_text(r: &WorkloadRun, system: &str) -> String {
         ),
         Compute::Cycle => format!("GEMMs as NeuronCore programs on the cycle-level chip ({} simulated)", r.programs),
     };
-    let mut s =
-        format!("workload {} on {system}: {} ranks on {} chips; {gemms}\n", rep.workload, rep.ranks.len(), r.chips);
+    let mut s = format!(
+        "workload {} on {system}: {} ranks on {} chips; {gemms}\n",
+        clip(&rep.workload),
+        rep.ranks.len(),
+        r.chips
+    );
     s += &format!("  {:<28} {:>12.3} us\n", "step time", rep.step_ns / 1e3);
     s += &format!("  {:<28} {:>12}\n", "critical rank", b.rank);
     for (name, ns) in [

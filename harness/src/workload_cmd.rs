@@ -134,6 +134,9 @@ pub struct CompareArgs {
     /// as NeuronCore programs on each system's cycle-level chip).
     #[arg(long, value_name = "MODEL", default_value = "roofline", value_parser = workload::Compute::parse)]
     compute: workload::Compute,
+    /// Print each collective's bus bandwidth after the summary (one row per collective).
+    #[arg(long)]
+    collectives: bool,
 }
 
 /// A GEMM efficiency: a number in [0.001, 1] (a thousandth of peak already makes a step
@@ -200,15 +203,12 @@ fn chakra(c: ChakraArgs) -> Result<(), (String, i32)> {
     for p in &c.files {
         files.push(trnsim_system::located::read_ron_file(p).map_err(|e| (e.to_string(), 2))?);
     }
-    if let Some(n) = c.replicate {
-        let one = files[0].clone();
-        files = (0..n).map(|_| one.clone()).collect();
-    }
     let name = c
         .name
         .clone()
         .unwrap_or_else(|| c.files[0].file_stem().map_or("chakra".into(), |s| s.to_string_lossy().into_owned()));
-    let imported = trnsim_workloads::chakra::read(&name, &files).map_err(|e| (e.to_string(), 2))?;
+    let imported = trnsim_workloads::chakra::read_replicated(&name, &files, c.replicate.unwrap_or(1))
+        .map_err(|e| (e.to_string(), 2))?;
     for n in &imported.notes {
         eprintln!("note: {n}");
     }
@@ -227,7 +227,8 @@ fn write_workload(w: &format::Workload, out: Option<&Path>, hint: &str) -> Resul
         Some(p) => {
             write_new(p, &text)?;
             let hint = if hint.is_empty() { String::new() } else { format!("; {hint}") };
-            eprintln!("{}: {} ranks, {} nodes ({}){hint}", p.display(), w.ranks, w.nodes.len(), w.name);
+            let name = trnsim_system::doc::suggest::clip(&w.name);
+            eprintln!("{}: {} ranks, {} nodes ({name}){hint}", p.display(), w.ranks, w.nodes.len());
         }
         None => print!("{text}"),
     }
@@ -266,6 +267,11 @@ impl CompareArgs {
         let mut ins = vec![("--workload", self.workload.clone())];
         ins.extend(self.systems.iter().filter(|s| Path::new(s).is_file()).map(|s| ("--system", PathBuf::from(s))));
         (ins, self.json.clone().map(|p| ("--json", p)).into_iter().collect())
+    }
+
+    /// The systems, as given.
+    pub fn systems(&self) -> &[String] {
+        &self.systems
     }
 
     /// The `--plots` directory, if given.
@@ -315,16 +321,16 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
     }
     let mut done = Vec::new();
     for (k, (name, doc)) in runs.iter().enumerate() {
-        eprintln!("[{}/{}] {} on {name}", k + 1, runs.len(), w.w.name);
+        eprintln!("[{}/{}] {} on {name}", k + 1, runs.len(), trnsim_system::doc::suggest::clip(&w.w.name));
         let opts = workload::Options { efficiency: a.gemm_efficiency, compute: a.compute };
         done.push((name.clone(), run_file(&w, doc, &opts)?));
     }
-    print!("{}", side_by_side(&w.w.name, &done));
+    print!("{}", side_by_side(&w.w.name, &done, a.collectives));
     if let Some(dir) = &a.plots {
         std::fs::create_dir_all(dir).map_err(|e| (format!("--plots {}: {e}", dir.display()), 2))?;
         let reports: Vec<(String, &trnsim_workloads::exec::Report)> =
             done.iter().map(|(n, r)| (n.clone(), &r.report)).collect();
-        let p = dir.join(format!("compare-{}.svg", w.w.name));
+        let p = dir.join(format!("compare-{}.svg", trnsim_harness::outputs::file_safe(&w.w.name)));
         write_new(&p, &workload::breakdown_svg(&w.w.name, &reports))?;
         eprintln!("plot: {}", p.display());
     }
@@ -334,31 +340,57 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
             .map(|(n, r)| serde_json::json!({ "system": n, "figures": workload::headline(r), "report": r.report }))
             .collect();
         let doc = serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "workload": w.w.name, "systems": rows });
-        let body = serde_json::to_string_pretty(&doc).map_err(|e| (e.to_string(), 1))?;
-        write_new(p, &(body + "\n"))?;
+        let body = trnsim_harness::outputs::json_text(&doc).map_err(|e| (e, 1))?;
+        write_new(p, &body)?;
     }
     Ok(())
 }
 
-/// The figures of several runs in columns, one per system.
-pub fn side_by_side(workload: &str, runs: &[(String, WorkloadRun)]) -> String {
+/// The runs side by side: a summary first (the headline figures, the number of collectives
+/// and their summed time), then with `per_collective` each collective's bus bandwidth (one
+/// row per collective: hundreds on a deep model).
+pub fn side_by_side(workload: &str, runs: &[(String, WorkloadRun)], per_collective: bool) -> String {
     let mut rows: Vec<Vec<String>> =
-        vec![std::iter::once(format!("workload {workload}")).chain(runs.iter().map(|r| r.0.clone())).collect()];
+        vec![std::iter::once(format!("workload {}", trnsim_system::doc::suggest::clip(workload)))
+            .chain(runs.iter().map(|r| r.0.clone()))
+            .collect()];
     let heads: Vec<Vec<(String, f64)>> = runs.iter().map(|r| workload::headline(&r.1)).collect();
+    let by_name: Vec<std::collections::BTreeMap<&str, f64>> =
+        heads.iter().map(|h| h.iter().map(|(k, v)| (k.as_str(), *v)).collect()).collect();
+    // Each collective's row, in the order the runs report them.
+    let mut collectives: Vec<String> = Vec::new();
+    let mut named = std::collections::BTreeSet::new();
+    for c in runs.iter().flat_map(|r| &r.1.report.collectives) {
+        let k = format!("{}_busbw_GBps", c.name);
+        if named.insert(k.clone()) {
+            collectives.push(k);
+        }
+    }
     let mut keys: Vec<String> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     for h in &heads {
         for (k, _) in h {
-            if !keys.contains(k) {
+            if seen.insert(k.clone()) && !named.contains(k) {
                 keys.push(k.clone());
             }
         }
     }
+    let fmt = trnsim_harness::suite::fmt_figure;
     for k in keys {
         let mut row = vec![k.clone()];
-        for h in &heads {
-            row.push(h.iter().find(|(n, _)| *n == k).map_or("n/a".into(), |x| trnsim_harness::suite::fmt_figure(x.1)));
-        }
+        row.extend(by_name.iter().map(|h| h.get(k.as_str()).map_or("n/a".into(), |x| fmt(*x))));
         rows.push(row);
+    }
+    let count = |r: &WorkloadRun| r.report.collectives.len();
+    rows.push(std::iter::once("collectives".to_string()).chain(runs.iter().map(|r| count(&r.1).to_string())).collect());
+    let sum = |r: &WorkloadRun| r.report.collectives.iter().map(|c| c.time_us).sum::<f64>() + 0.0;
+    rows.push(std::iter::once("collective_time_us".to_string()).chain(runs.iter().map(|r| fmt(sum(&r.1)))).collect());
+    if per_collective {
+        for k in &collectives {
+            let mut row = vec![k.clone()];
+            row.extend(by_name.iter().map(|h| h.get(k.as_str()).map_or("n/a".into(), |x| fmt(*x))));
+            rows.push(row);
+        }
     }
     let widths: Vec<usize> = (0..rows[0].len()).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
     let mut s = String::new();
@@ -371,6 +403,9 @@ pub fn side_by_side(workload: &str, runs: &[(String, WorkloadRun)]) -> String {
             .collect();
         s += cells.join("  ").trim_end();
         s.push('\n');
+    }
+    if !per_collective && !collectives.is_empty() {
+        s += &format!("({} collectives; each one's bus bandwidth: --collectives)\n", collectives.len());
     }
     s
 }

@@ -28,6 +28,9 @@ use serde_json::{Map, Value};
 use std::path::Path;
 use trnsim_fabric::topo::{self, Topology, TopologySpec};
 
+/// How the file name of a built-in preset ends (`trn3-chip.ron (built in)`).
+pub const BUILT_IN: &str = " (built in)";
+
 /// Shorthands for common paths: (shorthand, the paths it stands for, tried in order; the
 /// first that exists in the system is used).
 pub const ALIASES: &[(&str, &[&str])] = &[(
@@ -72,6 +75,9 @@ struct Source {
 struct Applied {
     flag: String,
     paths: Vec<String>,
+    /// The warning when the value is far from the one it replaced (printed once the system
+    /// resolves: a refused run prints only its error).
+    far: Option<String>,
 }
 
 /// A system file with its presets resolved, as one tree of named fields (see the module docs).
@@ -333,6 +339,27 @@ impl SystemDoc {
         &self.top.file
     }
 
+    /// Every file on disk the system was read from, with the part it gave (`system`, `chip`,
+    /// `fabric`, `ultraserver`, `switch`): the inputs a run's outputs must not overwrite.
+    /// Built-in presets are left out.
+    pub fn files(&self) -> Vec<(&'static str, std::path::PathBuf)> {
+        let parts = [
+            ("system", Some(&self.top)),
+            ("chip", self.chip.as_ref()),
+            ("fabric", self.fabric.as_ref()),
+            ("ultraserver", self.ultraserver.as_ref()),
+            ("switch", self.switch.as_ref()),
+        ];
+        let mut out: Vec<(&'static str, std::path::PathBuf)> = Vec::new();
+        for (part, src) in parts {
+            let Some(src) = src.filter(|s| !s.file.ends_with(BUILT_IN)) else { continue };
+            if !out.iter().any(|(_, p)| p.as_os_str() == src.file.as_str()) {
+                out.push((part, src.file.clone().into()));
+            }
+        }
+        out
+    }
+
     /// Every path that names a value (lists of numbers also by element), sorted.
     pub fn paths(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -383,7 +410,18 @@ impl SystemDoc {
             self.tree = before;
             return Err(format!("{flag}: {m}"));
         }
-        self.applied.push(Applied { flag, paths: targets.iter().map(|t| show(t)).collect() });
+        let far: Vec<(String, String)> = targets
+            .iter()
+            .filter_map(|t| {
+                let (old, new) = (pointer(&before, t)?, pointer(&self.tree, t)?);
+                far_from(old, new).map(|m| (show(t), m))
+            })
+            .collect();
+        let far = far.first().map(|(at, m)| {
+            let more = if far.len() > 1 { format!(" (and {} more fields)", far.len() - 1) } else { String::new() };
+            format!("{flag}: {at} {m}{more}; the run goes on")
+        });
+        self.applied.push(Applied { flag, paths: targets.iter().map(|t| show(t)).collect(), far });
         Ok(())
     }
 
@@ -481,6 +519,14 @@ impl SystemDoc {
     /// [`SystemDoc::resolve`] with a cluster checked within the limits of the network `level`
     /// (the flow-level network takes far larger clusters).
     pub fn resolve_for(&self, level: cluster::Level) -> Result<Resolved, String> {
+        let r = self.resolve_checked(level)?;
+        for w in self.applied.iter().filter_map(|a| a.far.as_deref()) {
+            warn_once(w);
+        }
+        Ok(r)
+    }
+
+    fn resolve_checked(&self, level: cluster::Level) -> Result<Resolved, String> {
         let chip = match (&self.chip, self.tree.get("chip")) {
             (Some(src), Some(v)) => {
                 let spec: ChipSpec = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
@@ -556,18 +602,27 @@ fn us_spec_name(text: &str, key: &str) -> String {
 
 /// The concrete paths `path` names in `tree`; an unknown path names the nearest valid ones.
 fn targets_in(tree: &Value, path: &str) -> Result<Vec<Vec<Seg>>, String> {
-    let segs = parse_path(path)?;
+    let segs = parse_path(path).map_err(|m| suggest::clip(&m))?;
     let mut out = Vec::new();
     resolve(tree, &segs, Vec::new(), &mut out).map_err(|why| {
-        let mut all = Vec::new();
-        leaf_paths(tree, String::new(), &mut all);
-        let near = nearest(path, &all, 3);
-        format!("unknown path {path}: {why} (nearest: {})", near.join(", "))
+        let mut all = suggest::tree_paths(tree);
+        all.extend(ALIASES.iter().filter(|(_, e)| e.iter().any(|p| resolves(tree, p))).map(|(a, _)| a.to_string()));
+        let near: Vec<String> = suggest::paths(path, &all, 3)
+            .into_iter()
+            .map(|s| Some(suggest::with_indices(&s, path)).filter(|c| resolves(tree, c)).unwrap_or(s))
+            .collect();
+        format!("unknown path {}: {} (nearest: {})", suggest::clip(path), suggest::clip(&why), near.join(", "))
     })?;
     if out.is_empty() {
         return Err(format!("{path}: names no value"));
     }
     Ok(out)
+}
+
+/// Whether `path` names a value in `tree`.
+fn resolves(tree: &Value, path: &str) -> bool {
+    let mut out = Vec::new();
+    parse_path(path).is_ok_and(|segs| resolve(tree, &segs, Vec::new(), &mut out).is_ok() && !out.is_empty())
 }
 
 /// Applies `PATH=VALUE` to any serializable document `tree` (a workload, say) with the rules of
@@ -744,6 +799,58 @@ fn leaf_paths(v: &Value, at: String, out: &mut Vec<String>) {
 }
 
 /// `text` read as the type of the value it replaces.
+/// How far an override may move a value from the one it replaces (the preset's, which is
+/// documented with its source) before a warning says so: two orders of magnitude.
+pub const FAR_FACTOR: f64 = 100.0;
+
+/// The value at `path` in `tree`.
+fn pointer<'a>(tree: &'a Value, path: &[Seg]) -> Option<&'a Value> {
+    path.iter().try_fold(tree, |v, s| match (s, v) {
+        (Seg::Key(k), Value::Object(m)) => m.get(k),
+        (Seg::Index(i), Value::Array(xs)) => xs.get(*i),
+        _ => None,
+    })
+}
+
+/// A value's magnitude: a number as is, a time in picoseconds, a frequency in hertz.
+fn magnitude(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s
+            .parse::<trnsim_kernel::Dur>()
+            .map(|d| d.as_ps() as f64)
+            .or_else(|_| s.parse::<trnsim_kernel::Frequency>().map(|f| f.as_hz() as f64))
+            .ok(),
+        _ => None,
+    }
+}
+
+/// When `new` is more than [`FAR_FACTOR`] times larger or smaller than `old` (both positive),
+/// the words saying so.
+fn far_from(old: &Value, new: &Value) -> Option<String> {
+    let (o, n) = (magnitude(old)?, magnitude(new)?);
+    if !(o > 0.0 && n > 0.0) {
+        return None;
+    }
+    let ratio = n / o;
+    let shown = |v: &Value| v.as_str().map_or(v.to_string(), str::to_string);
+    let (how, x) = if ratio >= 1.0 { ("above", ratio) } else { ("below", 1.0 / ratio) };
+    (x > FAR_FACTOR).then(|| {
+        format!("is {}, {x:.0}x {how} the {} it replaces (far outside its typical range)", shown(new), shown(old))
+    })
+}
+
+/// Prints `warning: {m}` on standard error once per process (a sweep sets the same value on
+/// every point's copy).
+fn warn_once(m: &str) {
+    static SEEN: std::sync::Mutex<std::collections::BTreeSet<String>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if seen.insert(m.to_string()) {
+        eprintln!("warning: {}", suggest::clip(m));
+    }
+}
+
 fn typed_value(old: &Value, text: &str) -> Result<Value, String> {
     let t = text.trim();
     let number = |t: &str| -> Result<Value, String> {
@@ -775,34 +882,6 @@ fn typed_value(old: &Value, text: &str) -> Result<Value, String> {
     }
 }
 
-/// The `k` paths of `all` nearest to `want`: those under the same parent first, then by the
-/// edit distance of the last field name, then by the whole path's.
-fn nearest(want: &str, all: &[String], k: usize) -> Vec<String> {
-    let split = |p: &str| p.rsplit_once('.').map_or((String::new(), p.to_string()), |(a, b)| (a.into(), b.into()));
-    let (parent, last) = split(want);
-    let mut scored: Vec<(usize, usize, usize, &String)> = all
-        .iter()
-        .map(|p| {
-            let (pp, pl) = split(p);
-            (usize::from(pp != parent), edit_distance(&last, &pl), edit_distance(want, p), p)
-        })
-        .collect();
-    scored.sort();
-    scored.into_iter().take(k).map(|s| s.3.clone()).collect()
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
+pub mod suggest;
 #[cfg(test)]
 mod tests;

@@ -50,27 +50,39 @@ pub struct Imported {
 /// Reads rank files `files` (`(name, text)`, rank `r` the r-th) into a checked workload named
 /// `name`.
 pub fn read(name: &str, files: &[(String, String)]) -> Result<Imported, ConfigError> {
-    if files.is_empty() || files.len() > MAX_RANKS as usize {
+    read_replicated(name, files, 1)
+}
+
+/// [`read`], each file's nodes run by `replicate` ranks in a row (one file and `replicate`
+/// ranks: a symmetric trace every rank runs). Each file is read once, whatever `replicate`.
+pub fn read_replicated(name: &str, files: &[(String, String)], replicate: u32) -> Result<Imported, ConfigError> {
+    let ranks = (files.len() as u64).saturating_mul(u64::from(replicate));
+    if files.is_empty() || replicate == 0 || ranks > u64::from(MAX_RANKS) {
         return Err(ConfigError {
-            file: name.into(),
-            line: 0,
-            col: 0,
+            file: files.first().map_or(name, |f| f.0.as_str()).into(),
+            line: 1,
+            col: 1,
             field: "ranks".into(),
-            message: format!("{} rank files (allowed: 1..={MAX_RANKS})", files.len()),
+            message: format!("{ranks} ranks (allowed: 1..={MAX_RANKS})"),
         });
     }
-    let mut per_rank: Vec<Vec<Read>> = Vec::with_capacity(files.len());
+    let mut parsed: Vec<Vec<Read>> = Vec::with_capacity(files.len());
     let mut total = 0usize;
     for (fi, (file, text)) in files.iter().enumerate() {
         let nodes = parse_file(fi, file, text)?;
-        total = total.saturating_add(nodes.len());
+        total = total.saturating_add(nodes.len().saturating_mul(replicate as usize));
         if total > MAX_NODES {
-            return Err(err(files, fi, 0, "nodes", format!("more than {MAX_NODES} nodes over all ranks")));
+            let m = format!("more than {MAX_NODES} nodes over all ranks ({} here x {replicate} ranks)", nodes.len());
+            return Err(err(files, fi, 0, "nodes", m));
         }
-        per_rank.push(nodes);
+        parsed.push(nodes);
     }
-    let count =
-        |keep: &dyn Fn(&Op) -> bool| per_rank.iter().flatten().filter(|n| n.op.as_ref().is_some_and(keep)).count();
+    // A replicated file's nodes are shared by its ranks, not copied.
+    let per_rank: Vec<&[Read]> =
+        parsed.iter().flat_map(|nodes| std::iter::repeat_n(nodes.as_slice(), replicate as usize)).collect();
+    let count = |keep: &dyn Fn(&Op) -> bool| {
+        per_rank.iter().flat_map(|n| n.iter()).filter(|n| n.op.as_ref().is_some_and(keep)).count()
+    };
     let free = count(&|op| matches!(op, Op::Kernel { flops: 0, bytes: 0, duration_ns: 0, .. }));
     let measured = count(&|op| op.comm().is_some_and(|c| c.bytes == 0));
     let mut notes = Vec::new();
@@ -90,8 +102,13 @@ pub fn read(name: &str, files: &[(String, String)]) -> Result<Imported, ConfigEr
 
 fn err(files: &[(String, String)], fi: usize, pos: usize, field: &str, message: String) -> ConfigError {
     let (file, text) = &files[fi];
-    let (line, col) = line_col(text, pos.min(text.len()));
-    ConfigError { file: file.clone(), line, col, field: field.into(), message }
+    err_in((file, text), pos, field, message)
+}
+
+/// An error at byte `pos` of `src` (`(file, text)`).
+fn err_in(src: (&str, &str), pos: usize, field: &str, message: String) -> ConfigError {
+    let (line, col) = line_col(src.1, pos.min(src.1.len()));
+    ConfigError { file: src.0.into(), line, col, field: field.into(), message }
 }
 
 /// A protobuf-JSON unsigned integer: a number or a decimal string.
@@ -105,8 +122,7 @@ fn uint(v: &Value) -> Option<u64> {
 
 /// The nodes of one rank's file, in file order.
 fn parse_file(fi: usize, file: &str, text: &str) -> Result<Vec<Read>, ConfigError> {
-    let files_one = [(file.to_string(), text.to_string())];
-    let at = |pos: usize, field: &str, m: String| err(&files_one, 0, pos, field, m);
+    let at = |pos: usize, field: &str, m: String| err_in((file, text), pos, field, m);
     let mut out = Vec::new();
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     let mut first = true;
@@ -147,11 +163,11 @@ fn parse_file(fi: usize, file: &str, text: &str) -> Result<Vec<Read>, ConfigErro
                 let npos = text[cursor..].find(&format!("\"Id\": {id}")).map_or(cursor, |p| cursor + p);
                 cursor = npos;
                 let node = feeder_node(n).ok_or_else(|| at(npos, "workload_graph", format!("{n} is not a node")))?;
-                out.push(node_of(fi, &files_one, npos, out.len(), &node)?);
+                out.push(node_of(fi, (file, text), npos, out.len(), &node)?);
             }
             continue;
         }
-        out.push(node_of(fi, &files_one, pos, out.len(), o)?);
+        out.push(node_of(fi, (file, text), pos, out.len(), o)?);
     }
     Ok(out)
 }
@@ -184,12 +200,12 @@ fn feeder_node(n: &Value) -> Option<serde_json::Map<String, Value>> {
 /// One node object (the jsonizer's form) at byte `pos` of file `fi`, the `i`-th of it.
 fn node_of(
     fi: usize,
-    files_one: &[(String, String)],
+    src: (&str, &str),
     pos: usize,
     i: usize,
     o: &serde_json::Map<String, Value>,
 ) -> Result<Read, ConfigError> {
-    let at = |pos: usize, field: &str, m: String| err(files_one, 0, pos, field, m);
+    let at = |pos: usize, field: &str, m: String| err_in(src, pos, field, m);
     {
         let f = |k: &str| format!("nodes[{i}].{k}");
         let id = match o.get("id") {
@@ -317,11 +333,16 @@ fn node_of(
     }
 }
 
+/// The most dependencies the merged graph may hold over all its nodes: a metadata node
+/// passes its dependencies to its dependents, and a chain of them could otherwise multiply
+/// them quadratically.
+pub const MAX_EDGES: usize = 1 << 22;
+
 /// Merges the ranks' nodes into one graph.
 fn merge(
     name: &str,
     files: &[(String, String)],
-    per_rank: Vec<Vec<Read>>,
+    per_rank: Vec<&[Read]>,
     notes: &mut Vec<String>,
 ) -> Result<Checked, ConfigError> {
     let ranks = per_rank.len();
@@ -332,28 +353,42 @@ fn merge(
     }
     let mut by_id: BTreeMap<u64, Vec<Variant<'_>>> = BTreeMap::new();
     let mut deps: BTreeMap<u64, (Vec<u64>, Vec<u64>)> = BTreeMap::new();
+    // (id, operation) -> its variant's index: a lookup per node, however many variants.
+    let mut variant: std::collections::HashMap<(u64, String), usize> = std::collections::HashMap::new();
+    // Each node of the rank before: its variant's index.
+    let mut last: Vec<usize> = Vec::new();
     for (r, nodes) in per_rank.iter().enumerate() {
+        // A replicated file's ranks repeat the same nodes: their dependencies are known.
+        let repeated = r > 0 && std::ptr::eq(per_rank[r - 1], *nodes);
         let mut seen = std::collections::BTreeSet::new();
-        for n in nodes {
+        if repeated {
+            // The same variants as the rank before.
+            for (n, &i) in nodes.iter().zip(&last) {
+                if let Some(v) = by_id.get_mut(&n.id).and_then(|vs| vs.get_mut(i)) {
+                    v.ranks.push(r as u32);
+                }
+            }
+            continue;
+        }
+        last.clear();
+        for n in nodes.iter() {
             if !seen.insert(n.id) {
                 return Err(err(files, n.file, n.pos, "id", format!("node id {} appears twice in this file", n.id)));
             }
             let e = deps.entry(n.id).or_default();
-            for d in &n.data_deps {
-                if !e.0.contains(d) {
-                    e.0.push(*d);
-                }
-            }
-            for d in &n.ctrl_deps {
-                if !e.1.contains(d) {
-                    e.1.push(*d);
-                }
-            }
+            e.0.extend(&n.data_deps);
+            e.1.extend(&n.ctrl_deps);
             let vs = by_id.entry(n.id).or_default();
             let rank = r as u32;
-            match vs.iter_mut().find(|v| v.first.op == n.op) {
-                Some(v) => v.ranks.push(rank),
+            let key = (n.id, format!("{:?}", n.op));
+            match variant.get(&key).copied().filter(|&i| i < vs.len()) {
+                Some(i) => {
+                    vs[i].ranks.push(rank);
+                    last.push(i);
+                }
                 None => {
+                    variant.insert(key, vs.len());
+                    last.push(vs.len());
                     if let (Some(v), Some(op)) = (vs.first(), &n.op) {
                         if op.queue() == crate::format::Queue::Comm {
                             let m = format!(
@@ -371,10 +406,13 @@ fn merge(
         }
     }
     // Topological order over Chakra ids (smallest id first among the ready).
-    // Dependencies on nodes no rank has (a trace cut from a longer one) are dropped.
+    // Dependencies on nodes no rank has (a trace cut from a longer one) are dropped; one named
+    // twice (or by several ranks) is one.
     let mut dangling = 0usize;
     for (data, ctrl) in deps.values_mut() {
         for list in [data, ctrl] {
+            list.sort_unstable();
+            list.dedup();
             let before = list.len();
             list.retain(|d| by_id.contains_key(d));
             dangling += before - list.len();
@@ -411,6 +449,9 @@ fn merge(
     let mut new_ids: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
     let mut nodes = Vec::new();
     let mut groups: BTreeMap<String, Vec<Vec<u32>>> = BTreeMap::new();
+    // Where each new node was read (its first rank's file), for errors found in the merge.
+    let mut origin: Vec<(usize, usize, u64)> = Vec::new();
+    let mut edges = 0usize;
     for id in order {
         let (data, ctrl) = deps.get(&id).cloned().unwrap_or_default();
         let resolve = |ds: &[u64]| -> Vec<u32> {
@@ -444,6 +485,14 @@ fn merge(
                 c.group = g;
             }
             let new = u32::try_from(nodes.len()).map_err(|_| err(files, 0, 0, "nodes", "too many nodes".into()))?;
+            edges = edges.saturating_add(data.len() + ctrl.len());
+            if edges > MAX_EDGES {
+                let m = format!(
+                    "the merged graph would hold more than {MAX_EDGES} dependencies (metadata nodes pass theirs to their dependents)"
+                );
+                return Err(err(files, v.first.file, v.first.pos, "dataDeps", m));
+            }
+            origin.push((v.first.file, v.first.pos, id));
             nodes.push(Node {
                 id: new,
                 name: if v.first.name.is_empty() { format!("node{id}") } else { v.first.name.clone() },
@@ -456,6 +505,16 @@ fn merge(
         }
         mine.sort_unstable();
         mine.dedup();
+        if by_id[&id].iter().all(|v| v.first.op.is_none()) {
+            edges = edges.saturating_add(mine.len());
+            if edges > MAX_EDGES {
+                let v = &by_id[&id][0];
+                let m = format!(
+                    "the merged graph would hold more than {MAX_EDGES} dependencies (metadata nodes pass theirs to their dependents)"
+                );
+                return Err(err(files, v.first.file, v.first.pos, "dataDeps", m));
+            }
+        }
         new_ids.insert(id, mine);
     }
     if dangling > 0 {
@@ -474,5 +533,29 @@ fn merge(
         nodes,
     };
     let text = crate::format::to_ron(&w).map_err(|e| err(files, 0, 0, "(workload)", e))?;
-    check(&format!("{name} (read from Chakra)"), &text, w)
+    check(&format!("{name} (read from Chakra)"), &text, w).map_err(|e| in_trace(files, &origin, e))
+}
+
+/// An error `check` found in the merged workload, moved to the trace: at the node it names,
+/// in the rank file it was read from, with the trace's field names; an error of the whole
+/// workload at the first file's start.
+fn in_trace(files: &[(String, String)], origin: &[(usize, usize, u64)], e: ConfigError) -> ConfigError {
+    let node = e.field.strip_prefix("nodes[").and_then(|r| r.split_once(']'));
+    let Some((i, rest)) = node.and_then(|(i, rest)| Some((i.parse::<usize>().ok()?, rest))) else {
+        return err(files, 0, 0, &e.field, e.message);
+    };
+    let Some(&(fi, pos, id)) = origin.get(i) else { return err(files, 0, 0, &e.field, e.message) };
+    let last = rest.rsplit('.').next().unwrap_or("");
+    let field = match last {
+        "data_deps" => "dataDeps",
+        "ctrl_deps" => "ctrlDeps",
+        "duration_ns" => "durationMicros",
+        "flops" => "attr.num_ops",
+        "bytes" if rest.contains("Kernel") || rest.contains("Load") || rest.contains("Store") => "attr.tensor_size",
+        "bytes" => "attr.comm_size",
+        "group" | "ranks" => "(the ranks that have the node)",
+        "" | "id" => "id",
+        other => other,
+    };
+    err(files, fi, pos, &format!("node {id}: {field}"), e.message)
 }

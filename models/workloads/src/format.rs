@@ -35,6 +35,9 @@ pub const MAX_INSTANCES: u64 = 1 << 22;
 pub const MAX_SPANS: u64 = 1 << 24;
 /// The largest byte count or dimension a node may name (2^50: a PiB).
 pub const MAX_SIZE: u64 = 1 << 50;
+/// The most floating-point operations one node may take (2^60: about 30 minutes of a Trn3
+/// chip's 671 dense BF16 TFLOPS).
+pub const MAX_FLOPS: u64 = 1 << 60;
 
 fn one() -> u32 {
     1
@@ -407,20 +410,21 @@ pub fn load(path: &std::path::Path) -> Result<Checked, ConfigError> {
     parse(&file, &text)
 }
 
-/// Parses and checks workload text named `file` (JSON when `file` ends in `.json`).
+/// Parses and checks workload text named `file`: JSON when it starts with `{`, else RON
+/// (told apart by content, whatever the file's extension).
 pub fn parse(file: &str, text: &str) -> Result<Checked, ConfigError> {
-    let w: Workload = if file.ends_with(".json") {
-        serde_json::from_str(text).map_err(|e| ConfigError {
-            file: file.into(),
-            line: e.line(),
-            col: e.column(),
-            field: trnsim_system::located::field_at(text, e.line(), e.column()),
-            message: e.to_string().split(" at line ").next().unwrap_or("").to_string(),
-        })?
+    let w: Workload = if is_json(text) {
+        trnsim_system::located::from_json(file, text)?
     } else {
         trnsim_system::located::from_ron(file, text)?
     };
     check(file, text, w)
+}
+
+/// Whether workload `text` is JSON (its first character, after white space and a byte-order
+/// mark, is `{`); RON workloads start with `Workload(`, `(` or a comment.
+pub fn is_json(text: &str) -> bool {
+    text.trim_start_matches('\u{feff}').trim_start().starts_with('{')
 }
 
 /// Writes `w` as RON text (what `trnsim workload` writes).
@@ -449,6 +453,14 @@ impl Locator<'_> {
         self.err_at(pos, field, message)
     }
 
+    /// An error at the `id` of the `i`-th node (0-based) in file order: the node itself,
+    /// wherever another node has the same id.
+    fn at_index(&self, i: usize, field: String, message: String) -> ConfigError {
+        let start = self.text.find("nodes").unwrap_or(0);
+        let pos = id_keys(&self.text[start..]).nth(i).map_or(start, |p| start + p);
+        self.err_at(pos, field, message)
+    }
+
     fn node_pos(&self, id: u32) -> Option<usize> {
         let ron = format!("id: {id},");
         let json = format!("\"id\": {id},");
@@ -467,9 +479,55 @@ impl Locator<'_> {
     }
 }
 
+/// The byte offsets of the `id` keys in RON or JSON `text` (`id:` or `"id":`, outside
+/// strings), in order.
+fn id_keys(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let b = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let at = i;
+            if b[i] == b'"' {
+                let s = i + 1;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                if text.get(s..i.saturating_sub(1)) == Some("id")
+                    && text[i.min(b.len())..].trim_start().starts_with(':')
+                {
+                    return Some(at);
+                }
+                continue;
+            }
+            let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+            i += 1;
+            if b[at] == b'i'
+                && b.get(at + 1) == Some(&b'd')
+                && (at == 0 || !ident(b[at - 1]))
+                && text[at + 2..].trim_start().starts_with(':')
+            {
+                return Some(at);
+            }
+        }
+        None
+    })
+}
+
 /// Checks a workload read from `text` of `file`: ranges, ids, dependencies, groups.
-pub fn check(file: &str, text: &str, w: Workload) -> Result<Checked, ConfigError> {
+pub fn check(file: &str, text: &str, mut w: Workload) -> Result<Checked, ConfigError> {
     let at = Locator { file, text };
+    // A dependency named twice is one dependency (a list naming one node a million times
+    // costs its length once, here, not at every use).
+    for n in &mut w.nodes {
+        for deps in [&mut n.data_deps, &mut n.ctrl_deps] {
+            if deps.len() > 1 {
+                let mut seen = std::collections::HashSet::with_capacity(deps.len());
+                deps.retain(|d| seen.insert(*d));
+            }
+        }
+    }
     if !(1..=MAX_RANKS).contains(&w.ranks) {
         return Err(at.at_key(
             "ranks",
@@ -508,7 +566,7 @@ pub fn check(file: &str, text: &str, w: Workload) -> Result<Checked, ConfigError
                 n.id,
                 prev.unwrap_or(0)
             );
-            return Err(at.at_node(n.id, "id", f("id"), m));
+            return Err(at.at_index(i, f("id"), m));
         }
         prev = Some(n.id);
         for d in n.data_deps.iter().chain(&n.ctrl_deps) {
@@ -519,6 +577,10 @@ pub fn check(file: &str, text: &str, w: Workload) -> Result<Checked, ConfigError
         }
         index.insert(n.id, i);
         let ranks = match &n.ranks {
+            Some(rs) if rs.is_empty() => {
+                let m = "an empty rank list runs the node nowhere (leave `ranks` out to run it on every rank)";
+                return Err(at.at_node(n.id, "ranks", f("ranks"), m.into()));
+            }
             Some(rs) => {
                 if let Some(r) = rs.iter().find(|&&r| r >= w.ranks) {
                     return Err(at.at_node(n.id, "ranks", f("ranks"), format!("rank {r} is not in 0..{}", w.ranks)));
@@ -597,6 +659,18 @@ fn check_op(
         }
         Ok(())
     };
+    // A node's floating-point operations (2 m k n x count for a GEMM, 4 b h s s_kv d for
+    // attention) at most MAX_FLOPS, with checked arithmetic.
+    let work = |flops: Option<u64>, k: &str| -> Result<(), ConfigError> {
+        match flops.filter(|&v| v <= MAX_FLOPS) {
+            Some(_) => Ok(()),
+            None => {
+                let m =
+                    format!("the node's operations exceed {MAX_FLOPS} (2^60; about 30 minutes of a Trn3 chip's peak)");
+                Err(at.at_node(n.id, k, f(k), m))
+            }
+        }
+    };
     let dtype = |d: &str| -> Result<(), ConfigError> {
         dtype_size(d)
             .map(|_| ())
@@ -609,6 +683,8 @@ fn check_op(
             size("n", *cols, 1)?;
             size("count", u64::from(*count), 1)?;
             dtype(d)?;
+            let flops = [*m, *k, *cols, u64::from(*count)].iter().try_fold(2u64, |a, &b| a.checked_mul(b));
+            work(flops, "m")?;
         }
         Op::Attention { batch, heads, seq, kv_seq, head_dim, dtype: d, .. } => {
             for (k, v) in [("batch", *batch), ("heads", *heads), ("seq", *seq), ("head_dim", *head_dim)] {
@@ -616,6 +692,8 @@ fn check_op(
             }
             size("kv_seq", kv_seq.unwrap_or(*seq), 1)?;
             dtype(d)?;
+            let dims = [*batch, *heads, *seq, kv_seq.unwrap_or(*seq), *head_dim];
+            work(dims.iter().try_fold(4u64, |a, &b| a.checked_mul(b)), "batch")?;
         }
         Op::Elementwise { elements, ops, dtype: d } => {
             size("elements", *elements, 1)?;

@@ -215,6 +215,24 @@ impl Llm {
                 return too_big(what);
             }
         }
+        // Each node's operations (bounded above: a GEMM's shard and an attention's heads
+        // counted whole) at most the format's limit on one node's work.
+        let flops_limit = crate::format::MAX_FLOPS;
+        let batch = self.batch / u64::from(self.dp);
+        let mut works: Vec<(&str, Vec<u64>)> = vec![
+            ("2 x tokens per replica x --hidden x --ffn", vec![2, tokens, h, f.max(h)]),
+            ("4 x batch per replica x --seq^2 x --hidden (attention)", vec![4, batch, self.seq, self.seq, h]),
+        ];
+        if moe {
+            works.push(("2 x tokens per replica x --top-k x --hidden x --ffn", vec![2, tokens, self.top_k, h, f]));
+        }
+        for (what, xs) in &works {
+            if xs.iter().try_fold(1u64, |a, &x| a.checked_mul(x)).filter(|&v| v <= flops_limit).is_none() {
+                return Err(format!(
+                    "{what} is more than {flops_limit} operations (the most one node may take): a smaller model, batch or sequence"
+                ));
+            }
+        }
         if moe {
             // Routed tokens with the imbalance: what an expert computes and a rank sends.
             let routed = (tokens * self.top_k) as f64 * self.imbalance;
