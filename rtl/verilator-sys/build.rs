@@ -54,6 +54,10 @@ fn run() -> Result<(), String> {
         ("RAS", 45), ("RC", 72), ("WR", 33), ("RTP", 9), ("CCD_S", 2), ("CCD_L", 4), ("RRD_S", 4), ("RRD_L", 5),
         ("WTR_S", 7), ("WTR_L", 10), ("RTW", 20), ("PPD", 2), ("RFC_PB", 320), ("RREFD", 8)];
     #[rustfmt::skip]
+    let hbm3_5700 = [("ROW_BITS", 14), ("BL", 2), ("CWL", 9), ("RCD_RD", 28), ("RCD_WR", 14), ("RP", 24),
+        ("RAS", 41), ("RC", 65), ("WR", 30), ("RTP", 9), ("CCD_S", 2), ("CCD_L", 4), ("RRD_S", 4), ("RRD_L", 5),
+        ("WTR_S", 7), ("WTR_L", 9), ("RTW", 18), ("PPD", 2), ("RFC_PB", 285), ("RREFD", 8)];
+    #[rustfmt::skip]
     let hbm2_2000 = [("ROW_BITS", 14), ("BL", 2), ("CWL", 5), ("RCD_RD", 14), ("RCD_WR", 12), ("RP", 14),
         ("RAS", 34), ("RC", 48), ("WR", 16), ("RTP", 5), ("CCD_S", 2), ("CCD_L", 4), ("RRD_S", 4), ("RRD_L", 6),
         ("WTR_S", 6), ("WTR_L", 8), ("RTW", 13), ("PPD", 0), ("RFC_PB", 160), ("RREFD", 8)];
@@ -90,6 +94,7 @@ fn run() -> Result<(), String> {
         tile("systolic_tile_r3_c4", "SystolicTileR3C4", 3, 4),
         hbm("hbm_bank", "HbmBank6400", &hbm3_6400),
         hbm("hbm_bank_hbm2_2000", "HbmBank2000", &hbm2_2000),
+        hbm("hbm_bank_hbm3_5700", "HbmBank5700", &hbm3_5700),
         dmaq("dma_queue", "DmaQueueQ16D4", [16, 4, 8, 0]),
         dmaq("dma_queue_q6_qos", "DmaQueueQ6D3Qos", [6, 3, 2, 1]),
         replay("replay_buf", "ReplayBufC256", [256, 10, 16, 1000]),

@@ -540,6 +540,18 @@ pub static BLOCKS: &[BlockEntry] = &[
         make_reactive: None,
     },
     BlockEntry {
+        name: "hbm_bank_hbm3_5700",
+        description: "the HBM bank timing FSM with hbm3-5700 timing (Trn2's stacks)",
+        make_model: || Box::new(crate::model::HbmBank::new(&trnsim_mem::hbm::presets::HBM3_5700)),
+        make_rtl: rtl!(HbmBank5700),
+        make_stimulus: |seed| Box::new(crate::model::HbmBankStimulus::new(&trnsim_mem::hbm::presets::HBM3_5700, seed)),
+        diff_config: DiffConfig::hbm_bank,
+        scoreboard: None,
+        coverage: hbm_bank_cover,
+        monitors: Vec::new,
+        make_reactive: None,
+    },
+    BlockEntry {
         name: "dma_queue",
         description: "one DMA engine's 16 descriptor queues (depth 4, start latency 8 cycles) and round-robin \
                       arbiter (rtl/blocks/dma_queue.sv; trnsim-core's DMA queue arbiter)",

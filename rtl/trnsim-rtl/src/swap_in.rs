@@ -295,7 +295,12 @@ pub fn hbm_bank_block(preset: &str) -> Result<&'static BlockEntry, String> {
     let name = match preset {
         "hbm3-6400" => "hbm_bank",
         "hbm2-2000" => "hbm_bank_hbm2_2000",
-        other => return Err(format!("no hbm_bank block is built for preset {other:?} (built: hbm3-6400, hbm2-2000)")),
+        "hbm3-5700" => "hbm_bank_hbm3_5700",
+        other => {
+            return Err(format!(
+                "no hbm_bank block is built for preset {other:?} (built: hbm3-6400, hbm2-2000, hbm3-5700)"
+            ))
+        }
     };
     registry::find(name).ok_or_else(|| format!("block {name} is not in the registry"))
 }

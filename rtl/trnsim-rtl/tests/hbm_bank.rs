@@ -3,7 +3,7 @@
 //! (feature `rtl`).
 
 use trnsim_mem::hbm::checker::Checker;
-use trnsim_mem::hbm::presets::{HBM2_2000, HBM3_6400};
+use trnsim_mem::hbm::presets::{HBM2_2000, HBM3_5700, HBM3_6400};
 use trnsim_mem::hbm::{Command, CommandRecord, Preset};
 use trnsim_rtl::block::Block;
 use trnsim_rtl::model::{hbm_bank_port as P, vcode, HbmBank, HBM_OPCODES};
@@ -78,7 +78,7 @@ fn against_checker(preset: &Preset, cycles: u64, seed: u64) -> (u64, [u64; 4]) {
 
 #[test]
 fn hbm_bank_model_agrees_with_the_independent_jedec_checker() {
-    for (p, seed) in [(&HBM3_6400, 1), (&HBM2_2000, 2)] {
+    for (p, seed) in [(&HBM3_6400, 1), (&HBM2_2000, 2), (&HBM3_5700, 4)] {
         let (accepted, refused) = against_checker(p, 60_000, seed);
         assert!(accepted > 1500 && refused[1] > 20 && refused[2] > 5 && refused[3] > 50, "{accepted} {refused:?}");
     }
@@ -120,7 +120,7 @@ mod rtl {
     use trnsim_rtl::diff::{diff, DiffConfig, DiffError};
     use trnsim_rtl::rtl::Rtl;
     use trnsim_rtl::stimulus::Replay;
-    use trnsim_rtl::verilator_sys::models::{HbmBank2000, HbmBank6400};
+    use trnsim_rtl::verilator_sys::models::{HbmBank2000, HbmBank5700, HbmBank6400};
     use trnsim_rtl::verilator_sys::Verilated;
 
     #[test]
@@ -144,10 +144,19 @@ mod rtl {
     }
 
     #[test]
+    fn hbm_bank_hbm3_5700_rtl_matches_model() {
+        let cfg = DiffConfig::hbm_bank(300_000);
+        let r =
+            diff(|| HbmBank::new(&HBM3_5700), Rtl::<HbmBank5700>::new, || HbmBankStimulus::new(&HBM3_5700, 21), &cfg);
+        r.unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[test]
     fn hbm_bank_port_widths_match_the_model() {
         for (m, ports) in [
             (HbmBank::new(&HBM3_6400), <HbmBank6400 as Verilated>::PORTS),
             (HbmBank::new(&HBM2_2000), <HbmBank2000 as Verilated>::PORTS),
+            (HbmBank::new(&HBM3_5700), <HbmBank5700 as Verilated>::PORTS),
         ] {
             assert_eq!(ports.len(), m.ports().len());
             for p in m.ports() {

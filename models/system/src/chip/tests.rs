@@ -84,7 +84,7 @@ fn swap_in_lists_name_existing_instances_with_built_blocks_or_fail_located() {
             "\"hbm4.ch0.pc0.bank0\"",
             "rtl[0]: unknown instance \"hbm4.ch0.pc0.bank0\": stack hbm4 does not exist (0..4)",
         ),
-        (TRN2_CHIP_RON, "\"hbm0.ch0.pc0.bank99\"", "bank99 does not exist (0..32)"),
+        (TRN2_CHIP_RON, "\"hbm0.ch0.pc0.bank99\"", "bank99 does not exist (0..48)"),
         (
             TRN2_CHIP_RON,
             "\"hbm0.ch0.pc0.bank1\", \"hbm0.ch0.pc0.bank1\"",
@@ -93,7 +93,7 @@ fn swap_in_lists_name_existing_instances_with_built_blocks_or_fail_located() {
         (
             TRN3_CHIP_RON,
             "\"hbm0.ch0.pc0.bank1\"",
-            "no hbm_bank block is built for preset \"hbm3e-9600\" (built: hbm3-6400, hbm2-2000)",
+            "no hbm_bank block is built for preset \"hbm3e-9600\" (built: hbm3-6400, hbm2-2000, hbm3-5700)",
         ),
     ];
     for (text, list, want) in cases {
