@@ -111,6 +111,8 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
     let mut far: Vec<Vec<(u32, u32)>> = std::iter::repeat_with(Vec::new).take(engines.len()).collect();
     let mut paths = Paths::new(topo)?;
     let mut links: Vec<Link> = paths.cap.iter().map(|&cap| Link::new(cap)).collect();
+    // Active flows per link.
+    let mut users = vec![0u32; links.len()];
     let overhead = overhead_ps as f64;
     let mut events = Events::default();
     // Chips number below `TIMER` (`flatten`): the casts keep every chip number.
@@ -142,8 +144,10 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
         let dt = t - now;
         now = t;
         tick += 1;
-        let started = flows.len();
-        let mut ended = false;
+        // Whether a flow that shared a link with another started or ended: then every rate is
+        // computed again (a flow alone on its links takes its path's capacity, and leaving
+        // changes no other's rate).
+        let mut shared = false;
         // Every flow advances to `now`; those whose transfer ended (or ends within a
         // picosecond: a step's flows end together) leave, a message's last byte arriving a
         // tail after its last part's; the others' bytes still to leave their sources are
@@ -156,10 +160,16 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
                 if let Some((dst, tail)) = msgs.part_done(f.msg) {
                     events.push(now + tail, (dst, f.tag));
                 }
+                let mut alone = true;
+                paths.each(&f.route, |e, _| {
+                    let u = &mut users[e as usize];
+                    alone &= *u == 1;
+                    *u -= 1;
+                });
+                shared |= !alone;
                 if let Route::Any(p) = &mut f.route {
                     spent.push(std::mem::take(p));
                 }
-                ended = true;
             } else {
                 if f.rate > 0.0 {
                     t_flow = t_flow.min(now + f.left / f.rate);
@@ -199,12 +209,24 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
                     if let Some(e) = paths.first(&route) {
                         links[e as usize].queue(tick, left);
                     }
-                    flows.push(Flow { msg, tag: step, left, rate: 0.0, route });
+                    let (mut alone, mut rate) = (true, f64::INFINITY);
+                    paths.each(&route, |e, sh| {
+                        let u = &mut users[e as usize];
+                        alone &= *u == 0;
+                        *u += 1;
+                        rate = rate.min(links[e as usize].cap / sh);
+                    });
+                    let rate = if alone && rate.is_finite() { rate } else { 0.0 };
+                    shared |= !alone;
+                    if rate > 0.0 {
+                        t_flow = t_flow.min(now + left / rate);
+                    }
+                    flows.push(Flow { msg, tag: step, left, rate, route });
                 }
             }
             try_complete(&mut engines, &prog.runs, &mut far, c, now, overhead, &mut events);
         }
-        if (ended || started < flows.len()) && !flows.is_empty() {
+        if shared && !flows.is_empty() {
             (updates, pass) = (updates + 1, pass + 1);
             t_flow = share::rates(&mut flows, &mut links, &paths, pass, now, &mut scratch);
         }

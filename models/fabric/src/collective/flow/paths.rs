@@ -15,8 +15,24 @@ pub(super) enum Route {
     /// Inside UltraServer copy `shift / edges per UltraServer`: the cached path through
     /// candidate `cand` of local chip pair `pair`, its edges plus `shift`.
     Local { pair: u32, shift: u32, cand: u32 },
+    /// A path of `n` edges (at most 4), each at share 1: a local or other path without a split
+    /// beyond the source, inline (no lookup, no list).
+    Hops { edges: [u32; 4], n: u32 },
     /// Any other topology's: (edge, share), the source's link first.
     Any(Vec<(u32, f64)>),
+}
+
+/// `path` as [`Route::Hops`] (each edge plus `shift`) if it is one.
+fn hops(path: &[(u32, f64)], shift: u32) -> Option<Route> {
+    if path.len() > 4 || path.iter().any(|&(_, s)| s != 1.0) {
+        return None;
+    }
+    let mut edges = [0; 4];
+    for (x, &(e, _)) in edges.iter_mut().zip(path) {
+        *x = e + shift;
+    }
+    // At most 4.
+    Some(Route::Hops { edges, n: path.len() as u32 })
 }
 
 /// Edges (or aggregates) with a message's share on each.
@@ -275,7 +291,14 @@ impl<'t> Paths<'t> {
                     path.push((e, 1.0));
                     let to = topo.edges[e as usize].to;
                     spread(topo, &[(to, 1.0)], dst, &self.cap, &mut path, &mut self.scratch);
-                    out.push((Route::Any(path), bytes * wi));
+                    let route = match hops(&path, 0) {
+                        Some(r) => {
+                            spent.push(path);
+                            r
+                        }
+                        None => Route::Any(path),
+                    };
+                    out.push((route, bytes * wi));
                 }
             }
             (self.cands, self.w) = (cands, w);
@@ -292,7 +315,8 @@ impl<'t> Paths<'t> {
             let pair = (src % k * k + dst % k) as u32;
             for (i, &wi) in w.iter().enumerate() {
                 if wi > 0.0 {
-                    out.push((Route::Local { pair, shift, cand: i as u32 }, bytes * wi));
+                    let route = hops(&l.cands[i].2, shift).unwrap_or(Route::Local { pair, shift, cand: i as u32 });
+                    out.push((route, bytes * wi));
                 }
             }
             (self.cands, self.w) = (cands, w);
@@ -332,6 +356,11 @@ impl<'t> Paths<'t> {
                 f(edges[0], 1.0);
                 f(edges[1], 1.0);
             }
+            Route::Hops { edges, n } => {
+                for &e in &edges[..*n as usize] {
+                    f(e, 1.0);
+                }
+            }
             Route::Local { pair, shift, cand } => {
                 for &(e, s) in self.local_path(*pair, *cand) {
                     f(e + shift, s);
@@ -350,6 +379,7 @@ impl<'t> Paths<'t> {
     pub(super) fn first(&self, r: &Route) -> Option<u32> {
         match r {
             Route::Cross { edges, .. } => Some(edges[0]),
+            Route::Hops { edges, n } => (*n > 0).then_some(edges[0]),
             Route::Local { pair, shift, cand } => self.local_path(*pair, *cand).first().map(|&(e, _)| e + shift),
             Route::Any(p) => p.first().map(|&(e, _)| e),
         }
