@@ -386,13 +386,26 @@ impl System {
         Ok(())
     }
 
-    /// Runs on `threads` threads under `rule`; returns the run and the wall time.
+    /// Why this system runs on one thread whatever `--threads` asks, if it does: a run too
+    /// small to gain (docs/parallel.md, "When parallel pays").
+    pub fn one_thread(&self) -> Option<&'static str> {
+        match self.kind {
+            Kind::Ring { .. } => Some(
+                "its 1 ns windows hold ~0.3 us of work, less than a window's synchronization (~0.7 us): runs on one thread",
+            ),
+            _ => None,
+        }
+    }
+
+    /// Runs on `threads` threads under `rule` (on one if [`System::one_thread`] says so);
+    /// returns the run and the wall time.
     pub fn run_parallel(
         &self,
         threads: u32,
         rule: &PartitionRule,
         trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
     ) -> Result<(ParallelRun, f64), String> {
+        let threads = if self.one_thread().is_some() { 1 } else { threads };
         self.check_rule(rule, threads, "--partition")?;
         if trace.is_some() && self.whole_chips {
             return Err("--trace: partitioned runs of whole chips are not traced yet (trace the serial run)".into());
@@ -547,6 +560,9 @@ pub fn run_named(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<(BenchResult, String), String> {
     let sys = system(name, order)?;
+    if let Some(why) = sys.one_thread().filter(|_| threads > 1) {
+        eprintln!("{name}: {why}");
+    }
     let rule = rule.cloned().unwrap_or_else(|| sys.default_rule(threads));
     let (run, wall_s) = sys.run_parallel(threads, &rule, trace)?;
     result(name, &sys, run, wall_s, Some(("threads", threads)))
@@ -645,6 +661,17 @@ mod tests {
             }
         }
         chips.iter().map(|c| c.len()).collect()
+    }
+
+    #[test]
+    fn a_run_too_small_to_gain_runs_on_one_thread_with_the_serial_results() {
+        let sys = system("kernel-ring", TickOrder::Structural).unwrap().full_reports();
+        assert!(sys.one_thread().is_some());
+        let (serial, _) = sys.run_serial(None).unwrap();
+        let (run, _) = sys.run_parallel(2, &sys.default_rule(2), None).unwrap();
+        assert_eq!(run.partitions.len(), 1, "one partition, one thread");
+        assert!(serde_json::to_string(&serial).unwrap() == serde_json::to_string(&run.report).unwrap());
+        assert!(system("fabric-allreduce-nl72x2-nodes", TickOrder::Structural).unwrap().one_thread().is_none());
     }
 
     #[test]
