@@ -174,7 +174,7 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
                 if f.rate > 0.0 {
                     t_flow = t_flow.min(now + f.left / f.rate);
                 }
-                if let Some(e) = paths.first(&f.route) {
+                if let Some(e) = paths.first(&f.route).filter(|_| f.queues) {
                     links[e as usize].queue(tick, f.left);
                 }
             }
@@ -206,7 +206,8 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
                 paths.parts((src, d, b), &links, tick, &mut spent, &mut parts);
                 let msg = msgs.start(dst, paths.tail(src, d, bytes), parts.len())?;
                 for (route, left) in parts.drain(..) {
-                    if let Some(e) = paths.first(&route) {
+                    let first = paths.first(&route).filter(|&e| paths.choice[e as usize]);
+                    if let Some(e) = first {
                         links[e as usize].queue(tick, left);
                     }
                     let (mut alone, mut rate) = (true, f64::INFINITY);
@@ -221,7 +222,7 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
                     if rate > 0.0 {
                         t_flow = t_flow.min(now + left / rate);
                     }
-                    flows.push(Flow { msg, tag: step, left, rate, route });
+                    flows.push(Flow { msg, tag: step, left, rate, route, queues: first.is_some() });
                 }
             }
             try_complete(&mut engines, &prog.runs, &mut far, c, now, overhead, &mut events);

@@ -147,6 +147,9 @@ pub(super) struct Paths<'t> {
     /// Capacity per edge, then per aggregate (leaf `l`'s uplinks at `edges + l`, the
     /// downlinks to it at `edges + leaves + l`), in bytes per ps.
     pub(super) cap: Vec<f64>,
+    /// Per edge, whether it is one of several candidates at some message's source (whose
+    /// queue [`place`] reads): marked as messages are placed.
+    pub(super) choice: Vec<bool>,
     /// Shares of a path between leaves: (uplink aggregate, downlink aggregate, NIC down).
     cross: Option<(f64, f64, f64)>,
     /// Inside an UltraServer, per local source x chips per UltraServer + local destination.
@@ -206,7 +209,8 @@ impl<'t> Paths<'t> {
         };
         let (cands, edges, w) = (Vec::new(), Vec::new(), Vec::new());
         let scratch = Default::default();
-        Ok(Paths { topo, cluster, cap, cross, local, cross_tail: [None; 2], scratch, cands, edges, w })
+        let choice = vec![false; cap.len()];
+        Ok(Paths { topo, cluster, cap, choice, cross, local, cross_tail: [None; 2], scratch, cands, edges, w })
     }
 
     /// Inside an UltraServer, the cached candidates (and last tail) of local chips `js` to
@@ -281,6 +285,9 @@ impl<'t> Paths<'t> {
         let Some(c) = self.cluster else {
             self.edges.clear();
             self.edges.extend(topo.next_edges(src, dst));
+            if self.edges.len() > 1 {
+                self.edges.iter().for_each(|&e| self.choice[e as usize] = true);
+            }
             cands.extend(self.edges.iter().map(|&e| (self.cap[e as usize], links[e as usize].queued_at(tick))));
             w.resize(cands.len(), 0.0);
             place(&cands, bytes, &mut w);
@@ -307,7 +314,13 @@ impl<'t> Paths<'t> {
         let k = c.chips_per_ultraserver();
         if src / k == dst / k {
             let shift = c.edges_per_ultraserver() * (src / k) as u32;
+            let mut choice = std::mem::take(&mut self.choice);
             let l = self.local(c, src % k, dst % k);
+            if l.cands.len() > 1 {
+                for &(e, _, _) in &l.cands {
+                    choice[(e + shift) as usize] = true;
+                }
+            }
             cands.extend(l.cands.iter().map(|&(e, cap, _)| (cap, links[(e + shift) as usize].queued_at(tick))));
             w.resize(cands.len(), 0.0);
             place(&cands, bytes, &mut w);
@@ -319,7 +332,7 @@ impl<'t> Paths<'t> {
                     out.push((route, bytes * wi));
                 }
             }
-            (self.cands, self.w) = (cands, w);
+            (self.cands, self.w, self.choice) = (cands, w, choice);
             return;
         }
         (self.cands, self.w) = (cands, w);

@@ -24,6 +24,8 @@ pub(super) struct Flow {
     /// Current rate in bytes per picosecond.
     pub(super) rate: f64,
     pub(super) route: Route,
+    /// Whether its bytes count in its source link's queue (the link is a choice: `Paths::choice`).
+    pub(super) queues: bool,
 }
 
 /// One edge (or aggregate): its capacity in bytes per ps; in a pass, what the flows given
