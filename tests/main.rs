@@ -14,6 +14,7 @@ mod docs_commands_run_and_figures_hold;
 mod dp_step_overlaps_gradient_all_reduce_with_backward;
 mod e2e_llm_layer_matches_its_analytic_estimate;
 mod fast_fidelity_chip_loads_near_the_cycle_level_chip;
+mod flow_network_agrees_with_the_packet_network;
 mod fuzzed_chakra_sweeps_and_output_paths_hold;
 mod hbm_checker_finds_no_violations_in_random_traffic;
 mod hbm_cli_runs_traces_and_rejects_bad_ones;

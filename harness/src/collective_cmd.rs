@@ -60,8 +60,9 @@ pub struct CollectiveArgs {
     #[arg(long, default_value = "nccom")]
     pub format: String,
     /// The network model: packet (packets through link FIFOs, store and forward) or flow
-    /// (messages as fluid flows sharing links max-min fairly: events per message, not per
-    /// packet; docs/validation.md compares the two). Flow runs every chip (no -r or -g).
+    /// (messages as fluid flows: split over the source's links by their queues, sharing links
+    /// older step first and max-min fairly within a step; events per message, not per packet;
+    /// docs/validation.md compares the two). Flow runs every chip (no -r or -g).
     #[arg(long, default_value = "packet", value_parser = ["packet", "flow"])]
     pub network: String,
     /// Software time before each step's sends (the collective engine's per-step cost;

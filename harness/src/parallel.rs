@@ -386,13 +386,26 @@ impl System {
         Ok(())
     }
 
-    /// Runs on `threads` threads under `rule`; returns the run and the wall time.
+    /// Why this system runs on one thread whatever `--threads` asks, if it does: a run too
+    /// small to gain (docs/parallel.md, "When parallel pays").
+    pub fn one_thread(&self) -> Option<&'static str> {
+        match self.kind {
+            Kind::Ring { .. } => Some(
+                "its 1 ns windows hold ~0.3 us of work, less than a window's synchronization (~0.7 us): runs on one thread",
+            ),
+            _ => None,
+        }
+    }
+
+    /// Runs on `threads` threads under `rule` (on one if [`System::one_thread`] says so);
+    /// returns the run and the wall time.
     pub fn run_parallel(
         &self,
         threads: u32,
         rule: &PartitionRule,
         trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
     ) -> Result<(ParallelRun, f64), String> {
+        let threads = if self.one_thread().is_some() { 1 } else { threads };
         self.check_rule(rule, threads, "--partition")?;
         if trace.is_some() && self.whole_chips {
             return Err("--trace: partitioned runs of whole chips are not traced yet (trace the serial run)".into());
@@ -402,11 +415,12 @@ impl System {
         let _span = tracing::info_span!("build and simulate (partitioned)", threads).entered();
         let progress = crate::progress::WindowProgress::start();
         let on_window = progress.as_ref().map(|p| p.hook());
+        let (parts, workers) = self.parts_on(threads, rule);
         let cfg = ParallelConfig {
             on_window,
             report_where: self.report_filter(),
-            workers: workers_for(threads),
-            ..ParallelConfig::new(threads, rule.clone())
+            workers,
+            ..ParallelConfig::new(parts, rule.clone())
         };
         let ran = run_threads(&*self.build, &cfg, self.limit, trace, |_| ());
         if let Some(p) = progress {
@@ -417,6 +431,27 @@ impl System {
             return Err(e.to_string());
         }
         Ok((run, sw.elapsed().0))
+    }
+
+    /// The partitions and threads of a run on `threads` threads under `rule`: `threads`
+    /// partitions, one thread each (or one per core when they are more than the host's cores,
+    /// [`workers_for`]); but whole chips under their default rule split into at least as many
+    /// partitions as a run in windows takes ([`System::window_parts`], rounded up to a
+    /// multiple of the threads while the busy chips go round), each of the `threads` threads
+    /// running its share in turn. A thread then keeps each partition's chips in cache through
+    /// a window as the serial run in windows does; with one partition a thread it went round
+    /// 72 chips each cycle and was twice as slow as the serial run (`moe-alltoall-144
+    /// --threads 2`).
+    pub fn parts_on(&self, threads: u32, rule: &PartitionRule) -> (u32, Option<u32>) {
+        let workers = threads.min(trnsim_kernel::host::cores()).max(1);
+        match self.window_parts() {
+            Some(p) if p > threads && *rule == self.default_rule(p) => {
+                let even = p.div_ceil(workers) * workers;
+                let parts = if even <= self.default_rule.1 { even } else { p };
+                (parts, Some(workers))
+            }
+            _ => (threads, workers_for(threads)),
+        }
     }
 
     /// The headline figures read from a statistics report.
@@ -525,6 +560,9 @@ pub fn run_named(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<(BenchResult, String), String> {
     let sys = system(name, order)?;
+    if let Some(why) = sys.one_thread().filter(|_| threads > 1) {
+        eprintln!("{name}: {why}");
+    }
     let rule = rule.cloned().unwrap_or_else(|| sys.default_rule(threads));
     let (run, wall_s) = sys.run_parallel(threads, &rule, trace)?;
     result(name, &sys, run, wall_s, Some(("threads", threads)))
@@ -623,6 +661,17 @@ mod tests {
             }
         }
         chips.iter().map(|c| c.len()).collect()
+    }
+
+    #[test]
+    fn a_run_too_small_to_gain_runs_on_one_thread_with_the_serial_results() {
+        let sys = system("kernel-ring", TickOrder::Structural).unwrap().full_reports();
+        assert!(sys.one_thread().is_some());
+        let (serial, _) = sys.run_serial(None).unwrap();
+        let (run, _) = sys.run_parallel(2, &sys.default_rule(2), None).unwrap();
+        assert_eq!(run.partitions.len(), 1, "one partition, one thread");
+        assert!(serde_json::to_string(&serial).unwrap() == serde_json::to_string(&run.report).unwrap());
+        assert!(system("fabric-allreduce-nl72x2-nodes", TickOrder::Structural).unwrap().one_thread().is_none());
     }
 
     #[test]

@@ -282,7 +282,8 @@ pub fn run(topo: &Topology, coll: Collective, size: u64, p: &Params) -> Result<R
 }
 
 /// [`run`] on the flow-level network ([`flow`]): the same programs, messages as fluid flows
-/// sharing links max-min fairly.
+/// (split over the source's links by their queues; links shared older step first, max-min
+/// fairly within a step).
 pub fn run_flow(topo: &Topology, coll: Collective, size: u64, p: &Params) -> Result<Row, String> {
     let coll = coll.resolve_in(topo.chips, size, Some(topo.chips_per_server));
     let progs = schedule::build_runs(coll.op, coll.algo, topo.chips, size, &topo.ring, topo.chips_per_server)?;
