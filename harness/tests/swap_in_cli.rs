@@ -39,7 +39,9 @@ fn rtl_names_an_unknown_instance() {
 #[cfg(not(feature = "rtl"))]
 #[test]
 fn without_rtl_asking_for_the_rtl_is_an_error_saying_how_to_build() {
-    for (name, block) in [("hbm0.ch0.pc0.bank3", "hbm_bank"), ("nc0.sbuf.bank0", "sbuf_bank"), (LINK, "link_fifo")] {
+    for (name, block) in
+        [("hbm0.ch0.pc0.bank3", "hbm_bank_hbm3_5700"), ("nc0.sbuf.bank0", "sbuf_bank"), (LINK, "link_fifo")]
+    {
         let o = trnsim(&["run", "e2e-llm-layer", "--system", "trn2-chip", "--rtl", name]);
         assert_ne!(o.status.code(), Some(0));
         let e = stderr(&o);
@@ -74,7 +76,7 @@ fn e2e_with_an_hbm_bank_on_the_rtl_gives_the_all_model_results() {
     let o = trnsim(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let e = stderr(&o);
-    for (name, block) in [(bank, "hbm_bank"), (sbuf, "sbuf_bank"), (LINK, "link_fifo")] {
+    for (name, block) in [(bank, "hbm_bank_hbm3_5700"), (sbuf, "sbuf_bank"), (LINK, "link_fifo")] {
         let line = e
             .lines()
             .find(|l| l.starts_with(&format!("{name}: RTL {block} clocked ")))
