@@ -230,6 +230,32 @@ impl CoverageReport {
             .flat_map(|p| p.bins.iter().filter(|b| b.hits == 0).map(move |b| format!("{}.{}", p.name, b.bin)))
             .collect()
     }
+    /// Adds `other`'s hits to this report, matching cover points and their bins by name (as
+    /// coverage databases merge runs): runs of one block over seeds and stimuli have the same
+    /// points; points or bins only one side has are kept (a configuration with more bins keeps
+    /// them, unhit where the other never had them). Counts saturate.
+    pub fn merge(&mut self, other: &CoverageReport) {
+        for op in &other.points {
+            let at = match self.points.iter().position(|p| p.name == op.name) {
+                Some(i) => i,
+                None => {
+                    self.points.push(PointReport { name: op.name.clone(), hit: 0, bins: Vec::new() });
+                    self.points.len() - 1
+                }
+            };
+            let p = &mut self.points[at];
+            for ob in &op.bins {
+                match p.bins.iter_mut().find(|b| b.bin == ob.bin) {
+                    Some(b) => b.hits = b.hits.saturating_add(ob.hits),
+                    None => p.bins.push(ob.clone()),
+                }
+            }
+            p.hit = p.bins.iter().filter(|b| b.hits > 0).count();
+        }
+        self.hit = self.points.iter().map(|p| p.hit).sum();
+        self.bins = self.points.iter().map(|p| p.bins.len()).sum();
+    }
+
     /// A table: one line per cover point (hit / bins, percent), then the overall figure and the
     /// holes (at most `max_holes` named).
     pub fn table(&self, max_holes: usize) -> String {
@@ -471,6 +497,29 @@ mod tests {
         assert!(Coverage::new(&[Cover::bits("x", "nope")], &ports()).err().unwrap().contains("no port nope"));
         let huge = Cover::lanes("huge", "a", 1 << 20, 4, 16);
         assert!(Coverage::new(&[huge], &ports()).err().unwrap().contains("bins"));
+    }
+
+    #[test]
+    fn merging_runs_adds_hits_by_point_and_bin_name() {
+        let covers = vec![Cover::ranges("a.range", Expr::port("a"), &[("low", 0, 3), ("high", 4, 15)])];
+        let run = |vals: &[u128]| {
+            let mut c = Coverage::new(&covers, &ports()).unwrap();
+            for &a in vals {
+                c.sample(&[a, 0, 0]);
+            }
+            c.report()
+        };
+        let (mut low, high) = (run(&[1, 2]), run(&[9]));
+        assert_eq!((low.hit, high.hit), (1, 1));
+        low.merge(&high);
+        assert_eq!((low.hit, low.bins, low.percent()), (2, 2, 100.0));
+        assert_eq!((low.points[0].bins[0].hits, low.points[0].bins[1].hits), (2, 1));
+        // A point only the other run has is kept, with its hits.
+        let other = vec![Cover::bits("b.bits", "b")];
+        let mut c = Coverage::new(&other, &ports()).unwrap();
+        c.sample(&[0, 1, 0]);
+        low.merge(&c.report());
+        assert_eq!((low.points.len(), low.hit, low.bins), (2, 3, 3));
     }
 
     #[test]
