@@ -50,8 +50,10 @@ pub struct DiffArgs {
     /// Scoreboard: cycles by which matched transactions may differ.
     #[arg(long, value_name = "CYCLES", requires = "scoreboard")]
     tolerance: Option<u64>,
-    /// Scoreboard: pair transactions in order or by ID (default: the block's).
-    #[arg(long, value_parser = ["in-order", "by-id"], requires = "scoreboard")]
+    /// Scoreboard: pair transactions in order, in order per ID, or in any order within the
+    /// tolerance window (`out-of-order`: a dropped one is missing once the window closes);
+    /// default: the block's.
+    #[arg(long, value_parser = ["in-order", "by-id", "out-of-order"], requires = "scoreboard")]
     order: Option<String>,
     /// Swap-in check: run the single-switch bench (switch instance `sw`) all-model and with
     /// these comma-separated instances on the RTL arbiter; exit 1 if the statistics differ.
@@ -180,6 +182,7 @@ fn request(a: &DiffArgs, entry: &BlockEntry) -> Result<DiffRequest, (String, i32
             match a.order.as_deref() {
                 Some("in-order") => sb.order = Order::InOrder,
                 Some("by-id") => sb.order = Order::ById,
+                Some("out-of-order") => sb.order = Order::OutOfOrder,
                 _ => {}
             }
             Some(sb)
@@ -308,7 +311,7 @@ fn swap(a: &DiffArgs, instances: &str) -> Result<(), (String, i32)> {
 
 /// The command line of a block crate's own binary: `diff` and `trnsim diff`'s arguments.
 #[derive(clap::Parser, Debug)]
-#[command(about = "trnsim diff with this crate's blocks added (trnsim_harness::diff_cmd::main_with)")]
+#[command(about = "trnsim diff and regress with this crate's blocks added (trnsim_harness::diff_cmd::main_with)")]
 struct BlockCli {
     #[command(subcommand)]
     cmd: BlockCmd,
@@ -319,14 +322,24 @@ enum BlockCmd {
     /// A block's Rust model against its RTL in lock-step: `trnsim diff`, with this crate's
     /// blocks (see `--list`).
     Diff(DiffArgs),
+    /// A regression: blocks x stimuli x seeds in parallel, JUnit XML, merged coverage
+    /// (`trnsim regress`, with this crate's blocks).
+    Regress(crate::regress::RegressArgs),
 }
 
-/// The `main` of a block crate's binary: parses `diff ...` from the command line and runs it
-/// as [`run_with`] does, with the same input/output file checks, messages and exit codes as
+/// The `main` of a block crate's binary: parses `diff ...` or `regress ...` from the command
+/// line and runs it as [`run_with`] (or [`crate::regress::run_with`]) does, with the same input/output file checks, messages and exit codes as
 /// `trnsim diff` (0 clean, 1 divergence or failure, 2 usage). Use it as
 /// `fn main() { std::process::exit(trnsim_harness::diff_cmd::main_with(MY_BLOCKS)) }`.
 pub fn main_with(extra: &[BlockEntry]) -> i32 {
     use clap::Parser;
+    // Die quietly on a closed pipe (`mybin diff --list | head`), as `trnsim` does, instead of
+    // panicking in println!.
+    // SAFETY: SIG_DFL is a valid disposition; a block crate's main calls this first, before it
+    // starts threads of its own.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match BlockCli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -335,15 +348,25 @@ pub fn main_with(extra: &[BlockEntry]) -> i32 {
             return code;
         }
     };
-    let BlockCmd::Diff(a) = cli.cmd;
-    let (ins, outs) = a.io_paths();
+    let (ins, outs) = match &cli.cmd {
+        BlockCmd::Diff(a) => a.io_paths(),
+        BlockCmd::Regress(a) => a.io_paths(),
+    };
     let ins: Vec<_> = ins.iter().map(|(f, p)| crate::outputs::named(f, p)).collect();
     let outs: Vec<_> = outs.iter().map(|(f, p)| crate::outputs::named(f, p)).collect();
     if let Err(m) = crate::outputs::check(&ins, &outs) {
         eprintln!("error: {m}");
         return 2;
     }
-    match run_with(a, extra) {
+    let prog = std::env::args_os()
+        .next()
+        .and_then(|a| std::path::Path::new(&a).file_name().map(|f| f.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "trnsim".into());
+    let r = match cli.cmd {
+        BlockCmd::Diff(a) => run_with(a, extra),
+        BlockCmd::Regress(a) => crate::regress::run_with(a, extra, &prog),
+    };
+    match r {
         Ok(()) => 0,
         Err((m, code)) => {
             eprintln!("error: {m}");
