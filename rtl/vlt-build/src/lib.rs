@@ -30,8 +30,10 @@ use std::process::Command;
 use std::{env, fs};
 
 mod ports;
+mod profile;
 use ports::Port;
 pub use ports::MAX_PORT_BITS;
+pub use profile::profile_advice;
 
 /// Bumped whenever the generated shim or Rust wrapper changes shape.
 const GENERATOR_VERSION: u32 = 7;
@@ -202,7 +204,14 @@ pub fn build(vlt: &Verilator, models: &[Model]) -> Result<(), String> {
 /// feature `rtl`, which links the runtime once for the whole binary), writes
 /// `$OUT_DIR/vlt_models.rs` (include it with `verilator_sys::include_models!()`) and prints the
 /// link lines. Model names must be unique in the final binary.
+///
+/// A crate built unoptimized (cargo's default dev profile, opt-level 0) runs a lock-step diff
+/// several times slower than trnsim's own dev profile (opt-level 1): the build prints a cargo warning
+/// saying which profile lines to add ([`profile_advice`]).
 pub fn build_models(vlt: &Verilator, models: &[Model]) -> Result<(), String> {
+    if let Some(w) = profile_advice(env::var("OPT_LEVEL").ok().as_deref()) {
+        println!("cargo:warning={w}");
+    }
     build_inner(vlt, models, false)
 }
 
