@@ -192,7 +192,8 @@ impl Stimulus for LaneMaxStimulus {
     }
 }
 
-/// The winner first, in the middle and last; valid in x out; the maximum's range; lanes 0
+/// The winner first, in the middle and last; valid in x out; the maximum's range; the winner
+/// crossed with the maximum's range on valid outputs; a bubble in the output stream; lanes 0
 /// and 1 ordered either way or tied (a tie must go to lane 0).
 pub fn lane_max_cover(lanes: u32) -> Vec<Cover> {
     let lane = |k| Box::new(Expr::Lane("lanes_i", k, 8));
@@ -201,6 +202,18 @@ pub fn lane_max_cover(lanes: u32) -> Vec<Cover> {
         Cover::ranges("winner", Expr::port("idx_o"), &[("first", 0, 0), ("middle", 1, last - 1), ("last", last, last)]),
         Cover::cross("valid in x out", vec![("in", Expr::port("valid_i")), ("out", Expr::port("valid_o"))], &[]),
         Cover::ranges("maximum", Expr::port("max_o"), &[("low", 0, 63), ("mid", 64, 199), ("high", 200, 255)]),
+        // The winner's position crossed with the maximum's range, sampled only on a valid
+        // output (`iff (valid_o)`): a high maximum won by the last lane, and so on.
+        Cover::cross_bins(
+            "winner x maximum",
+            &[
+                ("winner", Expr::port("idx_o"), &[("first", 0, 0), ("middle", 1, last - 1), ("last", last, last)]),
+                ("max", Expr::port("max_o"), &[("low", 0, 63), ("mid", 64, 199), ("high", 200, 255)]),
+            ],
+        )
+        .iff(Expr::port("valid_o")),
+        // The output stream's valid over three sampled cycles: a bubble between two results.
+        Cover::sequences("valid_o bubble", Expr::port("valid_o"), &[&[1, 0, 1], &[0, 1, 1]]),
         // Both greater at once cannot be: ignored.
         Cover::cross(
             "lane 0 vs lane 1",
