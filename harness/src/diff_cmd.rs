@@ -35,6 +35,9 @@ pub struct DiffArgs {
     /// On a divergence, write <block>.model.vcd and <block>.rtl.vcd of the cycles before it here.
     #[arg(long, value_name = "DIR")]
     vcd: Option<PathBuf>,
+    /// With --vcd: also write each waveform as FST (<block>.model.fst, .rtl.fst, .diff.fst).
+    #[arg(long, requires = "vcd")]
+    fst: bool,
     /// Inputs: `random` (seeded), `reactive` (seeded drivers that see the block's outputs:
     /// credits, handshakes), `fuzz:FILE` (arbitrary bytes, e.g. a fuzzer corpus entry) or
     /// `trace:FILE` (a recorded port trace, docs/rtl.md).
@@ -146,7 +149,15 @@ pub fn run_with(a: DiffArgs, extra: &[BlockEntry]) -> Result<(), (String, i32)> 
     let t = Instant::now();
     let r = entry.diff(&req);
     let secs = t.elapsed().as_secs_f64();
-    report(entry, &req, &a.stimulus, r, secs, a.coverage_json.as_deref())
+    let fst = match (&r, &a.vcd, a.fst) {
+        (Err(_), Some(dir), true) => write_fst(dir, entry.name)?,
+        _ => None,
+    };
+    let out = report(entry, &req, &a.stimulus, r, secs, a.coverage_json.as_deref());
+    if let Some(line) = fst {
+        println!("{line}");
+    }
+    out
 }
 
 fn request(a: &DiffArgs, entry: &BlockEntry) -> Result<DiffRequest, (String, i32)> {
@@ -200,6 +211,21 @@ fn request(a: &DiffArgs, entry: &BlockEntry) -> Result<DiffRequest, (String, i32
         history: a.last,
         until_coverage: a.until_coverage,
     })
+}
+
+/// FST copies of the VCDs a failing diff of `block` wrote in `dir` (those it wrote: a
+/// divergence writes three, an assertion two): the line naming them.
+fn write_fst(dir: &std::path::Path, block: &str) -> Result<Option<String>, (String, i32)> {
+    let mut written = Vec::new();
+    for side in ["model", "rtl", "diff"] {
+        let vcd = dir.join(format!("{block}.{side}.vcd"));
+        if vcd.is_file() {
+            let fst = vcd.with_extension("fst");
+            trnsim_rtl::fst::vcd_to_fst(&vcd, &fst).map_err(|e| (format!("--fst: {e}"), 1))?;
+            written.push(fst.display().to_string());
+        }
+    }
+    Ok((!written.is_empty()).then(|| format!("  fst: {}", written.join(" "))))
 }
 
 fn report(

@@ -110,3 +110,31 @@ fn an_assertion_in_the_crates_own_rtl_is_reported_by_its_label() {
         assert!(a.location.starts_with("acc_core.sv:"), "{}", a.location);
     }
 }
+
+#[test]
+#[cfg_attr(not(trnsim_rtl), ignore = "needs the RTL: build with --features trnsim-rtl/rtl (Verilator 5)")]
+fn a_divergence_writes_its_waveforms_as_fst_too() {
+    let dir = std::env::temp_dir().join(format!("oot-fst-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_outside-block"))
+        .args(["diff", "oot_acc_wrap_bug", "--vcd", dir.to_str().unwrap(), "--fst"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    for side in ["model", "rtl", "diff"] {
+        let fst = dir.join(format!("oot_acc_wrap_bug.{side}.fst"));
+        assert!(text.contains(&fst.display().to_string()), "{text}");
+        let (f, v) = (std::fs::read(&fst).unwrap(), std::fs::read(fst.with_extension("vcd")).unwrap());
+        // An FST starts with its header block (type 0, 329 bytes) and is smaller than the VCD.
+        assert_eq!(&f[..9], &[0, 0, 0, 0, 0, 0, 0, 1, 0x49], "{side}");
+        assert!(f.len() < v.len(), "{side}: {} bytes of FST, {} of VCD", f.len(), v.len());
+    }
+    // Without --vcd, --fst is a usage error.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_outside-block"))
+        .args(["diff", "oot_acc", "--fst"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
