@@ -12,7 +12,7 @@ use clap::Args;
 use std::path::PathBuf;
 use std::time::Instant;
 use trnsim_fabric::switch::traffic::{study_config, Bench, BenchParams};
-use trnsim_rtl::diff::{DiffError, DiffReport};
+use trnsim_rtl::diff::{DiffError, DiffReport, Waves};
 use trnsim_rtl::registry::{self, BlockEntry, DiffRequest, StimulusKind};
 use trnsim_rtl::scoreboard::Order;
 use trnsim_rtl::swap::{Impl, RtlArbiters};
@@ -38,6 +38,11 @@ pub struct DiffArgs {
     /// With --vcd: also write each waveform as FST (<block>.model.fst, .rtl.fst, .diff.fst).
     #[arg(long, requires = "vcd")]
     fst: bool,
+    /// With --vcd: which cycles the waveforms cover: `fail` (the cycles before a failure,
+    /// replayed; nothing for a clean run), `all` (the whole run, clean or not) or `FROM..TO`
+    /// (cycles FROM to TO inclusive, clean or not).
+    #[arg(long, requires = "vcd", default_value = "fail", value_parser = parse_waves, value_name = "fail|all|FROM..TO")]
+    waves: Waves,
     /// Inputs: `random` (seeded), `reactive` (seeded drivers that see the block's outputs:
     /// credits, handshakes), `fuzz:FILE` (arbitrary bytes, e.g. a fuzzer corpus entry) or
     /// `trace:FILE` (a recorded port trace, docs/rtl.md).
@@ -96,6 +101,23 @@ impl DiffArgs {
     }
 }
 
+/// `fail`, `all` or `FROM..TO` (FROM <= TO, both cycles).
+fn parse_waves(s: &str) -> Result<Waves, String> {
+    match s {
+        "fail" => Ok(Waves::Fail),
+        "all" => Ok(Waves::All),
+        _ => {
+            let (a, b) = s.split_once("..").ok_or("fail, all or FROM..TO (e.g. 1000..1999)")?;
+            let num = |x: &str| x.trim().parse::<u64>().map_err(|e| format!("{x:?}: {e} (a cycle number)"));
+            let (from, to) = (num(a)?, num(b)?);
+            if from > to {
+                return Err(format!("{from}..{to}: FROM after TO"));
+            }
+            Ok(Waves::Window(from, to))
+        }
+    }
+}
+
 /// A percentage in 0..=100.
 fn parse_percent(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
@@ -149,8 +171,12 @@ pub fn run_with(a: DiffArgs, extra: &[BlockEntry]) -> Result<(), (String, i32)> 
     let t = Instant::now();
     let r = entry.diff(&req);
     let secs = t.elapsed().as_secs_f64();
-    let fst = match (&r, &a.vcd, a.fst) {
-        (Err(_), Some(dir), true) => write_fst(dir, entry.name)?,
+    let wrote = match &r {
+        Ok(rep) => rep.waves.is_some(),
+        Err(e) => e.divergence_cycle().is_some(),
+    };
+    let fst = match (&a.vcd, a.fst && wrote) {
+        (Some(dir), true) => write_fst(dir, entry.name)?,
         _ => None,
     };
     let out = report(entry, &req, &a.stimulus, r, secs, a.coverage_json.as_deref());
@@ -210,11 +236,12 @@ fn request(a: &DiffArgs, entry: &BlockEntry) -> Result<DiffRequest, (String, i32
         vcd_dir: a.vcd.clone(),
         history: a.last,
         until_coverage: a.until_coverage,
+        waves: a.waves,
     })
 }
 
-/// FST copies of the VCDs a failing diff of `block` wrote in `dir` (those it wrote: a
-/// divergence writes three, an assertion two): the line naming them.
+/// FST copies of the VCDs a diff of `block` wrote in `dir` (those it wrote: a divergence
+/// writes three, an assertion two): the line naming them.
 fn write_fst(dir: &std::path::Path, block: &str) -> Result<Option<String>, (String, i32)> {
     let mut written = Vec::new();
     for side in ["model", "rtl", "diff"] {
@@ -252,6 +279,9 @@ fn report(
                     t.matched, t.jittered, t.max_skew, t.in_flight
                 ),
                 None => println!(),
+            }
+            if let Some((m, rtl, merged)) = &r.waves {
+                println!("  vcds: model {} rtl {} merged {}", m.display(), rtl.display(), merged.display());
             }
             if let Some((model, rtl)) = &r.coverage {
                 // The two sides sample their own ports; they agree unless a don't-care port

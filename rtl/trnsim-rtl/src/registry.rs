@@ -689,6 +689,8 @@ pub struct DiffRequest {
     pub history: usize,
     /// Stop once both sides cover this percentage of the block's bins (or at `cycles`).
     pub until_coverage: Option<f64>,
+    /// Which cycles the waveforms in `vcd_dir` cover.
+    pub waves: crate::diff::Waves,
 }
 
 impl DiffRequest {
@@ -702,6 +704,7 @@ impl DiffRequest {
             vcd_dir: None,
             history: 8,
             until_coverage: None,
+            waves: crate::diff::Waves::Fail,
         }
     }
 }
@@ -745,6 +748,7 @@ impl BlockEntry {
         let mut cfg = (self.diff_config)(req.cycles);
         cfg.history = req.history;
         cfg.vcd_dir = req.vcd_dir.clone();
+        cfg.waves = req.waves;
         cfg.name = self.name.into();
         cfg.coverage = (self.coverage)();
         cfg.monitors = (self.monitors)();

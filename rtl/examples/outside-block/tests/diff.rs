@@ -138,3 +138,34 @@ fn a_divergence_writes_its_waveforms_as_fst_too() {
     assert_eq!(o.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The first and last timestamps of a VCD (10 time units a cycle).
+fn vcd_span(path: &std::path::Path) -> (u64, u64) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let stamps: Vec<u64> = text.lines().filter_map(|l| l.strip_prefix('#')).map(|t| t.parse().unwrap()).collect();
+    (stamps[0], *stamps.last().unwrap())
+}
+
+#[test]
+fn waves_cover_the_whole_run_or_a_window_clean_or_not() {
+    use trnsim_rtl::diff::Waves;
+    let e = entry("oot_acc");
+    let dir = std::env::temp_dir().join(format!("oot-waves-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = || Ok(Box::new(trnsim_outside_block::Acc::new(3, true)) as Box<dyn trnsim_rtl::block::Block>);
+    // The model against itself: a clean run, so only --waves all or a window writes anything.
+    let req = |waves| DiffRequest { vcd_dir: Some(dir.clone()), waves, ..DiffRequest::new(500, 2) };
+    let r = e.diff_with(&req(Waves::All), model).unwrap();
+    let (m, rtl, merged) = r.waves.expect("waveforms of the whole run");
+    assert!(m.is_file() && rtl.is_file() && merged.is_file());
+    let (first, last) = vcd_span(&m);
+    assert!(first == 0 && last >= 4990, "cycles 0 to 499: {first}..{last}");
+    let r = e.diff_with(&req(Waves::Window(100, 199)), model).unwrap();
+    let (m, _, _) = r.waves.expect("the window's waveforms");
+    let (first, last) = vcd_span(&m);
+    assert!((1000..=1010).contains(&first) && (1990..=2010).contains(&last), "cycles 100 to 199: {first}..{last}");
+    // A window the run never reaches writes nothing; the default writes only on a failure.
+    assert!(e.diff_with(&req(Waves::Window(600, 700)), model).unwrap().waves.is_none());
+    assert!(e.diff_with(&req(Waves::Fail), model).unwrap().waves.is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -32,8 +32,10 @@ pub struct DiffConfig {
     pub vcd_dir: Option<PathBuf>,
     /// File stem for the VCDs.
     pub name: String,
-    /// Cycles before the divergence that the VCDs cover.
+    /// Cycles before the divergence that the VCDs cover (`Waves::Fail`).
     pub vcd_window: u64,
+    /// Which cycles the waveforms in `vcd_dir` cover.
+    pub waves: Waves,
     /// The block's cover points, sampled every cycle on both sides (none: no coverage).
     pub coverage: Vec<crate::coverage::Cover>,
     /// Stop once both sides have this percentage of the bins (or at `cycles`).
@@ -58,6 +60,7 @@ impl DiffConfig {
             vcd_dir: None,
             name: "link_fifo".into(),
             vcd_window: 2000,
+            waves: Waves::Fail,
             coverage: Vec::new(),
             until_coverage: None,
             monitors: Vec::new(),
@@ -67,6 +70,22 @@ impl DiffConfig {
 
 mod report;
 pub use report::*;
+
+/// Which cycles the waveforms cover (with a `vcd_dir`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Waves {
+    /// Only after a failure: the run is replayed and the `vcd_window` cycles before the
+    /// failure written (a clean run writes none, and costs nothing).
+    #[default]
+    Fail,
+    /// The whole run, written as it runs, clean or not.
+    All,
+    /// Cycles `from..=to` of the run, written as it runs, clean or not.
+    Window(u64, u64),
+}
+
+/// The waveform files of a run: model, RTL, and the merged one with mismatch signals.
+pub type WavePaths = (PathBuf, PathBuf, PathBuf);
 
 struct Pairing {
     /// Reference port index -> DUT port index.
@@ -176,18 +195,44 @@ where
         None => None,
     };
     let extract = extractors.as_ref().map(|(a, b, c)| (a, b, *c));
+    let window = match cfg.waves {
+        Waves::Fail => None,
+        Waves::All => Some((0, u64::MAX)),
+        Waves::Window(from, to) => Some((from, to)),
+    };
+    if let (Some(dir), Some((from, to))) = (&cfg.vcd_dir, window) {
+        // Waveforms written as the run goes: no replay.
+        let (mp, rp, merged) = wave_paths(dir, &cfg.name);
+        let paths = (mp, rp);
+        let run = lockstep(&mut r, &mut d, &mut stimulus(), &pairing, cfg, extract, Some((from, to, &paths, &merged)));
+        r.close_vcd();
+        d.close_vcd();
+        let (mp, rp) = paths;
+        return match run {
+            Ok(mut rep) => {
+                rep.waves = (from < rep.cycles).then_some((mp, rp, merged));
+                Ok(rep)
+            }
+            Err(mut e) => {
+                if e.divergence_cycle().is_some_and(|c| c >= from) {
+                    e.set_vcds((mp, rp), merged);
+                }
+                Err(e)
+            }
+        };
+    }
     let mut first = match lockstep(&mut r, &mut d, &mut stimulus(), &pairing, cfg, extract, None) {
         Err(e) if e.divergence_cycle().is_some() => e,
         other => return other,
     };
     drop((r, d));
     if let (Some(dir), Some(cycle)) = (&cfg.vcd_dir, first.divergence_cycle()) {
-        let paths = (dir.join(format!("{}.model.vcd", cfg.name)), dir.join(format!("{}.rtl.vcd", cfg.name)));
-        let merged = dir.join(format!("{}.diff.vcd", cfg.name));
+        let (mp, rp, merged) = wave_paths(dir, &cfg.name);
+        let paths = (mp, rp);
         let (mut r, mut d) = (reference(), dut().map_err(|e| DiffError::Sim(0, e))?);
         let from = cycle.saturating_sub(cfg.vcd_window);
         let replay =
-            lockstep(&mut r, &mut d, &mut stimulus(), &pairing, cfg, extract, Some((from, &paths, merged.as_path())));
+            lockstep(&mut r, &mut d, &mut stimulus(), &pairing, cfg, extract, Some((from, u64::MAX, &paths, &merged)));
         r.close_vcd();
         d.close_vcd();
         match replay {
@@ -199,7 +244,16 @@ where
     Err(first)
 }
 
+/// `NAME.model.vcd`, `NAME.rtl.vcd` and `NAME.diff.vcd` in `dir`.
+fn wave_paths(dir: &std::path::Path, name: &str) -> WavePaths {
+    let f = |side: &str| dir.join(format!("{name}.{side}.vcd"));
+    (f("model"), f("rtl"), f("diff"))
+}
+
 type Extract<'a> = (&'a Extractor, &'a Extractor, &'a ScoreboardConfig);
+
+/// Waveforms from cycle `.0` to `.1` (inclusive) into the model and RTL VCDs and the merged one.
+type WaveOut<'a> = (u64, u64, &'a (PathBuf, PathBuf), &'a PathBuf);
 
 /// The last `len` cycles of reference port values, flat (`n` values per cycle): the slot for
 /// this cycle is written in place by [`Block::read_all`], so recording costs no copies and
@@ -264,7 +318,7 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
     pairing: &Pairing,
     cfg: &DiffConfig,
     extract: Option<Extract<'_>>,
-    vcd: Option<(u64, &(PathBuf, PathBuf), &std::path::Path)>,
+    vcd: Option<WaveOut<'_>>,
 ) -> Result<DiffReport, DiffError> {
     let n = r.ports().len();
     let mut inputs = vec![0u128; n];
@@ -296,7 +350,13 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
         Some((m, Coverage::new(&cfg.coverage, d.ports()).map_err(DiffError::Ports)?))
     };
     for cycle in 0..cycles {
-        if let Some((from, (mp, rp), mv)) = vcd {
+        if let Some((from, to, (mp, rp), mv)) = vcd {
+            if cycle == to.saturating_add(1) {
+                // The window is over: flush and close; the run goes on without waveforms.
+                r.close_vcd();
+                d.close_vcd();
+                merged = None;
+            }
             if cycle == from {
                 r.open_vcd(mp).map_err(|e| DiffError::Sim(cycle, e))?;
                 d.open_vcd(rp).map_err(|e| DiffError::Sim(cycle, e))?;
@@ -453,7 +513,7 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
     };
     let high_cycles = one_bit.iter().zip(high).map(|(&i, h)| (r.ports()[i].name, h)).collect();
     let coverage = cover.map(|(m, t)| (m.report(), t.report()));
-    Ok(DiffReport { cycles: ran, high_cycles, transactions, coverage })
+    Ok(DiffReport { cycles: ran, high_cycles, transactions, coverage, waves: None })
 }
 
 /// The RTL's error `e` in `cycle`: a failed assertion named by its label with the RTL's

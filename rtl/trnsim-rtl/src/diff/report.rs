@@ -268,6 +268,8 @@ pub struct DiffReport {
     pub transactions: Option<ScoreStats>,
     /// Functional coverage of the model's and the RTL's ports, when cover points were given.
     pub coverage: Option<(CoverageReport, CoverageReport)>,
+    /// The waveforms written (`Waves::All` or a window the run reached): model, RTL, merged.
+    pub waves: Option<super::WavePaths>,
 }
 
 impl DiffReport {
