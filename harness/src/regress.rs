@@ -244,9 +244,16 @@ fn one(run: &Run, entry: &BlockEntry, stimulus: &StimulusKind, a: &RegressArgs) 
             return Outcome::Error { message: format!("cannot create {}: {e}", d.display()) };
         }
     }
-    let req = DiffRequest { stimulus: stimulus.clone(), vcd_dir, ..DiffRequest::new(a.cycles, run.seed) };
+    let req =
+        DiffRequest { stimulus: stimulus.clone(), vcd_dir: vcd_dir.clone(), ..DiffRequest::new(a.cycles, run.seed) };
     match entry.diff(&req) {
-        Ok(r) => Outcome::Pass { cycles: r.cycles, coverage: r.coverage },
+        Ok(r) => {
+            // A passing run writes no waveforms: its folder goes (only if empty).
+            if let Some(d) = &vcd_dir {
+                let _ = std::fs::remove_dir(d);
+            }
+            Outcome::Pass { cycles: r.cycles, coverage: r.coverage }
+        }
         Err(e) => match e.divergence_cycle() {
             Some(cycle) => {
                 let what = match &e {

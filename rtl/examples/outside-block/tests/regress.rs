@@ -15,7 +15,7 @@ fn a_regression_finds_the_planted_bug_on_every_seed_and_its_command_reproduces_i
     let dir = std::env::temp_dir().join(format!("oot-regress-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let args = ["regress", "oot_acc,oot_acc_wrap_bug", "--seeds", "4", "--cycles", "50000", "--base-seed", "5"];
-    let (code, out, err) = bin(&[&args[..], &["--junit", "r.xml"]].concat(), &dir);
+    let (code, out, err) = bin(&[&args[..], &["--junit", "r.xml", "--vcd", "waves"]].concat(), &dir);
     assert_eq!(code, Some(1), "{out}{err}");
     assert!(err.contains("4 of 8 runs failed"), "{err}");
     let row =
@@ -27,6 +27,17 @@ fn a_regression_finds_the_planted_bug_on_every_seed_and_its_command_reproduces_i
     let repro = out.lines().find_map(|l| l.strip_prefix("reproduce: ")).expect("a reproduction command");
     assert!(repro.starts_with("outside-block diff oot_acc_wrap_bug --stimulus random --seed "), "{repro}");
     let cycle = out.split("divergence at cycle ").nth(1).and_then(|s| s.split(' ').next()).expect("cycle").to_string();
+    // Waveforms of the failing runs only, one folder each with the model, RTL and merged VCDs.
+    let mut folders: Vec<String> = std::fs::read_dir(dir.join("waves"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    assert_eq!(folders.len(), 4, "{folders:?}");
+    for f in &folders {
+        assert!(f.starts_with("oot_acc_wrap_bug-random-"), "{folders:?}");
+        assert!(dir.join("waves").join(f).join("oot_acc_wrap_bug.diff.vcd").is_file(), "{f}");
+    }
     let junit = std::fs::read_to_string(dir.join("r.xml")).unwrap();
     assert_eq!(junit.matches("<failure ").count(), 4, "{junit}");
     assert!(junit.contains(&format!("reproduce: {repro}")), "{junit}");
