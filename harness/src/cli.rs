@@ -60,6 +60,10 @@ enum Cmd {
     /// Run a block's Rust model against its RTL in lock-step and report the first divergence
     /// (`trnsim diff --list` lists the blocks; needs a build with feature `rtl`).
     Diff(trnsim_harness::diff_cmd::DiffArgs),
+    /// A regression of lock-step diffs: blocks x stimuli x seeds in parallel (random seeds,
+    /// printed), a summary table, JUnit XML, coverage merged across runs, the first failing
+    /// seed's reproduction command (needs a build with feature `rtl`).
+    Regress(trnsim_harness::regress::RegressArgs),
     /// One collective over a range of sizes on a system's fabric, printed as the Neuron SDK's
     /// nccom-test prints it (`--format nccl-tests` for nccl-tests' columns), e.g.
     /// `trnsim collective all-reduce -b 1M -e 1G -f 4`.
@@ -326,6 +330,7 @@ pub fn main() -> i32 {
         Cmd::Compare(_) => "compare",
         Cmd::Collective(_) => "collective",
         Cmd::Diff(_) => "diff",
+        Cmd::Regress(_) => "regress",
         Cmd::List => "list",
     };
     let span = tracing::info_span!("command", name = command).entered();
@@ -357,6 +362,13 @@ pub fn main() -> i32 {
             trnsim_harness::diff_cmd::run(a)
                 .map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
         }
+        Cmd::Regress(a) => trnsim_harness::regress::run_with(a, &[], "trnsim").map_err(|(m, code)| {
+            if code == 2 {
+                Failure::Usage(m)
+            } else {
+                Failure::Run(m)
+            }
+        }),
         Cmd::List => {
             for (n, d) in BENCHES {
                 println!("{n:<26} {d}");
@@ -507,6 +519,7 @@ fn check_io_paths(cli: &Cli) -> Result<(), String> {
             ins.extend(i);
             outs.extend(o);
         }
+        Cmd::Regress(a) => outs.extend(a.io_paths().1),
         Cmd::Collective(a) => {
             ins.extend(Path::new(&a.system).is_file().then(|| ("--system", PathBuf::from(&a.system))));
             outs.extend(a.json.clone().map(|p| ("--json", p)));

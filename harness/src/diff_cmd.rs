@@ -12,7 +12,7 @@ use clap::Args;
 use std::path::PathBuf;
 use std::time::Instant;
 use trnsim_fabric::switch::traffic::{study_config, Bench, BenchParams};
-use trnsim_rtl::diff::{DiffError, DiffReport};
+use trnsim_rtl::diff::{DiffError, DiffReport, Waves};
 use trnsim_rtl::registry::{self, BlockEntry, DiffRequest, StimulusKind};
 use trnsim_rtl::scoreboard::Order;
 use trnsim_rtl::swap::{Impl, RtlArbiters};
@@ -35,6 +35,14 @@ pub struct DiffArgs {
     /// On a divergence, write <block>.model.vcd and <block>.rtl.vcd of the cycles before it here.
     #[arg(long, value_name = "DIR")]
     vcd: Option<PathBuf>,
+    /// With --vcd: also write each waveform as FST (<block>.model.fst, .rtl.fst, .diff.fst).
+    #[arg(long, requires = "vcd")]
+    fst: bool,
+    /// With --vcd: which cycles the waveforms cover: `fail` (the cycles before a failure,
+    /// replayed; nothing for a clean run), `all` (the whole run, clean or not) or `FROM..TO`
+    /// (cycles FROM to TO inclusive, clean or not).
+    #[arg(long, requires = "vcd", default_value = "fail", value_parser = parse_waves, value_name = "fail|all|FROM..TO")]
+    waves: Waves,
     /// Inputs: `random` (seeded), `reactive` (seeded drivers that see the block's outputs:
     /// credits, handshakes), `fuzz:FILE` (arbitrary bytes, e.g. a fuzzer corpus entry) or
     /// `trace:FILE` (a recorded port trace, docs/rtl.md).
@@ -50,8 +58,10 @@ pub struct DiffArgs {
     /// Scoreboard: cycles by which matched transactions may differ.
     #[arg(long, value_name = "CYCLES", requires = "scoreboard")]
     tolerance: Option<u64>,
-    /// Scoreboard: pair transactions in order or by ID (default: the block's).
-    #[arg(long, value_parser = ["in-order", "by-id"], requires = "scoreboard")]
+    /// Scoreboard: pair transactions in order, in order per ID, or in any order within the
+    /// tolerance window (`out-of-order`: a dropped one is missing once the window closes);
+    /// default: the block's.
+    #[arg(long, value_parser = ["in-order", "by-id", "out-of-order"], requires = "scoreboard")]
     order: Option<String>,
     /// Swap-in check: run the single-switch bench (switch instance `sw`) all-model and with
     /// these comma-separated instances on the RTL arbiter; exit 1 if the statistics differ.
@@ -88,6 +98,23 @@ impl DiffArgs {
         outs.extend(self.coverage_json.clone().map(|p| ("--coverage-json", p)));
         outs.extend(self.record.clone().map(|p| ("--record", p)));
         (ins, outs)
+    }
+}
+
+/// `fail`, `all` or `FROM..TO` (FROM <= TO, both cycles).
+fn parse_waves(s: &str) -> Result<Waves, String> {
+    match s {
+        "fail" => Ok(Waves::Fail),
+        "all" => Ok(Waves::All),
+        _ => {
+            let (a, b) = s.split_once("..").ok_or("fail, all or FROM..TO (e.g. 1000..1999)")?;
+            let num = |x: &str| x.trim().parse::<u64>().map_err(|e| format!("{x:?}: {e} (a cycle number)"));
+            let (from, to) = (num(a)?, num(b)?);
+            if from > to {
+                return Err(format!("{from}..{to}: FROM after TO"));
+            }
+            Ok(Waves::Window(from, to))
+        }
     }
 }
 
@@ -144,7 +171,19 @@ pub fn run_with(a: DiffArgs, extra: &[BlockEntry]) -> Result<(), (String, i32)> 
     let t = Instant::now();
     let r = entry.diff(&req);
     let secs = t.elapsed().as_secs_f64();
-    report(entry, &req, &a.stimulus, r, secs, a.coverage_json.as_deref())
+    let wrote = match &r {
+        Ok(rep) => rep.waves.is_some(),
+        Err(e) => e.divergence_cycle().is_some(),
+    };
+    let fst = match (&a.vcd, a.fst && wrote) {
+        (Some(dir), true) => write_fst(dir, entry.name)?,
+        _ => None,
+    };
+    let out = report(entry, &req, &a.stimulus, r, secs, a.coverage_json.as_deref());
+    if let Some(line) = fst {
+        println!("{line}");
+    }
+    out
 }
 
 fn request(a: &DiffArgs, entry: &BlockEntry) -> Result<DiffRequest, (String, i32)> {
@@ -180,6 +219,7 @@ fn request(a: &DiffArgs, entry: &BlockEntry) -> Result<DiffRequest, (String, i32
             match a.order.as_deref() {
                 Some("in-order") => sb.order = Order::InOrder,
                 Some("by-id") => sb.order = Order::ById,
+                Some("out-of-order") => sb.order = Order::OutOfOrder,
                 _ => {}
             }
             Some(sb)
@@ -196,7 +236,23 @@ fn request(a: &DiffArgs, entry: &BlockEntry) -> Result<DiffRequest, (String, i32
         vcd_dir: a.vcd.clone(),
         history: a.last,
         until_coverage: a.until_coverage,
+        waves: a.waves,
     })
+}
+
+/// FST copies of the VCDs a diff of `block` wrote in `dir` (those it wrote: a divergence
+/// writes three, an assertion two): the line naming them.
+fn write_fst(dir: &std::path::Path, block: &str) -> Result<Option<String>, (String, i32)> {
+    let mut written = Vec::new();
+    for side in ["model", "rtl", "diff"] {
+        let vcd = dir.join(format!("{block}.{side}.vcd"));
+        if vcd.is_file() {
+            let fst = vcd.with_extension("fst");
+            trnsim_rtl::fst::vcd_to_fst(&vcd, &fst).map_err(|e| (format!("--fst: {e}"), 1))?;
+            written.push(fst.display().to_string());
+        }
+    }
+    Ok((!written.is_empty()).then(|| format!("  fst: {}", written.join(" "))))
 }
 
 fn report(
@@ -223,6 +279,9 @@ fn report(
                     t.matched, t.jittered, t.max_skew, t.in_flight
                 ),
                 None => println!(),
+            }
+            if let Some((m, rtl, merged)) = &r.waves {
+                println!("  vcds: model {} rtl {} merged {}", m.display(), rtl.display(), merged.display());
             }
             if let Some((model, rtl)) = &r.coverage {
                 // The two sides sample their own ports; they agree unless a don't-care port
@@ -308,7 +367,7 @@ fn swap(a: &DiffArgs, instances: &str) -> Result<(), (String, i32)> {
 
 /// The command line of a block crate's own binary: `diff` and `trnsim diff`'s arguments.
 #[derive(clap::Parser, Debug)]
-#[command(about = "trnsim diff with this crate's blocks added (trnsim_harness::diff_cmd::main_with)")]
+#[command(about = "trnsim diff and regress with this crate's blocks added (trnsim_harness::diff_cmd::main_with)")]
 struct BlockCli {
     #[command(subcommand)]
     cmd: BlockCmd,
@@ -319,14 +378,24 @@ enum BlockCmd {
     /// A block's Rust model against its RTL in lock-step: `trnsim diff`, with this crate's
     /// blocks (see `--list`).
     Diff(DiffArgs),
+    /// A regression: blocks x stimuli x seeds in parallel, JUnit XML, merged coverage
+    /// (`trnsim regress`, with this crate's blocks).
+    Regress(crate::regress::RegressArgs),
 }
 
-/// The `main` of a block crate's binary: parses `diff ...` from the command line and runs it
-/// as [`run_with`] does, with the same input/output file checks, messages and exit codes as
+/// The `main` of a block crate's binary: parses `diff ...` or `regress ...` from the command
+/// line and runs it as [`run_with`] (or [`crate::regress::run_with`]) does, with the same input/output file checks, messages and exit codes as
 /// `trnsim diff` (0 clean, 1 divergence or failure, 2 usage). Use it as
 /// `fn main() { std::process::exit(trnsim_harness::diff_cmd::main_with(MY_BLOCKS)) }`.
 pub fn main_with(extra: &[BlockEntry]) -> i32 {
     use clap::Parser;
+    // Die quietly on a closed pipe (`mybin diff --list | head`), as `trnsim` does, instead of
+    // panicking in println!.
+    // SAFETY: SIG_DFL is a valid disposition; a block crate's main calls this first, before it
+    // starts threads of its own.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match BlockCli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -335,15 +404,25 @@ pub fn main_with(extra: &[BlockEntry]) -> i32 {
             return code;
         }
     };
-    let BlockCmd::Diff(a) = cli.cmd;
-    let (ins, outs) = a.io_paths();
+    let (ins, outs) = match &cli.cmd {
+        BlockCmd::Diff(a) => a.io_paths(),
+        BlockCmd::Regress(a) => a.io_paths(),
+    };
     let ins: Vec<_> = ins.iter().map(|(f, p)| crate::outputs::named(f, p)).collect();
     let outs: Vec<_> = outs.iter().map(|(f, p)| crate::outputs::named(f, p)).collect();
     if let Err(m) = crate::outputs::check(&ins, &outs) {
         eprintln!("error: {m}");
         return 2;
     }
-    match run_with(a, extra) {
+    let prog = std::env::args_os()
+        .next()
+        .and_then(|a| std::path::Path::new(&a).file_name().map(|f| f.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "trnsim".into());
+    let r = match cli.cmd {
+        BlockCmd::Diff(a) => run_with(a, extra),
+        BlockCmd::Regress(a) => crate::regress::run_with(a, extra, &prog),
+    };
+    match r {
         Ok(()) => 0,
         Err((m, code)) => {
             eprintln!("error: {m}");

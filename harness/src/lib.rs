@@ -24,6 +24,7 @@ pub mod parallel;
 pub mod plot;
 pub mod progress;
 pub mod random_graph;
+pub mod regress;
 pub mod ring;
 pub mod suite;
 pub mod summary;

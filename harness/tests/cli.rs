@@ -2,4 +2,5 @@
 //! module per command, linked into one test binary.
 mod diff_cli;
 mod mpi_cli;
+mod regress_cli;
 mod swap_in_cli;

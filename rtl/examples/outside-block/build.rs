@@ -19,10 +19,17 @@ fn main() {
             .clock("clk_i")
             .reset(Reset::async_low("arst_ni"))
     };
+    // The lane maximum: an unpacked array input port (4 and 16 lanes of 8 bits), and its
+    // planted bug (the last lane never looked at), which its immediate assertion reports.
+    let lanes =
+        |name: &str, rust: &str, n: i64| Model::new(name, rust, "lane_max", ["rtl/lane_max.sv"]).param_int("LANES", n);
     let models = [
         acc("oot_acc", "OotAcc", "sat"),
         // The planted bug: the same RTL built wrapping instead of saturating.
         acc("oot_acc_wrap", "OotAccWrap", "wrap"),
+        lanes("oot_lane_max4", "OotLaneMax4", 4),
+        lanes("oot_lane_max16", "OotLaneMax16", 16),
+        lanes("oot_lane_max4_skip", "OotLaneMax4Skip", 4).define("LANE_MAX_SKIP_LAST", ""),
     ];
     let r = find_verilator().and_then(|v| build_models(&v, &models));
     if let Err(e) = r {

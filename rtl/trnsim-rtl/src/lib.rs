@@ -32,6 +32,7 @@
 pub mod block;
 pub mod coverage;
 pub mod diff;
+pub mod fst;
 pub mod model;
 pub mod monitor;
 pub mod reactive;

@@ -3,7 +3,8 @@
 //! (cycle, side, monitor, the rule broken, the last cycles of port values).
 //!
 //! - [`Protocol::ValidReady`]: a stream whose producer, once it raises `valid` without the
-//!   consumer's `ready`, keeps `valid` high and its data unchanged until the transfer.
+//!   consumer's `ready`, keeps `valid` high and its data unchanged until the transfer, or
+//!   until a flush (an optional `flush` port at 1 cancels the stalled transfer that cycle).
 //! - [`Protocol::Credit`]: a credit-based link's receiver: it never returns more credits than
 //!   messages it took, and never holds more messages than the sender's credits.
 //!
@@ -27,6 +28,9 @@ pub enum Protocol {
         ready: &'static str,
         /// The data that must hold while stalled.
         data: Vec<&'static str>,
+        /// A port that cancels a stalled transfer: in a cycle where it is 1, `valid` may drop
+        /// and the data change, and nothing is held into the next cycle (a pipeline flush).
+        flush: Option<&'static str>,
     },
     /// Credits of a link's receiver: `take` (1 when a message enters, e.g. `in_valid &&
     /// in_ready` as one expression of two ports) and `credit` (one credit returned).
@@ -43,6 +47,24 @@ pub enum Protocol {
 }
 
 impl Protocol {
+    /// A valid/ready stream without a flush.
+    pub fn valid_ready(
+        name: &'static str,
+        valid: &'static str,
+        ready: &'static str,
+        data: &[&'static str],
+    ) -> Protocol {
+        Protocol::ValidReady { name, valid, ready, data: data.to_vec(), flush: None }
+    }
+    /// The same stream with `flush` cancelling a stalled transfer (other rules unchanged).
+    pub fn with_flush(self, port: &'static str) -> Protocol {
+        match self {
+            Protocol::ValidReady { name, valid, ready, data, .. } => {
+                Protocol::ValidReady { name, valid, ready, data, flush: Some(port) }
+            }
+            other => other,
+        }
+    }
     /// The name in reports.
     pub fn name(&self) -> &'static str {
         match self {
@@ -73,6 +95,9 @@ enum State {
         valid: usize,
         ready: usize,
         data: Vec<usize>,
+        /// The data ports' names, for reports.
+        names: Vec<&'static str>,
+        flush: Option<usize>,
         stalled: bool,
         held: Vec<u128>,
     },
@@ -101,10 +126,12 @@ impl Monitors {
         let mut states = Vec::new();
         for p in protocols {
             states.push(match p {
-                Protocol::ValidReady { name, valid, ready, data } => State::ValidReady {
+                Protocol::ValidReady { name, valid, ready, data, flush } => State::ValidReady {
                     valid: idx(name, valid)?,
                     ready: idx(name, ready)?,
                     data: data.iter().map(|d| idx(name, d)).collect::<Result<_, _>>()?,
+                    names: data.clone(),
+                    flush: flush.map(|f| idx(name, f)).transpose()?,
                     stalled: false,
                     held: vec![0; data.len()],
                 },
@@ -135,8 +162,8 @@ impl Monitors {
         for (name, s) in self.names.iter().zip(&mut self.states) {
             let fail = |rule: String| Err(Violation { monitor: name, rule });
             match s {
-                State::ValidReady { valid, ready, data, stalled, held } => {
-                    if reset {
+                State::ValidReady { valid, ready, data, names, flush, stalled, held } => {
+                    if reset || flush.is_some_and(|f| v[f] & 1 == 1) {
                         *stalled = false;
                         continue;
                     }
@@ -147,8 +174,11 @@ impl Monitors {
                                 "valid dropped while stalled (valid without ready must hold until the transfer)".into(),
                             );
                         }
-                        if let Some((k, _)) = data.iter().enumerate().find(|&(k, &d)| v[d] != held[k]) {
-                            return fail(format!("data changed while stalled (port {} of the stream)", k));
+                        if let Some((k, &d)) = data.iter().enumerate().find(|&(k, &d)| v[d] != held[k]) {
+                            return fail(format!(
+                                "{} changed while stalled, {:#x} -> {:#x} (valid without ready must hold its data until the transfer)",
+                                names[k], held[k], v[d]
+                            ));
                         }
                     }
                     *stalled = vd && !rd;
@@ -188,7 +218,7 @@ mod tests {
     use super::*;
 
     fn ports() -> Vec<PortInfo> {
-        ["rst", "v", "r", "d", "take", "cr"]
+        ["rst", "v", "r", "d", "take", "cr", "fl"]
             .iter()
             .map(|&name| PortInfo { name, width: if name == "d" { 8 } else { 1 }, input: name == "rst" })
             .collect()
@@ -196,25 +226,45 @@ mod tests {
 
     #[test]
     fn each_rule_catches_what_it_says_and_reset_clears_it() {
-        let vr = Protocol::ValidReady { name: "out", valid: "v", ready: "r", data: vec!["d"] };
+        let vr = Protocol::valid_ready("out", "v", "r", &["d"]);
         let mut m = Monitors::new(std::slice::from_ref(&vr), &ports()).unwrap();
-        m.check(&[0, 1, 0, 7, 0, 0]).unwrap(); // stalled with 7
-        m.check(&[0, 1, 1, 7, 0, 0]).unwrap(); // transfer
-        m.check(&[0, 1, 0, 8, 0, 0]).unwrap(); // stalled with 8
-        let e = m.check(&[0, 1, 0, 9, 0, 0]).unwrap_err();
-        assert!(e.rule.contains("data changed"), "{e}");
-        let mut m = Monitors::new(&[vr], &ports()).unwrap();
-        m.check(&[0, 1, 0, 7, 0, 0]).unwrap();
-        assert!(m.check(&[0, 0, 0, 7, 0, 0]).unwrap_err().rule.contains("valid dropped"));
+        m.check(&[0, 1, 0, 7, 0, 0, 0]).unwrap(); // stalled with 7
+        m.check(&[0, 1, 1, 7, 0, 0, 0]).unwrap(); // transfer
+        m.check(&[0, 1, 0, 8, 0, 0, 0]).unwrap(); // stalled with 8
+        let e = m.check(&[0, 1, 0, 9, 0, 0, 0]).unwrap_err();
+        // The data port by its name, with both values.
+        assert!(e.rule.starts_with("d changed while stalled, 0x8 -> 0x9"), "{e}");
+        let mut m = Monitors::new(std::slice::from_ref(&vr), &ports()).unwrap();
+        m.check(&[0, 1, 0, 7, 0, 0, 0]).unwrap();
+        assert!(m.check(&[0, 0, 0, 7, 0, 0, 0]).unwrap_err().rule.contains("valid dropped"));
+        // Without a flush port the flush input means nothing: the same drop is still caught.
+        let mut m = Monitors::new(std::slice::from_ref(&vr), &ports()).unwrap();
+        m.check(&[0, 1, 0, 7, 0, 0, 0]).unwrap();
+        assert!(m.check(&[0, 0, 0, 7, 0, 0, 1]).is_err());
         let cr = Protocol::Credit { name: "in", take: vec!["take"], credit: "cr", credits: 2 };
         let mut m = Monitors::new(std::slice::from_ref(&cr), &ports()).unwrap();
-        m.check(&[0, 0, 0, 0, 1, 0]).unwrap();
-        m.check(&[0, 0, 0, 0, 1, 0]).unwrap();
-        assert!(m.check(&[0, 0, 0, 0, 1, 0]).unwrap_err().rule.contains("more than the sender's 2"));
+        m.check(&[0, 0, 0, 0, 1, 0, 0]).unwrap();
+        m.check(&[0, 0, 0, 0, 1, 0, 0]).unwrap();
+        assert!(m.check(&[0, 0, 0, 0, 1, 0, 0]).unwrap_err().rule.contains("more than the sender's 2"));
         let mut m = Monitors::new(std::slice::from_ref(&cr), &ports()).unwrap();
-        m.check(&[0, 0, 0, 0, 1, 0]).unwrap();
-        m.check(&[1, 0, 0, 0, 0, 0]).unwrap(); // reset drops what was held
-        assert!(m.check(&[0, 0, 0, 0, 0, 1]).unwrap_err().rule.contains("no message held"));
+        m.check(&[0, 0, 0, 0, 1, 0, 0]).unwrap();
+        m.check(&[1, 0, 0, 0, 0, 0, 0]).unwrap(); // reset drops what was held
+        assert!(m.check(&[0, 0, 0, 0, 0, 1, 0]).unwrap_err().rule.contains("no message held"));
         assert!(Monitors::new(&[cr], &ports()[..2]).err().unwrap().contains("no port take"));
+    }
+
+    #[test]
+    fn a_flush_cancels_a_stalled_transfer_and_only_that_cycle() {
+        let vr = Protocol::valid_ready("out", "v", "r", &["d"]).with_flush("fl");
+        let mut m = Monitors::new(std::slice::from_ref(&vr), &ports()).unwrap();
+        m.check(&[0, 1, 0, 7, 0, 0, 0]).unwrap(); // stalled with 7
+        m.check(&[0, 0, 0, 0, 0, 0, 1]).unwrap(); // flushed: valid may drop
+        m.check(&[0, 1, 0, 5, 0, 0, 0]).unwrap(); // a new stalled transfer with 5
+        m.check(&[0, 1, 0, 6, 0, 0, 1]).unwrap(); // flushed: the data may change
+        m.check(&[0, 1, 0, 4, 0, 0, 0]).unwrap(); // stalled with 4, after the flush
+        let e = m.check(&[0, 1, 0, 3, 0, 0, 0]).unwrap_err(); // no flush: the rule holds again
+        assert!(e.rule.starts_with("d changed while stalled, 0x4 -> 0x3"), "{e}");
+        let missing = Protocol::valid_ready("out", "v", "r", &["d"]).with_flush("flush_i");
+        assert!(Monitors::new(&[missing], &ports()).err().unwrap().contains("no port flush_i"));
     }
 }

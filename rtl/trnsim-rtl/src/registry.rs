@@ -72,6 +72,26 @@ macro_rules! rtl {
     }};
 }
 
+/// `rtl_of!(models::OotAcc)`: an [`RtlCtor`] for a crate of its own blocks (docs/rtl.md, "A
+/// block in your own crate"): the generated model wrapped in [`crate::rtl::Rtl`] when the
+/// calling crate has cfg `trnsim_rtl` (its build.rs sets it when verilator-sys has the RTL),
+/// otherwise the "built without the RTL" error. The cfg is the caller's: the path is not
+/// resolved in a build without the RTL.
+#[macro_export]
+macro_rules! rtl_of {
+    ($t:path) => {{
+        #[cfg(trnsim_rtl)]
+        fn make() -> Result<Box<dyn $crate::block::Block>, $crate::block::VltError> {
+            Ok(Box::new($crate::rtl::Rtl::<$t>::new()?))
+        }
+        #[cfg(not(trnsim_rtl))]
+        fn make() -> Result<Box<dyn $crate::block::Block>, $crate::block::VltError> {
+            Err($crate::registry::no_rtl())
+        }
+        make as $crate::registry::RtlCtor
+    }};
+}
+
 /// The error of an RTL constructor built without feature `rtl`.
 pub fn no_rtl() -> VltError {
     VltError::Rtl(NO_RTL.into())
@@ -164,7 +184,7 @@ fn fifo_cover(depth: u128) -> Vec<Cover> {
 /// its input a credit link (`depth` credits).
 fn fifo_monitors(depth: u64) -> Vec<Protocol> {
     vec![
-        Protocol::ValidReady { name: "output stream", valid: "out_valid", ready: "out_ready", data: vec!["out_data"] },
+        Protocol::valid_ready("output stream", "out_valid", "out_ready", &["out_data"]),
         Protocol::Credit {
             name: "input credits",
             take: vec!["in_valid", "in_ready"],
@@ -681,6 +701,8 @@ pub struct DiffRequest {
     pub history: usize,
     /// Stop once both sides cover this percentage of the block's bins (or at `cycles`).
     pub until_coverage: Option<f64>,
+    /// Which cycles the waveforms in `vcd_dir` cover.
+    pub waves: crate::diff::Waves,
 }
 
 impl DiffRequest {
@@ -694,6 +716,7 @@ impl DiffRequest {
             vcd_dir: None,
             history: 8,
             until_coverage: None,
+            waves: crate::diff::Waves::Fail,
         }
     }
 }
@@ -737,6 +760,7 @@ impl BlockEntry {
         let mut cfg = (self.diff_config)(req.cycles);
         cfg.history = req.history;
         cfg.vcd_dir = req.vcd_dir.clone();
+        cfg.waves = req.waves;
         cfg.name = self.name.into();
         cfg.coverage = (self.coverage)();
         cfg.monitors = (self.monitors)();
@@ -893,15 +917,24 @@ mod monitor_tests {
     #[test]
     fn a_stream_that_changes_its_stalled_data_breaks_the_output_monitor() {
         let e = find("link_fifo").unwrap();
+        let dir = std::env::temp_dir().join(format!("trnsim-fickle-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let req = DiffRequest { vcd_dir: Some(dir.clone()), ..DiffRequest::new(100_000, 1) };
         let err = e
-            .diff_with(&DiffRequest::new(100_000, 1), || {
-                Ok(Box::new(Fickle { inner: (e.make_model)(), ready: 0, stalled: false }))
-            })
+            .diff_with(&req, || Ok(Box::new(Fickle { inner: (e.make_model)(), ready: 0, stalled: false })))
             .unwrap_err();
         let DiffError::Protocol(p) = err else { panic!("expected a protocol violation, got {err}") };
-        assert_eq!((p.side, p.violation.monitor), ("rtl", "output stream"));
-        assert!(p.violation.rule.contains("data changed while stalled"), "{}", p.violation);
-        assert!(p.to_string().contains("protocol violation at cycle"), "{p}");
+        assert_eq!((p.side, p.violation.monitor), ("RTL", "output stream"));
+        // The data port by name, the history labelled as the side that broke the rule, and
+        // every waveform, the merged one too.
+        assert!(p.violation.rule.starts_with("out_data changed while stalled"), "{}", p.violation);
+        let text = p.to_string();
+        assert!(text.contains("protocol violation at cycle") && text.contains("cycles (RTL side)"), "{text}");
+        assert!(!text.contains("reference side"), "{text}");
+        let merged = dir.join("link_fifo.diff.vcd");
+        assert!(text.contains(&format!("mismatch signal per port: {}", merged.display())), "{text}");
+        assert!(merged.is_file() && dir.join("link_fifo.rtl.vcd").is_file());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -934,22 +967,9 @@ mod reactive_tests {
         let rules = [
             (
                 "dma_queue",
-                Protocol::ValidReady {
-                    name: "enqueue",
-                    valid: "enq_valid",
-                    ready: "enq_ready",
-                    data: vec!["enq_queue", "enq_tag", "enq_pkts"],
-                },
+                Protocol::valid_ready("enqueue", "enq_valid", "enq_ready", &["enq_queue", "enq_tag", "enq_pkts"]),
             ),
-            (
-                "replay_buf_c5",
-                Protocol::ValidReady {
-                    name: "new unit",
-                    valid: "new_valid",
-                    ready: "new_take",
-                    data: vec!["new_data"],
-                },
-            ),
+            ("replay_buf_c5", Protocol::valid_ready("new unit", "new_valid", "new_take", &["new_data"])),
         ];
         for (name, rule) in rules {
             let e = find(name).unwrap();

@@ -26,6 +26,12 @@ pub enum Order {
     InOrder,
     /// Per stream and ID, in order; different IDs may interleave freely.
     ById,
+    /// Per stream, in any order: each DUT transaction pairs with the oldest unmatched
+    /// reference transaction of the same ID and data within the latency window (`tolerance`
+    /// cycles either way). One left unmatched beyond the window is missing (a dropped
+    /// transaction) or extra. For blocks that may complete out of order (a memory controller
+    /// reordering reads, a switch with several paths).
+    OutOfOrder,
 }
 
 /// Where a transaction's ID comes from.
@@ -229,8 +235,37 @@ impl Scoreboard {
 
     fn key(&self, t: &Txn) -> (usize, u64) {
         match self.order {
-            Order::InOrder => (t.stream, 0),
+            Order::InOrder | Order::OutOfOrder => (t.stream, 0),
             Order::ById => (t.stream, t.id),
+        }
+    }
+
+    /// Out of order: pairs `t` with the oldest unmatched transaction of the other side that
+    /// is the same within the window, or files it.
+    fn pair_any(&mut self, t: Txn, expected: bool) {
+        let (k, tol) = (self.key(&t), self.tolerance);
+        let q = self.queues.entry(k).or_default();
+        let (other, mine) = if expected { (&mut q.act, &mut q.exp) } else { (&mut q.exp, &mut q.act) };
+        match other.iter().position(|x| near(x, &t, tol)) {
+            Some(i) => {
+                let x = other.remove(i).expect("found");
+                let (e, a) = if expected { (t, x) } else { (x, t) };
+                self.matched(e, a);
+            }
+            None => mine.push_back(t),
+        }
+    }
+
+    fn matched(&mut self, e: Txn, a: Txn) {
+        let skew = e.cycle.abs_diff(a.cycle);
+        self.stats.matched += 1;
+        self.stats.jittered += (skew > 0) as u64;
+        self.stats.max_skew = self.stats.max_skew.max(skew);
+        if self.history > 0 {
+            if self.recent.len() == self.history {
+                self.recent.pop_front();
+            }
+            self.recent.push_back((e, a));
         }
     }
 
@@ -247,6 +282,10 @@ impl Scoreboard {
 
     /// A reference transaction.
     pub fn expect(&mut self, t: Txn) -> Result<(), Box<ScoreError>> {
+        if self.order == Order::OutOfOrder {
+            self.pair_any(t, true);
+            return Ok(());
+        }
         let (k, c) = (self.key(&t), t.cycle);
         self.queues.entry(k).or_default().exp.push_back(t);
         self.settle(k, c)
@@ -254,6 +293,10 @@ impl Scoreboard {
 
     /// A DUT transaction.
     pub fn observe(&mut self, t: Txn) -> Result<(), Box<ScoreError>> {
+        if self.order == Order::OutOfOrder {
+            self.pair_any(t, false);
+            return Ok(());
+        }
         let (k, c) = (self.key(&t), t.cycle);
         self.queues.entry(k).or_default().act.push_back(t);
         self.settle(k, c)
@@ -279,21 +322,27 @@ impl Scoreboard {
                 let f = if a.cycle > e.cycle { Failure::Late } else { Failure::Early };
                 return Err(Box::new(self.fail(f, k, Some(e), Some(a), now)));
             }
-            self.stats.matched += 1;
-            self.stats.jittered += (skew > 0) as u64;
-            self.stats.max_skew = self.stats.max_skew.max(skew);
-            if self.history > 0 {
-                if self.recent.len() == self.history {
-                    self.recent.pop_front();
-                }
-                self.recent.push_back((e, a));
-            }
+            self.matched(e, a);
         }
     }
 
     /// The end of cycle `now`: reports what can no longer match.
     pub fn tick(&mut self, now: u64) -> Result<(), Box<ScoreError>> {
         let (tol, out) = (self.tolerance, self.timeout);
+        if self.order == Order::OutOfOrder {
+            // Queues are in cycle order: a head beyond the window can no longer pair.
+            for (&k, q) in &self.queues {
+                let verdict = match (q.exp.front(), q.act.front()) {
+                    (Some(e), a) if now > e.cycle + tol => Some((Failure::Missing, Some(e), a)),
+                    (e, Some(a)) if now > a.cycle + tol => Some((Failure::Extra, e, Some(a))),
+                    _ => None,
+                };
+                if let Some((f, e, a)) = verdict {
+                    return Err(Box::new(self.fail(f, k, e.cloned(), a.cloned(), now)));
+                }
+            }
+            return Ok(());
+        }
         for (&k, q) in &self.queues {
             let verdict = match (q.exp.front(), q.act.front()) {
                 (Some(e), None) if now > e.cycle + out => Some((Failure::Missing, Some(e), None)),
@@ -535,5 +584,101 @@ mod tests {
         x.extract(8, |i| vals[i], |_| panic!("not ready"));
         let bad = TxnStream { name: "o", valid: "v", ready: None, data: vec!["rdy"], id: TxnId::None };
         assert!(Extractor::new(&ScoreboardConfig::new(vec![bad], Order::InOrder, 0), &ports).is_err());
+    }
+}
+
+#[cfg(test)]
+mod out_of_order_tests {
+    use super::*;
+
+    fn sb(tol: u64) -> Scoreboard {
+        let s = TxnStream { name: "reads", valid: "v", ready: None, data: vec!["d"], id: TxnId::Port("tag") };
+        Scoreboard::new(
+            &ScoreboardConfig { streams: vec![s], order: Order::OutOfOrder, tolerance: tol, timeout: 64 },
+            4,
+        )
+    }
+
+    fn t(id: u64, d: u128, cycle: u64) -> Txn {
+        Txn { stream: 0, id, data: vec![d], cycle }
+    }
+
+    /// Feeds `(expected, actual)` per cycle from `cycles` then runs to `end`.
+    fn run(tol: u64, cycles: &[(Vec<Txn>, Vec<Txn>)], end: u64) -> Result<ScoreStats, Box<ScoreError>> {
+        let mut b = sb(tol);
+        for c in 0..=end {
+            if let Some((exp, act)) = cycles.get(c as usize) {
+                for e in exp {
+                    b.expect(Txn { cycle: c, ..e.clone() })?;
+                }
+                for a in act {
+                    b.observe(Txn { cycle: c, ..a.clone() })?;
+                }
+            }
+            b.tick(c)?;
+        }
+        b.finish(end)
+    }
+
+    #[test]
+    fn completions_in_another_order_within_the_window_match() {
+        // The model completes tags 1, 2, 3 at cycles 0-2; the DUT completes 3, 1, 2 at 1-3.
+        let c = vec![
+            (vec![t(1, 10, 0)], vec![]),
+            (vec![t(2, 20, 0)], vec![t(3, 30, 0)]),
+            (vec![t(3, 30, 0)], vec![t(1, 10, 0)]),
+            (vec![], vec![t(2, 20, 0)]),
+        ];
+        let s = run(2, &c, 20).unwrap();
+        assert_eq!((s.matched, s.max_skew, s.in_flight), (3, 2, 0));
+        // In order, the same streams fail.
+        let mut b = Scoreboard::new(&ScoreboardConfig { order: Order::InOrder, ..sb_cfg(2) }, 4);
+        let r = (|| {
+            for (k, (exp, act)) in c.iter().enumerate() {
+                for e in exp {
+                    b.expect(Txn { cycle: k as u64, ..e.clone() })?;
+                }
+                for a in act {
+                    b.observe(Txn { cycle: k as u64, ..a.clone() })?;
+                }
+                b.tick(k as u64)?;
+            }
+            b.finish(20)
+        })();
+        assert!(r.is_err());
+    }
+
+    fn sb_cfg(tol: u64) -> ScoreboardConfig {
+        let s = TxnStream { name: "reads", valid: "v", ready: None, data: vec!["d"], id: TxnId::Port("tag") };
+        ScoreboardConfig { streams: vec![s], order: Order::OutOfOrder, tolerance: tol, timeout: 64 }
+    }
+
+    #[test]
+    fn a_dropped_transaction_is_missing_once_the_window_closes() {
+        // The DUT never completes tag 2 (its data 20): caught at cycle 1 + window + 1.
+        let c = vec![
+            (vec![t(1, 10, 0), t(2, 20, 0)], vec![]),
+            (vec![t(3, 30, 0)], vec![t(1, 10, 0)]),
+            (vec![], vec![t(3, 30, 0)]),
+        ];
+        let e = run(3, &c, 50).unwrap_err();
+        assert_eq!(e.failure, Failure::Missing);
+        assert_eq!(e.expected, Some(t(2, 20, 0)));
+        assert_eq!(e.cycle, 4, "the window of 3 cycles after cycle 0 closed");
+        assert!(e.to_string().contains("Missing transaction on reads"), "{e}");
+        // The same transaction with other data, or a completion outside the window, is not a match.
+        let c = vec![(vec![t(1, 10, 0)], vec![t(1, 11, 0)])];
+        assert_eq!(run(3, &c, 50).unwrap_err().failure, Failure::Missing);
+        let mut late = vec![(vec![t(1, 10, 0)], vec![])];
+        late.extend((0..5).map(|_| (vec![], vec![])));
+        late.push((vec![], vec![t(1, 10, 0)]));
+        assert_eq!(run(3, &late, 50).unwrap_err().failure, Failure::Missing);
+    }
+
+    #[test]
+    fn an_unexpected_completion_is_extra() {
+        let c = vec![(vec![t(1, 10, 0)], vec![t(1, 10, 0), t(9, 90, 0)])];
+        let e = run(2, &c, 50).unwrap_err();
+        assert_eq!((e.failure, e.actual), (Failure::Extra, Some(t(9, 90, 0))));
     }
 }

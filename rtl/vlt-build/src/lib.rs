@@ -29,8 +29,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::{env, fs};
 
+mod ports;
+mod profile;
+use ports::Port;
+pub use ports::MAX_PORT_BITS;
+pub use profile::profile_advice;
+
 /// Bumped whenever the generated shim or Rust wrapper changes shape.
-const GENERATOR_VERSION: u32 = 6;
+const GENERATOR_VERSION: u32 = 7;
 const CXX_FLAGS: &[&str] = &[
     "-faligned-new",
     "-fcf-protection=none",
@@ -188,25 +194,6 @@ impl Model {
     }
 }
 
-struct Port {
-    name: String,
-    input: bool,
-    width: u32,
-    words: u32, // 0 for scalar C types, N for VlWide<N>
-}
-
-impl Port {
-    fn rust_ty(&self) -> String {
-        match self.width {
-            0..=8 => "u8".into(),
-            9..=16 => "u16".into(),
-            17..=32 => "u32".into(),
-            33..=64 => "u64".into(),
-            _ => format!("[u32; {}]", self.words),
-        }
-    }
-}
-
 /// Builds every model and the Verilator runtime, writes `$OUT_DIR/vlt_models.rs` and prints
 /// the link lines (verilator-sys's build). Errors are messages for the user.
 pub fn build(vlt: &Verilator, models: &[Model]) -> Result<(), String> {
@@ -217,7 +204,14 @@ pub fn build(vlt: &Verilator, models: &[Model]) -> Result<(), String> {
 /// feature `rtl`, which links the runtime once for the whole binary), writes
 /// `$OUT_DIR/vlt_models.rs` (include it with `verilator_sys::include_models!()`) and prints the
 /// link lines. Model names must be unique in the final binary.
+///
+/// A crate built unoptimized (cargo's default dev profile, opt-level 0) runs a lock-step diff
+/// about 8x slower than trnsim's own dev profile (opt-level 1): the build prints a cargo warning
+/// saying which profile lines to add ([`profile_advice`]).
 pub fn build_models(vlt: &Verilator, models: &[Model]) -> Result<(), String> {
+    if let Some(w) = profile_advice(env::var("OPT_LEVEL").ok().as_deref()) {
+        println!("cargo:warning={w}");
+    }
     build_inner(vlt, models, false)
 }
 
@@ -349,14 +343,15 @@ fn build_runtime(vlt: &Verilator, cache: &Path) -> Result<PathBuf, String> {
     Ok(dir)
 }
 
-fn build_model(vlt: &Verilator, m: &Model, cache: &Path) -> Result<(PathBuf, String), String> {
-    let prefix = format!("V{}", m.name);
+/// Verilator's arguments for model `m` (the C++ prefix `prefix`), sources and output folder
+/// apart.
+fn verilator_args(m: &Model, prefix: &str) -> Vec<String> {
     let mut args: Vec<String> =
         ["--cc", "-O3", "--x-assign", "fast", "--x-initial", "fast"].iter().map(|s| s.to_string()).collect();
     // Assertions stay on: a failing SystemVerilog assertion stops the model (`$stop`), and the
     // diff reports it by its label (ASSERTIONS, below).
     args.extend(["--assert", "-Wno-fatal", "--timescale-override", "1ns/1ns", "--trace"].map(String::from));
-    args.extend(["--prefix".into(), prefix.clone(), "--top-module".into(), m.top.clone()]);
+    args.extend(["--prefix".into(), prefix.to_string(), "--top-module".into(), m.top.clone()]);
     args.extend(m.params.iter().map(|(k, v)| format!("-G{k}={v}")));
     for (k, v) in &m.defines {
         args.push(if v.is_empty() { format!("+define+{k}") } else { format!("+define+{k}={v}") });
@@ -364,6 +359,38 @@ fn build_model(vlt: &Verilator, m: &Model, cache: &Path) -> Result<(PathBuf, Str
     for d in &m.include_dirs {
         args.push(format!("-I{}", d.display()));
     }
+    args
+}
+
+/// Verilates `m` into `mdir` and reads and checks its ports ([`ports::check`]).
+fn verilate(vlt: &Verilator, m: &Model, args: &[String], mdir: &Path) -> Result<Vec<Port>, String> {
+    let mut cmd = Command::new(&vlt.bin);
+    cmd.args(args).arg("--Mdir").arg(mdir).args(&m.sources);
+    let out = cmd.output().map_err(|e| format!("running verilator: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("verilator failed on model {}:\n{}", m.name, String::from_utf8_lossy(&out.stderr)));
+    }
+    let ports = ports::parse(&mdir.join(format!("V{}.h", m.name)))?;
+    ports::check(m, &ports)?;
+    Ok(ports)
+}
+
+/// Verilates `m` into `work_dir` (created; Verilator's C++ is left there) and checks that the
+/// harness can carry its ports, without compiling anything: what [`build_models`] does first.
+/// Errors name the offending port's declaration (`file:line:col: port NAME: ...`). Returns the
+/// ports the harness will see, as (name, input, width), the clock named `clk`.
+pub fn check_model(vlt: &Verilator, m: &Model, work_dir: &Path) -> Result<Vec<(String, bool, u32)>, String> {
+    fs::create_dir_all(work_dir).map_err(|e| format!("{}: {e}", work_dir.display()))?;
+    let ports = verilate(vlt, m, &verilator_args(m, &format!("V{}", m.name)), work_dir)?;
+    Ok(ports
+        .iter()
+        .map(|p| (if p.name == m.clock { "clk".to_string() } else { p.name.clone() }, p.input, p.width()))
+        .collect())
+}
+
+fn build_model(vlt: &Verilator, m: &Model, cache: &Path) -> Result<(PathBuf, String), String> {
+    let prefix = format!("V{}", m.name);
+    let args = verilator_args(m, &prefix);
     let mut key: Vec<Vec<u8>> = vec![
         vlt.version.clone().into_bytes(),
         args.join(" ").into_bytes(),
@@ -386,14 +413,8 @@ fn build_model(vlt: &Verilator, m: &Model, cache: &Path) -> Result<(PathBuf, Str
     let dir = cache.join(format!("{}-{}", m.name, hash_of(&key_refs)));
     cached(&dir, |tmp| {
         let mdir = tmp.join("obj");
-        let mut cmd = Command::new(&vlt.bin);
-        cmd.args(&args).arg("--Mdir").arg(&mdir).args(&m.sources);
-        let out = cmd.output().map_err(|e| format!("running verilator: {e}"))?;
-        if !out.status.success() {
-            return Err(format!("verilator failed on model {}:\n{}", m.name, String::from_utf8_lossy(&out.stderr)));
-        }
-        let ports = parse_ports(&mdir.join(format!("{prefix}.h")))?;
-        check_clock_reset(m, &ports)?;
+        // Before any C++ is compiled: a port the harness cannot carry is a located error.
+        let ports = verilate(vlt, m, &args, &mdir)?;
         let classes = fs::read_to_string(mdir.join(format!("{prefix}_classes.mk"))).map_err(|e| e.to_string())?;
         let mut all = String::new();
         for var in ["VM_CLASSES_FAST", "VM_CLASSES_SLOW", "VM_SUPPORT_FAST", "VM_SUPPORT_SLOW"] {
@@ -435,49 +456,6 @@ fn mk_list(mk: &str, var: &str) -> Vec<String> {
     out
 }
 
-/// Ports from lines like `VL_IN8(&clk,0,0);` or `VL_OUTW(&out_data,99,0,4);`.
-fn parse_ports(header: &Path) -> Result<Vec<Port>, String> {
-    let text = fs::read_to_string(header).map_err(|e| format!("{}: {e}", header.display()))?;
-    let mut ports = Vec::new();
-    for line in text.lines().map(str::trim) {
-        let Some(rest) =
-            line.strip_prefix("VL_IN").map(|r| (true, r)).or(line.strip_prefix("VL_OUT").map(|r| (false, r)))
-        else {
-            continue;
-        };
-        let (input, rest) = rest;
-        let Some(open) = rest.find("(&") else { continue };
-        let inner = rest[open + 2..].trim_end_matches(");");
-        let f: Vec<&str> = inner.split(',').map(str::trim).collect();
-        let num = |i: usize| f.get(i).and_then(|s| s.parse::<u32>().ok()).ok_or(format!("bad port line {line:?}"));
-        let (msb, lsb) = (num(1)?, num(2)?);
-        let words = if rest.starts_with('W') { num(3)? } else { 0 };
-        ports.push(Port { name: f[0].to_string(), input, width: msb - lsb + 1, words });
-    }
-    Ok(ports)
-}
-
-/// The declared clock (and reset, if any) must be 1-bit inputs; `clk` is reserved for the
-/// clock at the Rust interface.
-fn check_clock_reset(m: &Model, ports: &[Port]) -> Result<(), String> {
-    let input1 = |name: &str, what: &str| match ports.iter().find(|p| p.name == name) {
-        Some(p) if p.input && p.width == 1 => Ok(()),
-        Some(_) => Err(format!("model {}: {what} `{name}` of {} is not a 1-bit input", m.name, m.top)),
-        None => Err(format!(
-            "model {}: {} has no {what} input `{name}` (declare it: Model::clock / Model::reset)",
-            m.name, m.top
-        )),
-    };
-    input1(&m.clock, "clock")?;
-    if m.clock != "clk" && ports.iter().any(|p| p.name == "clk") {
-        return Err(format!("model {}: the clock is `{}`, but `clk` names another port", m.name, m.clock));
-    }
-    if let Some(r) = &m.reset {
-        input1(&r.name, "reset")?;
-    }
-    Ok(())
-}
-
 /// The reset as the wrapper declares it: the declared one, else a `rst` input (synchronous,
 /// active-high, trnsim's convention), else none.
 fn reset_of(m: &Model, ports: &[Port]) -> Option<Reset> {
@@ -488,10 +466,87 @@ fn shim_cpp(m: &Model, prefix: &str, ports: &[Port]) -> String {
     let n = &m.name;
     let mut ptrs = String::new();
     for (i, p) in ports.iter().enumerate() {
-        let expr = if p.words > 0 { format!("s->top->{}.data()", p.name) } else { format!("&s->top->{}", p.name) };
+        // An unpacked array's elements are contiguous from its address (VlWide's words are its
+        // only member), so its address is its first element's.
+        let expr = if p.words > 0 && p.dims.is_empty() {
+            format!("s->top->{}.data()", p.name)
+        } else {
+            format!("&s->top->{}", p.name)
+        };
         writeln!(ptrs, "    out[{i}] = (void*){expr};").unwrap();
     }
     include_str!("model_shim.cpp").replace("@PREFIX@", prefix).replace("@M@", n).replace("@PORT_PTRS@", &ptrs)
+}
+
+/// A plain port's typed accessors (appended to `acc`) and its `set_u128` arm (inputs) and
+/// `get_u128` expression.
+fn plain_accessors(acc: &mut String, i: usize, p: &Port) -> (Option<String>, String) {
+    let (name, rty, width) = (&p.name, p.elem_ty(), p.elem_width);
+    let wide = p.words > 0;
+    let mut set = None;
+    if p.input {
+        let body = if wide {
+            format!("let d = self.ptrs[{i}] as *mut u32; for (k, w) in v.iter().enumerate() {{ unsafe {{ *d.add(k) = w & word_mask({width}, k) }} }}")
+        } else {
+            let m = if rty == "u64" { format!("mask({width})") } else { format!("(mask({width}) as {rty})") };
+            format!("unsafe {{ *(self.ptrs[{i}] as *mut {rty}) = v & {m} }}")
+        };
+        let arg = if wide { format!("&{rty}") } else { rty.clone() };
+        writeln!(acc, "    /// Sets input `{name}` ({width} bits; bits above are ignored).\n    #[inline]\n    pub fn set_{name}(&mut self, v: {arg}) {{ {body} }}").unwrap();
+        set = Some(if wide {
+            format!("self.set_{name}(&u128_to_words(v))")
+        } else {
+            format!("self.set_{name}(v as {rty})")
+        });
+    }
+    let body = if wide {
+        format!("let d = self.ptrs[{i}] as *const u32; let mut v = [0u32; {}]; for (k, w) in v.iter_mut().enumerate() {{ *w = unsafe {{ *d.add(k) }} }} v", p.words)
+    } else {
+        format!("unsafe {{ *(self.ptrs[{i}] as *const {rty}) }}")
+    };
+    writeln!(
+        acc,
+        "    /// Reads port `{name}` ({width} bits).\n    #[inline]\n    pub fn {name}(&self) -> {rty} {{ {body} }}"
+    )
+    .unwrap();
+    let get = if wide { format!("words_to_u128(&self.{name}())") } else { format!("self.{name}() as u128") };
+    (set, get)
+}
+
+/// An unpacked array port's accessors (`[element; N]`, elements in Verilator's storage order)
+/// and its `u128` packing: element k at bits `k*W ..` (the whole array fits 128 bits: checked).
+fn array_accessors(acc: &mut String, i: usize, p: &Port) -> (Option<String>, String) {
+    let (name, ety, w, words, n) = (&p.name, p.elem_ty(), p.elem_width, p.words as usize, p.elems());
+    let wide = words > 0;
+    let dims: Vec<String> = p.dims.iter().map(|d| format!("[{d}]")).collect();
+    let what = format!("unpacked array {} of {w}-bit elements", dims.join(""));
+    let mut set = None;
+    if p.input {
+        let body = if wide {
+            format!("let d = self.ptrs[{i}] as *mut u32; for (k, e) in v.iter().enumerate() {{ for (j, x) in e.iter().enumerate() {{ unsafe {{ *d.add(k * {words} + j) = x & word_mask({w}, j) }} }} }}")
+        } else {
+            let m = if ety == "u64" { format!("mask({w})") } else { format!("(mask({w}) as {ety})") };
+            format!("let d = self.ptrs[{i}] as *mut {ety}; for (k, e) in v.iter().enumerate() {{ unsafe {{ *d.add(k) = e & {m} }} }}")
+        };
+        writeln!(acc, "    /// Sets input `{name}`, an {what} (bits above each element's width are ignored).\n    #[inline]\n    pub fn set_{name}(&mut self, v: &[{ety}; {n}]) {{ {body} }}").unwrap();
+        let conv = if wide { "u128_to_words(x)".to_string() } else { format!("x as {ety}") };
+        set = Some(format!(
+            "{{ let e: [{ety}; {n}] = std::array::from_fn(|k| {{ let x = v >> (k as u32 * {w}); {conv} }}); self.set_{name}(&e) }}"
+        ));
+    }
+    let body = if wide {
+        format!("std::array::from_fn(|k| std::array::from_fn(|j| unsafe {{ *(self.ptrs[{i}] as *const u32).add(k * {words} + j) }}))")
+    } else {
+        format!("std::array::from_fn(|k| unsafe {{ *(self.ptrs[{i}] as *const {ety}).add(k) }})")
+    };
+    writeln!(
+        acc,
+        "    /// Reads port `{name}`, an {what}.\n    #[inline]\n    pub fn {name}(&self) -> [{ety}; {n}] {{ {body} }}"
+    )
+    .unwrap();
+    let conv = if wide { "words_to_u128(e)" } else { "*e as u128" };
+    let get = format!("self.{name}().iter().enumerate().fold(0u128, |a, (k, e)| a | ({conv}) << (k as u32 * {w}))");
+    (set, get)
 }
 
 fn rust_wrapper(m: &Model, ports: &[Port]) -> String {
@@ -501,40 +556,15 @@ fn rust_wrapper(m: &Model, ports: &[Port]) -> String {
     let mut acc = String::new();
     let (mut set_arms, mut get_arms, mut get_all) = (String::new(), String::new(), String::new());
     for (i, p) in ports.iter().enumerate() {
-        let (name, rty) = (&p.name, p.rust_ty());
         // The clock is `clk` at the Rust interface, whatever its RTL name.
-        let info_name = if *name == m.clock { "clk" } else { name.as_str() };
-        writeln!(infos, "        PortInfo {{ name: {info_name:?}, input: {}, width: {} }},", p.input, p.width).unwrap();
-        let wide = p.words > 0;
-        if p.input {
-            let body = if wide {
-                format!("let d = self.ptrs[{i}] as *mut u32; for (k, w) in v.iter().enumerate() {{ unsafe {{ *d.add(k) = w & word_mask({}, k) }} }}", p.width)
-            } else {
-                let m =
-                    if rty == "u64" { format!("mask({})", p.width) } else { format!("(mask({}) as {rty})", p.width) };
-                format!("unsafe {{ *(self.ptrs[{i}] as *mut {rty}) = v & {m} }}")
-            };
-            let arg = if wide { format!("&{rty}") } else { rty.clone() };
-            writeln!(acc, "    /// Sets input `{name}` ({} bits; bits above are ignored).\n    #[inline]\n    pub fn set_{name}(&mut self, v: {arg}) {{ {body} }}", p.width).unwrap();
-            let set = if wide {
-                format!("self.set_{name}(&u128_to_words(v))")
-            } else {
-                format!("self.set_{name}(v as {rty})")
-            };
+        let info_name = if p.name == m.clock { "clk" } else { p.name.as_str() };
+        writeln!(infos, "        PortInfo {{ name: {info_name:?}, input: {}, width: {} }},", p.input, p.width())
+            .unwrap();
+        let (set, get) =
+            if p.dims.is_empty() { plain_accessors(&mut acc, i, p) } else { array_accessors(&mut acc, i, p) };
+        if let Some(set) = set {
             writeln!(set_arms, "            {i} => {set},").unwrap();
         }
-        let body = if wide {
-            format!("let d = self.ptrs[{i}] as *const u32; let mut v = [0u32; {}]; for (k, w) in v.iter_mut().enumerate() {{ *w = unsafe {{ *d.add(k) }} }} v", p.words)
-        } else {
-            format!("unsafe {{ *(self.ptrs[{i}] as *const {rty}) }}")
-        };
-        writeln!(
-            acc,
-            "    /// Reads port `{name}` ({} bits).\n    #[inline]\n    pub fn {name}(&self) -> {rty} {{ {body} }}",
-            p.width
-        )
-        .unwrap();
-        let get = if wide { format!("words_to_u128(&self.{name}())") } else { format!("self.{name}() as u128") };
         writeln!(get_arms, "            {i} => {get},").unwrap();
         writeln!(get_all, "        out[{i}] = {get};").unwrap();
     }

@@ -8,6 +8,9 @@
 //! adds to `trnsim diff`.
 #![warn(missing_docs)]
 
+pub mod lane_max;
+pub use lane_max::{LaneMax, LaneMaxStimulus};
+
 use std::path::Path;
 use trnsim_kernel::SimRng;
 use trnsim_rtl::block::{Block, ModelVcd, PortInfo, ResetInfo, VltError};
@@ -17,7 +20,8 @@ use trnsim_rtl::registry::{BlockEntry, RtlCtor};
 use trnsim_rtl::stimulus::Stimulus;
 
 /// The Verilated models (with the RTL only): `OotAcc` (MODE "sat") and `OotAccWrap` (MODE
-/// "wrap", the planted bug), both with `ACC_STEP` 3.
+/// "wrap", the planted bug), both with `ACC_STEP` 3; `OotLaneMax4`, `OotLaneMax16` and
+/// `OotLaneMax4Skip` (the planted bug: `LANE_MAX_SKIP_LAST`).
 #[cfg(trnsim_rtl)]
 pub mod models {
     verilator_sys::include_models!();
@@ -225,23 +229,6 @@ pub fn acc_cover() -> Vec<Cover> {
     ]
 }
 
-#[cfg(trnsim_rtl)]
-fn rtl_sat() -> Result<Box<dyn Block>, VltError> {
-    Ok(Box::new(trnsim_rtl::rtl::Rtl::<models::OotAcc>::new()?))
-}
-#[cfg(trnsim_rtl)]
-fn rtl_wrap() -> Result<Box<dyn Block>, VltError> {
-    Ok(Box::new(trnsim_rtl::rtl::Rtl::<models::OotAccWrap>::new()?))
-}
-#[cfg(not(trnsim_rtl))]
-fn rtl_sat() -> Result<Box<dyn Block>, VltError> {
-    Err(trnsim_rtl::registry::no_rtl())
-}
-#[cfg(not(trnsim_rtl))]
-fn rtl_wrap() -> Result<Box<dyn Block>, VltError> {
-    Err(trnsim_rtl::registry::no_rtl())
-}
-
 const fn acc_entry(name: &'static str, description: &'static str, make_rtl: RtlCtor) -> BlockEntry {
     BlockEntry {
         name,
@@ -263,11 +250,47 @@ pub static BLOCKS: &[BlockEntry] = &[
     acc_entry(
         "oot_acc",
         "out-of-tree example: saturating up/down counter, step 3 (rtl/examples/outside-block)",
-        rtl_sat,
+        trnsim_rtl::rtl_of!(models::OotAcc),
     ),
     acc_entry(
         "oot_acc_wrap_bug",
         "planted bug: the saturating model against the RTL built with MODE \"wrap\" (must diverge)",
-        rtl_wrap,
+        trnsim_rtl::rtl_of!(models::OotAccWrap),
     ),
+    BlockEntry {
+        name: "oot_lane_max4",
+        description: "out-of-tree example: maximum of 4 byte lanes, an unpacked array port (rtl/lane_max.sv)",
+        make_model: || Box::new(LaneMax::new(4)),
+        make_rtl: trnsim_rtl::rtl_of!(models::OotLaneMax4),
+        make_stimulus: |seed| Box::new(LaneMaxStimulus::new(seed, 4)),
+        diff_config: DiffConfig::every_cycle,
+        scoreboard: None,
+        coverage: || lane_max::lane_max_cover(4),
+        monitors: Vec::new,
+        make_reactive: None,
+    },
+    BlockEntry {
+        name: "oot_lane_max16",
+        description: "out-of-tree example: maximum of 16 byte lanes (a 128-bit unpacked array port)",
+        make_model: || Box::new(LaneMax::new(16)),
+        make_rtl: trnsim_rtl::rtl_of!(models::OotLaneMax16),
+        make_stimulus: |seed| Box::new(LaneMaxStimulus::new(seed, 16)),
+        diff_config: DiffConfig::every_cycle,
+        scoreboard: None,
+        coverage: || lane_max::lane_max_cover(16),
+        monitors: Vec::new,
+        make_reactive: None,
+    },
+    BlockEntry {
+        name: "oot_lane_max4_skip_bug",
+        description: "planted bug: the RTL never looks at the last lane (its immediate assertion fires)",
+        make_model: || Box::new(LaneMax::new(4)),
+        make_rtl: trnsim_rtl::rtl_of!(models::OotLaneMax4Skip),
+        make_stimulus: |seed| Box::new(LaneMaxStimulus::new(seed, 4)),
+        diff_config: DiffConfig::every_cycle,
+        scoreboard: None,
+        coverage: || lane_max::lane_max_cover(4),
+        monitors: Vec::new,
+        make_reactive: None,
+    },
 ];

@@ -110,3 +110,62 @@ fn an_assertion_in_the_crates_own_rtl_is_reported_by_its_label() {
         assert!(a.location.starts_with("acc_core.sv:"), "{}", a.location);
     }
 }
+
+#[test]
+#[cfg_attr(not(trnsim_rtl), ignore = "needs the RTL: build with --features trnsim-rtl/rtl (Verilator 5)")]
+fn a_divergence_writes_its_waveforms_as_fst_too() {
+    let dir = std::env::temp_dir().join(format!("oot-fst-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_outside-block"))
+        .args(["diff", "oot_acc_wrap_bug", "--vcd", dir.to_str().unwrap(), "--fst"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    for side in ["model", "rtl", "diff"] {
+        let fst = dir.join(format!("oot_acc_wrap_bug.{side}.fst"));
+        assert!(text.contains(&fst.display().to_string()), "{text}");
+        let (f, v) = (std::fs::read(&fst).unwrap(), std::fs::read(fst.with_extension("vcd")).unwrap());
+        // An FST starts with its header block (type 0, 329 bytes) and is smaller than the VCD.
+        assert_eq!(&f[..9], &[0, 0, 0, 0, 0, 0, 0, 1, 0x49], "{side}");
+        assert!(f.len() < v.len(), "{side}: {} bytes of FST, {} of VCD", f.len(), v.len());
+    }
+    // Without --vcd, --fst is a usage error.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_outside-block"))
+        .args(["diff", "oot_acc", "--fst"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The first and last timestamps of a VCD (10 time units a cycle).
+fn vcd_span(path: &std::path::Path) -> (u64, u64) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let stamps: Vec<u64> = text.lines().filter_map(|l| l.strip_prefix('#')).map(|t| t.parse().unwrap()).collect();
+    (stamps[0], *stamps.last().unwrap())
+}
+
+#[test]
+fn waves_cover_the_whole_run_or_a_window_clean_or_not() {
+    use trnsim_rtl::diff::Waves;
+    let e = entry("oot_acc");
+    let dir = std::env::temp_dir().join(format!("oot-waves-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = || Ok(Box::new(trnsim_outside_block::Acc::new(3, true)) as Box<dyn trnsim_rtl::block::Block>);
+    // The model against itself: a clean run, so only --waves all or a window writes anything.
+    let req = |waves| DiffRequest { vcd_dir: Some(dir.clone()), waves, ..DiffRequest::new(500, 2) };
+    let r = e.diff_with(&req(Waves::All), model).unwrap();
+    let (m, rtl, merged) = r.waves.expect("waveforms of the whole run");
+    assert!(m.is_file() && rtl.is_file() && merged.is_file());
+    let (first, last) = vcd_span(&m);
+    assert!(first == 0 && last >= 4990, "cycles 0 to 499: {first}..{last}");
+    let r = e.diff_with(&req(Waves::Window(100, 199)), model).unwrap();
+    let (m, _, _) = r.waves.expect("the window's waveforms");
+    let (first, last) = vcd_span(&m);
+    assert!((1000..=1010).contains(&first) && (1990..=2010).contains(&last), "cycles 100 to 199: {first}..{last}");
+    // A window the run never reaches writes nothing; the default writes only on a failure.
+    assert!(e.diff_with(&req(Waves::Window(600, 700)), model).unwrap().waves.is_none());
+    assert!(e.diff_with(&req(Waves::Fail), model).unwrap().waves.is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}

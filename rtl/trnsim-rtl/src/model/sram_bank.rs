@@ -257,6 +257,7 @@ impl DiffConfig {
             vcd_dir: None,
             name: "sram_bank".into(),
             vcd_window: 2000,
+            waves: crate::diff::Waves::Fail,
             coverage: Vec::new(),
             until_coverage: None,
             monitors: Vec::new(),

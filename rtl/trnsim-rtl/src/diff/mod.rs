@@ -11,10 +11,9 @@
 //! A stimulus with a length (a recorded trace) ends the run early.
 
 use crate::block::{Block, PortInfo, VltError};
-use crate::coverage::{Coverage, CoverageReport};
-use crate::scoreboard::{Extractor, ScoreError, ScoreStats, Scoreboard, ScoreboardConfig};
+use crate::coverage::Coverage;
+use crate::scoreboard::{Extractor, ScoreError, Scoreboard, ScoreboardConfig};
 use crate::stimulus::Stimulus;
-use std::fmt;
 use std::path::PathBuf;
 
 /// How to run a diff.
@@ -33,8 +32,10 @@ pub struct DiffConfig {
     pub vcd_dir: Option<PathBuf>,
     /// File stem for the VCDs.
     pub name: String,
-    /// Cycles before the divergence that the VCDs cover.
+    /// Cycles before the divergence that the VCDs cover (`Waves::Fail`).
     pub vcd_window: u64,
+    /// Which cycles the waveforms in `vcd_dir` cover.
+    pub waves: Waves,
     /// The block's cover points, sampled every cycle on both sides (none: no coverage).
     pub coverage: Vec<crate::coverage::Cover>,
     /// Stop once both sides have this percentage of the bins (or at `cycles`).
@@ -59,6 +60,7 @@ impl DiffConfig {
             vcd_dir: None,
             name: "link_fifo".into(),
             vcd_window: 2000,
+            waves: Waves::Fail,
             coverage: Vec::new(),
             until_coverage: None,
             monitors: Vec::new(),
@@ -66,261 +68,24 @@ impl DiffConfig {
     }
 }
 
-/// One cycle's port values on the reference side, after settle.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CycleRecord {
-    /// Cycle number (0-based).
-    pub cycle: u64,
-    /// One value per reference port.
-    pub values: Vec<u128>,
+mod report;
+pub use report::*;
+
+/// Which cycles the waveforms cover (with a `vcd_dir`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Waves {
+    /// Only after a failure: the run is replayed and the `vcd_window` cycles before the
+    /// failure written (a clean run writes none, and costs nothing).
+    #[default]
+    Fail,
+    /// The whole run, written as it runs, clean or not.
+    All,
+    /// Cycles `from..=to` of the run, written as it runs, clean or not.
+    Window(u64, u64),
 }
 
-/// The first cycle at which the two sides disagreed.
-#[derive(Clone, Debug)]
-pub struct Divergence {
-    /// Cycle number (0-based).
-    pub cycle: u64,
-    /// The output port that differed (the first in port order).
-    pub port: &'static str,
-    /// The reference's value.
-    pub expected: u128,
-    /// The DUT's value.
-    pub actual: u128,
-    /// Every output port that differed in that cycle: (port, expected, actual), in port order.
-    pub differing: Vec<(&'static str, u128, u128)>,
-    /// The reference's ports, naming the columns of `history`.
-    pub ports: Vec<PortInfo>,
-    /// The last cycles up to and including the divergence, oldest first (reference side).
-    pub history: Vec<CycleRecord>,
-    /// The same cycles on the DUT side, in the reference's port order.
-    pub dut_history: Vec<CycleRecord>,
-    /// `(model, rtl)` VCD paths, when written.
-    pub vcds: Option<(PathBuf, PathBuf)>,
-    /// One VCD of both sides' ports and a mismatch signal per output port, when written.
-    pub merged_vcd: Option<PathBuf>,
-}
-
-impl fmt::Display for Divergence {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "divergence at cycle {} on port {}: expected {:#x}, actual {:#x}",
-            self.cycle, self.port, self.expected, self.actual
-        )?;
-        if self.differing.len() > 1 {
-            let all: Vec<String> =
-                self.differing.iter().map(|(p, e, a)| format!("{p} (expected {e:#x}, actual {a:#x})")).collect();
-            writeln!(f, "  every port differing in that cycle: {}", all.join(", "))?;
-        }
-        write_history(f, &self.ports, &self.history)?;
-        write_dut_differences(f, &self.ports, &self.history, &self.dut_history)?;
-        if let Some((m, r)) = &self.vcds {
-            writeln!(f, "  vcds: model {} rtl {}", m.display(), r.display())?;
-        }
-        if let Some(m) = &self.merged_vcd {
-            writeln!(f, "  both sides and a mismatch signal per port: {}", m.display())?;
-        }
-        Ok(())
-    }
-}
-
-/// The first scoreboard failure (scoreboard mode).
-#[derive(Clone, Debug)]
-pub struct TxnDivergence {
-    /// What failed, with the transactions involved and the last matched ones.
-    pub error: ScoreError,
-    /// The reference's ports, naming the columns of `history`.
-    pub ports: Vec<PortInfo>,
-    /// The last cycles up to and including the failure, oldest first.
-    pub history: Vec<CycleRecord>,
-    /// `(model, rtl)` VCD paths, when written.
-    pub vcds: Option<(PathBuf, PathBuf)>,
-}
-
-impl fmt::Display for TxnDivergence {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{}", self.error)?;
-        write_tail(f, &self.ports, &self.history, &self.vcds)
-    }
-}
-
-/// The end of a report that stopped a diff: the last cycles of port values and the VCDs.
-fn write_tail(
-    f: &mut fmt::Formatter<'_>,
-    ports: &[PortInfo],
-    history: &[CycleRecord],
-    vcds: &Option<(PathBuf, PathBuf)>,
-) -> fmt::Result {
-    write_history(f, ports, history)?;
-    if let Some((m, r)) = vcds {
-        writeln!(f, "  vcds: model {} rtl {}", m.display(), r.display())?;
-    }
-    Ok(())
-}
-
-fn write_history(f: &mut fmt::Formatter<'_>, ports: &[PortInfo], history: &[CycleRecord]) -> fmt::Result {
-    let names: Vec<&str> = ports.iter().map(|p| p.name).filter(|n| *n != "clk").collect();
-    writeln!(f, "  last {} cycles (reference side): cycle {}", history.len(), names.join(" "))?;
-    for r in history {
-        let vals: Vec<String> =
-            ports.iter().zip(&r.values).filter(|(p, _)| p.name != "clk").map(|(_, v)| format!("{v:x}")).collect();
-        writeln!(f, "    {:>10} {}", r.cycle, vals.join(" "))?;
-    }
-    Ok(())
-}
-
-/// The DUT's side of `history`: for each cycle, the output ports whose DUT value differs from
-/// the reference's (don't-care differences included, marked as such by the reader's eye: the
-/// divergence line says which one counted).
-fn write_dut_differences(
-    f: &mut fmt::Formatter<'_>,
-    ports: &[PortInfo],
-    history: &[CycleRecord],
-    dut: &[CycleRecord],
-) -> fmt::Result {
-    if dut.is_empty() {
-        return Ok(());
-    }
-    writeln!(f, "  the same cycles on the DUT side (outputs that differ from the reference):")?;
-    for (r, d) in history.iter().zip(dut) {
-        let diffs: Vec<String> = ports
-            .iter()
-            .zip(r.values.iter().zip(&d.values))
-            .filter(|(p, (a, b))| !p.input && a != b)
-            .map(|(p, (_, b))| format!("{}={b:x}", p.name))
-            .collect();
-        let text = if diffs.is_empty() { "same".to_string() } else { diffs.join(" ") };
-        writeln!(f, "    {:>10} {text}", d.cycle)?;
-    }
-    Ok(())
-}
-
-/// A SystemVerilog assertion of the RTL failed.
-#[derive(Clone, Debug)]
-pub struct AssertionFailure {
-    /// Cycle number (0-based).
-    pub cycle: u64,
-    /// The assertion's label.
-    pub label: &'static str,
-    /// Where it is written (`file.sv:line`).
-    pub location: String,
-    /// The RTL's ports, naming the columns of `history`.
-    pub ports: Vec<PortInfo>,
-    /// The RTL's last cycles up to and including the failure, oldest first.
-    pub history: Vec<CycleRecord>,
-    /// `(model, rtl)` VCD paths, when written.
-    pub vcds: Option<(PathBuf, PathBuf)>,
-}
-
-impl fmt::Display for AssertionFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "assertion {} ({}) failed at cycle {}", self.label, self.location, self.cycle)?;
-        write_tail(f, &self.ports, &self.history, &self.vcds)
-    }
-}
-
-/// A protocol monitor's rule broken by one side.
-#[derive(Clone, Debug)]
-pub struct ProtocolViolation {
-    /// Cycle number (0-based).
-    pub cycle: u64,
-    /// "model" or "rtl".
-    pub side: &'static str,
-    /// The monitor and the rule.
-    pub violation: crate::monitor::Violation,
-    /// That side's ports, naming the columns of `history`.
-    pub ports: Vec<PortInfo>,
-    /// That side's last cycles up to and including the violation, oldest first.
-    pub history: Vec<CycleRecord>,
-    /// `(model, rtl)` VCD paths, when written.
-    pub vcds: Option<(PathBuf, PathBuf)>,
-}
-
-impl fmt::Display for ProtocolViolation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "protocol violation at cycle {} by the {}: {}", self.cycle, self.side, self.violation)?;
-        write_tail(f, &self.ports, &self.history, &self.vcds)
-    }
-}
-
-/// Why a diff stopped.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum DiffError {
-    /// The two blocks' ports don't match (missing name or different width).
-    Ports(String),
-    /// A side failed (e.g. the RTL hit `$fatal`), at the given cycle.
-    Sim(u64, VltError),
-    /// The outputs disagreed.
-    Diverged(Box<Divergence>),
-    /// Scoreboard mode: the transactions disagreed.
-    Transactions(Box<TxnDivergence>),
-    /// A side broke an interface rule.
-    Protocol(Box<ProtocolViolation>),
-    /// An assertion of the RTL failed.
-    Assertion(Box<AssertionFailure>),
-}
-
-impl DiffError {
-    /// The cycle of a divergence (either mode).
-    pub fn divergence_cycle(&self) -> Option<u64> {
-        match self {
-            DiffError::Diverged(d) => Some(d.cycle),
-            DiffError::Transactions(t) => Some(t.error.cycle),
-            DiffError::Protocol(p) => Some(p.cycle),
-            DiffError::Assertion(a) => Some(a.cycle),
-            _ => None,
-        }
-    }
-    fn set_vcds(&mut self, paths: (PathBuf, PathBuf), merged: PathBuf) {
-        match self {
-            DiffError::Diverged(d) => {
-                d.vcds = Some(paths);
-                d.merged_vcd = Some(merged);
-            }
-            DiffError::Transactions(t) => t.vcds = Some(paths),
-            DiffError::Protocol(p) => p.vcds = Some(paths),
-            DiffError::Assertion(a) => a.vcds = Some(paths),
-            _ => {}
-        }
-    }
-}
-
-impl fmt::Display for DiffError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DiffError::Ports(m) => write!(f, "port mismatch: {m}"),
-            DiffError::Sim(c, e) => write!(f, "simulation failed at cycle {c}: {e}"),
-            DiffError::Diverged(d) => write!(f, "{d}"),
-            DiffError::Transactions(t) => write!(f, "{t}"),
-            DiffError::Protocol(p) => write!(f, "{p}"),
-            DiffError::Assertion(a) => write!(f, "{a}"),
-        }
-    }
-}
-
-impl std::error::Error for DiffError {}
-
-/// What a clean run covered.
-#[derive(Clone, Debug, Default)]
-pub struct DiffReport {
-    /// Cycles run (the stimulus's length if shorter than asked).
-    pub cycles: u64,
-    /// For each 1-bit output of the reference: cycles it was high (coverage, e.g. a FIFO's
-    /// full cycles are those with `in_ready` low).
-    pub high_cycles: Vec<(&'static str, u64)>,
-    /// Scoreboard mode: transactions matched, and how far apart.
-    pub transactions: Option<ScoreStats>,
-    /// Functional coverage of the model's and the RTL's ports, when cover points were given.
-    pub coverage: Option<(CoverageReport, CoverageReport)>,
-}
-
-impl DiffReport {
-    /// Cycles the 1-bit output `port` was high.
-    pub fn high(&self, port: &str) -> Option<u64> {
-        self.high_cycles.iter().find(|(n, _)| *n == port).map(|&(_, c)| c)
-    }
-}
+/// The waveform files of a run: model, RTL, and the merged one with mismatch signals.
+pub type WavePaths = (PathBuf, PathBuf, PathBuf);
 
 struct Pairing {
     /// Reference port index -> DUT port index.
@@ -430,18 +195,44 @@ where
         None => None,
     };
     let extract = extractors.as_ref().map(|(a, b, c)| (a, b, *c));
+    let window = match cfg.waves {
+        Waves::Fail => None,
+        Waves::All => Some((0, u64::MAX)),
+        Waves::Window(from, to) => Some((from, to)),
+    };
+    if let (Some(dir), Some((from, to))) = (&cfg.vcd_dir, window) {
+        // Waveforms written as the run goes: no replay.
+        let (mp, rp, merged) = wave_paths(dir, &cfg.name);
+        let paths = (mp, rp);
+        let run = lockstep(&mut r, &mut d, &mut stimulus(), &pairing, cfg, extract, Some((from, to, &paths, &merged)));
+        r.close_vcd();
+        d.close_vcd();
+        let (mp, rp) = paths;
+        return match run {
+            Ok(mut rep) => {
+                rep.waves = (from < rep.cycles).then_some((mp, rp, merged));
+                Ok(rep)
+            }
+            Err(mut e) => {
+                if e.divergence_cycle().is_some_and(|c| c >= from) {
+                    e.set_vcds((mp, rp), merged);
+                }
+                Err(e)
+            }
+        };
+    }
     let mut first = match lockstep(&mut r, &mut d, &mut stimulus(), &pairing, cfg, extract, None) {
         Err(e) if e.divergence_cycle().is_some() => e,
         other => return other,
     };
     drop((r, d));
     if let (Some(dir), Some(cycle)) = (&cfg.vcd_dir, first.divergence_cycle()) {
-        let paths = (dir.join(format!("{}.model.vcd", cfg.name)), dir.join(format!("{}.rtl.vcd", cfg.name)));
-        let merged = dir.join(format!("{}.diff.vcd", cfg.name));
+        let (mp, rp, merged) = wave_paths(dir, &cfg.name);
+        let paths = (mp, rp);
         let (mut r, mut d) = (reference(), dut().map_err(|e| DiffError::Sim(0, e))?);
         let from = cycle.saturating_sub(cfg.vcd_window);
         let replay =
-            lockstep(&mut r, &mut d, &mut stimulus(), &pairing, cfg, extract, Some((from, &paths, merged.as_path())));
+            lockstep(&mut r, &mut d, &mut stimulus(), &pairing, cfg, extract, Some((from, u64::MAX, &paths, &merged)));
         r.close_vcd();
         d.close_vcd();
         match replay {
@@ -453,7 +244,16 @@ where
     Err(first)
 }
 
+/// `NAME.model.vcd`, `NAME.rtl.vcd` and `NAME.diff.vcd` in `dir`.
+fn wave_paths(dir: &std::path::Path, name: &str) -> WavePaths {
+    let f = |side: &str| dir.join(format!("{name}.{side}.vcd"));
+    (f("model"), f("rtl"), f("diff"))
+}
+
 type Extract<'a> = (&'a Extractor, &'a Extractor, &'a ScoreboardConfig);
+
+/// Waveforms from cycle `.0` to `.1` (inclusive) into the model and RTL VCDs and the merged one.
+type WaveOut<'a> = (u64, u64, &'a (PathBuf, PathBuf), &'a PathBuf);
 
 /// The last `len` cycles of reference port values, flat (`n` values per cycle): the slot for
 /// this cycle is written in place by [`Block::read_all`], so recording costs no copies and
@@ -518,7 +318,7 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
     pairing: &Pairing,
     cfg: &DiffConfig,
     extract: Option<Extract<'_>>,
-    vcd: Option<(u64, &(PathBuf, PathBuf), &std::path::Path)>,
+    vcd: Option<WaveOut<'_>>,
 ) -> Result<DiffReport, DiffError> {
     let n = r.ports().len();
     let mut inputs = vec![0u128; n];
@@ -550,7 +350,13 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
         Some((m, Coverage::new(&cfg.coverage, d.ports()).map_err(DiffError::Ports)?))
     };
     for cycle in 0..cycles {
-        if let Some((from, (mp, rp), mv)) = vcd {
+        if let Some((from, to, (mp, rp), mv)) = vcd {
+            if cycle == to.saturating_add(1) {
+                // The window is over: flush and close; the run goes on without waveforms.
+                r.close_vcd();
+                d.close_vcd();
+                merged = None;
+            }
             if cycle == from {
                 r.open_vcd(mp).map_err(|e| DiffError::Sim(cycle, e))?;
                 d.open_vcd(rp).map_err(|e| DiffError::Sim(cycle, e))?;
@@ -571,21 +377,25 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
             d.set_inputs(&pairing.dut_inputs, &dut_inputs);
         }
         r.settle().map_err(|e| DiffError::Sim(cycle, e))?;
-        d.settle().map_err(|e| DiffError::Sim(cycle, e))?;
+        let settled = d.settle();
         r.read_all(history.start(cycle));
         d.read_all(dut_history.start(cycle));
+        // An immediate assertion in combinational logic fails while the inputs settle.
+        if let Err(e) = settled {
+            return Err(rtl_failure(d, cycle, e, &dut_history));
+        }
         let now = history.current();
         let dut_values = dut_history.current();
         if let Some((mr, md)) = monitors.as_mut() {
             let broken = match mr.check(now) {
                 Err(v) => Some(("model", v, r.ports().to_vec(), history.records())),
-                Ok(()) => md.check(dut_values).err().map(|v| ("rtl", v, d.ports().to_vec(), dut_history.records())),
+                Ok(()) => md.check(dut_values).err().map(|v| ("RTL", v, d.ports().to_vec(), dut_history.records())),
             };
             if let Some((side, violation, ports, history)) = broken {
                 if vcd.is_some() {
                     let _ = (r.posedge(), d.posedge());
                 }
-                let p = ProtocolViolation { cycle, side, violation, ports, history, vcds: None };
+                let p = ProtocolViolation { cycle, side, violation, ports, history, vcds: None, merged_vcd: None };
                 return Err(DiffError::Protocol(Box::new(p)));
             }
         }
@@ -621,7 +431,7 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
                     let _ = (r.posedge(), d.posedge());
                 }
                 let (ports, history) = (r.ports().to_vec(), history.records());
-                let div = TxnDivergence { error: *error, ports, history, vcds: None };
+                let div = TxnDivergence { error: *error, ports, history, vcds: None, merged_vcd: None };
                 return Err(DiffError::Transactions(Box::new(div)));
             }
         } else {
@@ -685,32 +495,42 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
         stim.observe(cycle, history.current());
         r.posedge().map_err(|e| DiffError::Sim(cycle, e))?;
         if let Err(e) = d.posedge() {
-            return Err(match d.failed_assertion(&e) {
-                Some((label, location)) => {
-                    let (ports, history) = (d.ports().to_vec(), dut_history.records());
-                    DiffError::Assertion(Box::new(AssertionFailure {
-                        cycle,
-                        label,
-                        location,
-                        ports,
-                        history,
-                        vcds: None,
-                    }))
-                }
-                None => DiffError::Sim(cycle, e),
-            });
+            return Err(rtl_failure(d, cycle, e, &dut_history));
         }
     }
     let transactions = match board.as_mut() {
         Some(b) => Some(b.finish(ran.saturating_sub(1)).map_err(|error| {
             let (ports, history) = (r.ports().to_vec(), history.records());
-            DiffError::Transactions(Box::new(TxnDivergence { error: *error, ports, history, vcds: None }))
+            DiffError::Transactions(Box::new(TxnDivergence {
+                error: *error,
+                ports,
+                history,
+                vcds: None,
+                merged_vcd: None,
+            }))
         })?),
         None => None,
     };
     let high_cycles = one_bit.iter().zip(high).map(|(&i, h)| (r.ports()[i].name, h)).collect();
     let coverage = cover.map(|(m, t)| (m.report(), t.report()));
-    Ok(DiffReport { cycles: ran, high_cycles, transactions, coverage })
+    Ok(DiffReport { cycles: ran, high_cycles, transactions, coverage, waves: None })
+}
+
+/// The RTL's error `e` in `cycle`: a failed assertion named by its label with the RTL's
+/// history, or the bare error.
+fn rtl_failure<D: Block>(d: &D, cycle: u64, e: VltError, history: &History) -> DiffError {
+    match d.failed_assertion(&e) {
+        Some((label, location)) => DiffError::Assertion(Box::new(AssertionFailure {
+            cycle,
+            label,
+            location,
+            ports: d.ports().to_vec(),
+            history: history.records(),
+            vcds: None,
+            merged_vcd: None,
+        })),
+        None => DiffError::Sim(cycle, e),
+    }
 }
 
 /// Whether a difference `x` (expected XOR actual) on a port matters: always without a

@@ -38,6 +38,10 @@ pub enum Expr {
     Eq(Box<Expr>, u128),
     /// 1 if the first expression is greater than the second, else 0 (a field beyond another).
     Gt(Box<Expr>, Box<Expr>),
+    /// A constant.
+    Const(u128),
+    /// 1 if the expression is zero, else 0 (logical negation: `!full`).
+    Not(Box<Expr>),
 }
 
 impl Expr {
@@ -65,9 +69,28 @@ impl Expr {
             Expr::Any(v) => R::Any(v.iter().map(|e| e.resolve(ports)).collect::<Result<_, _>>()?),
             Expr::Eq(e, x) => R::Eq(Box::new(e.resolve(ports)?), *x),
             Expr::Gt(a, b) => R::Gt(Box::new(a.resolve(ports)?), Box::new(b.resolve(ports)?)),
+            Expr::Const(x) => R::Const(*x),
+            Expr::Not(e) => R::Not(Box::new(e.resolve(ports)?)),
         })
     }
 }
+
+/// `!e`: 1 when `e` is zero (logical negation).
+impl std::ops::Not for Expr {
+    type Output = Expr;
+    fn not(self) -> Expr {
+        Expr::Not(Box::new(self))
+    }
+}
+
+/// Named inclusive ranges of a value: (bin name, low, high).
+pub type RangeBins = Vec<(String, u128, u128)>;
+
+/// One term of a cross of value bins: its name, its expression and its ranges.
+pub type CrossTerm = (&'static str, Expr, RangeBins);
+
+/// A term of [`Cover::cross_bins`]: name, expression, (bin name, low, high) ranges.
+pub type CrossTermRef<'a> = (&'static str, Expr, &'a [(&'a str, u128, u128)]);
 
 /// An [`Expr`] with ports resolved to indices.
 #[derive(Clone, Debug)]
@@ -80,6 +103,8 @@ enum R {
     Any(Vec<R>),
     Eq(Box<R>, u128),
     Gt(Box<R>, Box<R>),
+    Const(u128),
+    Not(Box<R>),
 }
 
 impl R {
@@ -96,6 +121,8 @@ impl R {
             R::Any(es) => u128::from(es.iter().any(|e| e.eval(v) != 0)),
             R::Eq(e, x) => u128::from(e.eval(v) == *x),
             R::Gt(a, b) => u128::from(a.eval(v) > b.eval(v)),
+            R::Const(x) => *x,
+            R::Not(e) => u128::from(e.eval(v) == 0),
         }
     }
 }
@@ -115,6 +142,12 @@ pub enum Kind {
     /// Every combination of the terms' truth (non-zero), but those in `ignore` (bit `k` of a
     /// combination is term `k`).
     Cross(Vec<(&'static str, Expr)>, Vec<u32>),
+    /// Sequences of the expression's values over consecutive sampled cycles (`a => b => c`),
+    /// one bin per listed sequence (each at least 2 values long).
+    Sequences(Expr, Vec<Vec<u128>>),
+    /// The cross of value bins: every combination of one named range of each term (a bin
+    /// `a=low,b=high` is hit when term a is in its range `low` and term b in `high`).
+    CrossBins(Vec<CrossTerm>),
 }
 
 /// One cover point.
@@ -124,39 +157,63 @@ pub struct Cover {
     pub name: &'static str,
     /// Its bins.
     pub kind: Kind,
+    /// The sampling guard (SystemVerilog's `iff`): the point samples only in cycles where it
+    /// is non-zero, so a transition or sequence spans sampled cycles only.
+    pub guard: Option<Expr>,
 }
 
 impl Cover {
     /// One bin per value of `e` in `values`.
     pub fn values(name: &'static str, e: Expr, values: std::ops::RangeInclusive<u128>) -> Cover {
         let bins = values.map(|v| (v.to_string(), v, v)).collect();
-        Cover { name, kind: Kind::Ranges(e, bins) }
+        Cover { guard: None, name, kind: Kind::Ranges(e, bins) }
     }
     /// Named ranges of `e`.
     pub fn ranges(name: &'static str, e: Expr, bins: &[(&str, u128, u128)]) -> Cover {
-        Cover { name, kind: Kind::Ranges(e, bins.iter().map(|&(n, a, b)| (n.to_string(), a, b)).collect()) }
+        Cover {
+            guard: None,
+            name,
+            kind: Kind::Ranges(e, bins.iter().map(|&(n, a, b)| (n.to_string(), a, b)).collect()),
+        }
     }
     /// Each bit of `port` seen at 1.
     pub fn bits(name: &'static str, port: &'static str) -> Cover {
-        Cover { name, kind: Kind::Bits(port) }
+        Cover { guard: None, name, kind: Kind::Bits(port) }
     }
     /// Each of `lanes` lanes of `port` (`width` bits each) seen at every value below `values`.
     pub fn lanes(name: &'static str, port: &'static str, lanes: u32, width: u32, values: u128) -> Cover {
-        Cover { name, kind: Kind::Lanes(port, lanes, width, values) }
+        Cover { guard: None, name, kind: Kind::Lanes(port, lanes, width, values) }
     }
     /// Transitions of `e` between consecutive cycles.
     pub fn transitions(name: &'static str, e: Expr, pairs: &[(u128, u128)]) -> Cover {
-        Cover { name, kind: Kind::Transitions(e, pairs.to_vec()) }
+        Cover { guard: None, name, kind: Kind::Transitions(e, pairs.to_vec()) }
+    }
+    /// Sequences of `e`'s values over consecutive sampled cycles.
+    pub fn sequences(name: &'static str, e: Expr, seqs: &[&[u128]]) -> Cover {
+        Cover { guard: None, name, kind: Kind::Sequences(e, seqs.iter().map(|s| s.to_vec()).collect()) }
+    }
+    /// The cross of value bins: `terms` are (name, expression, named inclusive ranges).
+    pub fn cross_bins(name: &'static str, terms: &[CrossTermRef<'_>]) -> Cover {
+        let t = terms
+            .iter()
+            .map(|(n, e, r)| (*n, e.clone(), r.iter().map(|&(b, lo, hi)| (b.to_string(), lo, hi)).collect()))
+            .collect();
+        Cover { guard: None, name, kind: Kind::CrossBins(t) }
+    }
+    /// The same point, sampled only in cycles where `guard` is non-zero (`iff`).
+    pub fn iff(self, guard: Expr) -> Cover {
+        Cover { guard: Some(guard), ..self }
     }
     /// The cross of `terms` (each true when non-zero), but the combinations in `ignore`.
     pub fn cross(name: &'static str, terms: Vec<(&'static str, Expr)>, ignore: &[u32]) -> Cover {
-        Cover { name, kind: Kind::Cross(terms, ignore.to_vec()) }
+        Cover { guard: None, name, kind: Kind::Cross(terms, ignore.to_vec()) }
     }
 }
 
 /// A cover point's sampler and its bins' hit counts.
 struct Point {
     name: &'static str,
+    guard: Option<R>,
     bins: Vec<String>,
     hits: Vec<u64>,
     how: How,
@@ -173,6 +230,35 @@ enum How {
     Transitions(R, Vec<(u128, u128)>, Option<u128>),
     /// Terms, and the bin of each combination (None: ignored).
     Cross(Vec<R>, Vec<Option<usize>>),
+    /// The expression, the sequences, and its last sampled values (oldest first, at most the
+    /// longest sequence's length).
+    Sequences(R, Vec<Vec<u128>>, Vec<u128>, usize),
+    /// Terms with their ranges; bin = mixed-radix index of each term's first matching range.
+    CrossBins(Vec<(R, Vec<(u128, u128)>)>),
+}
+
+/// A cross of value bins' bins (every combination, first term slowest) and sampler.
+fn cross_bins(terms: &[CrossTerm], ports: &[PortInfo]) -> Result<(Vec<String>, How), String> {
+    let n = terms.iter().try_fold(1usize, |n, t| n.checked_mul(t.2.len()).filter(|&n| n <= MAX_BINS));
+    let n = n.ok_or_else(|| format!("more than {MAX_BINS} bins"))?;
+    if terms.is_empty() || n == 0 {
+        return Err("a cross of no terms, or a term without bins".into());
+    }
+    let mut bins = vec![String::new()];
+    for (name, _, ranges) in terms {
+        bins = bins
+            .iter()
+            .flat_map(|b| {
+                let sep = if b.is_empty() { "" } else { "," };
+                ranges.iter().map(move |(r, _, _)| format!("{b}{sep}{name}={r}"))
+            })
+            .collect();
+    }
+    let how = terms
+        .iter()
+        .map(|(_, e, r)| Ok((e.resolve(ports)?, r.iter().map(|&(_, a, b)| (a, b)).collect())))
+        .collect::<Result<_, String>>()?;
+    Ok((bins, How::CrossBins(how)))
 }
 
 /// Most bins one cover point may have (a guard against a lane cover of a huge port).
@@ -230,6 +316,32 @@ impl CoverageReport {
             .flat_map(|p| p.bins.iter().filter(|b| b.hits == 0).map(move |b| format!("{}.{}", p.name, b.bin)))
             .collect()
     }
+    /// Adds `other`'s hits to this report, matching cover points and their bins by name (as
+    /// coverage databases merge runs): runs of one block over seeds and stimuli have the same
+    /// points; points or bins only one side has are kept (a configuration with more bins keeps
+    /// them, unhit where the other never had them). Counts saturate.
+    pub fn merge(&mut self, other: &CoverageReport) {
+        for op in &other.points {
+            let at = match self.points.iter().position(|p| p.name == op.name) {
+                Some(i) => i,
+                None => {
+                    self.points.push(PointReport { name: op.name.clone(), hit: 0, bins: Vec::new() });
+                    self.points.len() - 1
+                }
+            };
+            let p = &mut self.points[at];
+            for ob in &op.bins {
+                match p.bins.iter_mut().find(|b| b.bin == ob.bin) {
+                    Some(b) => b.hits = b.hits.saturating_add(ob.hits),
+                    None => p.bins.push(ob.clone()),
+                }
+            }
+            p.hit = p.bins.iter().filter(|b| b.hits > 0).count();
+        }
+        self.hit = self.points.iter().map(|p| p.hit).sum();
+        self.bins = self.points.iter().map(|p| p.bins.len()).sum();
+    }
+
     /// A table: one line per cover point (hit / bins, percent), then the overall figure and the
     /// holes (at most `max_holes` named).
     pub fn table(&self, max_holes: usize) -> String {
@@ -316,9 +428,28 @@ impl Coverage {
                     let rs = terms.iter().map(|(_, e)| e.resolve(ports)).collect::<Result<_, _>>().map_err(err)?;
                     (bins, How::Cross(rs, map))
                 }
+                Kind::Sequences(e, seqs) => {
+                    if let Some(s) = seqs.iter().find(|s| s.len() < 2 || s.len() > 64) {
+                        return Err(err(format!("a sequence of {} values (2 to 64)", s.len())));
+                    }
+                    let bins =
+                        seqs.iter().map(|s| s.iter().map(u128::to_string).collect::<Vec<_>>().join("=>")).collect();
+                    let longest = seqs.iter().map(Vec::len).max().unwrap_or(0);
+                    (
+                        bins,
+                        How::Sequences(
+                            e.resolve(ports).map_err(err)?,
+                            seqs.clone(),
+                            Vec::with_capacity(longest),
+                            longest,
+                        ),
+                    )
+                }
+                Kind::CrossBins(terms) => cross_bins(terms, ports).map_err(err)?,
             };
             let hits = vec![0; bins.len()];
-            points.push(Point { name: c.name, bins, hits, how });
+            let guard = c.guard.as_ref().map(|g| g.resolve(ports)).transpose().map_err(err)?;
+            points.push(Point { name: c.name, guard, bins, hits, how });
         }
         Ok(Coverage { points })
     }
@@ -326,6 +457,9 @@ impl Coverage {
     /// Samples one cycle's port values (one per port).
     pub fn sample(&mut self, v: &[u128]) {
         for p in &mut self.points {
+            if p.guard.as_ref().is_some_and(|g| g.eval(v) == 0) {
+                continue;
+            }
             match &mut p.how {
                 How::Values(e, lo, n) => {
                     let k = e.eval(v).wrapping_sub(*lo);
@@ -379,6 +513,35 @@ impl Coverage {
                         terms.iter().enumerate().fold(0usize, |c, (k, t)| c | (usize::from(t.eval(v) != 0) << k));
                     if let Some(Some(bin)) = map.get(combo) {
                         p.hits[*bin] += 1;
+                    }
+                }
+                How::Sequences(e, seqs, last, longest) => {
+                    // A window of the longest sequence's length, allocated once.
+                    if last.len() == *longest {
+                        last.remove(0);
+                    }
+                    last.push(e.eval(v));
+                    for (k, s) in seqs.iter().enumerate() {
+                        if last.ends_with(s) {
+                            p.hits[k] += 1;
+                        }
+                    }
+                }
+                How::CrossBins(terms) => {
+                    let mut bin = 0usize;
+                    let mut all = true;
+                    for (e, ranges) in terms.iter() {
+                        let x = e.eval(v);
+                        match ranges.iter().position(|&(a, b)| (a..=b).contains(&x)) {
+                            Some(k) => bin = bin * ranges.len() + k,
+                            None => {
+                                all = false;
+                                break;
+                            }
+                        }
+                    }
+                    if all {
+                        p.hits[bin] += 1;
                     }
                 }
             }
@@ -436,68 +599,4 @@ impl Coverage {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ports() -> Vec<PortInfo> {
-        vec![
-            PortInfo { name: "a", width: 4, input: true },
-            PortInfo { name: "b", width: 1, input: false },
-            PortInfo { name: "c", width: 1, input: false },
-        ]
-    }
-
-    #[test]
-    fn every_kind_of_bin_counts_what_it_says() {
-        let covers = vec![
-            Cover::ranges("a.range", Expr::port("a"), &[("low", 0, 3), ("high", 4, 15)]),
-            Cover::bits("a.bits", "a"),
-            Cover::lanes("a.lanes", "a", 2, 2, 4),
-            Cover::transitions("b.edges", Expr::port("b"), &[(0, 1), (1, 0)]),
-            Cover::cross("bxc", vec![("b", Expr::port("b")), ("c", Expr::port("c"))], &[3]),
-        ];
-        let mut c = Coverage::new(&covers, &ports()).unwrap();
-        c.sample(&[0b0001, 0, 0]);
-        c.sample(&[0b0110, 1, 0]);
-        c.sample(&[0b1110, 1, 1]); // b & c: ignored
-        let r = c.report();
-        assert_eq!(r.points[0].hit, 2);
-        assert_eq!(r.points[1].hit, 4, "bits 0..3 all seen");
-        assert_eq!(r.points[2].hit, 5, "lane0 in {{1,2}}, lane1 in {{0,1,3}}");
-        assert_eq!((r.points[3].bins[0].hits, r.points[3].bins[1].hits), (1, 0));
-        assert_eq!(r.points[4].bins.len(), 3, "the ignored combination has no bin");
-        assert_eq!(r.holes().iter().filter(|h| h.starts_with("b.edges")).count(), 1);
-        assert!(r.table(4).contains("holes: "));
-        assert!(Coverage::new(&[Cover::bits("x", "nope")], &ports()).err().unwrap().contains("no port nope"));
-        let huge = Cover::lanes("huge", "a", 1 << 20, 4, 16);
-        assert!(Coverage::new(&[huge], &ports()).err().unwrap().contains("bins"));
-    }
-
-    #[test]
-    fn any_is_true_when_some_term_is() {
-        // "some lane of a at 3, or c": a term per lane.
-        let any = Expr::Any(vec![
-            Expr::Eq(Box::new(Expr::Lane("a", 0, 2)), 3),
-            Expr::Eq(Box::new(Expr::Lane("a", 1, 2)), 3),
-            Expr::port("c"),
-        ]);
-        let mut c = Coverage::new(&[Cover::values("any", any, 0..=1)], &ports()).unwrap();
-        for (v, hit) in [([0b0110, 0, 0], 0), ([0b1100, 0, 0], 1), ([0, 0, 1], 1), ([0b0011, 1, 0], 1)] {
-            let before = c.report().points[0].bins[1].hits;
-            c.sample(&v);
-            assert_eq!(c.report().points[0].bins[1].hits - before, hit, "{v:?}");
-        }
-    }
-
-    #[test]
-    fn gt_compares_two_fields() {
-        // "lane 1 of a above lane 0".
-        let gt = Expr::Gt(Box::new(Expr::Lane("a", 1, 2)), Box::new(Expr::Lane("a", 0, 2)));
-        let mut c = Coverage::new(&[Cover::values("gt", gt, 0..=1)], &ports()).unwrap();
-        for (v, hit) in [([0b0110, 0, 0], 0), ([0b1001, 0, 0], 1), ([0b1111, 0, 0], 0), ([0b0100, 0, 0], 1)] {
-            let before = c.report().points[0].bins[1].hits;
-            c.sample(&v);
-            assert_eq!(c.report().points[0].bins[1].hits - before, hit, "{v:?}");
-        }
-    }
-}
+mod tests;
