@@ -652,7 +652,7 @@ mod tests {
 
     #[test]
     fn tool_maps_are_their_level_strings() {
-        let org = (presets::ALL[1].org)();
+        let org = (presets::HBM3_6400.org)();
         for (name, levels, _) in AddressMap::TOOL_MAPS {
             let (a, b) = (AddressMap::new(name, &org, 1).unwrap(), AddressMap::new(levels, &org, 1).unwrap());
             for addr in (0..1u64 << 20).step_by(32) {
@@ -691,7 +691,14 @@ mod tests {
                     continue;
                 }
                 let stacks = if text.starts_with("st") { 4 } else { 1 };
-                let m = AddressMap::new(text, &org, stacks).unwrap();
+                let m = match AddressMap::new(text, &org, stacks) {
+                    // hbm3-5700's 3 SIDs cannot be XORed: a map hashing them is refused by name.
+                    Err(e) if !org.sids.is_power_of_two() && text.to_ascii_lowercase().contains("xor") => {
+                        assert!(format!("{e:?}").contains("`sid` has 3 entries, not a power of two"), "{text}: {e:?}");
+                        continue;
+                    }
+                    r => r.unwrap(),
+                };
                 let mut a = 0x1234_5678u64;
                 for _ in 0..10_000 {
                     a = a.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);

@@ -47,6 +47,7 @@ macro_rules! stepping_tests {
 
 stepping_tests! {
     event_driven_stepping_matches_planning_every_cycle_hbm2: presets::HBM2_2000;
+    event_driven_stepping_matches_planning_every_cycle_hbm3_5700: presets::HBM3_5700;
     event_driven_stepping_matches_planning_every_cycle_hbm3: presets::HBM3_6400;
     event_driven_stepping_matches_planning_every_cycle_hbm3e: presets::HBM3E_9600;
     event_driven_stepping_matches_planning_every_cycle_hbm4_8000: presets::HBM4_8000;
@@ -55,7 +56,14 @@ stepping_tests! {
 
 #[test]
 fn every_preset_has_a_stepping_test() {
-    let tested = [presets::HBM2_2000, presets::HBM3_6400, presets::HBM3E_9600, presets::HBM4_8000, presets::HBM4_9600];
+    let tested = [
+        presets::HBM2_2000,
+        presets::HBM3_5700,
+        presets::HBM3_6400,
+        presets::HBM3E_9600,
+        presets::HBM4_8000,
+        presets::HBM4_9600,
+    ];
     let names = |v: &[presets::Preset]| v.iter().map(|p| p.name).collect::<Vec<_>>();
     assert_eq!(names(presets::ALL), names(&tested), "a preset was added: give it a stepping test above");
 }
