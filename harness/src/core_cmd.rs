@@ -4,9 +4,10 @@
 use clap::Args;
 use std::path::PathBuf;
 use trnsim_core::engine::EngineUnit;
-use trnsim_harness::neuroncore::{assemble_text, run_cores_for};
+use trnsim_harness::neuroncore::{assemble_for, run_cores_on};
 use trnsim_harness::outputs::Staged;
 use trnsim_kernel::{Dur, LinkSelection, TickOrder, TraceOptions};
+use trnsim_mem::hbm::Fidelity;
 
 /// Arguments of `trnsim core`.
 #[derive(Args, Debug)]
@@ -24,6 +25,10 @@ pub struct CoreArgs {
     /// Print every statistic.
     #[arg(long)]
     full: bool,
+    /// The NeuronCore: a preset (nc-v2, nc-v3, nc-v4, nc-v5; `trnsim describe core`) or a core
+    /// file (FILE.ron or FILE.json). The program is checked against its partitions and SBUF size.
+    #[arg(long, value_name = "NAME|FILE", default_value = "nc-v4")]
+    core: String,
     /// Stop a program that has not halted after this much simulated time, with an error naming
     /// the engine and the source line it was at (range 1ns..=1s; a Trn3 core runs ~1.4 million
     /// cycles per millisecond; the default, 10ms, is ~14 million cycles).
@@ -43,7 +48,11 @@ pub(crate) fn parse_max_sim_time(s: &str) -> Result<Dur, String> {
 impl CoreArgs {
     /// (inputs, outputs) named on the command line, with their flags.
     pub(crate) fn io_paths(&self) -> trnsim_harness::outputs::IoPaths {
-        (vec![("PROGRAM", self.program.clone())], self.trace.iter().map(|p| ("--trace", p.clone())).collect())
+        let mut inputs = vec![("PROGRAM", self.program.clone())];
+        if trnsim_system::chip::core_file::is_path(&self.core) {
+            inputs.push(("--core", PathBuf::from(&self.core)));
+        }
+        (inputs, self.trace.iter().map(|p| ("--trace", p.clone())).collect())
     }
 }
 
@@ -51,7 +60,11 @@ impl CoreArgs {
 pub fn run(a: CoreArgs) -> Result<(), (String, i32)> {
     let text = trnsim_kernel::input::read_text(&a.program)
         .map_err(|e| (format!("cannot read {}: {e}", a.program.display()), 2))?;
-    let program = assemble_text(&a.program.display().to_string(), &text).map_err(|e| (e, 2))?;
+    let (file, core_text) =
+        trnsim_system::chip::core_file::find(&a.core, "").map_err(|e| (format!("--core: {e}"), 2))?;
+    let core = trnsim_system::chip::core_file::parse(&file, &core_text).map_err(|e| (e.to_string(), 2))?;
+    let core = std::sync::Arc::new(core);
+    let program = assemble_for(&a.program.display().to_string(), &text, &core).map_err(|e| (e, 2))?;
     let staged = a.trace.as_deref().map(Staged::new);
     let trace = match &staged {
         Some(s) => Some((
@@ -60,7 +73,16 @@ pub fn run(a: CoreArgs) -> Result<(), (String, i32)> {
         )),
         None => None,
     };
-    let run = run_cores_for(&program, a.cores as usize, TickOrder::Structural, trace, a.max_sim_time);
+    let run = run_cores_on(
+        &program,
+        core,
+        a.cores as usize,
+        TickOrder::Structural,
+        trace,
+        a.max_sim_time,
+        Fidelity::Cycle,
+        &|_| {},
+    );
     if let Some(s) = staged {
         s.commit().map_err(|e| (e, 1))?;
     }

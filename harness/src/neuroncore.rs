@@ -17,6 +17,12 @@ pub fn assemble_text(source: &str, text: &str) -> Result<Program, String> {
     assemble(source, text, &AsmOptions::default()).map_err(|e| render_errors(&e))
 }
 
+/// [`assemble_text`] for a core of description `core` (its SBUF and PSUM partitions and
+/// partition size).
+pub fn assemble_for(source: &str, text: &str, core: &trnsim_core::spec::CoreSpec) -> Result<Program, String> {
+    assemble(source, text, &AsmOptions::for_core(core)).map_err(|e| render_errors(&e))
+}
+
 /// `count` back-to-back nc_matmuls (LoadStationary + MultiplyMoving, K = M = 128) of N columns in
 /// `dtype` ("bf16", "fp32", "mxfp8"), cycling over the 8 PSUM banks.
 pub fn matmul_program(count: usize, n: u32, dtype: &str) -> String {
@@ -82,6 +88,22 @@ pub fn run_cores_with(
     fidelity: Fidelity,
     stack: &dyn Fn(&mut StackConfig),
 ) -> Result<(Simulation, Vec<CoreIds>), String> {
+    let core = trnsim_core::spec::nc_v4();
+    run_cores_on(program, core, cores, order, trace, max_sim_time, fidelity, stack)
+}
+
+/// [`run_cores_with`] on cores of the description `core` (a preset or a core file).
+#[allow(clippy::too_many_arguments)]
+pub fn run_cores_on(
+    program: &Program,
+    core: std::sync::Arc<trnsim_core::spec::CoreSpec>,
+    cores: usize,
+    order: TickOrder,
+    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
+    max_sim_time: Dur,
+    fidelity: Fidelity,
+    stack: &dyn Fn(&mut StackConfig),
+) -> Result<(Simulation, Vec<CoreIds>), String> {
     if program.streams.iter().all(|(_, s)| s.instrs.is_empty()) {
         return Err(format!(
             "{}:1: no instructions: a program needs an `.engine NAME` section with at least one",
@@ -113,8 +135,12 @@ pub fn run_cores_with(
     }
     // The cores share their clock domains (one per frequency), as a chip's do: a step then
     // gathers one pending list per frequency, not one per core.
-    let mut opts =
-        CoreOptions { trace_tracks: trace.is_some(), shared_clocks: Some("nc".into()), ..CoreOptions::default() };
+    let mut opts = CoreOptions {
+        spec: core,
+        trace_tracks: trace.is_some(),
+        shared_clocks: Some("nc".into()),
+        ..CoreOptions::default()
+    };
     if fidelity == Fidelity::Fast {
         let mut d = opts.spec.dma.clone();
         d.bulk = true;

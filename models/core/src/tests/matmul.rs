@@ -77,3 +77,58 @@ fn a_matmul_the_cores_file_rates_apart_from_the_isa_is_refused_naming_the_field(
     build_with("nc-v4", Dtype::Fp8E4m3).unwrap();
     build_with("nc-v4", Dtype::MxFp8E4m3).unwrap();
 }
+
+/// NC-v4 with a `n` x `n` tensor engine (SBUF and PSUM of `n` partitions, DMA engines widened).
+fn square_core(n: u32) -> std::sync::Arc<crate::spec::CoreSpec> {
+    let mut s = (*crate::spec::nc_v4()).clone();
+    (s.tensor.rows, s.tensor.columns, s.sbuf.partitions, s.psum.partitions) = (n, n, n, n);
+    s.dma.partitions_per_engine = n / s.dma.engines;
+    s.validate().unwrap();
+    std::sync::Arc::new(s)
+}
+
+/// `count` back-to-back nc_matmuls of K = M = `p` and N on a `p`-partition core.
+fn square_stream(count: usize, p: u16, n: u16) -> Stream {
+    let part = |a: Ap| Ap { partitions: p, ..a };
+    let mut s = Stream::default();
+    for i in 0..count {
+        let w = part(ap(Mem::Sbuf, (i as u32 % 2) * 0x800, p, Dtype::Bf16));
+        s.instrs.push(Instr::LoadStationary { src: w, scales: None });
+        let x = part(ap(Mem::Sbuf, 0x2000, n, Dtype::Bf16));
+        let dst = part(ap(Mem::Psum, (i % 8) as u32 * 2048, n, Dtype::Fp32));
+        s.instrs.push(Instr::MultiplyMoving { src: x, scales: None, dst, acc: Accumulate::Overwrite });
+        s.lines.extend([1, 2]);
+    }
+    s
+}
+
+#[test]
+fn a_256_by_256_array_runs_the_weight_stationary_closed_form() {
+    // Weight stationary: a K x M stationary, N moving columns at one per cycle, so `count`
+    // back-to-back matmuls take count x max(min(64, M), N) cycles plus one fill and drain, and
+    // do 2 K M N flops each: 256 x 256 at 2.4 GHz peaks at 4 x 78.64 TFLOPS. The larger array
+    // adds only to the fill (its first, unhidden LoadStationary of 256 columns and the deeper
+    // pipeline), not to the interval.
+    let (count, n) = (256usize, 512u16);
+    let run = |p: u16| {
+        let program = Program { source: "t".into(), streams: vec![(Engine::Tensor, square_stream(count, p, n))] };
+        let mut b = SimBuilder::new();
+        let opts = CoreOptions { spec: square_core(u32::from(p)), ..CoreOptions::default() };
+        let ids = build(&mut b, "nc0", &program, &opts, None).unwrap();
+        let mut sim = b.build().unwrap();
+        sim.run_until_idle(Dur::from_us(10_000)).unwrap();
+        let te = sim.component::<EngineUnit>(ids.engines[0].1).unwrap();
+        assert!(te.finished());
+        (te.stats.flops, te.stats.busy_cycles, te.stats.last - te.stats.first.unwrap())
+    };
+    let (f128, busy128, c128) = run(128);
+    let (f256, busy256, c256) = run(256);
+    let pes = |p: u64| 2 * p * p * u64::from(n) * count as u64;
+    assert_eq!((f128, f256), (pes(128), pes(256)));
+    // The array's size does not change the interval: the same cycles, 4x the work.
+    assert_eq!(busy256, busy128);
+    assert!(busy256 >= count as u64 * u64::from(n), "{busy256}");
+    let tflops = f256 as f64 / (c256 as f64 / 2.4e9) / 1e12;
+    assert!(tflops >= 0.98 * 4.0 * 78.64, "{tflops:.1} TFLOPS in {c256} cycles (128 x 128: {c128})");
+    assert!(c256 > c128 && c256 - c128 <= 256, "fill {c128} -> {c256} cycles");
+}

@@ -4,7 +4,6 @@
 use super::lex::{fail, LineError};
 use super::operand::{check_start, elems, ApAt, Role};
 use super::parse::Parsed;
-use super::PARTITIONS;
 use crate::isa::{Ap, Dtype, Engine, Instr, Mem};
 
 type R<T> = Result<T, LineError>;
@@ -29,6 +28,7 @@ pub(super) fn check(
     mnem_at: u32,
     line: u32,
     st: &mut Option<Stationary>,
+    columns: u32,
 ) -> R<()> {
     if let Some(e) = engine {
         allowed_on(&p.instr, e, mnem_at)?;
@@ -36,7 +36,7 @@ pub(super) fn check(
     for a in &p.aps {
         access(a, engine)?;
     }
-    shapes(p, line, st)
+    shapes(p, line, st, columns)
 }
 
 fn allowed_on(i: &Instr, e: Engine, at: u32) -> R<()> {
@@ -102,11 +102,11 @@ fn one_per_partition(p: &Parsed<'_>, x: &str, y: &str) -> R<()> {
     Ok(())
 }
 
-fn shapes(p: &Parsed<'_>, line: u32, st: &mut Option<Stationary>) -> R<()> {
+fn shapes(p: &Parsed<'_>, line: u32, st: &mut Option<Stationary>, columns: u32) -> R<()> {
     match &p.instr {
         Instr::LoadStationary { src, scales } => {
             mx_scales(p, src, scales.as_ref())?;
-            stationary(p, src, line, st)
+            stationary(p, src, line, st, columns)
         }
         Instr::MultiplyMoving { src, scales, dst, .. } => {
             mx_scales(p, src, scales.as_ref())?;
@@ -150,14 +150,14 @@ fn mx_scales(p: &Parsed<'_>, src: &Ap, scales: Option<&Ap>) -> R<()> {
     }
 }
 
-fn stationary(p: &Parsed<'_>, src: &Ap, line: u32, st: &mut Option<Stationary>) -> R<()> {
+fn stationary(p: &Parsed<'_>, src: &Ap, line: u32, st: &mut Option<Stationary>, columns: u32) -> R<()> {
     if src.dtype == Dtype::MxFp8E4m3 && !elems(src).is_multiple_of(4) {
         let msg = format!("mxfp8 packs 4 K-rows per partition: {} elements is not a multiple of 4", elems(src));
         return fail(find(p, "src").at, "src", msg);
     }
     let m = src.matmul_columns();
-    if m > u64::from(PARTITIONS) {
-        let msg = format!("the stationary matrix has at most {PARTITIONS} columns (elements per partition), not {m}");
+    if m > u64::from(columns) {
+        let msg = format!("the stationary matrix has at most {columns} columns (elements per partition), not {m}");
         return fail(find(p, "src").at, "src", msg);
     }
     *st = Some(Stationary { k: src.partitions, m, line });

@@ -164,7 +164,7 @@ impl<'a> Asm<'a, '_> {
         let opts = self.opts;
         let sec = self.section(place.at, "mnemonic")?;
         let parsed = parse::instruction(c, opts)?;
-        check::check(&parsed, sec.engine, place.at, place.line, &mut sec.stationary)?;
+        check::check(&parsed, sec.engine, place.at, place.line, &mut sec.stationary, opts.psum_partitions)?;
         if let Some((name, at)) = parsed.target {
             let index = sec.stream.instrs.len();
             sec.fixups.push(Fixup { index, name, place: Place { at, ..place } });

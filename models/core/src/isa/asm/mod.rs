@@ -72,14 +72,35 @@ pub struct AsmOptions {
     /// Bytes of one SBUF partition: 192 KiB (NC-v2), 224 KiB (NC-v3), 256 KiB (NC-v4, the
     /// default). Access patterns must stay inside it.
     pub sbuf_partition_bytes: u32,
+    /// SBUF partitions: the tensor engine's rows, the contraction (128, the default).
+    pub sbuf_partitions: u32,
+    /// PSUM partitions: the tensor engine's columns, the stationary matrix's widest (128).
+    pub psum_partitions: u32,
     /// Most errors reported (at least 1; default 20). Assembly stops reading lines once it has
     /// this many.
     pub max_errors: usize,
 }
 
+impl AsmOptions {
+    /// The options of a core: its SBUF partition size and its SBUF and PSUM partitions.
+    pub fn for_core(core: &crate::spec::CoreSpec) -> AsmOptions {
+        AsmOptions {
+            sbuf_partition_bytes: core.sbuf.partition_bytes,
+            sbuf_partitions: core.sbuf.partitions,
+            psum_partitions: core.psum.partitions,
+            ..AsmOptions::default()
+        }
+    }
+}
+
 impl Default for AsmOptions {
     fn default() -> Self {
-        AsmOptions { sbuf_partition_bytes: 256 * 1024, max_errors: 20 }
+        AsmOptions {
+            sbuf_partition_bytes: 256 * 1024,
+            sbuf_partitions: PARTITIONS,
+            psum_partitions: PARTITIONS,
+            max_errors: 20,
+        }
     }
 }
 

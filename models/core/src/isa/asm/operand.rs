@@ -2,7 +2,7 @@
 //! queues, integers and floats.
 
 use super::lex::{fail, parse_f32, parse_i64, parse_u64, Cursor, LineError, NumError, Tok};
-use super::{AsmOptions, MAX_DIMS, PARTITIONS, PSUM_BANKS, PSUM_BANK_BYTES, REGS};
+use super::{AsmOptions, MAX_DIMS, PSUM_BANKS, PSUM_BANK_BYTES, REGS};
 use crate::isa::{Ap, Dim, Dtype, Mem, Operand, Reg};
 
 /// How an instruction uses an access pattern; decides which spec §3 rules apply.
@@ -145,7 +145,8 @@ pub(super) fn ap(
         "psum" => Mem::Psum,
         _ => return fail(at, field, format!("expected `sbuf` or `psum`, found `{w}`")),
     };
-    let (part_at, start, count) = partition_range(c, field)?;
+    let limit = if mem == Mem::Sbuf { opts.sbuf_partitions } else { opts.psum_partitions };
+    let (part_at, start, count) = partition_range(c, field, limit)?;
     let bank = bank(c, field, mem)?;
     let off_at = c.at();
     let off = if c.eat(Tok::Plus) { int(c, field, "a byte offset", 0, i64::from(u32::MAX))? as u32 } else { 0 };
@@ -161,7 +162,7 @@ pub(super) fn ap(
     Ok(ApAt { field, role, ap, at, part_at })
 }
 
-fn partition_range(c: &mut Cursor<'_, '_>, field: &'static str) -> Result<(u32, u16, u16), LineError> {
+fn partition_range(c: &mut Cursor<'_, '_>, field: &'static str, limit: u32) -> Result<(u32, u16, u16), LineError> {
     let part_at = c.expect(Tok::LBrack, field)?;
     let start = int(c, field, "a partition start", 0, i64::from(u16::MAX))? as u16;
     c.expect(Tok::Colon, field)?;
@@ -171,8 +172,8 @@ fn partition_range(c: &mut Cursor<'_, '_>, field: &'static str) -> Result<(u32, 
         return fail(part_at, field, "partition count 0 (at least 1 partition)");
     }
     let end = u32::from(start) + u32::from(count);
-    if end > PARTITIONS {
-        return fail(part_at, field, format!("partition range {start}..{end} exceeds {PARTITIONS} partitions"));
+    if end > limit {
+        return fail(part_at, field, format!("partition range {start}..{end} exceeds {limit} partitions"));
     }
     Ok((part_at, start, count))
 }

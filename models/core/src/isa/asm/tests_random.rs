@@ -44,7 +44,8 @@ impl Rng {
 }
 
 const DTYPES: [Dtype; 7] = Dtype::ALL;
-const OPTS: AsmOptions = AsmOptions { sbuf_partition_bytes: 256 * 1024, max_errors: 20 };
+const OPTS: AsmOptions =
+    AsmOptions { sbuf_partition_bytes: 256 * 1024, sbuf_partitions: 128, psum_partitions: 128, max_errors: 20 };
 
 /// A partition range obeying spec §3's start rules.
 fn parts(rng: &mut Rng) -> (u16, u16) {
