@@ -49,6 +49,7 @@ pub fn workload(name: &str, cores: u32) -> Result<Workload, String> {
             groups: BTreeMap::new(),
             repeat: 1,
             hbm_bytes_per_rank: None,
+            tokens_per_step: None,
             nodes: vec![node(0, "ffn.up", gemm(s.tokens, s.d_model, n, 1, false, false), &[])],
         });
     }
@@ -82,6 +83,7 @@ fn tp_matmul(name: &str, source: String, s: &TpShape, chips: u32, cores: u32) ->
         groups: BTreeMap::new(),
         repeat: 1,
         hbm_bytes_per_rank: None,
+        tokens_per_step: None,
         nodes,
     })
 }
@@ -108,6 +110,7 @@ fn moe_step(name: &str, source: String, s: &MoeShape, chips: usize, cores: u32) 
         groups: BTreeMap::new(),
         repeat: 1,
         hbm_bytes_per_rank: None,
+        tokens_per_step: None,
         nodes: vec![
             node(0, "experts.weights", Op::Load { bytes: weights }, &[]),
             node(1, "dispatch", Op::AllToAllV(dispatch), &[]),

@@ -70,6 +70,11 @@ pub struct Workload {
     /// chip with less. None: not stated, not checked.
     #[serde(default)]
     pub hbm_bytes_per_rank: Option<u64>,
+    /// Tokens one pass of the graph processes over all ranks (a training step's or a
+    /// prefill's `batch x seq`; a decode step's batch), for tokens/s and tokens per joule.
+    /// None: not stated, no per-token figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_step: Option<u64>,
     /// The graph.
     pub nodes: Vec<Node>,
 }

@@ -379,6 +379,7 @@ impl Llm {
             groups,
             repeat: 1,
             hbm_bytes_per_rank: Some(self.hbm_bytes_per_rank()),
+            tokens_per_step: self.batch.checked_mul(self.seq),
             nodes: g.nodes,
         })
     }
