@@ -44,6 +44,7 @@ mod parallel_allreduce_nl72x2_matches_serial;
 mod profile_shows_where_host_time_goes;
 mod reports_print_summaries_first_and_no_signed_zero;
 mod skipped_tests_are_counted_not_passed;
+mod slow_links_are_waits_not_deadlocks;
 mod steady_state_simulation_does_not_allocate;
 mod trace_loads_in_perfetto;
 mod trace_readers_locate_every_error;

@@ -360,6 +360,15 @@ fn simulate(
     let mut b = SimBuilder::new();
     let clk = b.clock("fabric", Frequency::from_mhz(1000)).map_err(|e| e.to_string())?;
     let id = b.add("fabric", clk, fabric).map_err(|e| e.to_string())?;
+    // The network is one component: a packet on its slowest hop (latency, switch included,
+    // plus its serialization) or a step's overhead is silence the deadlock check must allow.
+    let hop = topo
+        .edges
+        .iter()
+        .map(|e| e.latency_ps.saturating_add(e.serialization_ps(topo.packet_bytes)))
+        .max()
+        .unwrap_or(0);
+    b.expect_silence(Dur::from_ps(hop.max(p.step_overhead.as_ps())));
     let mut sim = b.build().map_err(|e| e.to_string())?;
     sim.run_until_idle(p.limit).map_err(|e| e.to_string())?;
     Ok((sim, id))
