@@ -122,11 +122,11 @@ fn e2e_llm_layer_trace_loads_with_a_track_per_engine_queue_and_pseudo_channel() 
     trnsim_harness::e2e::run_program(&chip, &TRACED, "gelu", order, Some((sink, Default::default()))).unwrap();
     let sql = [
         // 0: compute engines with a stream, per core
-        "select count(*) from track t join track p on t.parent_id = p.id where p.name glob 'nc[0-7]' and t.name in ('tensor', 'scalar', 'sync', 'gpsimd')",
+        "select count(*) from track t join track p on t.parent_id = p.id where p.name glob 'nc[0-7]' and t.name in ('Sync Engine - Row 0', 'Tensor Engine - Row 0', 'Scalar Engine - Row 0', 'GpSimd Engine - Row 0')",
         // 1: DMA engines, per core
-        "select count(*) from track t join track p on t.parent_id = p.id where p.name = 'dma' and t.name glob 'engine[0-9]*' and t.name not like '% #%'",
+        "select count(*) from track t join track p on t.parent_id = p.id where p.name glob 'nc[0-7]' and t.name glob 'DMA Engine [0-9]* - Row 0'",
         // 2: queue tracks the run used: (core, queue) pairs with a dma slice, lanes folded
-        "select count(distinct t.parent_id || ':' || substr(t.name || ' ', 1, instr(t.name || ' ', ' ') - 1)) from slice s join track t on s.track_id = t.id where s.name = 'dma'",
+        "select count(distinct t.parent_id || ':' || substr(t.name || ' #', 1, instr(t.name || ' #', ' #') - 1)) from slice s join track t on s.track_id = t.id where s.name = 'dma'",
         // 3: pseudo-channel command tracks, per stack
         "select count(*) from track t join track p on t.parent_id = p.id where p.name glob 'hbm[0-3]' and t.name glob 'ch*.pc* commands'",
         // 4: pseudo-channels that issued commands (lanes folded)
@@ -137,7 +137,7 @@ fn e2e_llm_layer_trace_loads_with_a_track_per_engine_queue_and_pseudo_channel() 
         "select count(*) from slice where name = 'activation'",
         "select count(*) from slice where name = 'dma'",
         // 9: DMA engines that moved packets
-        "select count(distinct t.parent_id || ':' || substr(t.name || ' ', 1, instr(t.name || ' ', ' ') - 1)) from slice s join track t on s.track_id = t.id where s.name = 'packet'",
+        "select count(distinct t.parent_id || ':' || substr(t.name || ' - Row', 1, instr(t.name || ' - Row', ' - Row') - 1)) from slice s join track t on s.track_id = t.id where s.name = 'packet'",
     ];
     let Some(tp) = TraceProcessor::for_tests(&root()) else { return };
     let rows = tp.query(&trace, &sql).unwrap_or_else(|e| panic!("{e}"));

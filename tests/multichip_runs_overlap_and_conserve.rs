@@ -146,9 +146,9 @@ fn tp_trace_loads_with_a_track_per_engine_queue_pseudo_channel_and_link_used() {
     assert!(used_links >= 4 * 3, "4 chips exchanging: at least 3 links out of each chip, got {used_links}");
     let sql = [
         // 0: compute engines with a stream, per core, per chip
-        "select count(*) from track t join track p on t.parent_id = p.id join track c on p.parent_id = c.id where c.name glob 'chip00[0-3]' and p.name glob 'nc[0-7]' and t.name in ('tensor', 'scalar', 'sync', 'gpsimd')",
+        "select count(*) from track t join track p on t.parent_id = p.id join track c on p.parent_id = c.id where c.name glob 'chip00[0-3]' and p.name glob 'nc[0-7]' and t.name in ('Tensor Engine - Row 0', 'Scalar Engine - Row 0', 'Sync Engine - Row 0', 'GpSimd Engine - Row 0')",
         // 1: DMA queues used: (chip, core, queue) with a dma slice, lanes folded
-        "select count(distinct t.parent_id || ':' || substr(t.name || ' ', 1, instr(t.name || ' ', ' ') - 1)) from slice s join track t on s.track_id = t.id where s.name = 'dma'",
+        "select count(distinct t.parent_id || ':' || substr(t.name || ' #', 1, instr(t.name || ' #', ' #') - 1)) from slice s join track t on s.track_id = t.id where s.name = 'dma'",
         // 2: HBM pseudo-channels with bandwidth counters, per stack, per chip
         "select count(distinct t.id) from counter k join track t on k.track_id = t.id join track p on t.parent_id = p.id where p.name glob 'hbm[0-3]' and t.name glob 'ch*.pc* bandwidth'",
         // 3: fabric link tracks with packet slices

@@ -220,7 +220,7 @@ impl<W: Write> ChromeJsonWriter<W> {
         let tid = self.next_tid;
         self.next_tid += 1;
         track.data.tids.push(tid);
-        let path = format!("{} #{}", track.data.path, place.lane);
+        let path = crate::lanes::lane_name(&track.data.path, place.lane);
         let sort = track.data.sort_base + (place.lane as u64).min(LANE_SORT_SLOTS - 1);
         self.thread_metadata(tid, &path, sort)?;
         Ok(tid)

@@ -13,6 +13,15 @@
 //! is linear in the number of lanes (tracks with hundreds of concurrent slices should be split
 //! by the model into one track per slot instead).
 
+/// The name of lane `lane` (>= 1) of track `name`: a profiler-style row (`"... - Row 0"`)
+/// continues as `"... - Row k"`; any other track's lanes are `"<name> #k"`.
+pub(crate) fn lane_name(name: &str, lane: usize) -> String {
+    match name.strip_suffix(" - Row 0") {
+        Some(base) => format!("{base} - Row {lane}"),
+        None => format!("{name} #{lane}"),
+    }
+}
+
 /// Where a slice was placed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Placement {
@@ -60,6 +69,13 @@ mod tests {
     fn place_all(slices: &[(u64, u64)]) -> Vec<(usize, bool)> {
         let mut l = Lanes::default();
         slices.iter().map(|&(s, e)| l.place(s, e)).map(|p| (p.lane, p.is_new)).collect()
+    }
+
+    #[test]
+    fn profiler_rows_continue_by_number_and_other_lanes_by_hash() {
+        assert_eq!(lane_name("Tensor Engine - Row 0", 2), "Tensor Engine - Row 2");
+        assert_eq!(lane_name("queue3", 1), "queue3 #1");
+        assert_eq!(lane_name("Row 0", 1), "Row 0 #1");
     }
 
     #[test]

@@ -264,7 +264,7 @@ impl<W: Write> PerfettoWriter<W> {
     fn declare_lane(&mut self, id: TrackId, lane: usize) -> Result<u64, TraceError> {
         let uuid = lane_uuid(id, lane).ok_or_else(|| self.err(format!("track {} needs more than 2^24 lanes", id.0)))?;
         let track = self.tracks.get(id).map_err(|m| self.err(m))?;
-        let name = format!("{} #{lane}", track.decl.name);
+        let name = crate::lanes::lane_name(&track.decl.name, lane);
         let rank = i64::from(track.rank) * LANE_RANKS + (lane as i64).min(LANE_RANKS - 1);
         let parent = self.parent_uuid(track.decl.parent);
         self.descriptor(uuid, &name, parent, rank, &TrackKind::Slice)?;

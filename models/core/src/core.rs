@@ -175,6 +175,14 @@ pub fn build_hooked(
         None => b.clock(&[name, ".", what].concat(), f).map_err(e),
     };
     check_formats(program, &opts.spec)?;
+    // The Explorer layout's tracks come first in the core's group, in the profiler's order.
+    let layout = (opts.trace_tracks && b.declares_tracks()).then(|| {
+        let dma = uses_dma(program).then(|| {
+            let p = opts.dma.as_ref().unwrap_or(&opts.spec.dma);
+            (p.engines, p.queues)
+        });
+        crate::layout::Layout::declare(b, name, program, dma)
+    });
     let fast = clock(b, "mem", opts.spec.clocks.mem)?;
     // (Names joined with `concat`, not `format!`: a 144-chip system builds a quarter of a
     // million of them.)
@@ -227,8 +235,11 @@ pub fn build_hooked(
         if b.builds(id) {
             let (engine_kind, stream, functional, tensor) =
                 (*engine, stream.clone(), opts.functional, opts.spec.tensor);
-            b.install_with(id, move || Ok(EngineUnit::new(engine_kind, stream, ports, functional, tensor)))
-                .map_err(e)?;
+            let tracks = layout.as_ref().and_then(|l| l.engine(engine_kind));
+            b.install_with(id, move || {
+                Ok(EngineUnit::new(engine_kind, stream, ports, functional, tensor).with_tracks(tracks))
+            })
+            .map_err(e)?;
         } else {
             // (Another partition's: its stream is not copied.)
             b.elsewhere(id).map_err(e)?;
@@ -265,7 +276,10 @@ pub fn build_hooked(
         }
         let ports = DmaPorts { cmds: dma_cmds, sem: sem_out, sbuf: sbuf_ports, hbm: hbm_ports };
         params.validate()?;
-        let tracks = opts.trace_tracks.then(|| DmaBlock::tracks(&params, b, did));
+        let tracks = match layout.as_ref().and_then(|l| l.dma.as_ref()) {
+            Some(l) => Some(crate::dma::DmaTracks::from_layout(l)),
+            None => opts.trace_tracks.then(|| DmaBlock::tracks(&params, b, did)),
+        };
         let functional = opts.functional;
         b.install_with(did, move || {
             let mut block = DmaBlock::try_new(params, ports, functional)?;
@@ -286,7 +300,7 @@ pub fn build_hooked(
         Ok(unit)
     })
     .map_err(e)?;
-    let mut unit = SemUnit::new(sem_ports);
+    let mut unit = SemUnit::new(sem_ports).with_tracks(layout.map(|l| l.sems).unwrap_or_default());
     let mut collective = None;
     if let Some(h) = opts.collective {
         let (ring, doorbell) =

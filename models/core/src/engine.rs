@@ -22,6 +22,7 @@
 use crate::cost;
 use crate::exec;
 use crate::isa::{Ap, Cond, Engine, Instr, Operand, RegOp, Stream};
+use crate::layout::EngineTracks;
 use crate::msg::{DmaCmd, MemAccess, MemDone, SemGrant, SemOp};
 use crate::spec::TensorSpec;
 use std::collections::VecDeque;
@@ -68,6 +69,9 @@ struct InFlight {
     done: bool,
     start: Time,
     flow: u64,
+    /// MultiplyMoving: its flops over the array's peak flops per tensor cycle in its format
+    /// (the cycles it would take at full rate), for the HFU counter.
+    full_rate_cycles: f64,
     /// Functional mode, MultiplyMoving: the weights it multiplies by (copied at issue, since the
     /// array may load the next ones before this one's inputs arrive).
     weights: Option<(Ap, Vec<Vec<u8>>)>,
@@ -127,6 +131,10 @@ pub struct EngineUnit {
     halted: bool,
     next_tag: u64,
     dma_seq: u64,
+    /// The Explorer layout's tracks ([`crate::layout`]), when traced so.
+    tracks: Option<EngineTracks>,
+    /// When the previous MultiplyMoving retired (the HFU counter's interval starts there).
+    hfu_from: Option<Time>,
     /// Statistics.
     pub stats: EngineStats,
 }
@@ -153,8 +161,27 @@ impl EngineUnit {
             halted: false,
             next_tag: 0,
             dma_seq: 0,
+            tracks: None,
+            hfu_from: None,
             stats: EngineStats::default(),
         }
+    }
+
+    /// A matmul's flops over the array's peak flops per cycle in its format.
+    fn full_rate_cycles(&self, instr: &Instr, m: u64) -> f64 {
+        let Instr::MultiplyMoving { src, .. } = instr else { return 0.0 };
+        let t = &self.tensor;
+        let rate = t.rate(src.dtype).unwrap_or(crate::spec::Rate { macs_per_pe: 1, cycles_per_column: 1 });
+        let per_cycle = f64::from(t.rows) * f64::from(t.columns) * 2.0 * f64::from(rate.macs_per_pe)
+            / f64::from(rate.cycles_per_column.max(1));
+        exec::flops(instr, m) as f64 / per_cycle
+    }
+
+    /// Writes slices and counters to the Explorer layout's tracks ([`crate::layout`]) instead
+    /// of the component's own track.
+    pub fn with_tracks(mut self, tracks: Option<EngineTracks>) -> EngineUnit {
+        self.tracks = tracks;
+        self
     }
 
     /// The source line of the instruction the engine is at (the last one once it has run off
@@ -290,12 +317,28 @@ impl EngineUnit {
     fn retire(&mut self, cx: &mut Ctx<'_>, f: InFlight, now: u64) {
         self.stats.instrs += 1;
         self.stats.last = now;
-        let name = self.stream.instrs[f.index].mnemonic();
+        let instr = &self.stream.instrs[f.index];
+        let name = instr.mnemonic();
         let end = cx.now();
+        let matrix = matches!(instr, Instr::MultiplyMoving { .. });
+        let hfu_from = if matrix { self.hfu_from.replace(end) } else { None };
+        let period_ps = cx.clock().cycles_to_dur(trnsim_kernel::Cycles(1)).as_ps();
         if let Some(mut tr) = cx.tracer() {
-            let track = tr.own_track();
+            let track = match self.tracks {
+                Some(t) if matrix => t.matrix.unwrap_or(t.instr),
+                Some(t) => t.instr,
+                None => tr.own_track(),
+            };
             let flow = if f.flow != 0 { Flow::End(f.flow) } else { Flow::None };
             tr.slice(track, name, f.start, end, flow, None);
+            if let (true, Some(hfu)) = (matrix, self.tracks.and_then(|t| t.hfu)) {
+                // Over the time since the previous matmul ended (this one's own span the first
+                // time): the share of the array's peak this matmul's flops make.
+                let from = hfu_from.unwrap_or(f.start);
+                let cycles = end.since(from).as_ps() as f64 / period_ps.max(1) as f64;
+                let pct = if cycles > 0.0 { (100.0 * f.full_rate_cycles / cycles).min(100.0) } else { 100.0 };
+                tr.counter(hfu, pct);
+            }
         }
     }
 
@@ -369,7 +412,7 @@ impl EngineUnit {
                     return false;
                 }
                 if let Some(mut tr) = cx.tracer() {
-                    let track = tr.own_track();
+                    let track = self.tracks.map_or_else(|| tr.own_track(), |t| t.instr);
                     tr.instant(track, "dma_start", Flow::Step(flow), None);
                 }
                 self.stats.dmas += 1;
@@ -404,7 +447,7 @@ impl EngineUnit {
         };
         if flow != 0 {
             if let Some(mut tr) = cx.tracer() {
-                let track = tr.own_track();
+                let track = self.tracks.map_or_else(|| tr.own_track(), |t| t.instr);
                 tr.instant(track, self.stream.instrs[self.pc].mnemonic(), Flow::Step(flow), None);
             }
         }
@@ -489,6 +532,7 @@ impl EngineUnit {
             done: false,
             start,
             flow: std::mem::take(&mut self.released_by),
+            full_rate_cycles: if is_mm { self.full_rate_cycles(&instr, m) } else { 0.0 },
             weights: if is_mm && self.functional { self.active.as_ref().map(|w| (w.ap, w.data.clone())) } else { None },
         });
         self.pc += 1;

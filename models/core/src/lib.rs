@@ -14,6 +14,7 @@ pub mod dma;
 pub mod engine;
 pub mod exec;
 pub mod isa;
+pub mod layout;
 pub mod msg;
 pub mod numeric;
 pub mod sem;

@@ -7,7 +7,7 @@
 
 use crate::isa::Sem;
 use crate::msg::{SemGrant, SemOp};
-use trnsim_kernel::{Activity, Component, Ctx, InPort, OutPort, StatsWriter};
+use trnsim_kernel::{Activity, Component, Ctx, InPort, OutPort, StatsWriter, TrackId};
 
 /// Semaphores per core (spec §10 estimate: the profiler shows `S[47]`; 64 is the next power of
 /// two).
@@ -34,6 +34,8 @@ pub struct SemUnit {
     unrung: u32,
     /// Doorbell deltas forwarded.
     doorbells: u64,
+    /// A counter track per semaphore shown (the Explorer layout's `S[k] (Engine)`).
+    tracks: Vec<Option<TrackId>>,
 }
 
 /// The semaphore unit's ends of the collective hookup (see the module doc).
@@ -63,6 +65,23 @@ impl SemUnit {
             collective: None,
             unrung: 0,
             doorbells: 0,
+            tracks: Vec::new(),
+        }
+    }
+
+    /// Writes each semaphore's value, as it changes, to its counter track in `tracks` (index
+    /// = semaphore; None: not shown).
+    pub fn with_tracks(mut self, tracks: Vec<Option<TrackId>>) -> SemUnit {
+        self.tracks = tracks;
+        self
+    }
+
+    /// Semaphore `s` changed: its counter, when traced.
+    fn show(&self, cx: &mut Ctx<'_>, s: usize) {
+        if let Some(Some(track)) = self.tracks.get(s) {
+            if let Some(mut tr) = cx.tracer() {
+                tr.counter(*track, f64::from(self.values[s]));
+            }
         }
     }
 
@@ -86,6 +105,8 @@ impl Component for SemUnit {
                 let s = &mut self.values[c.done.0 as usize];
                 *s = s.wrapping_add(v);
                 self.flows[c.done.0 as usize] = 0;
+                let done = c.done.0 as usize;
+                self.show(cx, done);
             }
         }
         for (k, p) in self.ports.iter().enumerate() {
@@ -99,10 +120,12 @@ impl Component for SemUnit {
                         if self.collective.is_some_and(|c| c.doorbell == sem) {
                             self.unrung = self.unrung.wrapping_add(delta);
                         }
+                        self.show(cx, sem.0 as usize);
                     }
                     SemOp::Set { sem, value, flow } => {
                         self.values[sem.0 as usize] = value;
                         self.flows[sem.0 as usize] = flow;
+                        self.show(cx, sem.0 as usize);
                     }
                     SemOp::Wait { sem, value } => self.waits[k] = Some((sem.0 as usize, value)),
                 }

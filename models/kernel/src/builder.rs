@@ -275,9 +275,21 @@ impl SimBuilder {
         true
     }
 
+    /// Declares a trace track at `path` (dot-separated: `"nc0.Tensor Engine - Row 0"` is the
+    /// track "Tensor Engine - Row 0" in group "nc0", the group made if new), for tracks laid
+    /// out by a block rather than by component (a profiler's row order). Siblings keep their
+    /// declaration order. Any component may write to it. `TrackId(0)` where this builder
+    /// declares no tracks ([`SimBuilder::declares_tracks`]).
+    pub fn group_track(&mut self, path: &str, kind: TrackKind) -> TrackId {
+        if !self.declares_tracks() {
+            return TrackId(0);
+        }
+        declare_path(&mut self.decls, &mut self.groups, None, path, kind)
+    }
+
     /// Whether this builder declares trace tracks (all but the planning declaration and an
-    /// untraced run's partitions).
-    fn declares_tracks(&self) -> bool {
+    /// untraced run's partitions): a block need not name tracks otherwise.
+    pub fn declares_tracks(&self) -> bool {
         !matches!(self.scope, BuildScope::Declare | BuildScope::Part { tracks: false, .. })
     }
 

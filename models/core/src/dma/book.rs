@@ -6,7 +6,7 @@ use super::stats::BlockStats;
 use crate::isa::Sem;
 use crate::msg::{DmaCmd, SemOp};
 use std::collections::VecDeque;
-use trnsim_kernel::{Arg, Ctx, Flow, Time, TrackId};
+use trnsim_kernel::{Arg, Ctx, Dur, Flow, Time, TrackId};
 
 /// A command in flight.
 #[derive(Clone, Debug)]
@@ -34,9 +34,77 @@ pub(crate) struct Book {
     pub stats: BlockStats,
     /// One trace track per queue (after `DmaBlock::declare_tracks`): a `dma` slice per command.
     pub queue_tracks: Vec<TrackId>,
+    /// The Explorer layout's counters, when traced so.
+    pub counters: Option<Counters>,
+}
+
+/// The `DMA Throughput` and `Pending DMA Count` counters of a traced block
+/// ([`crate::layout`]).
+pub(crate) struct Counters {
+    throughput: TrackId,
+    pending: TrackId,
+    /// Packets completed in the trailing window: (when, bytes), oldest first.
+    recent: VecDeque<(Time, u64)>,
+    /// Their bytes.
+    recent_bytes: u64,
+    /// When the throughput was last written.
+    shown: Option<Time>,
+}
+
+/// The window `DMA Throughput` averages over.
+const THROUGHPUT_WINDOW: Dur = Dur::from_us(1);
+/// The throughput is written at most this often (a tenth of the window): a core's 16 engines
+/// complete a packet every few nanoseconds, and a sample per packet would triple a trace.
+const THROUGHPUT_SAMPLE: Dur = Dur::from_ns(100);
+
+impl Counters {
+    pub(crate) fn new(throughput: TrackId, pending: TrackId) -> Counters {
+        Counters { throughput, pending, recent: VecDeque::new(), recent_bytes: 0, shown: None }
+    }
 }
 
 impl Book {
+    /// A packet of `bytes` completed: the throughput counter, when traced.
+    pub fn moved(&mut self, cx: &mut Ctx<'_>, bytes: u64) {
+        let Some(c) = &mut self.counters else { return };
+        let now = cx.now();
+        c.recent.push_back((now, bytes));
+        c.recent_bytes += bytes;
+        while let Some(&(t, b)) = c.recent.front() {
+            if now.since(t) < THROUGHPUT_WINDOW {
+                break;
+            }
+            c.recent.pop_front();
+            c.recent_bytes -= b;
+        }
+        if c.shown.is_some_and(|t| now.since(t) < THROUGHPUT_SAMPLE) {
+            return;
+        }
+        if let Some(mut tr) = cx.tracer() {
+            // Bytes per microsecond over 1000 = GB/s.
+            tr.counter(c.throughput, c.recent_bytes as f64 / 1000.0);
+            c.shown = Some(now);
+        }
+    }
+
+    /// The commands accepted and not complete: the pending counter, when traced (and, when
+    /// none is left, the throughput counter back to 0).
+    pub fn show_pending(&mut self, cx: &mut Ctx<'_>) {
+        let Some(c) = &mut self.counters else { return };
+        let n = self.stats.in_flight;
+        if n == 0 {
+            c.recent.clear();
+            c.recent_bytes = 0;
+            c.shown = None;
+        }
+        if let Some(mut tr) = cx.tracer() {
+            tr.counter(c.pending, n as f64);
+            if n == 0 {
+                tr.counter(c.throughput, 0.0);
+            }
+        }
+    }
+
     /// Takes a slot for `cmd` (growing the slab only when every slot is in use).
     pub fn admit(&mut self, cmd: &DmaCmd, plan: Plan, now: Time, engines: usize) -> u32 {
         let slot = CmdSlot {
@@ -101,6 +169,7 @@ impl Book {
         let bytes = u64::from(c.plan.rows) * c.plan.row_bytes;
         self.free.push(i);
         self.stats.completed(arrived, now);
+        self.show_pending(cx);
         let queue_track = self.queue_tracks.get(queue as usize).copied();
         if let Some(mut tr) = cx.tracer() {
             let track = queue_track.unwrap_or_else(|| tr.own_track());

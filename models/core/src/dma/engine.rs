@@ -596,6 +596,7 @@ impl Engine {
         }
         slot.stage = Stage::Free;
         let cmd = slot.cmd;
+        book.moved(cx, bytes);
         self.rehold(s);
         let n = usize::from(self.busy);
         if let Some(at) = self.order[..n].iter().position(|&x| usize::from(x) == s) {

@@ -117,6 +117,15 @@ pub struct DmaBlock {
 pub struct DmaTracks {
     engines: Vec<TrackId>,
     queues: Vec<TrackId>,
+    /// `DMA Throughput` and `Pending DMA Count` counters (the Explorer layout).
+    counters: Option<(TrackId, TrackId)>,
+}
+
+impl DmaTracks {
+    /// The Explorer layout's DMA tracks ([`crate::layout`]).
+    pub fn from_layout(l: &crate::layout::DmaLayout) -> DmaTracks {
+        DmaTracks { engines: l.engines.clone(), queues: l.queues.clone(), counters: Some((l.throughput, l.pending)) }
+    }
 }
 
 impl DmaBlock {
@@ -184,6 +193,7 @@ impl DmaBlock {
         DmaTracks {
             engines: (0..p.engines).map(|e| b.track(id, &format!("engine{e}"), TrackKind::Slice)).collect(),
             queues: (0..p.queues).map(|q| b.track(id, &format!("queue{q}"), TrackKind::Slice)).collect(),
+            counters: None,
         }
     }
 
@@ -193,6 +203,7 @@ impl DmaBlock {
             eng.track = Some(track);
         }
         self.book.queue_tracks.extend(t.queues);
+        self.book.counters = t.counters.map(|(throughput, pending)| book::Counters::new(throughput, pending));
     }
 
     /// The parameters.
@@ -228,6 +239,7 @@ impl DmaBlock {
             }
         }
         let slot = self.book.admit(&cmd, plan, now, self.engines.len());
+        self.book.show_pending(cx);
         let total = plan.packets_per_part();
         let eligible = now + p.start_latency;
         for (e, r0, r1) in plan.parts(ppe) {
