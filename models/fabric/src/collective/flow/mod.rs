@@ -150,8 +150,7 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
         let mut shared = false;
         // Every flow advances to `now`; those whose transfer ended (or ends within a
         // picosecond: a step's flows end together) leave, a message's last byte arriving a
-        // tail after its last part's; the others' bytes still to leave their sources are
-        // queued there.
+        // tail after its last part's.
         t_flow = f64::INFINITY;
         flows.retain_mut(|f| {
             f.left -= f.rate * dt;
@@ -174,12 +173,12 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
                 if f.rate > 0.0 {
                     t_flow = t_flow.min(now + f.left / f.rate);
                 }
-                if let Some(e) = paths.first(&f.route).filter(|_| f.queues) {
-                    links[e as usize].queue(tick, f.left);
-                }
             }
             !done
         });
+        // The bytes still to leave each source link, which a new message's split reads: summed
+        // once per time, at the first send (most times only deliver).
+        let mut queued = false;
         while let Some((who, tag)) = events.pop_due(now) {
             if who & TIMER == 0 {
                 let c = who as usize;
@@ -189,6 +188,14 @@ pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u
                     try_complete(&mut engines, &prog.runs, &mut far, c, now, overhead, &mut events);
                 }
                 continue;
+            }
+            if !queued {
+                queued = true;
+                for f in &flows {
+                    if let Some(e) = paths.first(&f.route).filter(|_| f.queues) {
+                        links[e as usize].queue(tick, f.left);
+                    }
+                }
             }
             let c = (who & !TIMER) as usize;
             let e = &mut engines[c];
