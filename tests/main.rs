@@ -30,6 +30,7 @@ mod hostile_files_a_system_pulls_in_are_inputs;
 mod hostile_inputs_are_refused_or_run;
 mod hostile_mistakes_are_located_and_suggested;
 mod hostile_work_is_bounded_by_the_input;
+mod inference_serving_reports_ttft_tpot_and_refuses_what_does_not_fit;
 mod kernel_clock_edges_are_exact;
 mod kernel_partitioned_runs_match_serial;
 mod kernel_random_graphs_are_order_independent;

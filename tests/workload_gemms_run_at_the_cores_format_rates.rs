@@ -11,7 +11,16 @@ use trnsim_workloads::format::Op;
 
 /// A GEMM large enough to be compute-bound in every format.
 fn gemm(dtype: &str) -> Op {
-    Op::Gemm { m: 8192, k: 8192, n: 8192, dtype: dtype.into(), count: 1, a_resident: true, b_resident: true }
+    Op::Gemm {
+        m: 8192,
+        k: 8192,
+        n: 8192,
+        dtype: dtype.into(),
+        count: 1,
+        a_resident: true,
+        b_resident: true,
+        weight_dtype: None,
+    }
 }
 
 fn gemm_ns(system: &str, sets: &[&str], dtype: &str) -> Result<f64, String> {

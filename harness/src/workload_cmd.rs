@@ -6,14 +6,15 @@ use std::path::{Path, PathBuf};
 use trnsim_harness::workload::{self, WorkloadRun};
 use trnsim_system::doc::SystemDoc;
 use trnsim_workloads::format::{self, Checked};
-use trnsim_workloads::llm::Llm;
+use trnsim_workloads::llm::preset::ModelPreset;
+use trnsim_workloads::llm::{Llm, Mode};
 
 /// `trnsim workload` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum WorkloadCmd {
     /// Write one training or inference step of a dense or MoE transformer as a workload file
     /// (docs/whatif.md), e.g. `trnsim workload llm --arch moe --experts 64 --ep 16 -o moe.ron`.
-    Llm(LlmArgs),
+    Llm(Box<LlmArgs>),
     /// Write a benchmark as a workload file: e2e-llm-layer, tp-matmul-N or moe-alltoall-144,
     /// with the benchmark's shapes, routing and collectives; run it with `trnsim run
     /// --workload FILE --system SYSTEM --compute cycle` (docs/whatif.md compares the two).
@@ -51,34 +52,72 @@ pub struct BenchArgs {
     out: Option<PathBuf>,
 }
 
-/// `trnsim workload llm` flags.
+/// `trnsim workload llm` flags. With `--model`, the model's shape and weight formats come
+/// from the preset and the shape flags given override them; without, from the defaults shown.
 #[derive(Args, Debug)]
 pub struct LlmArgs {
-    /// dense or moe.
-    #[arg(long, default_value = "dense")]
-    arch: String,
-    /// Transformer layers.
-    #[arg(long, default_value_t = 2)]
-    layers: u32,
-    /// Model width.
-    #[arg(long, default_value_t = 4096)]
-    hidden: u64,
-    /// MLP (or each expert's) inner width.
-    #[arg(long, default_value_t = 16384)]
-    ffn: u64,
-    /// Attention heads.
-    #[arg(long, default_value_t = 32)]
-    heads: u64,
+    /// Start from a published model: gpt-oss-120b, gpt-oss-20b, llama-3.3-70b,
+    /// llama-3.1-405b, deepseek-v3, or a preset file (models/configs/models/*.ron).
+    #[arg(long, value_name = "NAME|FILE")]
+    model: Option<String>,
+    /// forward (a forward pass, no KV cache), train (forward, backward, gradient
+    /// all-reduce, update), prefill (the prompts into the KV cache: time to first token) or
+    /// decode (one token a sequence against the KV cache: time per output token).
+    #[arg(long, value_name = "MODE", default_value = "forward", value_parser = Mode::parse)]
+    mode: Mode,
+    /// Same as --mode train.
+    #[arg(long, conflicts_with = "mode")]
+    train: bool,
+    /// dense or moe (default dense).
+    #[arg(long)]
+    arch: Option<String>,
+    /// Transformer layers (default 2).
+    #[arg(long)]
+    layers: Option<u32>,
+    /// Model width (default 4096).
+    #[arg(long)]
+    hidden: Option<u64>,
+    /// MLP (or each expert's) inner width (default 16384).
+    #[arg(long)]
+    ffn: Option<u64>,
+    /// Query heads (default 32).
+    #[arg(long)]
+    heads: Option<u64>,
+    /// Key/value heads, grouped-query attention (default: --heads).
+    #[arg(long = "kv-heads")]
+    kv_heads: Option<u64>,
+    /// Each head's width (default: --hidden / --heads).
+    #[arg(long = "head-dim")]
+    head_dim: Option<u64>,
+    /// Gated MLP, SwiGLU: the up projection is gate and up (true or false; default false).
+    #[arg(long, value_name = "BOOL")]
+    gated: Option<bool>,
     /// Experts per MoE layer (--arch moe; default 8).
     #[arg(long)]
     experts: Option<u64>,
     /// Experts per token (--arch moe; default 2).
     #[arg(long = "top-k")]
     top_k: Option<u64>,
-    /// Sequence length.
+    /// Shared experts per MoE layer, a dense MLP every token takes (--arch moe; default 0).
+    #[arg(long = "shared-experts")]
+    shared_experts: Option<u64>,
+    /// Vocabulary: the LM head's width (0: no LM head; default 0).
+    #[arg(long)]
+    vocab: Option<u64>,
+    /// Sliding-window attention's window in tokens (0: none; default 0).
+    #[arg(long = "sliding-window")]
+    sliding_window: Option<u64>,
+    /// Every N-th layer from layer 0 uses the sliding window (default 1: all).
+    #[arg(long = "sliding-every", value_name = "N")]
+    sliding_every: Option<u32>,
+    /// Sequence length (--mode forward and train).
     #[arg(long, default_value_t = 2048)]
     seq: u64,
-    /// Sequences per step over all data-parallel replicas.
+    /// Prefill: each prompt's tokens; decode: the tokens already in each sequence's KV cache
+    /// (--mode prefill and decode; default 2048).
+    #[arg(long)]
+    context: Option<u64>,
+    /// Sequences per step over all data-parallel replicas (serving: concurrent users).
     #[arg(long, default_value_t = 8)]
     batch: u64,
     /// Tensor-parallel degree.
@@ -93,12 +132,21 @@ pub struct LlmArgs {
     /// Pipeline stages.
     #[arg(long, default_value_t = 1)]
     pp: u32,
-    /// Element type: bf16, fp16, fp32, fp8, mxfp8 (MXFP8 needs a core with that format: Trn3).
+    /// Micro-batches each replica's batch is split into, run through the pipeline in 1F1B
+    /// order (--pp >= 2; divides --batch / --dp).
+    #[arg(long = "micro-batches", default_value_t = 1)]
+    micro_batches: u32,
+    /// Activations' element type: bf16, fp16, fp32, fp8, mxfp8 (MXFP8 needs a core with that
+    /// format: Trn3; attention and the KV cache then stay BF16).
     #[arg(long, default_value = "bf16")]
     dtype: String,
-    /// A training step (forward, backward, gradient all-reduce, update) instead of inference.
+    /// Format of the non-expert weights in HBM (default: the preset's, else --dtype).
     #[arg(long)]
-    train: bool,
+    weights: Option<String>,
+    /// Format of the experts' weights in HBM, e.g. mxfp4 (default: the preset's, else
+    /// --weights).
+    #[arg(long = "expert-weights")]
+    expert_weights: Option<String>,
     /// Expert load of the busiest rank over the mean (1..=1000, --arch moe; default 1): a
     /// what-if for skewed routing.
     #[arg(long)]
@@ -160,38 +208,76 @@ pub fn run(cmd: WorkloadCmd) -> Result<(), (String, i32)> {
             return write_workload(&w, b.out.as_deref(), &format!("run it on --system {system}"));
         }
     };
+    let llm = llm_of(*a)?;
+    let cmdline = format!("trnsim workload llm {}", std::env::args().skip(3).collect::<Vec<_>>().join(" "));
+    let w = llm.0.generate(cmdline.trim()).map_err(|e| (e, 2))?;
+    write_workload(&w, llm.1.as_deref(), "")
+}
+
+/// The generator's parameters from the flags (a preset's, overridden by the flags given),
+/// and the output file.
+fn llm_of(a: LlmArgs) -> Result<(Llm, Option<PathBuf>), (String, i32)> {
+    let d = Llm::default();
+    let mode = if a.train { Mode::Train } else { a.mode };
+    let base = Llm { seq: a.seq, batch: a.batch, tp: a.tp, dp: a.dp, pp: a.pp, mode, ..d.clone() };
+    let mut llm = match &a.model {
+        Some(m) => ModelPreset::open(m).map_err(|e| (e, 2))?.apply(base),
+        None => base,
+    };
+    if a.context.is_some() && !mode.serving() {
+        return Err((
+            "--context applies to --mode prefill and decode (--seq sets a forward or training pass)".into(),
+            2,
+        ));
+    }
+    llm.context = a.context.unwrap_or(a.seq);
+    let given = |v: Option<u64>, cur: u64| v.unwrap_or(cur);
+    llm.arch = a.arch.clone().unwrap_or(llm.arch);
+    llm.layers = a.layers.unwrap_or(llm.layers);
+    llm.hidden = given(a.hidden, llm.hidden);
+    llm.ffn = given(a.ffn, llm.ffn);
+    llm.heads = given(a.heads, llm.heads);
+    if a.model.is_none() {
+        // Without a preset, KV heads and head size follow the heads and width.
+        llm.kv_heads = llm.heads;
+        llm.head_dim = llm.hidden / llm.heads.max(1);
+        llm.weights = a.dtype.clone();
+        llm.expert_weights = a.dtype.clone();
+    }
+    llm.kv_heads = given(a.kv_heads, llm.kv_heads);
+    llm.head_dim = given(a.head_dim, llm.head_dim);
+    llm.gated = a.gated.unwrap_or(llm.gated);
+    llm.vocab = given(a.vocab, llm.vocab);
+    llm.sliding_window = given(a.sliding_window, llm.sliding_window);
+    llm.sliding_every = a.sliding_every.unwrap_or(llm.sliding_every);
+    llm.micro_batches = a.micro_batches;
+    llm.dtype = a.dtype.clone();
+    llm.weights = a.weights.clone().unwrap_or(llm.weights);
+    llm.expert_weights = a.expert_weights.clone().or(a.weights.clone()).unwrap_or(llm.expert_weights);
     // The MoE flags mean nothing to a dense model: refused, not ignored.
     let moe_flags = [
         ("--experts", a.experts.is_some()),
         ("--top-k", a.top_k.is_some()),
         ("--ep", a.ep.is_some()),
         ("--imbalance", a.imbalance.is_some()),
+        ("--shared-experts", a.shared_experts.is_some()),
+        ("--expert-weights", a.expert_weights.is_some()),
     ];
-    if let Some((flag, _)) = moe_flags.iter().find(|(_, given)| *given).filter(|_| a.arch != "moe") {
-        return Err((format!("{flag} applies to --arch moe (this is --arch {})", a.arch), 2));
+    if let Some((flag, _)) = moe_flags.iter().find(|(_, given)| *given).filter(|_| llm.arch != "moe") {
+        return Err((format!("{flag} applies to --arch moe (this is --arch {})", llm.arch), 2));
     }
-    let d = Llm::default();
-    let llm = Llm {
-        arch: a.arch,
-        layers: a.layers,
-        hidden: a.hidden,
-        ffn: a.ffn,
-        heads: a.heads,
-        experts: a.experts.unwrap_or(d.experts),
-        top_k: a.top_k.unwrap_or(d.top_k),
-        seq: a.seq,
-        batch: a.batch,
-        tp: a.tp,
-        ep: a.ep.unwrap_or(d.ep),
-        dp: a.dp,
-        pp: a.pp,
-        dtype: a.dtype,
-        train: a.train,
-        imbalance: a.imbalance.unwrap_or(d.imbalance),
-    };
-    let cmdline = format!("trnsim workload llm {}", std::env::args().skip(3).collect::<Vec<_>>().join(" "));
-    let w = llm.generate(cmdline.trim()).map_err(|e| (e, 2))?;
-    write_workload(&w, a.out.as_deref(), "")
+    llm.experts = given(a.experts, llm.experts);
+    llm.top_k = given(a.top_k, llm.top_k);
+    llm.shared_experts = given(a.shared_experts, llm.shared_experts);
+    llm.ep = a.ep.unwrap_or(d.ep);
+    llm.imbalance = a.imbalance.unwrap_or(d.imbalance);
+    // The layout's rules first; then, without a preset or --head-dim, the head size the
+    // width and heads give must be whole.
+    llm.check().map_err(|e| (e, 2))?;
+    if a.model.is_none() && a.head_dim.is_none() && !llm.hidden.is_multiple_of(llm.heads) {
+        return Err((format!("--hidden {} must divide by --heads {} (or give --head-dim)", llm.hidden, llm.heads), 2));
+    }
+    Ok((llm, a.out))
 }
 
 /// `trnsim workload chakra`.
@@ -301,6 +387,9 @@ pub fn run_file(w: &Checked, doc: &SystemDoc, opts: &workload::Options) -> Resul
             2,
         ));
     }
+    if sys.chip().is_some() {
+        workload::check_fits(w, &sys).map_err(|e| (e, 2))?;
+    }
     workload::run(w, &sys, opts).map_err(|e| {
         let code = if e.contains("hbm_bytes_per_rank") || e.contains("needs a system") { 2 } else { 1 };
         (e, code)
@@ -316,7 +405,12 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
         for set in &a.sets {
             doc.set(set).map_err(|e| (e, 2))?;
         }
-        doc.resolve().map_err(|e| (e, 2))?;
+        let sys = doc.resolve().map_err(|e| (e, 2))?;
+        // Every system is checked before any runs: a workload that does not fit one is
+        // refused with nothing run.
+        if sys.chip().is_some() {
+            workload::check_fits(&w, &sys).map_err(|e| (e, 2))?;
+        }
         runs.push((doc.name(), doc));
     }
     let mut done = Vec::new();
