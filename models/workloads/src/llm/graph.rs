@@ -4,12 +4,12 @@ use super::{Llm, Mode};
 use crate::format::{dtype_bytes, Comm, Node, Op, Serving, Workload};
 use std::collections::BTreeMap;
 
-struct Graph {
-    nodes: Vec<Node>,
+pub(super) struct Graph {
+    pub(super) nodes: Vec<Node>,
 }
 
 impl Graph {
-    fn add(&mut self, name: String, op: Op, deps: &[u32], ranks: Option<&Vec<u32>>) -> u32 {
+    pub(super) fn add(&mut self, name: String, op: Op, deps: &[u32], ranks: Option<&Vec<u32>>) -> u32 {
         let id = self.nodes.len() as u32;
         self.nodes.push(Node { id, name, op, data_deps: deps.to_vec(), ctrl_deps: vec![], ranks: ranks.cloned() });
         id
@@ -29,7 +29,6 @@ impl Llm {
         let stage_size = tp * dp;
         let tokens = self.tokens_per_replica();
         let mut groups: BTreeMap<String, Vec<Vec<u32>>> = BTreeMap::new();
-        let stage_ranks = |s: u32| -> Vec<u32> { (s * stage_size..(s + 1) * stage_size).collect() };
         let set = |f: &dyn Fn(u32) -> Vec<Vec<u32>>| (0..pp).flat_map(f).collect::<Vec<_>>();
         groups.insert(
             "tp".into(),
@@ -54,40 +53,7 @@ impl Llm {
             }),
         );
         let mut g = Graph { nodes: Vec::new() };
-        let per_stage = self.layers / pp;
-        let mut prev: Option<u32> = None;
-        for s in 0..pp {
-            let ranks = (pp > 1).then(|| stage_ranks(s));
-            for l in s * per_stage..(s + 1) * per_stage {
-                prev = Some(self.layer_forward(&mut g, l, tokens, e, prev, ranks.as_ref()));
-            }
-            if s + 1 < pp {
-                let name = format!("stage{s}->stage{}", s + 1);
-                prev = Some(self.hop(&mut g, name, stage_ranks(s), i64::from(stage_size), tokens * e, prev));
-            }
-        }
-        if self.vocab > 0 {
-            prev = Some(self.lm_head(&mut g, tokens, prev, (pp > 1).then(|| stage_ranks(pp - 1)).as_ref()));
-        }
-        if self.mode == Mode::Train {
-            let mut grads = Vec::new();
-            for s in (0..pp).rev() {
-                let ranks = (pp > 1).then(|| stage_ranks(s));
-                for l in (s * per_stage..(s + 1) * per_stage).rev() {
-                    let (last, grad) = self.layer_backward(&mut g, l, tokens, e, prev, ranks.as_ref());
-                    prev = Some(last);
-                    grads.extend(grad);
-                }
-                if s > 0 {
-                    let name = format!("stage{s}->stage{} grad", s - 1);
-                    prev = Some(self.hop(&mut g, name, stage_ranks(s), -i64::from(stage_size), tokens * e, prev));
-                }
-            }
-            let params = self.layer_params_per_rank() * u64::from(per_stage);
-            let mut deps = grads;
-            deps.extend(prev);
-            g.add("adam".into(), Op::Elementwise { elements: params, ops: 12, dtype: "fp32".into() }, &deps, None);
-        }
+        self.pipeline(&mut g, tokens, e)?;
         let spans = u64::from(self.ranks()).saturating_mul(g.nodes.len() as u64);
         if spans > crate::format::MAX_SPANS {
             return Err(format!(
@@ -137,7 +103,7 @@ impl Llm {
 
     /// A pipeline hop: every rank of `senders` sends its TP shard of the activations (or
     /// their gradients) of `token_bytes` per model-width element to the rank `offset` away.
-    fn hop(
+    pub(super) fn hop(
         &self,
         g: &mut Graph,
         name: String,
@@ -181,7 +147,7 @@ impl Llm {
 
     /// The LM head: logits of the tokens that need them (training and forward: every token;
     /// serving: the last of each sequence), the vocabulary split over TP.
-    fn lm_head(&self, g: &mut Graph, tokens: u64, prev: Option<u32>, r: Option<&Vec<u32>>) -> u32 {
+    pub(super) fn lm_head(&self, g: &mut Graph, tokens: u64, prev: Option<u32>, r: Option<&Vec<u32>>) -> u32 {
         let m = if self.mode.serving() { self.batch / u64::from(self.dp) } else { tokens };
         let p: Vec<u32> = prev.into_iter().collect();
         let norm = g.add(
@@ -207,7 +173,7 @@ impl Llm {
     }
 
     /// One layer's forward nodes; returns the last.
-    fn layer_forward(
+    pub(super) fn layer_forward(
         &self,
         g: &mut Graph,
         l: u32,
@@ -314,7 +280,8 @@ impl Llm {
 
     /// One layer's backward nodes: returns the last node on the critical path and the
     /// gradient all-reduces (which later nodes need not wait for, but the update does).
-    fn layer_backward(
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn layer_backward(
         &self,
         g: &mut Graph,
         l: u32,
@@ -322,6 +289,7 @@ impl Llm {
         e: u64,
         prev: Option<u32>,
         r: Option<&Vec<u32>>,
+        with_grads: bool,
     ) -> (u32, Vec<u32>) {
         let (h, f, tp) = (self.hidden, self.ffn, u64::from(self.tp));
         let mut d: Vec<u32> = prev.into_iter().collect();
@@ -342,7 +310,7 @@ impl Llm {
                 d = vec![g.add(format!("L{l}.dispatch.bwd"), Op::AllToAll(comm(a2a, "ep")), &d, r)];
             }
             let expert_params = u64::from(local) * (self.up_cols(1) + 1) * h * f;
-            if self.tp * self.dp / self.ep > 1 {
+            if with_grads && self.tp * self.dp / self.ep > 1 {
                 grads.push(g.add(
                     format!("L{l}.experts.grad.all_reduce"),
                     Op::AllReduce(comm(expert_params * e, "edp")),
@@ -373,7 +341,7 @@ impl Llm {
         if tp > 1 {
             last = g.add(format!("L{l}.qkv.dgrad.all_reduce"), Op::AllReduce(comm(tokens * h * e, "tp")), &[q], r);
         }
-        if self.dp > 1 {
+        if with_grads && self.dp > 1 {
             let attn = h * qc + aw * h;
             let dense = attn + if self.arch == "moe" { 0 } else { (self.up_cols(1) + 1) * h * (f / tp) };
             grads.push(g.add(format!("L{l}.grad.all_reduce"), Op::AllReduce(comm(dense * e, "dp")), &wgrads, r));

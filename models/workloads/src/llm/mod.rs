@@ -40,6 +40,7 @@
 
 mod check;
 mod graph;
+mod pipeline;
 pub mod preset;
 #[cfg(test)]
 mod tests;

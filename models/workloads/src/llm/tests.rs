@@ -91,3 +91,65 @@ fn extreme_parameters_are_refused_or_generate_what_the_loader_accepts() {
     let n = w.nodes.len() as u64;
     assert!(n <= crate::format::MAX_NODES as u64 && n * 8 <= crate::format::MAX_SPANS, "{n} nodes");
 }
+
+/// Compute nodes take 10 ns, except the ones named `adam` (1 ns); communication is free.
+struct Uniform;
+
+impl crate::exec::Costs for Uniform {
+    fn compute_ns(&mut self, op: &crate::format::Op) -> Result<f64, String> {
+        Ok(if matches!(op, crate::format::Op::Elementwise { ops: 12, .. }) { 1.0 } else { 10.0 })
+    }
+    fn memory_ns(&mut self, _: &crate::format::Op) -> Result<f64, String> {
+        Ok(0.0)
+    }
+    fn comm_ns(&mut self, _: &crate::format::Op, groups: &[Vec<usize>]) -> Result<Vec<f64>, String> {
+        Ok(vec![0.0; groups.len()])
+    }
+    fn send_recv_ns(&mut self, _: u64, pairs: &[(usize, usize)]) -> Result<Vec<f64>, String> {
+        Ok(vec![0.0; pairs.len()])
+    }
+}
+
+#[test]
+fn one_f_one_b_on_uniform_stages_has_the_closed_form_bubble() {
+    // A dense model, 2 layers a stage, no TP or DP (no collectives): a stage's forward of a
+    // micro-batch is 8 nodes a layer, its backward 10, each 10 ns whatever the micro-batch's
+    // size. 1F1B then takes (m + p - 1) (f + b), plus the update, and a stage idles
+    // (p - 1) / (m + p - 1) of the pipelined part.
+    for (p, m) in [(2u32, 1u32), (4, 1), (4, 4), (4, 8), (8, 16), (3, 5)] {
+        let llm = Llm {
+            layers: 2 * p,
+            pp: p,
+            tp: 1,
+            dp: 1,
+            micro_batches: m,
+            batch: u64::from(m),
+            seq: 64,
+            hidden: 256,
+            ffn: 512,
+            heads: 4,
+            kv_heads: 4,
+            head_dim: 64,
+            mode: Mode::Train,
+            ..Llm::default()
+        };
+        let w = llm.generate("test").unwrap();
+        let c = crate::format::parse("t.ron", &crate::format::to_ron(&w).unwrap()).unwrap();
+        let r = crate::exec::run(&c, p as usize, &mut Uniform).unwrap();
+        let (f, b) = (2.0 * 8.0 * 10.0, 2.0 * 10.0 * 10.0);
+        let pipelined = f64::from(m + p - 1) * (f + b);
+        assert!(
+            (r.step_ns - (pipelined + 1.0)).abs() < 1e-9,
+            "p {p} m {m}: {} ns, want {}",
+            r.step_ns,
+            pipelined + 1.0
+        );
+        let busy = f64::from(m) * (f + b);
+        let bubble = 1.0 - busy / pipelined;
+        let want = f64::from(p - 1) / f64::from(m + p - 1);
+        assert!((bubble - want).abs() < 1e-12, "p {p} m {m}: bubble {bubble}, closed form {want}");
+        for rank in &r.ranks {
+            assert!((rank.compute_ns - (busy + 1.0)).abs() < 1e-9, "p {p} m {m}: a stage computes {}", rank.compute_ns);
+        }
+    }
+}
