@@ -44,6 +44,7 @@ mod nc_trace_loads_in_perfetto;
 mod parallel_allreduce_nl72x2_matches_serial;
 mod profile_shows_where_host_time_goes;
 mod reports_print_summaries_first_and_no_signed_zero;
+mod serving_frontier_is_the_non_dominated_points;
 mod skipped_tests_are_counted_not_passed;
 mod steady_state_simulation_does_not_allocate;
 mod trace_loads_in_perfetto;

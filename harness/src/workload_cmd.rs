@@ -19,6 +19,10 @@ pub enum WorkloadCmd {
     /// with the benchmark's shapes, routing and collectives; run it with `trnsim run
     /// --workload FILE --system SYSTEM --compute cycle` (docs/whatif.md compares the two).
     Bench(BenchArgs),
+    /// Sweep an inference model's layouts (TP, EP, DP) and batches on a system and print the
+    /// Pareto frontier of tokens/s per chip against tokens/s per user, e.g. `trnsim workload
+    /// frontier --model gpt-oss-120b --system trn3-gen2-ultraserver --svg f.svg`.
+    Frontier(Box<FrontierArgs>),
     /// Read MLCommons Chakra execution traces dumped to JSON (chakra_jsonizer's output, or
     /// the JSON feeder's `workload_graph` form), one file per rank in rank order, and write
     /// them as one workload file (docs/whatif.md).
@@ -40,6 +44,62 @@ pub struct ChakraArgs {
     /// Write here (RON; .json for JSON) instead of standard output.
     #[arg(short = 'o', long, value_name = "FILE")]
     out: Option<PathBuf>,
+}
+
+/// `trnsim workload frontier` flags.
+#[derive(Args, Debug)]
+pub struct FrontierArgs {
+    /// The model: a preset (gpt-oss-120b, ...) or a preset file.
+    #[arg(long, value_name = "NAME|FILE")]
+    model: String,
+    /// The system (a preset or a RON file).
+    #[arg(long, value_name = "PRESET|FILE.ron")]
+    system: String,
+    /// decode (time per output token) or prefill (time to first token).
+    #[arg(long, default_value = "decode", value_parser = parse_serving_mode)]
+    mode: Mode,
+    /// Tokens in each sequence's KV cache (decode) or prompt (prefill), 1..=2^24.
+    #[arg(long, default_value_t = 8192)]
+    context: u64,
+    /// Transformer layers (default: the model's), for a quicker sweep.
+    #[arg(long)]
+    layers: Option<u32>,
+    /// TP degrees (comma-separated); DP fills the chips (chips / TP).
+    #[arg(long = "tp", value_delimiter = ',', default_value = "1,2,4,8")]
+    tps: Vec<u32>,
+    /// EP degrees (comma-separated; a dense model takes 1).
+    #[arg(long = "ep", value_delimiter = ',', default_value = "1,4,16,64")]
+    eps: Vec<u32>,
+    /// Sequences per DP replica (comma-separated, ascending; the batch is this x DP).
+    #[arg(long = "per-replica", value_delimiter = ',', default_value = "1,2,4,8,16,32,64")]
+    per_replica: Vec<u64>,
+    /// Chips used (default: the system's).
+    #[arg(long)]
+    chips: Option<u32>,
+    /// Activations' element type.
+    #[arg(long, default_value = "bf16")]
+    dtype: String,
+    /// Format of the experts' weights (default: the model's).
+    #[arg(long = "expert-weights")]
+    expert_weights: Option<String>,
+    /// The fraction of the tensor engines' peak GEMMs reach (0.001 <= F <= 1), instead of
+    /// measuring it on the system's cycle-level chip.
+    #[arg(long, value_name = "F", value_parser = parse_efficiency)]
+    gemm_efficiency: Option<f64>,
+    /// Write the plot here.
+    #[arg(long, value_name = "FILE.svg")]
+    svg: Option<PathBuf>,
+    /// Write the points as JSON here.
+    #[arg(long, value_name = "FILE.json")]
+    json: Option<PathBuf>,
+}
+
+/// `decode` or `prefill`.
+fn parse_serving_mode(s: &str) -> Result<Mode, String> {
+    match Mode::parse(s)? {
+        m if m.serving() => Ok(m),
+        _ => Err(format!("{s:?}: the frontier is of a serving mode (allowed: decode, prefill)")),
+    }
 }
 
 /// `trnsim workload bench` flags.
@@ -201,6 +261,7 @@ pub fn run(cmd: WorkloadCmd) -> Result<(), (String, i32)> {
     let a = match cmd {
         WorkloadCmd::Llm(a) => a,
         WorkloadCmd::Chakra(c) => return chakra(c),
+        WorkloadCmd::Frontier(f) => return frontier(*f),
         WorkloadCmd::Bench(b) => {
             let chip = trnsim_system::chip::trn3().map_err(|e| (e, 1))?;
             let w = trnsim_harness::bench_workloads::workload(&b.name, chip.spec.cores).map_err(|e| (e, 2))?;
@@ -280,6 +341,61 @@ fn llm_of(a: LlmArgs) -> Result<(Llm, Option<PathBuf>), (String, i32)> {
     Ok((llm, a.out))
 }
 
+/// `trnsim workload frontier`.
+fn frontier(a: FrontierArgs) -> Result<(), (String, i32)> {
+    use trnsim_harness::frontier;
+    let preset = ModelPreset::open(&a.model).map_err(|e| (e, 2))?;
+    let doc = SystemDoc::open(&a.system).map_err(|e| (e, 2))?;
+    let sys = doc.resolve().map_err(|e| (e, 2))?;
+    let chip = sys.chip().ok_or(("--system: the frontier runs on a system with chips".to_string(), 2))?;
+    let have = sys.fabric().map_or(1, |t| t.chips) as u32;
+    let chips = a.chips.unwrap_or(have);
+    if chips == 0 || chips > have {
+        return Err((format!("--chips {chips} is out of range (allowed: 1..={have}, the chips of {})", doc.name()), 2));
+    }
+    let mut base = preset.apply(Llm { mode: a.mode, context: a.context, dtype: a.dtype.clone(), ..Llm::default() });
+    base.layers = a.layers.unwrap_or(base.layers);
+    base.expert_weights = a.expert_weights.clone().unwrap_or(base.expert_weights);
+    // The grid's first point checks the flags (ranges, formats) before anything runs.
+    let probe = Llm { tp: 1, ep: 1, dp: 1, batch: 1, ..base.clone() };
+    probe.check().map_err(|e| (e, 2))?;
+    let w = probe.generate("probe").map_err(|e| (e, 2))?;
+    let c = format::parse("probe.ron", &format::to_ron(&w).map_err(|e| (e, 1))?).map_err(|e| (e.to_string(), 2))?;
+    trnsim_workloads::costs::check_formats(&c, chip)
+        .map_err(|e| (e.replacen("probe.ron", "--dtype/--expert-weights", 1), 2))?;
+    let eff = match a.gemm_efficiency {
+        Some(e) => e,
+        None => workload::gemm_efficiency(chip).map_err(|e| (e, 1))?,
+    };
+    let grid = frontier::Grid { tps: a.tps.clone(), eps: a.eps.clone(), per_replica: a.per_replica.clone(), chips };
+    let (points, refused) = frontier::sweep(&base, &sys, &grid, eff).map_err(|e| (e, 1))?;
+    let time = if a.mode == Mode::Decode { "tpot(ms)" } else { "ttft(ms)" };
+    println!(
+        "{} {} on {} ({chips} chips), context {}, GEMMs at {:.1} % of peak: {} points, {} on the frontier",
+        preset.name,
+        a.mode.name(),
+        doc.name(),
+        a.context,
+        100.0 * eff,
+        points.len(),
+        points.iter().filter(|p| p.frontier).count()
+    );
+    print!("{}", frontier::table(&points, time));
+    for r in &refused {
+        println!("refused: {r}");
+    }
+    let title = format!("{} {} on {}: tokens/s per chip against per user", preset.name, a.mode.name(), doc.name());
+    if let Some(p) = &a.svg {
+        write_new(p, &frontier::svg(&title, &points))?;
+        eprintln!("plot: {}", p.display());
+    }
+    if let Some(p) = &a.json {
+        let doc = serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "title": title, "points": points, "refused": refused });
+        write_new(p, &trnsim_harness::outputs::json_text(&doc).map_err(|e| (e, 1))?)?;
+    }
+    Ok(())
+}
+
 /// `trnsim workload chakra`.
 fn chakra(c: ChakraArgs) -> Result<(), (String, i32)> {
     if c.replicate.is_some() && c.files.len() != 1 {
@@ -341,6 +457,10 @@ impl WorkloadCmd {
             WorkloadCmd::Llm(a) => &a.out,
             WorkloadCmd::Bench(b) => &b.out,
             WorkloadCmd::Chakra(c) => &c.out,
+            WorkloadCmd::Frontier(f) => {
+                let outs = [("--svg", &f.svg), ("--json", &f.json)];
+                return outs.iter().filter_map(|(k, p)| (*p).clone().map(|p| (*k, p))).collect();
+            }
         };
         out.clone().map(|p| ("-o", p)).into_iter().collect()
     }
