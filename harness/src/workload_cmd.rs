@@ -86,6 +86,10 @@ pub struct FrontierArgs {
     /// measuring it on the system's cycle-level chip.
     #[arg(long, value_name = "F", value_parser = parse_efficiency)]
     gemm_efficiency: Option<f64>,
+    /// Also print the point of most tokens/s per chip whose step (time per output token, or
+    /// time to first token) is at most this many ms: the throughput at a given interactivity.
+    #[arg(long, value_name = "MS")]
+    within_ms: Option<f64>,
     /// Write the plot here.
     #[arg(long, value_name = "FILE.svg")]
     svg: Option<PathBuf>,
@@ -383,6 +387,26 @@ fn frontier(a: FrontierArgs) -> Result<(), (String, i32)> {
     print!("{}", frontier::table(&points, time));
     for r in &refused {
         println!("refused: {r}");
+    }
+    if let Some(ms) = a.within_ms {
+        let best = points
+            .iter()
+            .filter(|p| p.step_ms <= ms)
+            .max_by(|x, y| x.tokens_per_s_per_chip.total_cmp(&y.tokens_per_s_per_chip));
+        match best {
+            Some(p) => println!(
+                "best within {ms} ms: tp {} ep {} dp {} batch {}: {} {:.3} ms, {:.1} tokens/s per chip, {:.1} per user",
+                p.tp,
+                p.ep,
+                p.dp,
+                p.batch,
+                &time[..4],
+                p.step_ms,
+                p.tokens_per_s_per_chip,
+                p.tokens_per_s_per_user
+            ),
+            None => println!("best within {ms} ms: no point is that fast"),
+        }
     }
     let title = format!("{} {} on {}: tokens/s per chip against per user", preset.name, a.mode.name(), doc.name());
     if let Some(p) = &a.svg {
