@@ -12,8 +12,10 @@ use trnsim_workloads::llm::{Llm, Mode};
 /// `trnsim workload` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum WorkloadCmd {
-    /// Write one training or inference step of a dense or MoE transformer as a workload file
-    /// (docs/whatif.md), e.g. `trnsim workload llm --arch moe --experts 64 --ep 16 -o moe.ron`.
+    /// Write one training step, forward pass, prefill or decode step of a dense or MoE
+    /// transformer as a workload file (docs/whatif.md), e.g. `trnsim workload llm --arch moe
+    /// --experts 64 --ep 16 -o moe.ron` or `trnsim workload llm --model gpt-oss-120b --mode
+    /// decode --tp 8 --dp 8 --ep 64 --batch 64 -o d.ron`.
     Llm(Box<LlmArgs>),
     /// Write a benchmark as a workload file: e2e-llm-layer, tp-matmul-N or moe-alltoall-144,
     /// with the benchmark's shapes, routing and collectives; run it with `trnsim run

@@ -139,7 +139,7 @@ impl Llm {
         let e = dtype_bytes(&self.dtype).unwrap_or(4);
         let h = self.hidden;
         let f = self.ffn.max(self.ffn.saturating_mul(self.shared_experts));
-        let kv_max = self.q_len().max(self.context + 1);
+        let kv_max = if self.mode.serving() { self.q_len().max(self.context.saturating_add(1)) } else { self.seq };
         let tokens = (self.batch / u64::from(self.dp)).checked_mul(self.q_len());
         let Some(tokens) = tokens else {
             return Err("--batch x the sequence's tokens is too large".into());
@@ -185,6 +185,10 @@ impl Llm {
         let mut works: Vec<(&str, Vec<u64>)> = vec![
             ("2 x tokens per replica x --hidden x 2 x --ffn", vec![2, tokens, h, 2 * f.max(h)]),
             ("2 x tokens per replica x --hidden x --vocab", vec![2, tokens, h, self.vocab.max(1)]),
+            (
+                "2 x tokens per replica x --hidden x (--heads + 2 x --kv-heads) x --head-dim",
+                vec![2, tokens, h, width, self.head_dim],
+            ),
             (
                 "4 x batch per replica x query tokens x context x --heads x --head-dim (attention)",
                 vec![4, batch, self.q_len(), kv_max, self.heads, self.head_dim],

@@ -30,7 +30,7 @@ fn extreme_parameters_are_refused_or_generate_what_the_loader_accepts() {
             ..Llm::default()
         };
         for _ in 0..=rng.below(3) {
-            let field = rng.below(14);
+            let field = rng.below(19);
             let mut draw = |xs: &[u64]| xs[usize::try_from(rng.below(xs.len() as u64)).unwrap()];
             let as_u32 = |x: u64| u32::try_from(x).unwrap_or(u32::MAX);
             match field {
@@ -52,6 +52,11 @@ fn extreme_parameters_are_refused_or_generate_what_the_loader_accepts() {
                             [usize::try_from(draw(&[0, 1, 2, 3, 4])).unwrap()],
                     )
                 }
+                13 => llm.kv_heads = draw(&big),
+                14 => llm.micro_batches = as_u32(draw(&small)),
+                15 => llm.context = draw(&big),
+                16 => llm.vocab = draw(&small),
+                17 => llm.mode = [Mode::Prefill, Mode::Decode][usize::try_from(draw(&[0, 1])).unwrap()],
                 _ => llm.mode = if llm.mode == Mode::Train { Mode::Forward } else { Mode::Train },
             }
         }
