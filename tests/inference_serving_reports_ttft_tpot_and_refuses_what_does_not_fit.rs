@@ -160,6 +160,17 @@ fn bad_serving_input_is_one_located_line_and_nothing_runs() {
         &["workload", "llm", "--model", "gpt-oss-20b", "--tp", "1", "--dp", "64", "--ep", "64", "--batch", "64"],
         &["--experts 32 must divide by --ep 64"],
     );
+    // A preset file's mistakes are located in it.
+    let text = std::fs::read_to_string(root().join("models/configs/models/gpt-oss-120b.ron")).unwrap();
+    let bad = f("bad-model.ron");
+    std::fs::write(&bad, text.replace("layers: 36,", "layers: 0,")).unwrap();
+    refused(&["workload", "llm", "--model", &bad], &[&format!("{bad}:8:5: layers:"), "0 is out of range"]);
+    std::fs::write(&bad, text.replace("top_k: 4,", "topk: 4,")).unwrap();
+    refused(&["workload", "llm", "--model", &bad], &["topk", "did you mean `top_k`"]);
+    // An output never overwrites an input.
+    let (code, _, err) = run(&["workload", "llm", "--model", &bad, "-o", &bad]);
+    assert_eq!(code, 2, "{err}");
+    assert!(std::fs::read_to_string(&bad).unwrap().contains("topk: 4,"), "the preset file was overwritten");
     // GPT-OSS's MXFP4 experts on Trn2, whose NC-v3 has no MXFP4: located at the node's field.
     let mx = f("mx.ron");
     let (code, _, err) =

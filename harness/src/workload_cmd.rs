@@ -473,6 +473,14 @@ impl WorkloadCmd {
     pub fn inputs(&self) -> Vec<(&'static str, PathBuf)> {
         match self {
             WorkloadCmd::Chakra(c) => c.files.iter().map(|p| ("RANK.json", p.clone())).collect(),
+            WorkloadCmd::Llm(a) => {
+                a.model.iter().filter(|m| Path::new(m).is_file()).map(|m| ("--model", m.into())).collect()
+            }
+            WorkloadCmd::Frontier(f) => [("--model", &f.model), ("--system", &f.system)]
+                .into_iter()
+                .filter(|(_, p)| Path::new(p).is_file())
+                .map(|(k, p)| (k, PathBuf::from(p)))
+                .collect(),
             _ => Vec::new(),
         }
     }
