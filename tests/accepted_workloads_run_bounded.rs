@@ -10,7 +10,7 @@ use arbitrary::Unstructured;
 use trnsim_system::doc::SystemDoc;
 use trnsim_workloads::exec::{self, Costs};
 use trnsim_workloads::format::{self, Checked, Op, MAX_SPANS};
-use trnsim_workloads::llm::Llm;
+use trnsim_workloads::llm::{Llm, Mode};
 
 /// Times from the operation's sizes, so hostile sizes reach the schedule's arithmetic.
 struct BySize;
@@ -40,11 +40,21 @@ impl Costs for BySize {
 /// The generated workload files the mutations start from: tensor, expert and pipeline
 /// parallelism, small enough to schedule in microseconds.
 fn bases() -> Vec<String> {
-    let small = Llm { hidden: 256, ffn: 512, heads: 4, seq: 64, batch: 4, layers: 2, ..Llm::default() };
+    let small = Llm {
+        hidden: 256,
+        ffn: 512,
+        heads: 4,
+        kv_heads: 4,
+        head_dim: 64,
+        seq: 64,
+        batch: 4,
+        layers: 2,
+        ..Llm::default()
+    };
     [
         Llm { tp: 2, ..small.clone() },
         Llm { arch: "moe".into(), tp: 2, dp: 2, ep: 4, experts: 8, ..small.clone() },
-        Llm { tp: 2, dp: 2, pp: 2, train: true, ..small.clone() },
+        Llm { tp: 2, dp: 2, pp: 2, mode: Mode::Train, ..small.clone() },
     ]
     .iter()
     .map(|l| format::to_ron(&l.generate("fuzz").unwrap()).unwrap())

@@ -3,6 +3,9 @@
 //! BF16's time and plain FP8 the same; overriding MXFP4 to 8 MACs per PE halves its time
 //! again; a format the core lacks (MXFP8 on Trn2's NC-v3) is an error naming the core and
 //! the field that would add it. Trn2's NC-v3 runs FP8 at twice BF16, its documented rate.
+//! Weights in another format than the activations (MXFP4 experts) are read at their own bytes,
+//! multiplied at the slower of the two formats' rates, and dequantized on the vector engine
+//! when the activations are not MX.
 
 use trnsim_system::doc::SystemDoc;
 use trnsim_workloads::costs::SystemCosts;
@@ -11,7 +14,16 @@ use trnsim_workloads::format::Op;
 
 /// A GEMM large enough to be compute-bound in every format.
 fn gemm(dtype: &str) -> Op {
-    Op::Gemm { m: 8192, k: 8192, n: 8192, dtype: dtype.into(), count: 1, a_resident: true, b_resident: true }
+    Op::Gemm {
+        m: 8192,
+        k: 8192,
+        n: 8192,
+        dtype: dtype.into(),
+        count: 1,
+        a_resident: true,
+        b_resident: true,
+        weight_dtype: None,
+    }
 }
 
 fn gemm_ns(system: &str, sets: &[&str], dtype: &str) -> Result<f64, String> {
@@ -48,4 +60,39 @@ fn a_core_override_moves_its_format_and_a_missing_format_is_refused() {
     assert!((v3 - 2.0).abs() < 1e-9, "trn2 fp8 {v3}");
     let e = gemm_ns("trn2-chip", &[], "mxfp8").unwrap_err();
     assert!(e.contains("nc-v3") && e.contains("no mxfp8") && e.contains("chip.core.tensor.formats.mxfp8"), "{e}");
+}
+
+fn mixed(m: u64, k: u64, n: u64, dtype: &str, weights: &str) -> Op {
+    let weight_dtype = (weights != dtype).then(|| weights.to_string());
+    Op::Gemm { m, k, n, dtype: dtype.into(), count: 1, a_resident: false, b_resident: false, weight_dtype }
+}
+
+#[test]
+fn mxfp4_weights_read_their_bytes_and_multiply_at_the_slower_formats_rate() {
+    let sys = SystemDoc::open("trn3-chip").unwrap().resolve().unwrap();
+    let mut c = SystemCosts::new(sys.chip().unwrap(), None, 0.8);
+    let t = |c: &mut SystemCosts, op: &Op| c.compute_ns(op).unwrap();
+    // Compute-bound: MXFP4 weights against MXFP8 activations at NC-v4's 4x; against BF16
+    // activations at BF16's rate (the slower of the two).
+    let bf16 = t(&mut c, &mixed(8192, 8192, 8192, "bf16", "bf16"));
+    let mx = t(&mut c, &mixed(8192, 8192, 8192, "mxfp8", "mxfp4"));
+    let wide = t(&mut c, &mixed(8192, 8192, 8192, "bf16", "mxfp4"));
+    assert!((bf16 / mx - 4.0).abs() < 1e-9 && (wide / bf16 - 1.0).abs() < 1e-9, "{bf16} {mx} {wide}");
+    // A decode-shaped GEMM is bound by its bytes: MXFP4 weights are 17/32 of a byte each.
+    let bw = c.hbm_bytes_per_ns().unwrap();
+    let (k, n) = (8192.0, 8192.0);
+    let dec = t(&mut c, &mixed(1, 8192, 8192, "mxfp8", "mxfp4"));
+    let want = ((k + n) * 33.0 / 32.0 + k * n * 17.0 / 32.0) / bw;
+    assert!((dec / want - 1.0).abs() < 1e-9, "{dec} ns against {want}");
+    // MXFP4 weights against BF16 activations are dequantized on the vector engine: 2
+    // operations a weight, on 8 cores x 128 lanes, slower here than reading them.
+    let deq = t(&mut c, &mixed(1, 8192, 8192, "bf16", "mxfp4"));
+    let hz = sys.chip().unwrap().core.clock(trnsim_core::isa::Engine::Vector).as_hz() as f64;
+    let vector = 2.0 * k * n / (8.0 * 128.0 * hz) * 1e9;
+    assert!((deq / vector - 1.0).abs() < 1e-9 && deq > dec, "{deq} ns against {vector}");
+    // On Trn2 (NC-v3, no MXFP4) the same node is refused.
+    let trn2 = SystemDoc::open("trn2-chip").unwrap().resolve().unwrap();
+    let e =
+        SystemCosts::new(trn2.chip().unwrap(), None, 0.8).compute_ns(&mixed(1, 64, 64, "bf16", "mxfp4")).unwrap_err();
+    assert!(e.contains("no mxfp4 matmul"), "{e}");
 }

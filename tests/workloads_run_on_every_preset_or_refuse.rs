@@ -3,15 +3,25 @@
 
 use trnsim_system::doc::{preset_names, SystemDoc};
 use trnsim_workloads::format;
-use trnsim_workloads::llm::Llm;
+use trnsim_workloads::llm::{Llm, Mode};
 
 fn workloads() -> Vec<Llm> {
-    let small = Llm { hidden: 1024, ffn: 2048, heads: 8, seq: 256, batch: 4, layers: 2, ..Llm::default() };
+    let small = Llm {
+        hidden: 1024,
+        ffn: 2048,
+        heads: 8,
+        kv_heads: 8,
+        head_dim: 128,
+        seq: 256,
+        batch: 4,
+        layers: 2,
+        ..Llm::default()
+    };
     vec![
         Llm { tp: 1, ..small.clone() },
         Llm { tp: 4, ..small.clone() },
         Llm { arch: "moe".into(), tp: 2, dp: 4, ep: 8, experts: 8, ..small.clone() },
-        Llm { tp: 2, dp: 2, pp: 2, train: true, ..small.clone() },
+        Llm { tp: 2, dp: 2, pp: 2, mode: Mode::Train, ..small.clone() },
         Llm { tp: 8, dp: 32, batch: 64, ..small.clone() },
     ]
 }

@@ -33,7 +33,16 @@ fn node(id: u32, name: &str, op: Op, deps: &[u32]) -> Node {
 }
 
 fn gemm(m: u32, k: u32, n: u64, count: u32, a_resident: bool, b_resident: bool) -> Op {
-    Op::Gemm { m: u64::from(m), k: u64::from(k), n, dtype: "bf16".into(), count, a_resident, b_resident }
+    Op::Gemm {
+        m: u64::from(m),
+        k: u64::from(k),
+        n,
+        dtype: "bf16".into(),
+        count,
+        a_resident,
+        b_resident,
+        weight_dtype: None,
+    }
 }
 
 /// The workload of benchmark `name` on chips of `cores` NeuronCores.
@@ -50,6 +59,7 @@ pub fn workload(name: &str, cores: u32) -> Result<Workload, String> {
             repeat: 1,
             hbm_bytes_per_rank: None,
             tokens_per_step: None,
+            serving: None,
             nodes: vec![node(0, "ffn.up", gemm(s.tokens, s.d_model, n, 1, false, false), &[])],
         });
     }
@@ -84,6 +94,7 @@ fn tp_matmul(name: &str, source: String, s: &TpShape, chips: u32, cores: u32) ->
         repeat: 1,
         hbm_bytes_per_rank: None,
         tokens_per_step: None,
+        serving: None,
         nodes,
     })
 }
@@ -111,6 +122,7 @@ fn moe_step(name: &str, source: String, s: &MoeShape, chips: usize, cores: u32) 
         repeat: 1,
         hbm_bytes_per_rank: None,
         tokens_per_step: None,
+        serving: None,
         nodes: vec![
             node(0, "experts.weights", Op::Load { bytes: weights }, &[]),
             node(1, "dispatch", Op::AllToAllV(dispatch), &[]),

@@ -68,7 +68,7 @@ enum Cmd {
     /// nccom-test prints it (`--format nccl-tests` for nccl-tests' columns), e.g.
     /// `trnsim collective all-reduce -b 1M -e 1G -f 4`.
     Collective(crate::collective_cmd::CollectiveArgs),
-    /// Write workload files (per-rank operation graphs, docs/whatif.md).
+    /// Write workload files (per-rank operation graphs, docs/whatif.md), and sweep an inference model's serving frontier.
     Workload {
         #[command(subcommand)]
         which: crate::workload_cmd::WorkloadCmd,

@@ -145,7 +145,8 @@ impl<'a> CycleCosts<'a> {
 impl Costs for CycleCosts<'_> {
     fn compute_ns(&mut self, op: &Op) -> Result<f64, String> {
         match op {
-            Op::Gemm { m, k, n, dtype, count, a_resident, b_resident } => {
+            Op::Gemm { m, k, n, dtype, count, a_resident, b_resident, weight_dtype } => {
+                let dtype = weight_dtype.as_ref().filter(|w| *w != dtype).unwrap_or(dtype);
                 if !matches!(dtype.as_str(), "bf16" | "fp16") {
                     return Err(format!(
                         "gemm {m} x {k} x {n} {dtype}: --compute cycle runs BF16 programs only (use --compute roofline)"

@@ -11,6 +11,7 @@ pub mod diff_cmd;
 pub mod dp;
 pub mod e2e;
 pub mod fabric;
+pub mod frontier;
 pub mod gemm_cycle;
 pub mod limits;
 pub mod memory;

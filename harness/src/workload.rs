@@ -91,6 +91,55 @@ pub struct WorkloadRun {
     pub compute: Compute,
     /// Distinct GEMM programs simulated on the cycle-level chip (with [`Compute::Cycle`]).
     pub programs: usize,
+    /// An inference workload's serving figures ([`serving_figures`]); empty otherwise.
+    pub serving: Vec<(String, f64)>,
+}
+
+/// The serving figures of an inference workload (one with a `serving` section) whose pass
+/// took `pass_ns`: a prefill's time to first token (`ttft_ms`), a decode step's time per
+/// output token (`tpot_ms`), and the tokens each processes per second per chip (over the
+/// workload's ranks) and per user (one sequence: a prefill's prompt tokens, a decode's one
+/// token per step).
+pub fn serving_figures(w: &trnsim_workloads::format::Workload, pass_ns: f64) -> Vec<(String, f64)> {
+    let Some(s) = &w.serving else { return Vec::new() };
+    if pass_ns <= 0.0 {
+        return Vec::new();
+    }
+    let secs = pass_ns / 1e9;
+    let (time, per_user) =
+        if s.mode == "prefill" { ("ttft_ms", s.context as f64 / secs) } else { ("tpot_ms", 1.0 / secs) };
+    let tokens = w.tokens_per_step.unwrap_or(0) as f64;
+    vec![
+        (time.to_string(), pass_ns / 1e6),
+        ("tokens_per_s_per_chip".into(), tokens / secs / f64::from(w.ranks)),
+        ("tokens_per_s_per_user".into(), per_user),
+        ("kv_cache_GiB_per_rank".into(), s.kv_cache_bytes_per_rank as f64 / (1u64 << 30) as f64),
+    ]
+}
+
+/// Checks, before anything runs, that workload `w` fits `sys`: its HBM need (if it states
+/// one) within the chip's HBM, and every number format its compute nodes name on the chip's
+/// core. Errors are located in the workload file.
+pub fn check_fits(w: &Checked, sys: &Resolved) -> Result<(), String> {
+    let chip = sys.chip().ok_or("a workload runs on a chip or an UltraServer (its chips); a fabric alone has none")?;
+    if let Some(need) = w.w.hbm_bytes_per_rank {
+        let have = chip.hbm_capacity_bytes();
+        if need > have {
+            let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+            let kv = w.w.serving.as_ref().map_or(0, |s| s.kv_cache_bytes_per_rank);
+            let of = if kv > 0 { format!(" (of which the KV cache {:.1} GiB)", gib(kv)) } else { String::new() };
+            return Err(format!(
+                "{}: hbm_bytes_per_rank: workload {:?} needs {:.1} GiB of HBM per rank{of}, but chip {} has {:.1} GiB ({} stacks): the limit is the chip's HBM; more ranks (--tp, --ep, --pp), a smaller batch or context",
+                w.hbm_at,
+                w.w.name,
+                gib(need),
+                chip.spec.name,
+                gib(have),
+                chip.spec.hbm.stacks
+            ));
+        }
+    }
+    trnsim_workloads::costs::check_formats(w, chip)
 }
 
 /// Runs workload `w` on `sys`. The workload's ranks must fit the system's chips and its HBM
@@ -99,20 +148,7 @@ pub fn run(w: &Checked, sys: &Resolved, opts: &Options) -> Result<WorkloadRun, S
     let efficiency = opts.efficiency;
     let chip = sys.chip().ok_or("a workload runs on a chip or an UltraServer (its chips); a fabric alone has none")?;
     let chips = sys.fabric().map_or(1, |t| t.chips);
-    if let Some(need) = w.w.hbm_bytes_per_rank {
-        let have = chip.hbm_capacity_bytes();
-        if need > have {
-            return Err(format!(
-                "{}: hbm_bytes_per_rank: workload {:?} needs {:.1} GiB of HBM per rank, but chip {} has {:.1} GiB ({} stacks)",
-                w.hbm_at,
-                w.w.name,
-                need as f64 / (1u64 << 30) as f64,
-                chip.spec.name,
-                have as f64 / (1u64 << 30) as f64,
-                chip.spec.hbm.stacks
-            ));
-        }
-    }
+    check_fits(w, sys)?;
     // The roofline's GEMM efficiency is measured unless given, or unused (cycle-level GEMMs
     // and no attention node).
     let uses_roofline_tensor = opts.compute == Compute::Roofline
@@ -131,7 +167,9 @@ pub fn run(w: &Checked, sys: &Resolved, opts: &Options) -> Result<WorkloadRun, S
             (report, cycle.programs_run())
         }
     };
+    let serving = serving_figures(&w.w, report.step_ns / f64::from(w.w.repeat.max(1)));
     Ok(WorkloadRun {
+        serving,
         report,
         gemm_efficiency: eff,
         measured: efficiency.is_none(),
@@ -156,6 +194,7 @@ pub fn headline(r: &WorkloadRun) -> Vec<(String, f64)> {
         ("idle_us".into(), us(b.idle_ns)),
         ("critical_rank".into(), f64::from(b.rank)),
     ];
+    h.splice(1..1, r.serving.iter().cloned());
     h.push(match r.compute {
         Compute::Roofline => ("gemm_efficiency_pct".into(), 100.0 * r.gemm_efficiency),
         Compute::Cycle => ("gemm_programs_simulated".into(), r.programs as f64),
@@ -189,6 +228,17 @@ pub fn to_text(r: &WorkloadRun, system: &str) -> String {
     );
     s += &format!("  {:<28} {:>12.3} us\n", "step time", rep.step_ns / 1e3);
     s += &format!("  {:<28} {:>12}\n", "critical rank", b.rank);
+    for (k, v) in &r.serving {
+        let (name, unit) = match k.as_str() {
+            "ttft_ms" => ("time to first token", "ms"),
+            "tpot_ms" => ("time per output token", "ms"),
+            "tokens_per_s_per_chip" => ("tokens/s per chip", ""),
+            "tokens_per_s_per_user" => ("tokens/s per user", ""),
+            _ => ("KV cache per rank", "GiB"),
+        };
+        s += format!("  {name:<28} {v:>12.3} {unit}").trim_end();
+        s.push('\n');
+    }
     for (name, ns) in [
         ("compute busy", b.compute_ns),
         ("memory busy", b.memory_ns),

@@ -6,18 +6,25 @@ use std::path::{Path, PathBuf};
 use trnsim_harness::workload::{self, WorkloadRun};
 use trnsim_system::doc::SystemDoc;
 use trnsim_workloads::format::{self, Checked};
-use trnsim_workloads::llm::Llm;
+use trnsim_workloads::llm::preset::ModelPreset;
+use trnsim_workloads::llm::{Llm, Mode};
 
 /// `trnsim workload` subcommands.
 #[derive(Subcommand, Debug)]
 pub enum WorkloadCmd {
-    /// Write one training or inference step of a dense or MoE transformer as a workload file
-    /// (docs/whatif.md), e.g. `trnsim workload llm --arch moe --experts 64 --ep 16 -o moe.ron`.
-    Llm(LlmArgs),
+    /// Write one training step, forward pass, prefill or decode step of a dense or MoE
+    /// transformer as a workload file (docs/whatif.md), e.g. `trnsim workload llm --arch moe
+    /// --experts 64 --ep 16 -o moe.ron` or `trnsim workload llm --model gpt-oss-120b --mode
+    /// decode --tp 8 --dp 8 --ep 64 --batch 64 -o d.ron`.
+    Llm(Box<LlmArgs>),
     /// Write a benchmark as a workload file: e2e-llm-layer, tp-matmul-N or moe-alltoall-144,
     /// with the benchmark's shapes, routing and collectives; run it with `trnsim run
     /// --workload FILE --system SYSTEM --compute cycle` (docs/whatif.md compares the two).
     Bench(BenchArgs),
+    /// Sweep an inference model's layouts (TP, EP, DP) and batches on a system and print the
+    /// Pareto frontier of tokens/s per chip against tokens/s per user, e.g. `trnsim workload
+    /// frontier --model gpt-oss-120b --system trn3-gen2-ultraserver --svg f.svg`.
+    Frontier(Box<FrontierArgs>),
     /// Read MLCommons Chakra execution traces dumped to JSON (chakra_jsonizer's output, or
     /// the JSON feeder's `workload_graph` form), one file per rank in rank order, and write
     /// them as one workload file (docs/whatif.md).
@@ -41,6 +48,66 @@ pub struct ChakraArgs {
     out: Option<PathBuf>,
 }
 
+/// `trnsim workload frontier` flags.
+#[derive(Args, Debug)]
+pub struct FrontierArgs {
+    /// The model: a preset (gpt-oss-120b, ...) or a preset file.
+    #[arg(long, value_name = "NAME|FILE")]
+    model: String,
+    /// The system (a preset or a RON file).
+    #[arg(long, value_name = "PRESET|FILE.ron")]
+    system: String,
+    /// decode (time per output token) or prefill (time to first token).
+    #[arg(long, default_value = "decode", value_parser = parse_serving_mode)]
+    mode: Mode,
+    /// Tokens in each sequence's KV cache (decode) or prompt (prefill), 1..=2^24.
+    #[arg(long, default_value_t = 8192)]
+    context: u64,
+    /// Transformer layers (default: the model's), for a quicker sweep.
+    #[arg(long)]
+    layers: Option<u32>,
+    /// TP degrees (comma-separated); DP fills the chips (chips / TP).
+    #[arg(long = "tp", value_delimiter = ',', default_value = "1,2,4,8")]
+    tps: Vec<u32>,
+    /// EP degrees (comma-separated; a dense model takes 1).
+    #[arg(long = "ep", value_delimiter = ',', default_value = "1,4,16,64")]
+    eps: Vec<u32>,
+    /// Sequences per DP replica (comma-separated, ascending; the batch is this x DP).
+    #[arg(long = "per-replica", value_delimiter = ',', default_value = "1,2,4,8,16,32,64")]
+    per_replica: Vec<u64>,
+    /// Chips used (default: the system's).
+    #[arg(long)]
+    chips: Option<u32>,
+    /// Activations' element type.
+    #[arg(long, default_value = "bf16")]
+    dtype: String,
+    /// Format of the experts' weights (default: the model's).
+    #[arg(long = "expert-weights")]
+    expert_weights: Option<String>,
+    /// The fraction of the tensor engines' peak GEMMs reach (0.001 <= F <= 1), instead of
+    /// measuring it on the system's cycle-level chip.
+    #[arg(long, value_name = "F", value_parser = parse_efficiency)]
+    gemm_efficiency: Option<f64>,
+    /// Also print the point of most tokens/s per chip whose step (time per output token, or
+    /// time to first token) is at most this many ms: the throughput at a given interactivity.
+    #[arg(long, value_name = "MS")]
+    within_ms: Option<f64>,
+    /// Write the plot here.
+    #[arg(long, value_name = "FILE.svg")]
+    svg: Option<PathBuf>,
+    /// Write the points as JSON here.
+    #[arg(long, value_name = "FILE.json")]
+    json: Option<PathBuf>,
+}
+
+/// `decode` or `prefill`.
+fn parse_serving_mode(s: &str) -> Result<Mode, String> {
+    match Mode::parse(s)? {
+        m if m.serving() => Ok(m),
+        _ => Err(format!("{s:?}: the frontier is of a serving mode (allowed: decode, prefill)")),
+    }
+}
+
 /// `trnsim workload bench` flags.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
@@ -51,34 +118,72 @@ pub struct BenchArgs {
     out: Option<PathBuf>,
 }
 
-/// `trnsim workload llm` flags.
+/// `trnsim workload llm` flags. With `--model`, the model's shape and weight formats come
+/// from the preset and the shape flags given override them; without, from the defaults shown.
 #[derive(Args, Debug)]
 pub struct LlmArgs {
-    /// dense or moe.
-    #[arg(long, default_value = "dense")]
-    arch: String,
-    /// Transformer layers.
-    #[arg(long, default_value_t = 2)]
-    layers: u32,
-    /// Model width.
-    #[arg(long, default_value_t = 4096)]
-    hidden: u64,
-    /// MLP (or each expert's) inner width.
-    #[arg(long, default_value_t = 16384)]
-    ffn: u64,
-    /// Attention heads.
-    #[arg(long, default_value_t = 32)]
-    heads: u64,
+    /// Start from a published model: gpt-oss-120b, gpt-oss-20b, llama-3.3-70b,
+    /// llama-3.1-405b, deepseek-v3, or a preset file (models/configs/models/*.ron).
+    #[arg(long, value_name = "NAME|FILE")]
+    model: Option<String>,
+    /// forward (a forward pass, no KV cache), train (forward, backward, gradient
+    /// all-reduce, update), prefill (the prompts into the KV cache: time to first token) or
+    /// decode (one token a sequence against the KV cache: time per output token).
+    #[arg(long, value_name = "MODE", default_value = "forward", value_parser = Mode::parse)]
+    mode: Mode,
+    /// Same as --mode train.
+    #[arg(long, conflicts_with = "mode")]
+    train: bool,
+    /// dense or moe (default dense).
+    #[arg(long)]
+    arch: Option<String>,
+    /// Transformer layers (default 2).
+    #[arg(long)]
+    layers: Option<u32>,
+    /// Model width (default 4096).
+    #[arg(long)]
+    hidden: Option<u64>,
+    /// MLP (or each expert's) inner width (default 16384).
+    #[arg(long)]
+    ffn: Option<u64>,
+    /// Query heads (default 32).
+    #[arg(long)]
+    heads: Option<u64>,
+    /// Key/value heads, grouped-query attention (default: --heads).
+    #[arg(long = "kv-heads")]
+    kv_heads: Option<u64>,
+    /// Each head's width (default: --hidden / --heads).
+    #[arg(long = "head-dim")]
+    head_dim: Option<u64>,
+    /// Gated MLP, SwiGLU: the up projection is gate and up (true or false; default false).
+    #[arg(long, value_name = "BOOL")]
+    gated: Option<bool>,
     /// Experts per MoE layer (--arch moe; default 8).
     #[arg(long)]
     experts: Option<u64>,
     /// Experts per token (--arch moe; default 2).
     #[arg(long = "top-k")]
     top_k: Option<u64>,
-    /// Sequence length.
+    /// Shared experts per MoE layer, a dense MLP every token takes (--arch moe; default 0).
+    #[arg(long = "shared-experts")]
+    shared_experts: Option<u64>,
+    /// Vocabulary: the LM head's width (0: no LM head; default 0).
+    #[arg(long)]
+    vocab: Option<u64>,
+    /// Sliding-window attention's window in tokens (0: none; default 0).
+    #[arg(long = "sliding-window")]
+    sliding_window: Option<u64>,
+    /// Every N-th layer from layer 0 uses the sliding window (default 1: all).
+    #[arg(long = "sliding-every", value_name = "N")]
+    sliding_every: Option<u32>,
+    /// Sequence length (--mode forward and train).
     #[arg(long, default_value_t = 2048)]
     seq: u64,
-    /// Sequences per step over all data-parallel replicas.
+    /// Prefill: each prompt's tokens; decode: the tokens already in each sequence's KV cache
+    /// (--mode prefill and decode; default 2048).
+    #[arg(long)]
+    context: Option<u64>,
+    /// Sequences per step over all data-parallel replicas (serving: concurrent users).
     #[arg(long, default_value_t = 8)]
     batch: u64,
     /// Tensor-parallel degree.
@@ -93,12 +198,21 @@ pub struct LlmArgs {
     /// Pipeline stages.
     #[arg(long, default_value_t = 1)]
     pp: u32,
-    /// Element type: bf16, fp16, fp32, fp8, mxfp8 (MXFP8 needs a core with that format: Trn3).
+    /// Micro-batches each replica's batch is split into, run through the pipeline in 1F1B
+    /// order (--pp >= 2; divides --batch / --dp).
+    #[arg(long = "micro-batches", default_value_t = 1)]
+    micro_batches: u32,
+    /// Activations' element type: bf16, fp16, fp32, fp8, mxfp8 (MXFP8 needs a core with that
+    /// format: Trn3; attention and the KV cache then stay BF16).
     #[arg(long, default_value = "bf16")]
     dtype: String,
-    /// A training step (forward, backward, gradient all-reduce, update) instead of inference.
+    /// Format of the non-expert weights in HBM (default: the preset's, else --dtype).
     #[arg(long)]
-    train: bool,
+    weights: Option<String>,
+    /// Format of the experts' weights in HBM, e.g. mxfp4 (default: the preset's, else
+    /// --weights).
+    #[arg(long = "expert-weights")]
+    expert_weights: Option<String>,
     /// Expert load of the busiest rank over the mean (1..=1000, --arch moe; default 1): a
     /// what-if for skewed routing.
     #[arg(long)]
@@ -153,6 +267,7 @@ pub fn run(cmd: WorkloadCmd) -> Result<(), (String, i32)> {
     let a = match cmd {
         WorkloadCmd::Llm(a) => a,
         WorkloadCmd::Chakra(c) => return chakra(c),
+        WorkloadCmd::Frontier(f) => return frontier(*f),
         WorkloadCmd::Bench(b) => {
             let chip = trnsim_system::chip::trn3().map_err(|e| (e, 1))?;
             let w = trnsim_harness::bench_workloads::workload(&b.name, chip.spec.cores).map_err(|e| (e, 2))?;
@@ -160,38 +275,151 @@ pub fn run(cmd: WorkloadCmd) -> Result<(), (String, i32)> {
             return write_workload(&w, b.out.as_deref(), &format!("run it on --system {system}"));
         }
     };
+    let llm = llm_of(*a)?;
+    let cmdline = format!("trnsim workload llm {}", std::env::args().skip(3).collect::<Vec<_>>().join(" "));
+    let w = llm.0.generate(cmdline.trim()).map_err(|e| (e, 2))?;
+    write_workload(&w, llm.1.as_deref(), "")
+}
+
+/// The generator's parameters from the flags (a preset's, overridden by the flags given),
+/// and the output file.
+fn llm_of(a: LlmArgs) -> Result<(Llm, Option<PathBuf>), (String, i32)> {
+    let d = Llm::default();
+    let mode = if a.train { Mode::Train } else { a.mode };
+    let base = Llm { seq: a.seq, batch: a.batch, tp: a.tp, dp: a.dp, pp: a.pp, mode, ..d.clone() };
+    let mut llm = match &a.model {
+        Some(m) => ModelPreset::open(m).map_err(|e| (e, 2))?.apply(base),
+        None => base,
+    };
+    if a.context.is_some() && !mode.serving() {
+        return Err((
+            "--context applies to --mode prefill and decode (--seq sets a forward or training pass)".into(),
+            2,
+        ));
+    }
+    llm.context = a.context.unwrap_or(a.seq);
+    let given = |v: Option<u64>, cur: u64| v.unwrap_or(cur);
+    llm.arch = a.arch.clone().unwrap_or(llm.arch);
+    llm.layers = a.layers.unwrap_or(llm.layers);
+    llm.hidden = given(a.hidden, llm.hidden);
+    llm.ffn = given(a.ffn, llm.ffn);
+    llm.heads = given(a.heads, llm.heads);
+    if a.model.is_none() {
+        // Without a preset, KV heads and head size follow the heads and width.
+        llm.kv_heads = llm.heads;
+        llm.head_dim = llm.hidden / llm.heads.max(1);
+        llm.weights = a.dtype.clone();
+        llm.expert_weights = a.dtype.clone();
+    }
+    llm.kv_heads = given(a.kv_heads, llm.kv_heads);
+    llm.head_dim = given(a.head_dim, llm.head_dim);
+    llm.gated = a.gated.unwrap_or(llm.gated);
+    llm.vocab = given(a.vocab, llm.vocab);
+    llm.sliding_window = given(a.sliding_window, llm.sliding_window);
+    llm.sliding_every = a.sliding_every.unwrap_or(llm.sliding_every);
+    llm.micro_batches = a.micro_batches;
+    llm.dtype = a.dtype.clone();
+    llm.weights = a.weights.clone().unwrap_or(llm.weights);
+    llm.expert_weights = a.expert_weights.clone().or(a.weights.clone()).unwrap_or(llm.expert_weights);
     // The MoE flags mean nothing to a dense model: refused, not ignored.
     let moe_flags = [
         ("--experts", a.experts.is_some()),
         ("--top-k", a.top_k.is_some()),
         ("--ep", a.ep.is_some()),
         ("--imbalance", a.imbalance.is_some()),
+        ("--shared-experts", a.shared_experts.is_some()),
+        ("--expert-weights", a.expert_weights.is_some()),
     ];
-    if let Some((flag, _)) = moe_flags.iter().find(|(_, given)| *given).filter(|_| a.arch != "moe") {
-        return Err((format!("{flag} applies to --arch moe (this is --arch {})", a.arch), 2));
+    if let Some((flag, _)) = moe_flags.iter().find(|(_, given)| *given).filter(|_| llm.arch != "moe") {
+        return Err((format!("{flag} applies to --arch moe (this is --arch {})", llm.arch), 2));
     }
-    let d = Llm::default();
-    let llm = Llm {
-        arch: a.arch,
-        layers: a.layers,
-        hidden: a.hidden,
-        ffn: a.ffn,
-        heads: a.heads,
-        experts: a.experts.unwrap_or(d.experts),
-        top_k: a.top_k.unwrap_or(d.top_k),
-        seq: a.seq,
-        batch: a.batch,
-        tp: a.tp,
-        ep: a.ep.unwrap_or(d.ep),
-        dp: a.dp,
-        pp: a.pp,
-        dtype: a.dtype,
-        train: a.train,
-        imbalance: a.imbalance.unwrap_or(d.imbalance),
+    llm.experts = given(a.experts, llm.experts);
+    llm.top_k = given(a.top_k, llm.top_k);
+    llm.shared_experts = given(a.shared_experts, llm.shared_experts);
+    llm.ep = a.ep.unwrap_or(d.ep);
+    llm.imbalance = a.imbalance.unwrap_or(d.imbalance);
+    // The layout's rules first; then, without a preset or --head-dim, the head size the
+    // width and heads give must be whole.
+    llm.check().map_err(|e| (e, 2))?;
+    if a.model.is_none() && a.head_dim.is_none() && !llm.hidden.is_multiple_of(llm.heads) {
+        return Err((format!("--hidden {} must divide by --heads {} (or give --head-dim)", llm.hidden, llm.heads), 2));
+    }
+    Ok((llm, a.out))
+}
+
+/// `trnsim workload frontier`.
+fn frontier(a: FrontierArgs) -> Result<(), (String, i32)> {
+    use trnsim_harness::frontier;
+    let preset = ModelPreset::open(&a.model).map_err(|e| (e, 2))?;
+    let doc = SystemDoc::open(&a.system).map_err(|e| (e, 2))?;
+    let sys = doc.resolve().map_err(|e| (e, 2))?;
+    let chip = sys.chip().ok_or(("--system: the frontier runs on a system with chips".to_string(), 2))?;
+    let have = sys.fabric().map_or(1, |t| t.chips) as u32;
+    let chips = a.chips.unwrap_or(have);
+    if chips == 0 || chips > have {
+        return Err((format!("--chips {chips} is out of range (allowed: 1..={have}, the chips of {})", doc.name()), 2));
+    }
+    let mut base = preset.apply(Llm { mode: a.mode, context: a.context, dtype: a.dtype.clone(), ..Llm::default() });
+    base.layers = a.layers.unwrap_or(base.layers);
+    base.expert_weights = a.expert_weights.clone().unwrap_or(base.expert_weights);
+    // The grid's first point checks the flags (ranges, formats) before anything runs.
+    let probe = Llm { tp: 1, ep: 1, dp: 1, batch: 1, ..base.clone() };
+    probe.check().map_err(|e| (e, 2))?;
+    let w = probe.generate("probe").map_err(|e| (e, 2))?;
+    let c = format::parse("probe.ron", &format::to_ron(&w).map_err(|e| (e, 1))?).map_err(|e| (e.to_string(), 2))?;
+    trnsim_workloads::costs::check_formats(&c, chip)
+        .map_err(|e| (e.replacen("probe.ron", "--dtype/--expert-weights", 1), 2))?;
+    let eff = match a.gemm_efficiency {
+        Some(e) => e,
+        None => workload::gemm_efficiency(chip).map_err(|e| (e, 1))?,
     };
-    let cmdline = format!("trnsim workload llm {}", std::env::args().skip(3).collect::<Vec<_>>().join(" "));
-    let w = llm.generate(cmdline.trim()).map_err(|e| (e, 2))?;
-    write_workload(&w, a.out.as_deref(), "")
+    let grid = frontier::Grid { tps: a.tps.clone(), eps: a.eps.clone(), per_replica: a.per_replica.clone(), chips };
+    let (points, refused) = frontier::sweep(&base, &sys, &grid, eff).map_err(|e| (e, 1))?;
+    let time = if a.mode == Mode::Decode { "tpot(ms)" } else { "ttft(ms)" };
+    println!(
+        "{} {} on {} ({chips} chips), context {}, GEMMs at {:.1} % of peak: {} points, {} on the frontier",
+        preset.name,
+        a.mode.name(),
+        doc.name(),
+        a.context,
+        100.0 * eff,
+        points.len(),
+        points.iter().filter(|p| p.frontier).count()
+    );
+    print!("{}", frontier::table(&points, time));
+    for r in &refused {
+        println!("refused: {r}");
+    }
+    if let Some(ms) = a.within_ms {
+        let best = points
+            .iter()
+            .filter(|p| p.step_ms <= ms)
+            .max_by(|x, y| x.tokens_per_s_per_chip.total_cmp(&y.tokens_per_s_per_chip));
+        match best {
+            Some(p) => println!(
+                "best within {ms} ms: tp {} ep {} dp {} batch {}: {} {:.3} ms, {:.1} tokens/s per chip, {:.1} per user",
+                p.tp,
+                p.ep,
+                p.dp,
+                p.batch,
+                &time[..4],
+                p.step_ms,
+                p.tokens_per_s_per_chip,
+                p.tokens_per_s_per_user
+            ),
+            None => println!("best within {ms} ms: no point is that fast"),
+        }
+    }
+    let title = format!("{} {} on {}: tokens/s per chip against per user", preset.name, a.mode.name(), doc.name());
+    if let Some(p) = &a.svg {
+        write_new(p, &frontier::svg(&title, &points))?;
+        eprintln!("plot: {}", p.display());
+    }
+    if let Some(p) = &a.json {
+        let doc = serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "title": title, "points": points, "refused": refused });
+        write_new(p, &trnsim_harness::outputs::json_text(&doc).map_err(|e| (e, 1))?)?;
+    }
+    Ok(())
 }
 
 /// `trnsim workload chakra`.
@@ -245,6 +473,14 @@ impl WorkloadCmd {
     pub fn inputs(&self) -> Vec<(&'static str, PathBuf)> {
         match self {
             WorkloadCmd::Chakra(c) => c.files.iter().map(|p| ("RANK.json", p.clone())).collect(),
+            WorkloadCmd::Llm(a) => {
+                a.model.iter().filter(|m| Path::new(m).is_file()).map(|m| ("--model", m.into())).collect()
+            }
+            WorkloadCmd::Frontier(f) => [("--model", &f.model), ("--system", &f.system)]
+                .into_iter()
+                .filter(|(_, p)| Path::new(p).is_file())
+                .map(|(k, p)| (k, PathBuf::from(p)))
+                .collect(),
             _ => Vec::new(),
         }
     }
@@ -255,6 +491,10 @@ impl WorkloadCmd {
             WorkloadCmd::Llm(a) => &a.out,
             WorkloadCmd::Bench(b) => &b.out,
             WorkloadCmd::Chakra(c) => &c.out,
+            WorkloadCmd::Frontier(f) => {
+                let outs = [("--svg", &f.svg), ("--json", &f.json)];
+                return outs.iter().filter_map(|(k, p)| (*p).clone().map(|p| (*k, p))).collect();
+            }
         };
         out.clone().map(|p| ("-o", p)).into_iter().collect()
     }
@@ -301,6 +541,9 @@ pub fn run_file(w: &Checked, doc: &SystemDoc, opts: &workload::Options) -> Resul
             2,
         ));
     }
+    if sys.chip().is_some() {
+        workload::check_fits(w, &sys).map_err(|e| (e, 2))?;
+    }
     workload::run(w, &sys, opts).map_err(|e| {
         let code = if e.contains("hbm_bytes_per_rank") || e.contains("needs a system") { 2 } else { 1 };
         (e, code)
@@ -316,7 +559,12 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
         for set in &a.sets {
             doc.set(set).map_err(|e| (e, 2))?;
         }
-        doc.resolve().map_err(|e| (e, 2))?;
+        let sys = doc.resolve().map_err(|e| (e, 2))?;
+        // Every system is checked before any runs: a workload that does not fit one is
+        // refused with nothing run.
+        if sys.chip().is_some() {
+            workload::check_fits(&w, &sys).map_err(|e| (e, 2))?;
+        }
         runs.push((doc.name(), doc));
     }
     let mut done = Vec::new();

@@ -531,6 +531,7 @@ fn merge(
         repeat: 1,
         hbm_bytes_per_rank: None,
         tokens_per_step: None,
+        serving: None,
         nodes,
     };
     let text = crate::format::to_ron(&w).map_err(|e| err(files, 0, 0, "(workload)", e))?;

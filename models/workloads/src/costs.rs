@@ -109,6 +109,49 @@ impl<'a> SystemCosts<'a> {
     }
 }
 
+/// Vector-engine operations a GEMM's number formats cost, for `a_elems` activation elements
+/// and `b_elems` weight elements: activations in an MX format are quantized (a block's
+/// absolute maximum, its shared scale, the scaled cast: 4 operations per element, OCP MX
+/// v1.0's conversion); weights in an MX format multiplied against a non-MX `dtype` are
+/// dequantized (the scale's multiply and the cast: 2 per element). Same-format GEMMs cost
+/// none. The block scales applied inside the tensor engine's MX matmul are in its rate.
+pub fn scaling_ops(dtype: &str, weight_dtype: &str, a_elems: f64, b_elems: f64) -> f64 {
+    let mx = |d: &str| d.starts_with("mx");
+    let quantize = if mx(dtype) && weight_dtype != dtype { 4.0 * a_elems } else { 0.0 };
+    let dequantize = if mx(weight_dtype) && !mx(dtype) { 2.0 * b_elems } else { 0.0 };
+    quantize + dequantize
+}
+
+/// Checks that `chip`'s core multiplies in every format the workload's compute nodes name
+/// (a GEMM's `dtype` and `weight_dtype`, an attention's or a kernel's `dtype`), before
+/// anything runs; the error is located at the first node that names a missing one.
+pub fn check_formats(w: &crate::format::Checked, chip: &Chip) -> Result<(), String> {
+    for (i, n) in w.w.nodes.iter().enumerate() {
+        let named: Vec<(&str, &str)> = match &n.op {
+            Op::Gemm { dtype, weight_dtype, .. } => std::iter::once(("dtype", dtype.as_str()))
+                .chain(weight_dtype.as_deref().map(|d| ("weight_dtype", d)))
+                .collect(),
+            Op::Attention { dtype, .. } | Op::Kernel { dtype, .. } => vec![("dtype", dtype.as_str())],
+            _ => continue,
+        };
+        for (key, d) in named {
+            if tensor_rate(&chip.core, d).is_none() {
+                let have: Vec<&str> =
+                    chip.core.tensor.formats.entries().filter(|(_, r)| r.is_some()).map(|(f, _)| f).collect();
+                let m = format!(
+                    "core {} of {} has no {d} matmul (its formats: {}; a what-if: --set chip.core.tensor.formats.{}...)",
+                    chip.core.name,
+                    chip.spec.name,
+                    have.join(", "),
+                    format_name(d)
+                );
+                return Err(w.node_error(i, &format!("op.{key}"), &m));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The core format a workload dtype multiplies in (`fp8` is FP8 E4M3).
 fn format_name(dtype: &str) -> &str {
     if dtype == "fp8" {
@@ -131,24 +174,33 @@ impl crate::exec::Costs for SystemCosts<'_> {
     fn compute_ns(&mut self, op: &Op) -> Result<f64, String> {
         let bw = self.hbm_bytes_per_ns()?;
         Ok(match op {
-            Op::Gemm { m, k, n, dtype, count, a_resident, b_resident } => {
+            Op::Gemm { m, k, n, dtype, count, a_resident, b_resident, weight_dtype } => {
                 let e = dtype_size(dtype).unwrap_or(2.0);
+                let wd = weight_dtype.as_deref().unwrap_or(dtype);
+                let we = dtype_size(wd).unwrap_or(2.0);
                 let (m, k, n, c) = (*m as f64, *k as f64, *n as f64, f64::from(*count));
                 let flops = 2.0 * m * k * n * c;
                 let (a, b) = (if *a_resident { 0.0 } else { m * k }, if *b_resident { 0.0 } else { k * n });
-                let bytes = (a + b + m * n) * e * c;
-                self.tensor_ns(flops, dtype)?.max(bytes / bw)
+                let bytes = ((a + m * n) * e + b * we) * c;
+                // Mixed formats multiply at the slower format's rate (both must exist on the
+                // core); scaling work on the vector engine runs beside the tensor engine.
+                let tensor = self.tensor_ns(flops, dtype)?.max(self.tensor_ns(flops, wd)?);
+                let scaling = self.vector_ns(scaling_ops(dtype, wd, m * k * c, k * n * c));
+                tensor.max(scaling).max(bytes / bw)
             }
-            Op::Attention { batch, heads, seq, kv_seq, head_dim, causal, dtype } => {
+            Op::Attention { batch, heads, seq, kv_seq, kv_heads, head_dim, causal, dtype } => {
                 let (b, h, s, d) = (*batch as f64, *heads as f64, *seq as f64, *head_dim as f64);
                 let kv = kv_seq.unwrap_or(*seq) as f64;
+                let kvh = kv_heads.unwrap_or(*heads) as f64;
                 let frac = if *causal { 0.5 } else { 1.0 };
                 let scores = b * h * s * kv * frac;
                 let tensor = self.tensor_ns(4.0 * scores * d, dtype)?;
                 // Softmax: max, subtract, exp, sum, scale (5 operations per score).
                 let softmax = self.vector_ns(5.0 * scores);
                 let e = dtype_size(dtype).unwrap_or(2.0);
-                let io = b * h * (2.0 * s + 2.0 * kv) * d * e;
+                // Q in and O out for every query head, K and V for every KV head: at decode
+                // (s = 1) the KV cache's read bounds the node.
+                let io = b * (2.0 * h * s + 2.0 * kvh * kv) * d * e;
                 tensor.max(softmax).max(io / bw)
             }
             Op::Kernel { flops, bytes, duration_ns, dtype } => {

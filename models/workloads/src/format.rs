@@ -75,9 +75,34 @@ pub struct Workload {
     /// None: not stated, no per-token figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_per_step: Option<u64>,
+    /// An inference workload's serving figures (what one pass is: a prefill of `batch`
+    /// prompts of `context` tokens, or one decode step of `batch` sequences): reports give
+    /// time to first token or time per output token and tokens/s per chip and per user.
+    /// None: not an inference workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<Serving>,
     /// The graph.
     pub nodes: Vec<Node>,
 }
+
+/// What one pass of an inference workload serves.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Serving {
+    /// "prefill" (the prompts into the KV cache; its time is the time to first token) or
+    /// "decode" (one output token per sequence; its time is the time per output token).
+    pub mode: String,
+    /// Concurrent sequences (users), 1..=2^24.
+    pub batch: u64,
+    /// Prefill: the prompt's tokens; decode: the tokens already in the KV cache (0..=2^24).
+    pub context: u64,
+    /// The KV cache's bytes per rank (included in `hbm_bytes_per_rank`), for reports.
+    #[serde(default)]
+    pub kv_cache_bytes_per_rank: u64,
+}
+
+/// Largest batch or context a serving section may name.
+pub const MAX_SERVING: u64 = 1 << 24;
 
 /// One operation of the graph.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -130,6 +155,12 @@ pub enum Op {
         /// HBM.
         #[serde(default, skip_serializing_if = "is_false")]
         b_resident: bool,
+        /// B's format in HBM when it differs from `dtype` (weights stored in MXFP4 and
+        /// multiplied against activations in `dtype`): B's bytes are this format's, the matmul
+        /// runs at the slower of the two formats' rates, and the scaling work is charged on
+        /// the vector engine (costs.rs). None: B is in `dtype`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        weight_dtype: Option<String>,
     },
     /// Scaled dot-product attention: QKᵀ, softmax, PV for `batch x heads` heads.
     Attention {
@@ -142,6 +173,10 @@ pub enum Op {
         /// Key/value length (default: `seq`).
         #[serde(default)]
         kv_seq: Option<u64>,
+        /// Key/value heads on this rank (grouped-query attention: each serves `heads /
+        /// kv_heads` query heads; default: `heads`). The K and V read are this many heads'.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kv_heads: Option<u64>,
         /// Head dimension.
         head_dim: u64,
         /// Causal mask: half the score matrix is computed.
@@ -603,9 +638,40 @@ pub fn check(file: &str, text: &str, mut w: Workload) -> Result<Checked, ConfigE
             _ => ranks,
         });
     }
+    check_serving(&at, &w)?;
     let e = at.at_key("hbm_bytes_per_rank", String::new(), String::new());
     let hbm_at = format!("{}:{}:{}", e.file, e.line, e.col);
     Ok(Checked { w, groups, node_ranks, hbm_at, source: (file.to_string(), text.to_string()) })
+}
+
+/// A serving section: a known mode, batch and context in range, and `tokens_per_step` what
+/// the mode processes (prefill: batch x context; decode: batch).
+fn check_serving(at: &Locator<'_>, w: &Workload) -> Result<(), ConfigError> {
+    let Some(s) = &w.serving else { return Ok(()) };
+    let err = |k: &str, m: String| Err(at.at_key(k, format!("serving.{k}"), m));
+    if s.mode != "prefill" && s.mode != "decode" {
+        return err("mode", format!("unknown mode {:?} (allowed: prefill, decode)", s.mode));
+    }
+    if !(1..=MAX_SERVING).contains(&s.batch) {
+        return err("batch", format!("{} is out of range (allowed: 1..={MAX_SERVING})", s.batch));
+    }
+    let min = u64::from(s.mode == "prefill");
+    if !(min..=MAX_SERVING).contains(&s.context) {
+        return err("context", format!("{} is out of range (allowed: {min}..={MAX_SERVING})", s.context));
+    }
+    if s.kv_cache_bytes_per_rank > MAX_SIZE {
+        let m = format!("{} is out of range (allowed: 0..={MAX_SIZE})", s.kv_cache_bytes_per_rank);
+        return err("kv_cache_bytes_per_rank", m);
+    }
+    let want = if s.mode == "prefill" { s.batch * s.context } else { s.batch };
+    if w.tokens_per_step != Some(want) {
+        let m = format!(
+            "a {} of batch {} and context {} processes {want} tokens a pass; tokens_per_step says {:?}",
+            s.mode, s.batch, s.context, w.tokens_per_step
+        );
+        return err("mode", m);
+    }
+    Ok(())
 }
 
 /// The senders of a send/recv and the ranks they send to, sorted.
@@ -682,18 +748,34 @@ fn check_op(
             .ok_or_else(|| at.at_node(n.id, "dtype", f("dtype"), format!("unknown dtype {d:?} (allowed: {DTYPES})")))
     };
     match &n.op {
-        Op::Gemm { m, k, n: cols, dtype: d, count, .. } => {
+        Op::Gemm { m, k, n: cols, dtype: d, count, weight_dtype, .. } => {
             size("m", *m, 1)?;
             size("k", *k, 1)?;
             size("n", *cols, 1)?;
             size("count", u64::from(*count), 1)?;
             dtype(d)?;
+            if let Some(wd) = weight_dtype {
+                dtype_size(wd).ok_or_else(|| {
+                    at.at_node(
+                        n.id,
+                        "weight_dtype",
+                        f("weight_dtype"),
+                        format!("unknown dtype {wd:?} (allowed: {DTYPES})"),
+                    )
+                })?;
+            }
             let flops = [*m, *k, *cols, u64::from(*count)].iter().try_fold(2u64, |a, &b| a.checked_mul(b));
             work(flops, "m")?;
         }
-        Op::Attention { batch, heads, seq, kv_seq, head_dim, dtype: d, .. } => {
+        Op::Attention { batch, heads, seq, kv_seq, kv_heads, head_dim, dtype: d, .. } => {
             for (k, v) in [("batch", *batch), ("heads", *heads), ("seq", *seq), ("head_dim", *head_dim)] {
                 size(k, v, 1)?;
+            }
+            if let Some(kv) = kv_heads {
+                if *kv == 0 || *kv > *heads {
+                    let m = format!("{kv} is out of range (allowed: 1..=heads = {heads})");
+                    return Err(at.at_node(n.id, "kv_heads", f("kv_heads"), m));
+                }
             }
             size("kv_seq", kv_seq.unwrap_or(*seq), 1)?;
             dtype(d)?;

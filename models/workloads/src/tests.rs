@@ -2,7 +2,7 @@
 
 use crate::exec::{self, Costs};
 use crate::format::{self, Op};
-use crate::llm::Llm;
+use crate::llm::{Llm, Mode};
 
 /// Every compute node 10 ns, memory 20 ns, collectives 5 ns x group size, send/recv 7 ns.
 struct Fixed;
@@ -52,7 +52,7 @@ fn the_schedule_overlaps_queues_and_synchronizes_groups() {
 
 #[test]
 fn a_workload_round_trips_through_ron_and_json() {
-    let w = Llm { train: true, dp: 2, pp: 2, ..Llm::default() }.generate("test").unwrap();
+    let w = Llm { mode: Mode::Train, dp: 2, pp: 2, ..Llm::default() }.generate("test").unwrap();
     let text = format::to_ron(&w).unwrap();
     let back = format::parse("w.ron", &text).unwrap();
     assert_eq!(back.w, w);
@@ -101,7 +101,7 @@ fn the_generator_names_the_rule_a_shape_breaks() {
 
 #[test]
 fn pipeline_stages_pass_activations_forward_and_gradients_back() {
-    let w = Llm { train: true, pp: 2, tp: 2, layers: 2, ..Llm::default() }.generate("t").unwrap();
+    let w = Llm { mode: Mode::Train, pp: 2, tp: 2, layers: 2, ..Llm::default() }.generate("t").unwrap();
     let c = format::parse("w.ron", &format::to_ron(&w).unwrap()).unwrap();
     let r = exec::run(&c, 4, &mut Fixed).unwrap();
     let hops: Vec<&str> = r.collectives.iter().filter(|s| s.op == "send_recv").map(|s| s.name.as_str()).collect();
