@@ -988,7 +988,8 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
         let staged = Staged::new(t);
         let mut sink = trnsim_traces::create_sink(staged.path()).map_err(|e| Failure::Usage(e.to_string()))?;
         let peak = docs[0].resolve().ok().and_then(|s| s.chip().map(|c| c.peak_bf16_tflops())).unwrap_or(0.0);
-        trnsim_harness::workload::trace(&loads[0], &r.report, peak, sink.as_mut()).map_err(Failure::Run)?;
+        trnsim_harness::workload::trace(&loads[0], &r.report, peak, r.energy.as_ref(), sink.as_mut())
+            .map_err(Failure::Run)?;
         drop(sink);
         staged.commit().map_err(Failure::Run)?;
         eprintln!("trace: {}", t.display());
@@ -1009,7 +1010,7 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
             .map(|(pt, r)| {
                 let set: serde_json::Map<String, serde_json::Value> =
                     pt.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect();
-                serde_json::json!({ "set": set, "figures": trnsim_harness::workload::headline(r), "report": r.report })
+                serde_json::json!({ "set": set, "figures": trnsim_harness::workload::headline(r), "report": r.report, "energy": r.energy })
             })
             .collect();
         let doc = serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "workload": w.w.name, "system": base.name(), "overrides": a.sets, "points": rows });

@@ -270,26 +270,23 @@ pub fn account(c: &Checked, rep: &Report, chip: &Chip, topo: Option<&Topology>, 
     }
 }
 
-fn max(v: &[f64]) -> f64 {
+/// The largest of `v` (0 when empty).
+pub fn max(v: &[f64]) -> f64 {
     v.iter().copied().fold(0.0, f64::max)
 }
 
 impl EnergyReport {
-    /// Headline figures (units in the names): energy by component and in total, mean and
-    /// peak power per chip (the busiest) and per server, and performance per watt; with
-    /// `tokens` (a step's), joules per token's reciprocal, tokens per joule.
+    /// Headline figures (units in the names): total energy, mean and peak power per chip (the
+    /// busiest) and per server, and performance per watt; with `tokens` (a step's), tokens
+    /// per joule. The energy by component is in the report itself (`parts_j`).
     pub fn headline(&self, tokens: Option<u64>) -> Vec<(String, f64)> {
         let mut h = vec![("energy_J".to_string(), self.total_j)];
-        h.extend(self.parts_j.iter().map(|(n, j)| (format!("energy_{n}_J"), *j)));
         let mean = |v: &[f64]| if v.is_empty() { 0.0 } else { v.iter().sum::<f64>() / v.len() as f64 };
         h.push(("chip_avg_power_W".into(), mean(&self.chip_avg_w)));
-        h.push(("chip_max_avg_power_W".into(), max(&self.chip_avg_w)));
         h.push(("chip_peak_power_W".into(), max(&self.chip_peak_w)));
         h.push(("server_avg_power_W".into(), mean(&self.server_avg_w)));
         h.push(("server_peak_power_W".into(), max(&self.server_peak_w)));
-        h.push(("system_avg_power_W".into(), if self.step_s > 0.0 { self.total_j / self.step_s } else { 0.0 }));
         h.push(("GFLOPS_per_W".into(), if self.total_j > 0.0 { self.flops / self.total_j / 1e9 } else { 0.0 }));
-        h.push(("J_per_step".into(), self.total_j));
         if let Some(t) = tokens {
             h.push(("tokens_per_J".into(), if self.total_j > 0.0 { t as f64 / self.total_j } else { 0.0 }));
         }
