@@ -119,6 +119,30 @@ pub struct Static {
     pub host_per_chip: f64,
 }
 
+/// The cost of owning the system (TCO): capital costs amortized over the hardware's life, and
+/// the energy bill at the facility's PUE.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tco {
+    /// One chip with its HBM, USD.
+    pub chip_usd: f64,
+    /// The server around each chip (board, host CPUs and memory, chassis, power supplies, its
+    /// share of the rack), per chip, USD.
+    pub server_usd_per_chip: f64,
+    /// One EFA NIC (one per chip), USD.
+    pub nic_usd: f64,
+    /// One fabric switch, USD.
+    pub switch_usd: f64,
+    /// Optics or cables per wired port (chip and switch ends alike), USD.
+    pub cable_usd_per_port: f64,
+    /// Years the capital cost is spread over (straight line).
+    pub amortization_years: f64,
+    /// Power usage effectiveness: facility power (cooling, conversion) over IT power.
+    pub pue: f64,
+    /// Electricity price, USD per kWh.
+    pub usd_per_kwh: f64,
+}
+
 /// One chip generation's energy table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -149,6 +173,8 @@ pub struct EnergyTable {
     pub efa_nic: Nic,
     /// Static power.
     pub static_w: Static,
+    /// The cost of ownership.
+    pub tco: Tco,
     /// The HBM stack's figures (filled from `models/configs/mem/hbm-energy.ron` for the
     /// chip's stack preset when the file gives none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -185,13 +211,27 @@ impl EnergyTable {
             ("static_w.uncore", self.static_w.uncore),
             ("static_w.hbm_phy_per_stack", self.static_w.hbm_phy_per_stack),
             ("static_w.host_per_chip", self.static_w.host_per_chip),
+            ("tco.chip_usd", self.tco.chip_usd),
+            ("tco.server_usd_per_chip", self.tco.server_usd_per_chip),
+            ("tco.nic_usd", self.tco.nic_usd),
+            ("tco.switch_usd", self.tco.switch_usd),
+            ("tco.cable_usd_per_port", self.tco.cable_usd_per_port),
+            ("tco.amortization_years", self.tco.amortization_years),
+            ("tco.pue", self.tco.pue),
+            ("tco.usd_per_kwh", self.tco.usd_per_kwh),
         ]
     }
 
     /// Checks every figure; Err((path, message)).
     pub fn validate(&self) -> Result<(), (String, String)> {
         for (path, v) in self.figures() {
-            let limit = if path.contains("_w") { 1e5 } else { 1e6 };
+            let limit = if path.contains("_w") {
+                1e5
+            } else if path.starts_with("tco.") {
+                1e9
+            } else {
+                1e6
+            };
             if !v.is_finite() || v < 0.0 {
                 return Err((path.into(), format!("{v} is not allowed (a finite figure >= 0)")));
             }
@@ -213,6 +253,16 @@ impl EnergyTable {
             if !(1..=65536).contains(&v) {
                 return Err((path.into(), format!("{v} is outside 1..=65536 bytes")));
             }
+        }
+        let t = &self.tco;
+        if !(0.1..=50.0).contains(&t.amortization_years) {
+            return Err((
+                "tco.amortization_years".into(),
+                format!("{} is outside 0.1..=50 years", t.amortization_years),
+            ));
+        }
+        if !(1.0..=5.0).contains(&t.pue) {
+            return Err(("tco.pue".into(), format!("{} is outside 1..=5 (facility over IT power)", t.pue)));
         }
         if let Some(h) = &self.hbm_energy {
             h.validate().map_err(|(f, m)| (format!("hbm_energy.{f}"), m))?;

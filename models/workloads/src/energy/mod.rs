@@ -182,6 +182,16 @@ pub struct EnergyReport {
     pub server_peak_w: Vec<f64>,
     /// Floating-point operations of the step (2 per MAC).
     pub flops: f64,
+    /// The system's capital cost (chips, servers, NICs, switches, cables), USD.
+    pub capex_usd: f64,
+    /// The capital cost of one step (straight-line amortization over the step), USD.
+    pub capex_per_step_usd: f64,
+    /// The energy bill of one step (the step's energy x PUE at the electricity price), USD.
+    pub energy_cost_per_step_usd: f64,
+    /// The cost of owning the system for one step, USD.
+    pub cost_per_step_usd: f64,
+    /// The facility's PUE (for power at the wall).
+    pub pue: f64,
     /// Each rank's power over time, by dynamic part (for traces).
     #[serde(skip)]
     pub timelines: Vec<Timeline>,
@@ -252,7 +262,16 @@ pub fn account(c: &Checked, rep: &Report, chip: &Chip, topo: Option<&Topology>, 
             server_avg_w[tl.rank as usize / per_server] += switch_j / step_s;
         }
     }
-    let total_j = parts.iter().sum();
+    let total_j: f64 = parts.iter().sum();
+    let tco = &t.tco;
+    let switches = topo.map_or(0, |x| x.nodes.iter().filter(|n| n.kind == NodeKind::Switch).count());
+    let cable_ends = f64::from(ports.iter().sum::<u32>() + switch_ports);
+    let capex_usd = chips as f64 * (tco.chip_usd + tco.server_usd_per_chip + tco.nic_usd)
+        + switches as f64 * tco.switch_usd
+        + cable_ends * tco.cable_usd_per_port;
+    let capex_per_step_usd = capex_usd * step_s / (tco.amortization_years * 365.25 * 86_400.0);
+    // J -> kWh: / 3.6e6.
+    let energy_cost_per_step_usd = total_j * tco.pue / 3.6e6 * tco.usd_per_kwh;
     EnergyReport {
         table: t.name.clone(),
         parts_j: PARTS.iter().zip(parts).map(|(n, j)| (n.to_string(), j)).collect(),
@@ -266,6 +285,11 @@ pub fn account(c: &Checked, rep: &Report, chip: &Chip, topo: Option<&Topology>, 
         server_avg_w,
         server_peak_w,
         flops,
+        capex_usd,
+        capex_per_step_usd,
+        energy_cost_per_step_usd,
+        cost_per_step_usd: capex_per_step_usd + energy_cost_per_step_usd,
+        pue: tco.pue,
         timelines,
     }
 }
@@ -287,8 +311,13 @@ impl EnergyReport {
         h.push(("server_avg_power_W".into(), mean(&self.server_avg_w)));
         h.push(("server_peak_power_W".into(), max(&self.server_peak_w)));
         h.push(("GFLOPS_per_W".into(), if self.total_j > 0.0 { self.flops / self.total_j / 1e9 } else { 0.0 }));
-        if let Some(t) = tokens {
-            h.push(("tokens_per_J".into(), if self.total_j > 0.0 { t as f64 / self.total_j } else { 0.0 }));
+        h.push(("cost_per_step_USD".into(), self.cost_per_step_usd));
+        if let Some(t) = tokens.filter(|&t| t > 0) {
+            let t = t as f64;
+            h.push(("tokens_per_J".into(), if self.total_j > 0.0 { t / self.total_j } else { 0.0 }));
+            h.push(("USD_per_Mtoken".into(), self.cost_per_step_usd / t * 1e6));
+            // Tokens per second per kW of IT power = tokens per kJ.
+            h.push(("tokens_per_s_per_kW".into(), if self.total_j > 0.0 { t / self.total_j * 1e3 } else { 0.0 }));
         }
         h
     }

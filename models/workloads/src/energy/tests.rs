@@ -100,3 +100,23 @@ fn nodes_add_without_double_counting_and_idle_chips_draw_exactly_static_power() 
     let sum: f64 = e.parts_j.iter().map(|(_, j)| j).sum();
     assert_eq!(e.total_j, sum);
 }
+
+#[test]
+fn the_cost_of_a_step_is_amortized_capital_plus_energy_at_the_pue() {
+    let (doc, sys) = system("trn3-gen1-ultraserver");
+    let (chip, topo, t) = (sys.chip().unwrap(), sys.fabric().unwrap(), doc.energy().unwrap().unwrap());
+    let c = format::parse("two.ron", TWO).unwrap();
+    let rep = exec::run(&c, topo.chips, &mut Fixed).unwrap();
+    let e = account(&c, &rep, chip, Some(topo), &t);
+    let tco = &t.tco;
+    let switches = topo.nodes.iter().filter(|n| n.kind == trnsim_fabric::topo::NodeKind::Switch).count();
+    assert_eq!(switches, 21);
+    let ends: u32 = topo.edges.iter().map(|x| x.servers).sum();
+    let capex = 64.0 * (tco.chip_usd + tco.server_usd_per_chip + tco.nic_usd)
+        + 21.0 * tco.switch_usd
+        + f64::from(ends) * tco.cable_usd_per_port;
+    assert_eq!(e.capex_usd, capex);
+    let per_step = capex * e.step_s / (tco.amortization_years * 365.25 * 86_400.0);
+    let energy = e.total_j * tco.pue / 3.6e6 * tco.usd_per_kwh;
+    assert!((e.cost_per_step_usd - (per_step + energy)).abs() <= 1e-15 * e.cost_per_step_usd);
+}
