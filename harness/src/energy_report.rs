@@ -46,12 +46,12 @@ pub fn to_text(e: &EnergyReport, tokens: Option<u64>) -> String {
         s += &format!("  tokens per joule             {:>12.3}\n", g("tokens_per_J"));
     }
     s += &format!(
-        "  cost per step                {:>12.6} USD ({:.6} capital of {:.0} USD, {:.6} energy at PUE {})\n",
+        "  cost per step                {:>12.4e} USD ({:.4e} capital of {:.0} USD, {:.4e} energy at PUE {})\n",
         e.cost_per_step_usd, e.capex_per_step_usd, e.capex_usd, e.energy_cost_per_step_usd, e.pue
     );
     if tokens.is_some_and(|t| t > 0) {
         s += &format!(
-            "  cost per million tokens      {:>12.4} USD; {:.1} tokens/s per kW\n",
+            "  cost per million tokens      {:>12.4e} USD; {:.1} tokens/s per kW\n",
             g("USD_per_Mtoken"),
             g("tokens_per_s_per_kW")
         );

@@ -311,7 +311,7 @@ impl EnergyReport {
         h.push(("server_avg_power_W".into(), mean(&self.server_avg_w)));
         h.push(("server_peak_power_W".into(), max(&self.server_peak_w)));
         h.push(("GFLOPS_per_W".into(), if self.total_j > 0.0 { self.flops / self.total_j / 1e9 } else { 0.0 }));
-        h.push(("cost_per_step_USD".into(), self.cost_per_step_usd));
+        h.push(("cost_per_step_uUSD".into(), self.cost_per_step_usd * 1e6));
         if let Some(t) = tokens.filter(|&t| t > 0) {
             let t = t as f64;
             h.push(("tokens_per_J".into(), if self.total_j > 0.0 { t / self.total_j } else { 0.0 }));
