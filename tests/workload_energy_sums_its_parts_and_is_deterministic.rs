@@ -87,6 +87,18 @@ fn the_trace_holds_a_power_counter_per_rank_and_component() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("energy (trn3-energy; 64 chips, 4 servers)"), "{text}");
+    // A second run writes the same bytes.
+    let again = dir.join("again.pftrace");
+    let out = trnsim()
+        .args(["run", "--workload"])
+        .arg(&w)
+        .args(["--system", "trn3-gen1-ultraserver", "--gemm-efficiency", "0.7", "--trace"])
+        .arg(&again)
+        .current_dir(root())
+        .output()
+        .expect("run trnsim");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read(&trace).unwrap() == std::fs::read(&again).unwrap(), "trace bytes differ between runs");
     // The same run's Chrome JSON trace: counters named by rank and component.
     let json = dir.join("w.json");
     let out = trnsim()

@@ -74,7 +74,8 @@ enum Cmd {
         which: crate::workload_cmd::WorkloadCmd,
     },
     /// Run one workload file on several systems and print them side by side: step time,
-    /// where it went, each collective's bus bandwidth.
+    /// where it went, each collective's bus bandwidth, energy, power, performance per watt and
+    /// cost (docs/energy.md).
     Compare(crate::workload_cmd::CompareArgs),
     /// List the benchmarks `trnsim run` knows.
     List,
@@ -100,7 +101,8 @@ struct RunArgs {
     #[arg(long, value_name = "PRESET|FILE.ron")]
     system: Option<String>,
     /// A workload file to run (`trnsim workload llm -o FILE`; RON or JSON, told apart by
-    /// content) on --system (or --config).
+    /// content) on --system (or --config); the report adds energy, power, performance per watt
+    /// and cost from the chip's energy table (docs/energy.md).
     #[arg(long, value_name = "FILE")]
     workload: Option<PathBuf>,
     /// Fidelity of the HBM stacks and DMA engines: cycle (default) or fast (transaction-level;
