@@ -156,3 +156,34 @@ fn a_negative_energy_figure_is_one_located_error() {
         "{err}"
     );
 }
+
+#[test]
+fn a_benchmark_on_a_system_reports_its_energy_the_same_in_any_tick_order() {
+    let dir = scratch("bench_energy");
+    let run = |json: &Path, order: &str| {
+        let out = trnsim()
+            .args(["run", "e2e-llm-layer", "--system", "trn3-chip", "--order", order, "--json"])
+            .arg(json)
+            .current_dir(root())
+            .output()
+            .expect("run trnsim");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    let (a, b) = (dir.join("a.json"), dir.join("b.json"));
+    run(&a, "structural");
+    run(&b, "shuffled:7");
+    let (a, b) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    assert!(a == b, "the tick order changed the results");
+    let doc: serde_json::Value = serde_json::from_slice(&a).unwrap();
+    let figs: Vec<(String, f64)> = serde_json::from_value(doc["benchmarks"][0]["headline"].clone()).unwrap();
+    let get = |k: &str| figs.iter().find(|(n, _)| n == k).unwrap_or_else(|| panic!("no {k}")).1;
+    let parts: f64 = figs
+        .iter()
+        .filter(|(n, _)| n.starts_with("energy_") && n.ends_with("_mJ") && n != "energy_mJ")
+        .map(|x| x.1)
+        .sum();
+    let total = get("energy_mJ");
+    assert!((total - parts).abs() <= 1e-12 * total, "total {total} mJ vs components {parts} mJ");
+    assert!(get("energy_tensor_mJ") > 0.0 && get("energy_hbm_mJ") > 0.0 && get("energy_static_mJ") > 0.0);
+    assert!(get("chip_avg_power_W") > 0.0 && get("GFLOPS_per_W") > 0.0);
+}

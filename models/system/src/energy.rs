@@ -271,6 +271,26 @@ impl EnergyTable {
     }
 }
 
+/// Static power of one chip by static part (cores, uncore, HBM, NeuronLink ports, EFA, host),
+/// W, with `ports` wired NeuronLink ports.
+pub fn chip_static_w(t: &EnergyTable, chip: &crate::chip::Chip, ports: u32) -> [f64; 6] {
+    let s = &t.static_w;
+    let stacks = f64::from(chip.spec.hbm.stacks);
+    let background = t.hbm_energy.as_ref().map_or(0.0, |h| {
+        let pcs = f64::from((chip.hbm.org)().pcs());
+        // mA x V = mW per pseudo-channel.
+        h.vdd * h.idd2n * pcs / 1e3
+    });
+    [
+        f64::from(chip.spec.cores) * s.per_core,
+        s.uncore,
+        stacks * (s.hbm_phy_per_stack + background),
+        f64::from(ports) * t.neuronlink_serdes.static_w_per_port,
+        t.efa_nic.static_w,
+        s.host_per_chip,
+    ]
+}
+
 /// The text of built-in table `name` (None: no such table).
 pub fn builtin(name: &str) -> Option<&'static str> {
     BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)

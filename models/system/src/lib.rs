@@ -26,4 +26,5 @@ pub mod chip;
 pub mod cluster;
 pub mod doc;
 pub mod energy;
+pub mod energy_stats;
 pub mod located;

@@ -119,41 +119,8 @@ impl Prices {
     }
 }
 
-/// Static power of one chip by static part (cores, uncore, HBM, NeuronLink ports, EFA, host),
-/// W, with `ports` wired NeuronLink ports.
-pub fn chip_static_w(t: &EnergyTable, chip: &Chip, ports: u32) -> [f64; 6] {
-    let s = &t.static_w;
-    let stacks = f64::from(chip.spec.hbm.stacks);
-    let background = t.hbm_energy.as_ref().map_or(0.0, |h| {
-        let pcs = f64::from((chip.hbm.org)().pcs());
-        // mA x V = mW per pseudo-channel.
-        h.vdd * h.idd2n * pcs / 1e3
-    });
-    [
-        f64::from(chip.spec.cores) * s.per_core,
-        s.uncore,
-        stacks * (s.hbm_phy_per_stack + background),
-        f64::from(ports) * t.neuronlink_serdes.static_w_per_port,
-        t.efa_nic.static_w,
-        s.host_per_chip,
-    ]
-}
-
-/// Wired links out of each chip, and out of all switches together, on `topo`.
-fn wired_ports(topo: Option<&Topology>, chips: usize) -> (Vec<u32>, u32) {
-    let mut per_chip = vec![0u32; chips];
-    let mut switch = 0u32;
-    if let Some(t) = topo {
-        for e in &t.edges {
-            match t.nodes[e.from].kind {
-                NodeKind::Chip if e.from < chips => per_chip[e.from] += e.servers,
-                NodeKind::Switch => switch += e.servers,
-                NodeKind::Chip => {}
-            }
-        }
-    }
-    (per_chip, switch)
-}
+pub use trnsim_system::energy::chip_static_w;
+use trnsim_system::energy_stats::wired_ports;
 
 /// The energy report of one run.
 #[derive(Clone, Debug, serde::Serialize)]
