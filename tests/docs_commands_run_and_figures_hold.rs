@@ -63,6 +63,7 @@ doc_tests! {
     scaleout => "docs/scaleout.md",
     architecture => "docs/architecture.md",
     dependencies => "docs/dependencies.md",
+    energy => "docs/energy.md",
     fabric => "docs/fabric.md",
     isa => "docs/isa.md",
     multichip => "docs/multichip.md",

@@ -54,5 +54,6 @@ mod ultraclusters_join_ultraservers_over_efa;
 mod vcd_reads_back;
 mod whatif_cli_overrides_sweeps_and_workloads;
 mod whatif_hbm_stacks_move_a_memory_bound_workload_as_estimated;
+mod workload_energy_sums_its_parts_and_is_deterministic;
 mod workload_gemms_run_at_the_cores_format_rates;
 mod workloads_run_on_every_preset_or_refuse;

@@ -33,7 +33,10 @@ fn compare_prints_a_summary_and_collectives_on_request_and_no_signed_zero() {
     assert!(out.lines().any(|l| l.starts_with("collectives ") && l.ends_with(" 12")), "{out}");
     assert!(out.lines().any(|l| l.starts_with("collective_time_us ")), "{out}");
     assert!(!out.contains("_busbw_GBps"), "no per-collective rows without --collectives: {out}");
-    assert!(out.lines().count() < 16, "a summary: {out}");
+    // The time rows, the collectives' two, energy's (total, power per chip and server,
+    // performance per watt, tokens per joule) and cost's (per step, per million tokens, tokens/s
+    // per kW).
+    assert!(out.lines().count() < 25, "a summary: {out}");
     assert!(out.contains("12 collectives; each one's bus bandwidth: --collectives"), "{out}");
     let (code, all, err) = run(&[&["compare", "--workload", p(&w), "--collectives"][..], &systems].concat());
     assert_eq!(code, 0, "{err}");

@@ -74,7 +74,8 @@ enum Cmd {
         which: crate::workload_cmd::WorkloadCmd,
     },
     /// Run one workload file on several systems and print them side by side: step time,
-    /// where it went, each collective's bus bandwidth.
+    /// where it went, each collective's bus bandwidth, energy, power, performance per watt and
+    /// cost (docs/energy.md).
     Compare(crate::workload_cmd::CompareArgs),
     /// List the benchmarks `trnsim run` knows.
     List,
@@ -100,7 +101,8 @@ struct RunArgs {
     #[arg(long, value_name = "PRESET|FILE.ron")]
     system: Option<String>,
     /// A workload file to run (`trnsim workload llm -o FILE`; RON or JSON, told apart by
-    /// content) on --system (or --config).
+    /// content) on --system (or --config); the report adds energy, power, performance per watt
+    /// and cost from the chip's energy table (docs/energy.md).
     #[arg(long, value_name = "FILE")]
     workload: Option<PathBuf>,
     /// Fidelity of the HBM stacks and DMA engines: cycle (default) or fast (transaction-level;
@@ -988,7 +990,8 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
         let staged = Staged::new(t);
         let mut sink = trnsim_traces::create_sink(staged.path()).map_err(|e| Failure::Usage(e.to_string()))?;
         let peak = docs[0].resolve().ok().and_then(|s| s.chip().map(|c| c.peak_bf16_tflops())).unwrap_or(0.0);
-        trnsim_harness::workload::trace(&loads[0], &r.report, peak, sink.as_mut()).map_err(Failure::Run)?;
+        trnsim_harness::workload::trace(&loads[0], &r.report, peak, r.energy.as_ref(), sink.as_mut())
+            .map_err(Failure::Run)?;
         drop(sink);
         staged.commit().map_err(Failure::Run)?;
         eprintln!("trace: {}", t.display());
@@ -1009,7 +1012,7 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
             .map(|(pt, r)| {
                 let set: serde_json::Map<String, serde_json::Value> =
                     pt.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect();
-                serde_json::json!({ "set": set, "figures": trnsim_harness::workload::headline(r), "report": r.report })
+                serde_json::json!({ "set": set, "figures": trnsim_harness::workload::headline(r), "report": r.report, "energy": r.energy })
             })
             .collect();
         let doc = serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "workload": w.w.name, "system": base.name(), "overrides": a.sets, "points": rows });

@@ -10,6 +10,7 @@ pub mod cpu;
 pub mod diff_cmd;
 pub mod dp;
 pub mod e2e;
+pub mod energy_report;
 pub mod fabric;
 pub mod frontier;
 pub mod gemm_cycle;

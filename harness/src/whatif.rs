@@ -160,6 +160,8 @@ pub struct Job {
     pub point: Vec<(String, String)>,
     /// The system, validated.
     pub resolved: Resolved,
+    /// The chip's energy table (None: it names none), for the run's energy figures.
+    pub energy: Option<trnsim_system::energy::EnergyTable>,
 }
 
 /// The jobs of `benches` on `system` (each benchmark's default when None) with `sets` and every
@@ -187,7 +189,8 @@ pub fn jobs(benches: &[String], system: Option<&str>, sets: &[String], sweeps: &
                 let vals: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 format!("{bench}[{}]", vals.join(","))
             };
-            out.push(Job { label, bench: bench.clone(), system: doc.name(), point: p.clone(), resolved });
+            let energy = doc.energy()?;
+            out.push(Job { label, bench: bench.clone(), system: doc.name(), point: p.clone(), resolved, energy });
         }
     }
     Ok(out)
@@ -245,7 +248,18 @@ pub fn run(job: &Job, opts: RunOpts, plots: Option<&std::path::Path>) -> Result<
         other => return Err(format!("{other} does not run on a system (those that do: {})", names())),
     };
     r.name = job.label.clone();
+    let at = r.headline.len();
+    add_energy(job, &mut r, at);
     Ok(r)
+}
+
+/// Inserts the run's energy figures (when the chip names an energy table) into its headline
+/// at `at`.
+fn add_energy(job: &Job, r: &mut BenchResult, at: usize) {
+    if let (Some(t), Some(c)) = (&job.energy, job.resolved.chip()) {
+        let e = trnsim_system::energy_stats::price(&r.stats, t, c, job.resolved.fabric()).headline();
+        r.headline.splice(at..at, e);
+    }
 }
 
 /// The benchmarks `--threads` splits on a system: whole chips of an UltraServer.
@@ -300,6 +314,9 @@ pub fn run_partitioned(
     let rule = rule.cloned().unwrap_or_else(|| system.default_rule(threads));
     let (run, wall_s) = system.run_parallel(threads, &rule, None)?;
     let (mut r, table) = crate::parallel::result(&job.bench, &system, run, wall_s, Some(("threads", threads)))?;
+    // Before the last figure, the thread count, as a serial run's figures end.
+    let at = r.headline.len().saturating_sub(1);
+    add_energy(job, &mut r, at);
     if let (Some(dir), true) = (plots, job.bench.starts_with("tp-matmul-")) {
         crate::tp::write_plot(dir, &job.bench, &r.headline)?;
     }

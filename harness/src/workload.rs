@@ -93,6 +93,11 @@ pub struct WorkloadRun {
     pub programs: usize,
     /// An inference workload's serving figures ([`serving_figures`]); empty otherwise.
     pub serving: Vec<(String, f64)>,
+    /// Tokens one step processes (the workload's `tokens_per_step`).
+    pub tokens_per_step: Option<u64>,
+    /// Energy and power ([`crate::energy_report::account`]; None: not accounted, or the chip
+    /// names no energy table).
+    pub energy: Option<trnsim_workloads::energy::EnergyReport>,
 }
 
 /// The serving figures of an inference workload (one with a `serving` section) whose pass
@@ -176,6 +181,8 @@ pub fn run(w: &Checked, sys: &Resolved, opts: &Options) -> Result<WorkloadRun, S
         chips,
         compute: opts.compute,
         programs,
+        tokens_per_step: w.w.tokens_per_step,
+        energy: None,
     })
 }
 
@@ -201,6 +208,9 @@ pub fn headline(r: &WorkloadRun) -> Vec<(String, f64)> {
     });
     for c in &r.report.collectives {
         h.push((format!("{}_busbw_GBps", c.name), c.busbw_gbps));
+    }
+    if let Some(e) = &r.energy {
+        h.extend(e.headline(r.tokens_per_step));
     }
     h
 }
@@ -262,6 +272,10 @@ pub fn to_text(r: &WorkloadRun, system: &str) -> String {
             );
         }
     }
+    match &r.energy {
+        Some(e) => s += &crate::energy_report::to_text(e, r.tokens_per_step),
+        None => s += "  energy: not reported (the chip names no energy table)\n",
+    }
     s
 }
 
@@ -297,26 +311,37 @@ fn flops(op: &trnsim_workloads::format::Op) -> f64 {
 /// Writes the run's schedule to `sink`, grouped as a device profile is: a group per rank
 /// (`rank 3 (chip 3)`), under it a slice track per queue ("NeuronCores", "DMA",
 /// "collectives"; a slice per node instance) and a counter of the hardware FLOPs utilization
-/// (% of the chip's peak `peak_tflops`, over each compute node).
-pub fn trace(w: &Checked, rep: &Report, peak_tflops: f64, sink: &mut dyn TraceSink) -> Result<(), String> {
+/// (% of the chip's peak `peak_tflops`, over each compute node), and with `energy` the rank's
+/// power counters ([`crate::energy_report::power_tracks`]).
+pub fn trace(
+    w: &Checked,
+    rep: &Report,
+    peak_tflops: f64,
+    energy: Option<&trnsim_workloads::energy::EnergyReport>,
+    sink: &mut dyn TraceSink,
+) -> Result<(), String> {
     let err = |e: trnsim_kernel::TraceError| e.to_string();
     let ranks = rep.ranks.len();
     let mut next = 0u32;
-    let mut track = |sink: &mut dyn TraceSink, parent: Option<TrackId>, name: String, kind: TrackKind| {
-        let id = TrackId(next);
-        next += 1;
+    let track = |sink: &mut dyn TraceSink, next: &mut u32, parent: Option<TrackId>, name: String, kind: TrackKind| {
+        let id = TrackId(*next);
+        *next += 1;
         sink.declare(&TrackDecl { id, parent, name, kind }).map(|_| id)
     };
     let mut queues = Vec::with_capacity(ranks);
+    let mut power = Vec::new();
     for r in 0..ranks {
-        let g = track(sink, None, format!("rank {r} (chip {r})"), TrackKind::Group).map_err(err)?;
+        let g = track(sink, &mut next, None, format!("rank {r} (chip {r})"), TrackKind::Group).map_err(err)?;
         let mut q = Vec::new();
         for name in ["NeuronCores", "DMA", "collectives"] {
-            q.push(track(sink, Some(g), name.into(), TrackKind::Slice).map_err(err)?);
+            q.push(track(sink, &mut next, Some(g), name.into(), TrackKind::Slice).map_err(err)?);
         }
         let hfu = TrackKind::Counter { unit: "%" };
-        q.push(track(sink, Some(g), "Hardware FLOPs Utilization".into(), hfu).map_err(err)?);
+        q.push(track(sink, &mut next, Some(g), "Hardware FLOPs Utilization".into(), hfu).map_err(err)?);
         queues.push(q);
+        if let Some(e) = energy {
+            power.extend(crate::energy_report::power_tracks(e, r as u32, g, &mut next, sink).map_err(err)?);
+        }
     }
     // Slice names must live as long as the trace: one leaked copy per node name.
     let names: Vec<&'static str> = w
@@ -326,7 +351,7 @@ pub fn trace(w: &Checked, rep: &Report, peak_tflops: f64, sink: &mut dyn TraceSi
         .map(|n| &*Box::leak(if n.name.is_empty() { n.op.kind().to_string() } else { n.name.clone() }.into_boxed_str()))
         .collect();
     let ps = |ns: f64| Time::from_ps((ns * 1e3).round() as u64);
-    let mut recs: Vec<TraceRecord> = Vec::new();
+    let mut recs: Vec<TraceRecord> = power;
     for s in &rep.spans {
         let q = match s.queue {
             Queue::Compute => 0,

@@ -544,10 +544,12 @@ pub fn run_file(w: &Checked, doc: &SystemDoc, opts: &workload::Options) -> Resul
     if sys.chip().is_some() {
         workload::check_fits(w, &sys).map_err(|e| (e, 2))?;
     }
-    workload::run(w, &sys, opts).map_err(|e| {
+    let mut r = workload::run(w, &sys, opts).map_err(|e| {
         let code = if e.contains("hbm_bytes_per_rank") || e.contains("needs a system") { 2 } else { 1 };
         (e, code)
-    })
+    })?;
+    r.energy = trnsim_harness::energy_report::account(w, &r.report, doc, &sys).map_err(|e| (e, 2))?;
+    Ok(r)
 }
 
 /// Runs `trnsim compare`.
@@ -585,7 +587,7 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
     if let Some(p) = &a.json {
         let rows: Vec<serde_json::Value> = done
             .iter()
-            .map(|(n, r)| serde_json::json!({ "system": n, "figures": workload::headline(r), "report": r.report }))
+            .map(|(n, r)| serde_json::json!({ "system": n, "figures": workload::headline(r), "report": r.report, "energy": r.energy }))
             .collect();
         let doc = serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "workload": w.w.name, "systems": rows });
         let body = trnsim_harness::outputs::json_text(&doc).map_err(|e| (e, 1))?;

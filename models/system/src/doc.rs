@@ -24,6 +24,7 @@
 use crate::chip::spec::{self as chip_spec, Chip, ChipSpec};
 use crate::chip::ultraserver::{self, Presets, UltraServer, UltraServerSpec};
 use crate::cluster::{self, ScaleOutSwitchSpec, UltraCluster, UltraClusterSpec};
+use crate::energy::{self, EnergyTable};
 use serde_json::{Map, Value};
 use std::path::Path;
 use trnsim_fabric::topo::{self, Topology, TopologySpec};
@@ -93,6 +94,8 @@ pub struct SystemDoc {
     /// An UltraCluster's UltraServer file and scale-out switch file.
     ultraserver: Option<Source>,
     switch: Option<Source>,
+    /// The chip's energy table.
+    energy: Option<Source>,
     applied: Vec<Applied>,
 }
 
@@ -201,7 +204,7 @@ impl SystemDoc {
                 let spec: ChipSpec = crate::located::from_ron(file, text).map_err(|e| e.to_string())?;
                 let (spec, core) = with_core(spec, file, text)?;
                 let tree = Value::Object(Map::from_iter([("chip".to_string(), to_tree(&spec))]));
-                Ok(SystemDoc {
+                SystemDoc {
                     kind: DocKind::Chip,
                     tree,
                     core,
@@ -210,14 +213,16 @@ impl SystemDoc {
                     fabric: None,
                     ultraserver: None,
                     switch: None,
+                    energy: None,
                     applied: vec![],
-                })
+                }
+                .attach_energy()
             }
             Some("TopologySpec") => {
                 let spec: TopologySpec = crate::located::from_ron(file, text).map_err(|e| e.to_string())?;
                 let tree = Value::Object(Map::from_iter([("fabric".to_string(), to_tree(&spec))]));
                 let fabric = Some(top.clone());
-                Ok(SystemDoc {
+                SystemDoc {
                     kind: DocKind::Fabric,
                     tree,
                     chip: None,
@@ -226,11 +231,13 @@ impl SystemDoc {
                     fabric,
                     ultraserver: None,
                     switch: None,
+                    energy: None,
                     applied: vec![],
-                })
+                }
+                .attach_energy()
             }
-            Some("UltraServerSpec") => SystemDoc::ultraserver(top, presets),
-            Some("UltraClusterSpec") => SystemDoc::cluster(top, presets),
+            Some("UltraServerSpec") => SystemDoc::ultraserver(top, presets)?.attach_energy(),
+            Some("UltraClusterSpec") => SystemDoc::cluster(top, presets)?.attach_energy(),
             other => Err(format!(
                 "{file}:1:1: (top level): {} is not a system file (allowed: ChipSpec, UltraServerSpec, UltraClusterSpec, TopologySpec)",
                 other.map_or("an unnamed struct".to_string(), |n| format!("`{n}`"))
@@ -263,6 +270,7 @@ impl SystemDoc {
             fabric,
             ultraserver: None,
             switch: None,
+            energy: None,
             applied: vec![],
         })
     }
@@ -315,7 +323,55 @@ impl SystemDoc {
             fabric: us.fabric,
             ultraserver: Some(Source { file: uf, text: ut }),
             switch: Some(Source { file: sf, text: st }),
+            energy: None,
             applied: vec![],
+        })
+    }
+
+    /// Resolves the chip's energy table (its `energy` name) into the tree under `energy`, with
+    /// the HBM figures of the chip's stack preset (models/configs/mem/hbm-energy.ron) when the
+    /// table gives none. A chip that names no table leaves the tree as it is.
+    fn attach_energy(mut self) -> Result<SystemDoc, String> {
+        let Some(chip_src) = &self.chip else { return Ok(self) };
+        let chip = self.tree.get("chip");
+        let name = chip.and_then(|c| c.get("energy")).and_then(Value::as_str).unwrap_or_default().to_string();
+        if name.is_empty() {
+            return Ok(self);
+        }
+        let at = |m: String| {
+            let (line, col) = crate::located::line_col(&chip_src.text, chip_src.text.find("energy:").unwrap_or(0));
+            format!("{}:{line}:{col}: energy: {m}", chip_src.file)
+        };
+        let (file, text) = if let Some(t) = energy::builtin(&name) {
+            (format!("{name}.ron{BUILT_IN}"), t.to_string())
+        } else if name.ends_with(".ron") || name.contains('/') {
+            let dir = if chip_src.file.ends_with(BUILT_IN) { None } else { Path::new(&chip_src.file).parent() };
+            let path = dir.map_or_else(|| Path::new(&name).to_path_buf(), |d| d.join(&name));
+            crate::located::read_ron_file(&path).map_err(|e| at(e.message))?
+        } else {
+            let known: Vec<&str> = energy::BUILTIN.iter().map(|(n, _)| *n).collect();
+            return Err(at(format!("unknown energy table {name:?} (known: {}; or a .ron file)", known.join(", "))));
+        };
+        let mut table: EnergyTable = crate::located::from_ron(&file, &text).map_err(|e| e.to_string())?;
+        if table.hbm_energy.is_none() {
+            let preset = chip.and_then(|c| c["hbm"]["preset"].as_str()).unwrap_or_default();
+            table.hbm_energy = trnsim_mem::hbm::energy::EnergyTable::builtin().stacks.get(preset).cloned();
+        }
+        if let Value::Object(m) = &mut self.tree {
+            m.insert("energy".into(), to_tree(&table));
+        }
+        self.energy = Some(Source { file, text });
+        Ok(self)
+    }
+
+    /// The chip's energy table with the overrides, checked (errors located in its file and
+    /// naming the `--set` that gave a value); None when the chip names none.
+    pub fn energy(&self) -> Result<Option<EnergyTable>, String> {
+        let (Some(src), Some(v)) = (&self.energy, self.tree.get("energy")) else { return Ok(None) };
+        let t: EnergyTable = serde_json::from_value(v.clone()).map_err(|e| format!("{}: energy: {e}", src.file))?;
+        energy::check(&src.file, &src.text, t).map(Some).map_err(|e| {
+            let field = e.field.trim_start_matches("energy.").to_string();
+            self.annotate("energy", e.to_string(), &field)
         })
     }
 
@@ -349,6 +405,7 @@ impl SystemDoc {
             ("fabric", self.fabric.as_ref()),
             ("ultraserver", self.ultraserver.as_ref()),
             ("switch", self.switch.as_ref()),
+            ("energy", self.energy.as_ref()),
         ];
         let mut out: Vec<(&'static str, std::path::PathBuf)> = Vec::new();
         for (part, src) in parts {
@@ -447,6 +504,9 @@ impl SystemDoc {
         if let Some(f) = self.tree.get("fabric").filter(|_| self.fabric.is_some()) {
             serde_json::from_value::<TopologySpec>(f.clone()).map_err(field)?;
         }
+        if let Some(e) = self.tree.get("energy").filter(|_| self.energy.is_some()) {
+            serde_json::from_value::<EnergyTable>(e.clone()).map_err(|e| format!("energy: {}", field(e)))?;
+        }
         if self.kind == DocKind::UltraServer {
             self.ultraserver_spec()?;
         }
@@ -468,6 +528,7 @@ impl SystemDoc {
         if let Value::Object(m) = &mut t {
             m.remove("chip");
             m.remove("fabric");
+            m.remove("energy");
             m.insert("ultraserver".into(), Value::String(us.name.clone()));
             if let Some(Value::Object(so)) = m.get_mut("scale_out") {
                 so.insert("switch".into(), sw.get("name").cloned().unwrap_or(Value::Null));
@@ -482,6 +543,7 @@ impl SystemDoc {
         if let Value::Object(m) = &mut t {
             let name = |v: &Value| v.get("name").cloned().unwrap_or(Value::Null);
             let (c, f) = (name(&m["chip"]), name(&m["fabric"]));
+            m.remove("energy");
             m.insert("chip".into(), c);
             m.insert("fabric".into(), f);
         }
@@ -527,6 +589,7 @@ impl SystemDoc {
     }
 
     fn resolve_checked(&self, level: cluster::Level) -> Result<Resolved, String> {
+        self.energy()?;
         let chip = match (&self.chip, self.tree.get("chip")) {
             (Some(src), Some(v)) => {
                 let spec: ChipSpec = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;

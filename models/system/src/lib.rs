@@ -15,6 +15,7 @@
 //! - [`doc`]: a system file as one tree of named fields, `--set PATH=VALUE` overrides on it,
 //!   and the resolved [`doc::Resolved`] system every benchmark and workload runs on.
 //!
+//! - [`energy`]: energy per action and static power as data (a chip names its table).
 //! - [`cluster`]: UltraClusters: copies of an UltraServer joined by EFA NICs and a scale-out
 //!   leaf/spine network of switch presets, built as one topology.
 //!
@@ -24,4 +25,6 @@
 pub mod chip;
 pub mod cluster;
 pub mod doc;
+pub mod energy;
+pub mod energy_stats;
 pub mod located;

@@ -16,6 +16,7 @@
 //!   under tensor, expert, data and pipeline parallelism.
 //! - [`exec`]: the schedule: per-rank in-order queues, collectives synchronizing their groups.
 //! - [`costs`]: node times from the chip and fabric models.
+//! - [`energy`]: energy and power of a run from its actions and the chip's energy table.
 //!
 //! Left out: reading Chakra's protobuf traces, all-to-allv with per-destination sizes, and
 //! anything that depends on data values.
@@ -23,6 +24,7 @@
 
 pub mod chakra;
 pub mod costs;
+pub mod energy;
 pub mod exec;
 pub mod format;
 pub mod llm;

@@ -58,6 +58,11 @@ pub struct ChipSpec {
     /// build with feature `rtl`; empty by default.
     #[serde(default)]
     pub rtl: Vec<String>,
+    /// The chip's energy table: a built-in name (`trn3-energy`, models/configs/energy) or a
+    /// file's path relative to this file. A system's tree holds the table under `energy`.
+    /// Empty (the default): the chip reports no energy.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub energy: String,
 }
 
 /// A chip's core: by name (a preset or a file's path) as written in chip files, or the
