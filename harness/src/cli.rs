@@ -1306,10 +1306,10 @@ fn run_one(
         "demo" => {
             let sys = config::parse("models/configs/demo.ron (built in)", trnsim_harness::system::DEMO_RON)
                 .map_err(|e| e.to_string())?;
-            suite::run_system(name, &sys, opts)
+            trnsim_harness::system::run_system(name, &sys, opts)
         }
         _ => match system {
-            Some(sys) => suite::run_system(name, sys, opts),
+            Some(sys) => trnsim_harness::system::run_system(name, sys, opts),
             None => Err(format!("unknown benchmark {name:?}")),
         },
     }

@@ -1,15 +1,12 @@
 //! Microbenchmarks runnable from `trnsim run` and `trnsim bench`: each returns a result with
 //! its simulated statistics and host-side speed figures.
 
-use crate::blocks::Sink;
-use crate::config::System;
 use crate::cpu::Stopwatch;
 use crate::ring::{self, RingParams};
-use crate::system;
 use indicatif::ProgressBar;
 use serde::Serialize;
 use trnsim_kernel::{
-    ClockId, ComponentId, Dur, RunError, SimOptions, Simulation, StatsReport, Stop, TickOrder, TraceOptions, TraceSink,
+    ClockId, Dur, RunError, SimOptions, Simulation, StatsReport, Stop, TickOrder, TraceOptions, TraceSink,
 };
 
 /// Benchmarks `trnsim run` knows by name; the default suite runs them all.
@@ -290,29 +287,6 @@ pub fn run_ring(name: &str, p: RingParams, cycles: u64, opts: RunOpts) -> Result
         ("hops_per_cycle".to_string(), hops as f64 / cycles as f64),
     ];
     Ok(BenchResult { name: name.into(), headline, stats: sim.report(), speed })
-}
-
-/// Runs a config-described system until idle or its limit.
-pub fn run_system(name: &str, sys: &System, opts: RunOpts) -> Result<BenchResult, String> {
-    let mut sim = system::build(sys, opts.order)?;
-    if let Some((sink, topts)) = opts.trace {
-        sim.attach_trace(sink, &topts);
-    }
-    let (stop, speed) = drive(&mut sim, sys.limit, opts.progress).map_err(|e| format!("{name}: {e}"))?;
-    sim.finish_trace().map_err(|e| e.to_string())?;
-    let stats = sim.report();
-    let sinks: Vec<&Sink> =
-        (0..sim.component_count()).filter_map(|i| sim.component::<Sink>(ComponentId::from_index(i))).collect();
-    let delivered = sinks.iter().map(|s| s.received()).sum::<u64>() as f64;
-    let bytes = sinks.iter().map(|s| s.bytes()).sum::<u64>() as f64;
-    let end_ns = sim.now().as_ns_f64();
-    let headline = vec![
-        ("packets_delivered".to_string(), delivered),
-        ("bytes_delivered".to_string(), bytes),
-        ("sim_time_ns".to_string(), end_ns),
-        ("finished_idle".to_string(), if stop == Stop::Idle { 1.0 } else { 0.0 }),
-    ];
-    Ok(BenchResult { name: name.into(), headline, stats, speed })
 }
 
 /// A figure as printed in tables: whole numbers without decimals, others with four, `n/a`
