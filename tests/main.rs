@@ -16,6 +16,7 @@ mod e2e_llm_layer_matches_its_analytic_estimate;
 mod fast_fidelity_chip_loads_near_the_cycle_level_chip;
 mod flow_network_agrees_with_the_packet_network;
 mod fuzzed_chakra_sweeps_and_output_paths_hold;
+mod harness_and_benchmarks_depend_one_way;
 mod hbm_checker_finds_no_violations_in_random_traffic;
 mod hbm_cli_runs_traces_and_rejects_bad_ones;
 mod hbm_energy_is_counted_actions_times_their_energy;
