@@ -41,6 +41,7 @@ mod nc_gemm_sweep_pays_fill_and_drain_once;
 mod nc_matmul_reaches_spec_tflops;
 mod nc_runs_are_deterministic;
 mod nc_trace_loads_in_perfetto;
+mod outputs_are_files_in_range_written_one_way;
 mod parallel_allreduce_nl72x2_matches_serial;
 mod profile_shows_where_host_time_goes;
 mod reports_print_summaries_first_and_no_signed_zero;

@@ -598,7 +598,8 @@ fn pulled_in(cmd: &Cmd) -> Vec<(String, PathBuf)> {
 }
 
 fn per_bench_path(p: &Path, name: &str, many: bool) -> PathBuf {
-    if !many {
+    // `-` stays `-`, for the outputs check to refuse as it does for one benchmark.
+    if !many || p.as_os_str() == "-" {
         return p.to_path_buf();
     }
     let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("trace");
@@ -956,11 +957,12 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
         }
         doc.resolve().map_err(Failure::Usage)?;
         docs.push(doc);
-        loads.push(w.with("--sweep", &ws).map_err(Failure::Usage)?);
+        // A point that sweeps no workload field runs the workload as loaded (no copy a point).
+        loads.push(if ws.is_empty() { None } else { Some(w.with("--sweep", &ws).map_err(Failure::Usage)?) });
     }
     // Points run in parallel with --jobs; each prints a line as it completes.
     let jobs: Vec<(usize, &trnsim_system::doc::SystemDoc, &trnsim_workloads::format::Checked)> =
-        docs.iter().zip(&loads).enumerate().map(|(k, (d, w))| (k, d, w)).collect();
+        docs.iter().zip(&loads).enumerate().map(|(k, (d, l))| (k, d, l.as_ref().unwrap_or(&w))).collect();
     let workers = (a.jobs as usize).min(jobs.len()).max(1);
     trnsim_harness::progress::set_enabled(workers == 1);
     let done = std::sync::atomic::AtomicUsize::new(0);
@@ -968,6 +970,11 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
         let opts =
             trnsim_harness::workload::Options { efficiency: a.gemm_efficiency, compute: a.compute.unwrap_or_default() };
         let r = crate::workload_cmd::run_file(w, doc, &opts).map_err(code)?;
+        if let Some(t) = a.trace.as_deref().filter(|_| k == 0) {
+            // Refused before the report prints: a trace past its range would be wrong.
+            trnsim_harness::workload::traceable(&r.report)
+                .map_err(|e| Failure::Usage(format!("--trace {}: {e}", outputs::shown(t))))?;
+        }
         if points.len() > 1 {
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             let vals: Vec<String> = points[k].iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -988,7 +995,8 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
         let staged = Staged::new(t);
         let mut sink = trnsim_traces::create_sink(staged.path()).map_err(|e| Failure::Usage(e.to_string()))?;
         let peak = docs[0].resolve().ok().and_then(|s| s.chip().map(|c| c.peak_bf16_tflops())).unwrap_or(0.0);
-        trnsim_harness::workload::trace(&loads[0], &r.report, peak, sink.as_mut()).map_err(Failure::Run)?;
+        trnsim_harness::workload::trace(loads[0].as_ref().unwrap_or(&w), &r.report, peak, sink.as_mut())
+            .map_err(Failure::Run)?;
         drop(sink);
         staged.commit().map_err(Failure::Run)?;
         eprintln!("trace: {}", t.display());
