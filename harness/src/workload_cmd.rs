@@ -4,7 +4,7 @@
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 use trnsim_harness::workload::{self, WorkloadRun};
-use trnsim_system::doc::SystemDoc;
+use trnsim_system::doc::{Resolved, SystemDoc};
 use trnsim_workloads::format::{self, Checked};
 use trnsim_workloads::llm::Llm;
 
@@ -288,6 +288,17 @@ pub fn load(path: &Path) -> Result<Checked, (String, i32)> {
 /// Runs workload `w` on `doc` (overrides applied); usage errors are exit 2.
 pub fn run_file(w: &Checked, doc: &SystemDoc, opts: &workload::Options) -> Result<WorkloadRun, (String, i32)> {
     let sys = doc.resolve().map_err(|e| (e, 2))?;
+    run_resolved(w, &doc.name(), &sys, opts)
+}
+
+/// [`run_file`] on a system already resolved (validated), named `name`: the points of a sweep
+/// that set nothing in the system share one.
+pub fn run_resolved(
+    w: &Checked,
+    name: &str,
+    sys: &Resolved,
+    opts: &workload::Options,
+) -> Result<WorkloadRun, (String, i32)> {
     if w.w.ranks as usize > sys.fabric().map_or(1, |t| t.chips) {
         return Err((
             format!(
@@ -295,13 +306,13 @@ pub fn run_file(w: &Checked, doc: &SystemDoc, opts: &workload::Options) -> Resul
                 w.at("ranks"),
                 w.w.name,
                 w.w.ranks,
-                doc.name(),
+                name,
                 sys.fabric().map_or(1, |t| t.chips)
             ),
             2,
         ));
     }
-    workload::run(w, &sys, opts).map_err(|e| {
+    workload::run(w, sys, opts).map_err(|e| {
         let code = if e.contains("hbm_bytes_per_rank") || e.contains("needs a system") { 2 } else { 1 };
         (e, code)
     })
