@@ -24,20 +24,28 @@ fn bounded(args: &[&str]) -> (i32, String, String) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run trnsim");
+    // Read as it is written: a long output must not fill the pipe and stall the child.
+    let drain = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("stderr")));
     let start = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
         if start.elapsed() > Duration::from_secs(120) {
             let _ = child.kill();
             panic!("{args:?}: still running after two minutes");
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("output");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+    };
+    (status.code().unwrap_or(-1), out.join().expect("stdout"), err.join().expect("stderr"))
 }
 
 fn p(path: &Path) -> &str {
@@ -122,4 +130,32 @@ fn a_workload_naming_one_dependency_a_million_times_checks_and_runs() {
     assert!(out.contains("ok (workload"), "{out}");
     let (code, _, err) = bounded(&["run", "--workload", p(&f), "--gemm-efficiency", "0.5"]);
     assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn sweep_points_share_the_workload_text_and_the_systems_validation() {
+    let d = scratch("hostile_bounded_sweeps");
+    // A 1 MB workload (a long comment and one GEMM) swept over 5,000 points: the points
+    // share its text (a copy each was 5 GB).
+    let big = d.join("big.ron");
+    let mut text = format!("// {}\n", "x".repeat(97)).repeat(10_486);
+    text.push_str("Workload(name: \"big\", ranks: 1, nodes: [(id: 0, op: Gemm(m: 128, k: 128, n: 128))])\n");
+    std::fs::write(&big, text).unwrap();
+    let ms: Vec<String> = (1..=5000).map(|i| (128 * i).to_string()).collect();
+    let sweep = format!("workload.nodes[0].m={}", ms.join(","));
+    let (code, out, err) = bounded(&["run", "--workload", p(&big), "--system", "trn3-chip", "--sweep", &sweep]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("m=640000"), "every point reported");
+    // 10,000 points on a 128-chip cluster that sweep only the workload: the cluster is
+    // validated once, not once a point (3.8 ms each, twice).
+    let small = d.join("small.ron");
+    std::fs::write(&small, "Workload(name: \"w\", ranks: 1, nodes: [(id: 0, op: Gemm(m: 128, k: 128, n: 128))])\n")
+        .unwrap();
+    let reps: Vec<String> = (1..=100).map(|i| i.to_string()).collect();
+    let ms: Vec<String> = (1..=100).map(|i| (128 * i).to_string()).collect();
+    let (a, b) = (format!("workload.repeat={}", reps.join(",")), format!("workload.nodes[0].m={}", ms.join(",")));
+    let args = ["run", "--workload", p(&small), "--system", "trn3-gen1-ultracluster-2", "--sweep", &a, "--sweep", &b];
+    let (code, out, err) = bounded(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("repeat=100,workload.nodes[0].m=12800"), "the last point reported");
 }

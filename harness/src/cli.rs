@@ -600,7 +600,8 @@ fn pulled_in(cmd: &Cmd) -> Vec<(String, PathBuf)> {
 }
 
 fn per_bench_path(p: &Path, name: &str, many: bool) -> PathBuf {
-    if !many {
+    // `-` stays `-`, for the outputs check to refuse as it does for one benchmark.
+    if !many || p.as_os_str() == "-" {
         return p.to_path_buf();
     }
     let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("trace");
@@ -945,31 +946,64 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
     }
     let w = w.with("--set", &wsets).map_err(Failure::Usage)?;
     let points = whatif::points(&a.sweeps).map_err(Failure::Usage)?;
-    let mut docs = Vec::new();
+    // A point that sets something in the system gets its own copy, validated; the others
+    // share the system as set, validated once.
+    let mut own = Vec::new();
     let mut loads = Vec::new();
     for p in &points {
-        let mut doc = base.clone();
+        let mut doc: Option<trnsim_system::doc::SystemDoc> = None;
         let mut ws = Vec::new();
         for (path, v) in p {
             match of_workload(path) {
                 Some(wp) => ws.push(format!("{wp}={v}")),
-                None => doc.set_from("--sweep", &format!("{path}={v}")).map_err(Failure::Usage)?,
+                None => doc
+                    .get_or_insert_with(|| base.clone())
+                    .set_from("--sweep", &format!("{path}={v}"))
+                    .map_err(Failure::Usage)?,
             }
         }
-        doc.resolve().map_err(Failure::Usage)?;
-        docs.push(doc);
-        loads.push(w.with("--sweep", &ws).map_err(Failure::Usage)?);
+        own.push(match doc {
+            Some(d) => {
+                let sys = d.resolve().map_err(Failure::Usage)?;
+                Some((d, sys))
+            }
+            None => None,
+        });
+        // A point that sweeps no workload field runs the workload as loaded (no copy a point).
+        loads.push(if ws.is_empty() { None } else { Some(w.with("--sweep", &ws).map_err(Failure::Usage)?) });
     }
+    let base_sys = if own.iter().any(Option::is_none) { Some(base.resolve().map_err(Failure::Usage)?) } else { None };
     // Points run in parallel with --jobs; each prints a line as it completes.
-    let jobs: Vec<(usize, &trnsim_system::doc::SystemDoc, &trnsim_workloads::format::Checked)> =
-        docs.iter().zip(&loads).enumerate().map(|(k, (d, w))| (k, d, w)).collect();
+    type Job<'a> = (
+        usize,
+        &'a trnsim_system::doc::SystemDoc,
+        &'a trnsim_system::doc::Resolved,
+        &'a trnsim_workloads::format::Checked,
+    );
+    let jobs: Vec<Job<'_>> = own
+        .iter()
+        .zip(&loads)
+        .enumerate()
+        .map(|(k, (o, l))| {
+            let (d, s) = match o {
+                Some((d, s)) => (d, s),
+                None => (&base, base_sys.as_ref().expect("resolved when a point shares it")),
+            };
+            (k, d, s, l.as_ref().unwrap_or(&w))
+        })
+        .collect();
     let workers = (a.jobs as usize).min(jobs.len()).max(1);
     trnsim_harness::progress::set_enabled(workers == 1);
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let mut runs = run_pool(&jobs, workers, |&(k, doc, w)| {
+    let mut runs = run_pool(&jobs, workers, |&(k, doc, sys, w)| {
         let opts =
             trnsim_harness::workload::Options { efficiency: a.gemm_efficiency, compute: a.compute.unwrap_or_default() };
-        let r = crate::workload_cmd::run_file(w, doc, &opts).map_err(code)?;
+        let r = crate::workload_cmd::run_resolved(w, doc, sys, &opts).map_err(code)?;
+        if let Some(t) = a.trace.as_deref().filter(|_| k == 0) {
+            // Refused before the report prints: a trace past its range would be wrong.
+            trnsim_harness::workload::traceable(&r.report)
+                .map_err(|e| Failure::Usage(format!("--trace {}: {e}", outputs::shown(t))))?;
+        }
         if points.len() > 1 {
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
             let vals: Vec<String> = points[k].iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -989,9 +1023,15 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
     if let (Some(t), Some(r)) = (&a.trace, runs.first()) {
         let staged = Staged::new(t);
         let mut sink = trnsim_traces::create_sink(staged.path()).map_err(|e| Failure::Usage(e.to_string()))?;
-        let peak = docs[0].resolve().ok().and_then(|s| s.chip().map(|c| c.peak_bf16_tflops())).unwrap_or(0.0);
-        trnsim_harness::workload::trace(&loads[0], &r.report, peak, r.energy.as_ref(), sink.as_mut())
-            .map_err(Failure::Run)?;
+        let peak = jobs[0].2.chip().map(|c| c.peak_bf16_tflops()).unwrap_or(0.0);
+        trnsim_harness::workload::trace(
+            loads[0].as_ref().unwrap_or(&w),
+            &r.report,
+            peak,
+            r.energy.as_ref(),
+            sink.as_mut(),
+        )
+        .map_err(Failure::Run)?;
         drop(sink);
         staged.commit().map_err(Failure::Run)?;
         eprintln!("trace: {}", t.display());
@@ -1309,10 +1349,10 @@ fn run_one(
         "demo" => {
             let sys = config::parse("models/configs/demo.ron (built in)", trnsim_harness::system::DEMO_RON)
                 .map_err(|e| e.to_string())?;
-            suite::run_system(name, &sys, opts)
+            trnsim_harness::system::run_system(name, &sys, opts)
         }
         _ => match system {
-            Some(sys) => suite::run_system(name, sys, opts),
+            Some(sys) => trnsim_harness::system::run_system(name, sys, opts),
             None => Err(format!("unknown benchmark {name:?}")),
         },
     }

@@ -321,7 +321,8 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
         let body = serde_json::json!({ "preset": p.name, "requester": req.name, "request_bytes": line,
             "notes": notes, "headline": r.headline, "stats": r.stats,
             "host_cpu_s": r.speed.cpu_s, "host_requests_per_cpu_s": reqs / r.speed.cpu_s.max(1e-9) });
-        trnsim_harness::outputs::write_atomic(path, (body.to_string() + "\n").as_bytes())
+        let text = trnsim_harness::outputs::json_text(&body).map_err(|e| (e, 1))?;
+        trnsim_harness::outputs::write_atomic(path, text.as_bytes())
             .map_err(|e| (format!("--json {}: {e}", path.display()), 1))?;
     }
     match verdict {

@@ -1,36 +1,38 @@
-//! trnsim's front door: the `trnsim` command-line tool, microbenchmarks, RON configs and the
-//! generic traffic blocks that config-described systems are made of.
+//! trnsim's front door: the `trnsim` command-line tool, its outputs and reports, RON configs
+//! and the generic traffic blocks that config-described systems are made of. The benchmarks
+//! and their system builders live in `trnsim-benchmarks`, below this crate; their modules are
+//! re-exported here under the same names.
 #![warn(missing_docs)]
 
-pub mod bench_workloads;
+pub use trnsim_benchmarks::bench_workloads;
 pub mod blocks;
-pub use trnsim_system::chip;
+pub use trnsim_benchmarks::chip;
 pub mod config;
-pub mod cpu;
+pub use trnsim_benchmarks::cpu;
 pub mod diff_cmd;
-pub mod dp;
-pub mod e2e;
+pub use trnsim_benchmarks::dp;
+pub use trnsim_benchmarks::e2e;
 pub mod energy_report;
-pub mod fabric;
+pub use trnsim_benchmarks::fabric;
 pub mod frontier;
-pub mod gemm_cycle;
-pub mod limits;
-pub mod memory;
+pub use trnsim_benchmarks::gemm_cycle;
+pub use trnsim_benchmarks::limits;
+pub use trnsim_benchmarks::memory;
 pub mod memtrace;
-pub mod moe;
+pub use trnsim_benchmarks::moe;
 #[cfg(feature = "mpi")]
 pub mod mpi;
-pub mod neuroncore;
-pub mod outputs;
-pub mod parallel;
-pub mod plot;
-pub mod progress;
-pub mod random_graph;
+pub use trnsim_benchmarks::neuroncore;
+pub use trnsim_benchmarks::outputs;
+pub use trnsim_benchmarks::parallel;
+pub use trnsim_benchmarks::plot;
+pub use trnsim_benchmarks::progress;
+pub use trnsim_benchmarks::random_graph;
 pub mod regress;
-pub mod ring;
-pub mod suite;
+pub use trnsim_benchmarks::ring;
+pub use trnsim_benchmarks::suite;
 pub mod summary;
 pub mod system;
-pub mod tp;
+pub use trnsim_benchmarks::tp;
 pub mod whatif;
 pub mod workload;

@@ -180,8 +180,8 @@ pub fn run_with(a: RegressArgs, extra: &[BlockEntry], prog: &str) -> Result<(), 
             .map_err(|e| (format!("--junit {}: {e}", p.display()), 1))?;
     }
     if let Some(p) = &a.coverage_json {
-        let body = serde_json::to_string_pretty(&report.coverage_json()).map_err(|e| (e.to_string(), 1))?;
-        crate::outputs::write_atomic(p, (body + "\n").as_bytes())
+        let body = crate::outputs::json_text(&report.coverage_json()).map_err(|e| (e, 1))?;
+        crate::outputs::write_atomic(p, body.as_bytes())
             .map_err(|e| (format!("--coverage-json {}: {e}", p.display()), 1))?;
     }
     println!("{} runs in {secs:.1} s wall: {} passed, {failed} failed", runs.len(), runs.len() - failed);

@@ -2,9 +2,11 @@
 
 use crate::blocks::{Packet, Relay, Sink, Source};
 use crate::config::{KindCfg, System};
+use crate::suite::{drive, BenchResult, RunOpts};
 use fxhash::FxHashMap;
 use trnsim_kernel::{
-    ClockId, Cycles, InPort, LinkSpec, OutPort, SimBuilder, SimOptions, SimRng, Simulation, TickOrder,
+    ClockId, ComponentId, Cycles, InPort, LinkSpec, OutPort, SimBuilder, SimOptions, SimRng, Simulation, Stop,
+    TickOrder,
 };
 
 /// Builds the simulation described by `sys` with the given tick order.
@@ -60,3 +62,26 @@ pub fn build(sys: &System, order: TickOrder) -> Result<Simulation, String> {
 /// The built-in demo: two sources on a 1.4 GHz clock feeding 2.4 GHz relays into sinks, one
 /// path bandwidth-limited. Exercises multi-clock links, credits, bandwidth and traces.
 pub const DEMO_RON: &str = include_str!("../../models/configs/demo.ron");
+
+/// Runs a config-described system until idle or its limit.
+pub fn run_system(name: &str, sys: &System, opts: RunOpts) -> Result<BenchResult, String> {
+    let mut sim = build(sys, opts.order)?;
+    if let Some((sink, topts)) = opts.trace {
+        sim.attach_trace(sink, &topts);
+    }
+    let (stop, speed) = drive(&mut sim, sys.limit, opts.progress).map_err(|e| format!("{name}: {e}"))?;
+    sim.finish_trace().map_err(|e| e.to_string())?;
+    let stats = sim.report();
+    let sinks: Vec<&Sink> =
+        (0..sim.component_count()).filter_map(|i| sim.component::<Sink>(ComponentId::from_index(i))).collect();
+    let delivered = sinks.iter().map(|s| s.received()).sum::<u64>() as f64;
+    let bytes = sinks.iter().map(|s| s.bytes()).sum::<u64>() as f64;
+    let end_ns = sim.now().as_ns_f64();
+    let headline = vec![
+        ("packets_delivered".to_string(), delivered),
+        ("bytes_delivered".to_string(), bytes),
+        ("sim_time_ns".to_string(), end_ns),
+        ("finished_idle".to_string(), if stop == Stop::Idle { 1.0 } else { 0.0 }),
+    ];
+    Ok(BenchResult { name: name.into(), headline, stats, speed })
+}

@@ -12,7 +12,7 @@ use trnsim_kernel::{Time, TraceRecord, TraceSink, TrackDecl, TrackId, TrackKind}
 use trnsim_system::chip::Chip;
 use trnsim_system::doc::Resolved;
 use trnsim_workloads::costs::SystemCosts;
-use trnsim_workloads::exec::{self, Report};
+use trnsim_workloads::exec::{self, Report, Span};
 use trnsim_workloads::format::{Checked, Queue};
 
 /// The calibration GEMM tile per core: 512 tokens x 1024 x 1024 columns per core, run on the
@@ -308,6 +308,24 @@ fn flops(op: &trnsim_workloads::format::Op) -> f64 {
     }
 }
 
+/// The end of the longest run a trace holds, in ps: trace timestamps are u64 picoseconds
+/// (2^64 ps, about 213 days of simulated time).
+pub const TRACE_RANGE_PS: f64 = 18_446_744_073_709_551_616.0;
+
+/// Whether `rep`'s schedule fits a trace's timestamps: an error naming the run's simulated
+/// time and the range if not (past the range every slice would sit at the last timestamp
+/// with no length). Checked before a traced run prints anything, and by [`trace`].
+pub fn traceable(rep: &Report) -> Result<(), String> {
+    let end_ps = rep.spans.iter().map(|s| s.end_ns).fold(rep.step_ns, f64::max) * 1e3;
+    if end_ps.is_finite() && end_ps < TRACE_RANGE_PS {
+        return Ok(());
+    }
+    Err(format!(
+        "the run's simulated time ({:.4e} s) is beyond a trace's range (2^64 ps, about 213 days): trace a shorter run (a smaller repeat or smaller nodes)",
+        end_ps * 1e-12
+    ))
+}
+
 /// Writes the run's schedule to `sink`, grouped as a device profile is: a group per rank
 /// (`rank 3 (chip 3)`), under it a slice track per queue ("NeuronCores", "DMA",
 /// "collectives"; a slice per node instance) and a counter of the hardware FLOPs utilization
@@ -320,6 +338,7 @@ pub fn trace(
     energy: Option<&trnsim_workloads::energy::EnergyReport>,
     sink: &mut dyn TraceSink,
 ) -> Result<(), String> {
+    traceable(rep)?;
     let err = |e: trnsim_kernel::TraceError| e.to_string();
     let ranks = rep.ranks.len();
     let mut next = 0u32;
@@ -351,34 +370,63 @@ pub fn trace(
         .map(|n| &*Box::leak(if n.name.is_empty() { n.op.kind().to_string() } else { n.name.clone() }.into_boxed_str()))
         .collect();
     let ps = |ns: f64| Time::from_ps((ns * 1e3).round() as u64);
-    let mut recs: Vec<TraceRecord> = power;
-    for s in &rep.spans {
-        let q = match s.queue {
-            Queue::Compute => 0,
-            Queue::Memory => 1,
-            Queue::Comm => 2,
-        };
-        let t = &queues[s.rank as usize];
-        let kind = trnsim_kernel::RecordKind::Slice {
-            name: names[s.node],
-            start: ps(s.start_ns),
-            end: ps(s.end_ns),
-            flow: trnsim_kernel::Flow::None,
-            arg: None,
-        };
-        recs.push(TraceRecord { time: ps(s.end_ns), track: t[q], kind });
+    // A compute span's hardware FLOPs utilization (% of peak), when it has one.
+    let hfu = |s: &Span| -> Option<f64> {
         let f = flops(&w.w.nodes[s.node].op);
-        if f > 0.0 && s.end_ns > s.start_ns && peak_tflops > 0.0 {
-            let pct = 100.0 * f / (s.end_ns - s.start_ns) / (peak_tflops * 1e3);
-            let c = |time, value| TraceRecord { time, track: t[3], kind: trnsim_kernel::RecordKind::Counter { value } };
-            recs.push(c(ps(s.start_ns), pct));
-            recs.push(c(ps(s.end_ns), 0.0));
+        (f > 0.0 && s.end_ns > s.start_ns && peak_tflops > 0.0)
+            .then(|| 100.0 * f / (s.end_ns - s.start_ns) / (peak_tflops * 1e3))
+    };
+    // Each record as 16 bytes, sorted, then made one at a time: its time, then whether it is
+    // a counter's rise (a drop to 0 at a node's end goes before the next node's rise), then
+    // its place (3s: span s's slice, 3s + 1 and 3s + 2: its counter's rise and drop). The
+    // places are distinct, so the order is exactly the stable sort of the records by (time,
+    // rise); the records themselves (~100 bytes each) are never all held: 2^24 spans trace
+    // in ~0.8 GB beside the schedule rather than ~6 GB.
+    const RISE: u64 = 1 << 63;
+    // The power counters (with `energy`) take the first places, so each goes before a span's
+    // record of the same time and kind.
+    let base = power.len() as u64;
+    let mut due: Vec<(u64, u64)> = Vec::with_capacity(rep.spans.len().saturating_mul(3).saturating_add(power.len()));
+    for (i, r) in power.iter().enumerate() {
+        let rise = matches!(r.kind, trnsim_kernel::RecordKind::Counter { value } if value > 0.0);
+        due.push((r.time.as_ps(), i as u64 | if rise { RISE } else { 0 }));
+    }
+    for (i, s) in rep.spans.iter().enumerate() {
+        let place = base + i as u64 * 3;
+        due.push((ps(s.end_ns).as_ps(), place));
+        if let Some(pct) = hfu(s) {
+            due.push((ps(s.start_ns).as_ps(), (place + 1) | if pct > 0.0 { RISE } else { 0 }));
+            due.push((ps(s.end_ns).as_ps(), place + 2));
         }
     }
-    // In time order; a counter's drop to 0 at a node's end before the next node's rise.
-    recs.sort_by_key(|r| (r.time, matches!(r.kind, trnsim_kernel::RecordKind::Counter { value } if value > 0.0)));
-    for r in &recs {
-        sink.record(r).map_err(err)?;
+    due.sort_unstable();
+    for &(time, key) in &due {
+        let place = key & !RISE;
+        if place < base {
+            sink.record(&power[place as usize]).map_err(err)?;
+            continue;
+        }
+        let place = place - base;
+        let s = &rep.spans[(place / 3) as usize];
+        let t = &queues[s.rank as usize];
+        let kind = match place % 3 {
+            0 => trnsim_kernel::RecordKind::Slice {
+                name: names[s.node],
+                start: ps(s.start_ns),
+                end: ps(s.end_ns),
+                flow: trnsim_kernel::Flow::None,
+                arg: None,
+            },
+            1 => trnsim_kernel::RecordKind::Counter { value: hfu(s).unwrap_or(0.0) },
+            _ => trnsim_kernel::RecordKind::Counter { value: 0.0 },
+        };
+        let track = match (place % 3, s.queue) {
+            (0, Queue::Compute) => t[0],
+            (0, Queue::Memory) => t[1],
+            (0, Queue::Comm) => t[2],
+            _ => t[3],
+        };
+        sink.record(&TraceRecord { time: Time::from_ps(time), track, kind }).map_err(err)?;
     }
     sink.finish(ps(rep.step_ns)).map_err(err)
 }

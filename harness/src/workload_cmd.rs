@@ -4,7 +4,7 @@
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
 use trnsim_harness::workload::{self, WorkloadRun};
-use trnsim_system::doc::SystemDoc;
+use trnsim_system::doc::{Resolved, SystemDoc};
 use trnsim_workloads::format::{self, Checked};
 use trnsim_workloads::llm::preset::ModelPreset;
 use trnsim_workloads::llm::{Llm, Mode};
@@ -528,6 +528,17 @@ pub fn load(path: &Path) -> Result<Checked, (String, i32)> {
 /// Runs workload `w` on `doc` (overrides applied); usage errors are exit 2.
 pub fn run_file(w: &Checked, doc: &SystemDoc, opts: &workload::Options) -> Result<WorkloadRun, (String, i32)> {
     let sys = doc.resolve().map_err(|e| (e, 2))?;
+    run_resolved(w, doc, &sys, opts)
+}
+
+/// [`run_file`] on `doc` already resolved (validated) as `sys`: the points of a sweep that set
+/// nothing in the system share one.
+pub fn run_resolved(
+    w: &Checked,
+    doc: &SystemDoc,
+    sys: &Resolved,
+    opts: &workload::Options,
+) -> Result<WorkloadRun, (String, i32)> {
     if w.w.ranks as usize > sys.fabric().map_or(1, |t| t.chips) {
         return Err((
             format!(
@@ -542,13 +553,13 @@ pub fn run_file(w: &Checked, doc: &SystemDoc, opts: &workload::Options) -> Resul
         ));
     }
     if sys.chip().is_some() {
-        workload::check_fits(w, &sys).map_err(|e| (e, 2))?;
+        workload::check_fits(w, sys).map_err(|e| (e, 2))?;
     }
-    let mut r = workload::run(w, &sys, opts).map_err(|e| {
+    let mut r = workload::run(w, sys, opts).map_err(|e| {
         let code = if e.contains("hbm_bytes_per_rank") || e.contains("needs a system") { 2 } else { 1 };
         (e, code)
     })?;
-    r.energy = trnsim_harness::energy_report::account(w, &r.report, doc, &sys).map_err(|e| (e, 2))?;
+    r.energy = trnsim_harness::energy_report::account(w, &r.report, doc, sys).map_err(|e| (e, 2))?;
     Ok(r)
 }
 

@@ -22,6 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use trnsim_system::located::{line_col, ConfigError};
 
 /// The most ranks a workload may have.
@@ -399,15 +400,16 @@ pub struct Checked {
     /// Where `hbm_bytes_per_rank` is written (`file:line:col`), for errors found against a
     /// system.
     pub hbm_at: String,
-    /// The file's name and text (errors of overridden values are located in it).
-    pub source: (String, String),
+    /// The file's name and text (errors of overridden values are located in it), shared by
+    /// every workload made from it with overrides (a sweep's points copy no text).
+    pub source: Arc<(String, String)>,
 }
 
 impl Checked {
     /// An error found against a system in node `i`'s `key` (`op.bytes`: its `bytes:`, or the
     /// node where it has none), located as `file:line:col: nodes[i].key (name): message`.
     pub fn node_error(&self, i: usize, key: &str, message: &str) -> String {
-        let (file, text) = &self.source;
+        let (file, text) = &*self.source;
         let n = &self.w.nodes[i];
         let last = key.rsplit('.').next().unwrap_or(key);
         let field = format!("nodes[{i}].{key} ({})", n.name);
@@ -417,7 +419,7 @@ impl Checked {
     /// Where the first `key:` of the file is, as `file:line:col` (for errors found later,
     /// against a system).
     pub fn at(&self, key: &str) -> String {
-        let (file, text) = &self.source;
+        let (file, text) = &*self.source;
         let e = Locator { file, text }.at_key(key, String::new(), String::new());
         format!("{}:{}:{}", e.file, e.line, e.col)
     }
@@ -439,8 +441,7 @@ impl Checked {
         let w: Workload = serde_json::from_value(tree).map_err(|e| {
             format!("{flag} {}: {}", assignments.join(" "), e.to_string().replace(" at line 0 column 0", ""))
         })?;
-        let (file, text) = &self.source;
-        check(file, text, w).map_err(|e| format!("{e} (with {flag} {})", assignments.join(", ")))
+        check_source(Arc::clone(&self.source), w).map_err(|e| format!("{e} (with {flag} {})", assignments.join(", ")))
     }
 }
 
@@ -556,7 +557,13 @@ fn id_keys(text: &str) -> impl Iterator<Item = usize> + '_ {
 }
 
 /// Checks a workload read from `text` of `file`: ranges, ids, dependencies, groups.
-pub fn check(file: &str, text: &str, mut w: Workload) -> Result<Checked, ConfigError> {
+pub fn check(file: &str, text: &str, w: Workload) -> Result<Checked, ConfigError> {
+    check_source(Arc::new((file.to_string(), text.to_string())), w)
+}
+
+/// [`check`] of a workload read from `source` (file name, text), kept shared.
+fn check_source(source: Arc<(String, String)>, mut w: Workload) -> Result<Checked, ConfigError> {
+    let (file, text) = (source.0.as_str(), source.1.as_str());
     let at = Locator { file, text };
     // A dependency named twice is one dependency (a list naming one node a million times
     // costs its length once, here, not at every use).
@@ -641,7 +648,7 @@ pub fn check(file: &str, text: &str, mut w: Workload) -> Result<Checked, ConfigE
     check_serving(&at, &w)?;
     let e = at.at_key("hbm_bytes_per_rank", String::new(), String::new());
     let hbm_at = format!("{}:{}:{}", e.file, e.line, e.col);
-    Ok(Checked { w, groups, node_ranks, hbm_at, source: (file.to_string(), text.to_string()) })
+    Ok(Checked { w, groups, node_ranks, hbm_at, source })
 }
 
 /// A serving section: a known mode, batch and context in range, and `tokens_per_step` what

@@ -20,7 +20,7 @@
 use crate::chip::{self, Chip, ChipIds};
 use crate::cpu::Stopwatch;
 use crate::neuroncore::assemble_text;
-use crate::suite::{BenchResult, Speed};
+use crate::result::{BenchResult, Speed};
 use std::fmt::Write as _;
 use trnsim_core::engine::EngineUnit;
 use trnsim_core::isa::Engine;

@@ -62,6 +62,9 @@ pub fn check(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<(), String> 
     *NAMED.lock().unwrap_or_else(|e| e.into_inner()) = named.collect();
     let ids: Vec<Identity> = outputs.iter().map(|o| identity(o.path)).collect();
     for (i, o) in outputs.iter().enumerate() {
+        if is_stdout(o.path) {
+            return Err(stdout_refused(o.flag));
+        }
         if o.path.is_dir() {
             return Err(format!("{} {}: is a directory (allowed: a file path)", o.flag, o.path.display()));
         }
@@ -99,10 +102,24 @@ pub fn check(inputs: &[Named<'_>], outputs: &[Named<'_>]) -> Result<(), String> 
     Ok(())
 }
 
+/// Whether an output path is `-`, which many tools read as standard output: no output of
+/// trnsim is written there (every output is staged and renamed into place), so `-` is
+/// refused for every output flag rather than written as a file called `-`.
+fn is_stdout(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+fn stdout_refused(flag: &str) -> String {
+    format!("{flag} -: standard output is not an output here (allowed: a file path; `./-` for a file named `-`)")
+}
+
 /// Checks a directory output (`--plots DIR`): an existing directory, or a path to make one
 /// at (its files are written by [`write_plot`]); an existing file there is refused before
 /// anything runs, never replaced.
 pub fn check_dir(flag: &str, dir: &Path) -> Result<(), String> {
+    if is_stdout(dir) {
+        return Err(stdout_refused(flag));
+    }
     if dir.exists() && !dir.is_dir() {
         return Err(format!("{flag} {}: is a file (allowed: a directory, made if missing)", dir.display()));
     }
@@ -280,6 +297,11 @@ mod tests {
         assert!(check(&[named("--config", &a)], &[named("--json", &b)]).is_ok());
         let e = check(&[], &[named("--profile", &dir)]).unwrap_err();
         assert!(e.contains("is a directory"), "{e}");
+        for flag in ["--json", "--trace"] {
+            let e = check(&[], &[named(flag, Path::new("-"))]).unwrap_err();
+            assert!(e.starts_with(&format!("{flag} -: standard output")), "{e}");
+        }
+        assert!(check_dir("--plots", Path::new("-")).unwrap_err().starts_with("--plots -: standard output"));
         write_atomic(&b, b"ok").unwrap();
         let doc = serde_json::json!({ "memory_us": -0.0, "xs": [-0.0f32, 1.5] });
         assert_eq!(json_text(&doc).unwrap().matches("-0").count(), 0, "{}", json_text(&doc).unwrap());

@@ -25,7 +25,8 @@ use crate::chip::{self, Chip, ChipIds};
 use crate::cpu::Stopwatch;
 use crate::e2e::{self, Shape, Variant, CC_DONE_SEM, DOORBELL_SEM};
 use crate::neuroncore::assemble_text;
-use crate::suite::{BenchResult, Speed};
+use crate::partitioned::System;
+use crate::result::{BenchResult, Speed};
 use trnsim_core::isa::Sem;
 use trnsim_fabric::collective::schedule::Step;
 use trnsim_fabric::collective::Params;
@@ -327,8 +328,8 @@ pub fn run_named(
 }
 
 /// Runs `moe-alltoall-144`'s step on every chip of `topo`, each a `chip`: in windows on this
-/// thread ([`crate::parallel::run_in_windows`]), or serially when traced or when
-/// [`crate::parallel::System::window_parts`] gives no partitions (RTL blocks swapped in,
+/// thread ([`crate::partitioned::run_in_windows`]), or serially when traced or when
+/// [`crate::partitioned::System::window_parts`] gives no partitions (RTL blocks swapped in,
 /// four fast chips or fewer, a system that cannot be split).
 pub fn run_on(
     name: &str,
@@ -339,16 +340,32 @@ pub fn run_on(
 ) -> Result<BenchResult, String> {
     if trace.is_none() {
         // In windows on this thread: faster, the same results (see `run_in_windows`).
-        let sys = crate::parallel::moe_system(chip.clone(), topo.clone(), SHAPE, order)?;
-        if let Some(r) = crate::parallel::run_in_windows(name, &sys)? {
+        let sys = moe_system(chip.clone(), topo.clone(), SHAPE, order)?;
+        if let Some(r) = crate::partitioned::run_in_windows(name, &sys)? {
             return Ok(r);
         }
     }
     let sw = Stopwatch::start();
-    let keep = crate::suite::first_chip_keeps_link;
+    let keep = crate::result::first_chip_keeps_link;
     let r = run(chip, topo, &SHAPE, order, chip::whole_chip_trace(trace), &keep)?;
     let (wall_s, cpu_s) = sw.elapsed();
     let headline = headline(&r, chip, &SHAPE)?;
     let speed = Speed::of(&r.sim, wall_s, cpu_s);
-    Ok(BenchResult { name: name.into(), headline, stats: crate::suite::first_chip_report(&r.sim), speed })
+    Ok(BenchResult { name: name.into(), headline, stats: crate::result::first_chip_report(&r.sim), speed })
+}
+/// The MoE step of `shape` on every chip of `topo` as a partitionable system (by chip by
+/// default; see [`System::check_rule`]).
+pub fn moe_system(chip: Chip, topo: Topology, shape: MoeShape, order: TickOrder) -> Result<System, String> {
+    // What the declaration checks first, checked here so a bad shape is refused before any run.
+    shape.core_shape(chip.spec.cores)?;
+    let (c2, t2) = (chip.clone(), topo.clone());
+    // Statistics kept as the serial benchmark keeps them (see `tp_system`).
+    let keep = crate::result::first_chip_keeps_link;
+    let routing = shape.route(topo.chips);
+    let build = move || Ok(declare(&c2, &t2, &shape, &routing, order, false, Some(&keep))?.b);
+    let chips = topo.chips as u32;
+    let c3 = chip.clone();
+    let headline = move |stats: &trnsim_kernel::StatsReport, _end_ps: u64| headline_of(stats, &topo, &c3, &shape);
+    // Three chips a partition in a run in windows (48 on 144 chips).
+    Ok(System::of_chips(build, LIMIT, chip, chips, 3, Box::new(headline)))
 }

@@ -2,7 +2,7 @@
 //! assembled, run on one or more cores, and reported as TFLOPS and per-engine utilization.
 
 use crate::cpu::Stopwatch;
-use crate::suite::{BenchResult, Speed};
+use crate::result::{BenchResult, Speed};
 use std::fmt::Write as _;
 use trnsim_core::core::{build, CoreIds, CoreOptions, HbmHookup};
 use trnsim_core::dma::DmaBlock;

@@ -3,7 +3,7 @@
 
 use crate::cpu::Stopwatch;
 use crate::plot::{Plot, Series};
-use crate::suite::{BenchResult, Speed};
+use crate::result::{BenchResult, Speed};
 use trnsim_kernel::{ComponentId, Dur, SimBuilder, SimOptions, Simulation, TickOrder, TraceOptions, TraceSink};
 use trnsim_mem::hbm::checker::Checker;
 use trnsim_mem::hbm::presets::{self, Preset};

@@ -28,7 +28,8 @@ use crate::chip::{self, Chip, ChipIds};
 use crate::cpu::Stopwatch;
 use crate::e2e::{self, Shape, CC_DONE_SEM, DOORBELL_SEM};
 use crate::neuroncore::assemble_text;
-use crate::suite::{BenchResult, Speed};
+use crate::partitioned::System;
+use crate::result::{BenchResult, Speed};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use trnsim_core::isa::{Engine, Sem};
@@ -414,8 +415,8 @@ pub fn run_named(
 }
 
 /// Runs `tp-matmul-N` over the first N chips of `topo`, each a `chip`: in windows on this
-/// thread ([`crate::parallel::run_in_windows`]), or serially when traced or when
-/// [`crate::parallel::System::window_parts`] gives no partitions (RTL blocks swapped in,
+/// thread ([`crate::partitioned::run_in_windows`]), or serially when traced or when
+/// [`crate::partitioned::System::window_parts`] gives no partitions (RTL blocks swapped in,
 /// four fast chips or fewer, a system that cannot be split).
 pub fn run_on(
     name: &str,
@@ -435,8 +436,8 @@ pub fn run_on(
         }
         if trace.is_none() {
             // In windows on this thread: faster, the same results (see `run_in_windows`).
-            let sys = crate::parallel::tp_system(chip.clone(), topo.clone(), SHAPE, n, order)?;
-            if let Some(r) = crate::parallel::run_in_windows(name, &sys)? {
+            let sys = tp_system(chip.clone(), topo.clone(), SHAPE, n, order)?;
+            if let Some(r) = crate::partitioned::run_in_windows(name, &sys)? {
                 if let Some(dir) = plots {
                     write_plot(dir, name, &r.headline)?;
                 }
@@ -444,7 +445,7 @@ pub fn run_on(
             }
         }
         let sw = Stopwatch::start();
-        let keep = crate::suite::first_chip_keeps_link;
+        let keep = crate::result::first_chip_keeps_link;
         let r = run(chip, topo, &SHAPE, n, order, chip::whole_chip_trace(trace), &keep)?;
         let (wall_s, cpu_s) = sw.elapsed();
         let headline = headline(&r, chip, topo, &SHAPE, n)?;
@@ -452,8 +453,33 @@ pub fn run_on(
             write_plot(dir, name, &headline)?;
         }
         let speed = Speed::of(&r.sim, wall_s, cpu_s);
-        Ok(BenchResult { name: name.into(), headline, stats: crate::suite::first_chip_report(&r.sim), speed })
+        Ok(BenchResult { name: name.into(), headline, stats: crate::result::first_chip_report(&r.sim), speed })
     })
+}
+
+/// The TP matmul of `shape` over `n` whole chips of `topo` as a partitionable system (by chip by
+/// default; see [`System::check_rule`]).
+pub fn tp_system(chip: Chip, topo: Topology, shape: TpShape, n: u32, order: TickOrder) -> Result<System, String> {
+    // What the declaration checks first, checked here so a bad N is refused before any run.
+    if n as usize > topo.chips {
+        return Err(format!("tp over {n} chips: {} has {} chips", topo.name, topo.chips));
+    }
+    shape.chip_shape(n, chip.spec.cores)?;
+    let algo = algo(&shape, n);
+    let (c2, t2) = (chip.clone(), topo.clone());
+    // Statistics kept as the serial benchmark keeps them: the other chips' internal links
+    // keep none (the result leaves them out anyway).
+    let build = move || {
+        let mut d = declare(&c2, &t2, &shape, n, order, false)?;
+        d.b.keep_link_stats_where(&crate::result::first_chip_keeps_link).map_err(|e| e.to_string())?;
+        Ok(d.b)
+    };
+    let c3 = chip.clone();
+    let headline = move |stats: &trnsim_kernel::StatsReport, end_ps: u64| {
+        headline_of(stats, end_ps as f64 / 1e3, algo, &c3, &topo, &shape, n)
+    };
+    // One chip a partition in a run in windows.
+    Ok(System::of_chips(build, LIMIT, chip, n, 1, Box::new(headline)))
 }
 
 #[cfg(test)]

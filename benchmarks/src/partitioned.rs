@@ -1,47 +1,22 @@
-//! Partitioned runs of the systems that can be split (`trnsim run --threads N`), and the
-//! serial-against-parallel speed benchmark (`trnsim bench parallel`).
+//! What a partitioned run needs of any system that can be split: how to build it, how long to
+//! run it, how to read its headline, and its runs (serial, on threads, over a transport, in
+//! windows on one thread). The systems themselves are declared by their benchmarks
+//! ([`crate::tp::tp_system`], [`crate::moe::moe_system`]) and named in [`crate::parallel`];
+//! this module knows none of them.
 //!
 //! A partitionable system is a function that builds it into a fresh [`SimBuilder`]; the
 //! kernel calls it once to plan and once per thread (see `trnsim_kernel::parallel`).
 
 use crate::cpu::Stopwatch;
-use crate::suite::{BenchResult, Speed};
-use trnsim_fabric::collective::{Collective, Params};
-use trnsim_fabric::topo::Topology;
+use crate::result::{BenchResult, Speed};
 use trnsim_kernel::{
-    run_threads, Dur, ParallelConfig, ParallelRun, PartitionRule, ReportFilter, SimBuilder, SimOptions, StatsReport,
-    TickOrder, TraceOptions, TraceSink,
+    run_threads, Dur, ParallelConfig, ParallelRun, PartitionRule, ReportFilter, SimBuilder, StatsReport, TraceOptions,
+    TraceSink,
 };
-
-/// The systems `--threads` can split, with what they are.
-pub const PARTITIONABLE: &[(&str, &str)] = &[
-    (
-        "fabric-allreduce-nl72x2-nodes",
-        "144-chip Trn3 Gen2 (NL72x2) ring all-reduce of 16 MiB, built per chip and switch (partitionable)",
-    ),
-    (
-        "fabric-allreduce-ultracluster-nodes",
-        "128-chip Trn3 Gen1 UltraCluster (2 UltraServers over EFA) hierarchical all-reduce of 4 MiB, built per chip and switch (partitionable; by UltraServer by default)",
-    ),
-    (
-        "tp-matmul-N",
-        "N whole Trn3 chips (8 NeuronCores, 4 HBM3E stacks each) on the Gen1 UltraServer fabric: the tensor-parallel matmul (partitionable by chip, the default; a partition holds whole chips)",
-    ),
-    (
-        "moe-alltoall-144",
-        "one mixture-of-experts step on the 144 whole Trn3 chips of the Gen2 UltraServer: dispatch all-to-all, experts, combine all-to-all (partitionable by chip, the default; a partition holds whole chips)",
-    ),
-    (
-        "dp-step-N",
-        "a data-parallel step on N Trn3 Gen2 UltraServers over EFA (144 N chips): backward compute per chip, gradient all-reduced bucket by bucket, overlapped (partitionable; by UltraServer by default; dp-step-N:GRADIENT:BUCKETS:TOKENS)",
-    ),
-    ("kernel-ring", "64-module token ring (1-cycle links: one window per cycle; correctness, not speed)"),
-    ("kernel-random-graph:SEED", "a random graph of chattering components (the kernel's stress system; many deadlock)"),
-];
 
 /// One partitionable system: how to build it and how long to run it.
 pub struct System {
-    build: Box<dyn Fn() -> Result<SimBuilder, String> + Sync>,
+    pub(crate) build: Box<dyn Fn() -> Result<SimBuilder, String> + Sync>,
     limit: Dur,
     kind: Kind,
     /// The partition rule when none is asked for, and the most partitions it can make (more
@@ -51,132 +26,42 @@ pub struct System {
     /// `chip003` and `chip003.…` stay in one partition).
     whole_chips: bool,
     /// Partitions report only the owners a result keeps or a headline reads
-    /// ([`crate::suite::partition_reports`]; whole chips, unless [`System::full_reports`]).
+    /// ([`crate::result::partition_reports`]; whole chips, unless [`System::full_reports`]).
     filter_reports: bool,
 }
 
-enum Kind {
+/// Headline figures read from a run's statistics.
+pub type Headline = Vec<(String, f64)>;
+
+/// How a whole-chip system's headline is read: from the statistics and the run's end (ps),
+/// once every engine's stream is known to have finished.
+pub type ChipsHeadline = Box<dyn Fn(&StatsReport, u64) -> Result<Headline, String> + Send + Sync>;
+
+/// How any other system's headline is read from its statistics.
+pub type OwnHeadline = Box<dyn Fn(&StatsReport) -> Result<Headline, String> + Send + Sync>;
+
+/// What a system is, as far as its runs need to know: how to read its headline, and for
+/// whole chips how to deal them into windows.
+pub(crate) enum Kind {
     Collective {
         size: u64,
         chips: usize,
         busbw_factor: f64,
     },
-    Tp {
-        n: u32,
-        shape: crate::tp::TpShape,
-        chip: Box<crate::chip::Chip>,
-        topo: Box<Topology>,
-        algo: trnsim_fabric::collective::Algo,
+    /// Whole chips (`tp-matmul-N`, `moe-alltoall-144`): `chips` busy chips of `chip`, cut
+    /// `per_window` chips a partition in a run in windows.
+    Chips {
+        chips: u32,
+        chip: Box<trnsim_system::chip::Chip>,
+        per_window: u32,
+        headline: ChipsHeadline,
     },
-    Dp(Box<crate::dp::DpSystem>),
-    Moe {
-        shape: crate::moe::MoeShape,
-        chip: Box<crate::chip::Chip>,
-        topo: Box<Topology>,
-    },
+    /// A system that reads its own headline (a data-parallel step).
+    Own(OwnHeadline),
     Ring {
         cycles: u64,
     },
     Graph,
-}
-
-/// The topology and collective of the 144-chip benchmark.
-fn nl72x2() -> Result<(Topology, Collective), String> {
-    let topo = trnsim_fabric::topo::load(&trnsim_fabric::topo::presets_dir().join("trn3-gen2-nl72x2.ron"))?;
-    let coll: Collective = "all_reduce:ring".parse()?;
-    Ok((topo, coll))
-}
-
-/// The topology and collective of the UltraCluster benchmark: 2 Trn3 Gen1 UltraServers.
-fn ultracluster() -> Result<(Topology, Collective), String> {
-    let sys = trnsim_system::doc::SystemDoc::open("trn3-gen1-ultracluster-2")?.resolve()?;
-    let topo = sys.fabric().ok_or("trn3-gen1-ultracluster-2 has no fabric")?.clone();
-    let coll: Collective = "all_reduce:hierarchical".parse()?;
-    Ok((topo, coll))
-}
-
-/// The partitionable system `name`, with tick order `order`.
-pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
-    let opts = move || SimOptions { tick_order: order, ..SimOptions::default() };
-    match name {
-        "fabric-allreduce-nl72x2-nodes" => {
-            let (topo, coll) = nl72x2()?;
-            let size = 16u64 << 20;
-            let p = Params::default();
-            let limit = p.limit;
-            let (chips, busbw_factor) = (topo.chips, coll.op.busbw_factor(topo.chips));
-            let build = move || -> Result<SimBuilder, String> {
-                let mut b = SimBuilder::with_options(opts());
-                trnsim_fabric::system::build_collective(&mut b, &topo, coll, size, &p)?;
-                Ok(b)
-            };
-            let kind = Kind::Collective { size, chips, busbw_factor };
-            Ok(System::new(build, limit, kind))
-        }
-        "fabric-allreduce-ultracluster-nodes" => {
-            let (topo, coll) = ultracluster()?;
-            let size = 4u64 << 20;
-            let p = Params::default();
-            let limit = p.limit;
-            let (chips, busbw_factor) = (topo.chips, coll.op.busbw_factor(topo.chips));
-            let ultraservers = (topo.chips / topo.chips_per_server.max(1)) as u32;
-            let build = move || -> Result<SimBuilder, String> {
-                let mut b = SimBuilder::with_options(opts());
-                trnsim_fabric::system::build_collective(&mut b, &topo, coll, size, &p)?;
-                Ok(b)
-            };
-            let kind = Kind::Collective { size, chips, busbw_factor };
-            // By UltraServer: components are named `us0.…`, `us1.…`, `efa.…`; as many
-            // partitions as UltraServers at most, the EFA switches spread among them.
-            let default_rule = (by_ultraserver(), ultraservers);
-            Ok(System { default_rule, ..System::new(build, limit, kind) })
-        }
-        "kernel-ring" => {
-            let p = crate::ring::RingParams { modules: 64, tokens: 16, depth: 4 };
-            let cycles = 200_000;
-            let build = move || crate::ring::builder(p, opts());
-            // The ring's clock is 1 GHz: `cycles` cycles are `cycles` ns.
-            let (limit, kind) = (Dur::from_ns(cycles), Kind::Ring { cycles });
-            Ok(System::new(build, limit, kind))
-        }
-        n if n.starts_with("tp-matmul-") => {
-            let us = trnsim_system::chip::ultraserver::trn3_gen1()?;
-            let chips = crate::tp::chips_of(n, us.topology.chips)?;
-            tp_system(us.chip, us.topology, crate::tp::SHAPE, chips, order)
-        }
-        "moe-alltoall-144" => {
-            let us = crate::chip::trn3_gen2()?;
-            moe_system(us.chip, us.topology, crate::moe::SHAPE, order)
-        }
-        n if n.starts_with("dp-step-") => {
-            let dp = crate::dp::DpSystem::new(crate::dp::DpStep::parse(n)?)?;
-            let ultraservers = dp.step.ultraservers;
-            let d2 = dp.clone();
-            let build = move || d2.declare(order);
-            // Long enough for the backward pass and every all-reduce (the run ends when idle).
-            let limit = Dur::from_ms(10_000);
-            let default_rule = (by_ultraserver(), ultraservers);
-            Ok(System { default_rule, ..System::new(build, limit, Kind::Dp(Box::new(dp))) })
-        }
-        n if n.starts_with("kernel-random-graph:") => {
-            let seed = crate::random_graph::seed_of(n)?;
-            let build = move || Ok(crate::random_graph::builder(seed, order).0);
-            let (limit, kind) = (Dur::from_us(200), Kind::Graph);
-            Ok(System::new(build, limit, kind))
-        }
-        _ => {
-            let names: Vec<&str> = PARTITIONABLE.iter().map(|(n, _)| *n).collect();
-            Err(format!("benchmark {name:?} cannot be partitioned (partitionable: {})", names.join(", ")))
-        }
-    }
-}
-
-/// The default rule on a cluster: one group per UltraServer (`us3.…`), the scale-out
-/// switches (`efa.leaf2`, `efa.spine0`) not a group of their own but spread over the
-/// partitions, each next to most of its links (they would otherwise all join the first
-/// partition, which also gathers the statistics).
-fn by_ultraserver() -> PartitionRule {
-    PartitionRule::ByNameAttached { depth: 1, attach: "efa".into() }
 }
 
 /// The default rule on a fabric of whole chips: one group per busy chip (`chip003` with its
@@ -184,36 +69,8 @@ fn by_ultraserver() -> PartitionRule {
 /// nothing (one component each) join the partitions next to most of their links. (Dealt as
 /// groups, they took a partition's share: `tp-matmul-4` on 4 partitions put two busy chips
 /// in one and none in another.)
-fn by_chip() -> PartitionRule {
+pub(crate) fn by_chip() -> PartitionRule {
     PartitionRule::ByNameSinglesAttached { depth: 1 }
-}
-
-/// The TP matmul of `shape` over `n` whole chips of `topo` as a partitionable system (by chip by
-/// default; see [`System::check_rule`]).
-pub fn tp_system(
-    chip: crate::chip::Chip,
-    topo: Topology,
-    shape: crate::tp::TpShape,
-    n: u32,
-    order: TickOrder,
-) -> Result<System, String> {
-    // What the declaration checks first, checked here so a bad N is refused before any run.
-    if n as usize > topo.chips {
-        return Err(format!("tp over {n} chips: {} has {} chips", topo.name, topo.chips));
-    }
-    shape.chip_shape(n, chip.spec.cores)?;
-    let algo = crate::tp::algo(&shape, n);
-    let (c2, t2) = (chip.clone(), topo.clone());
-    // Statistics kept as the serial benchmark keeps them: the other chips' internal links
-    // keep none (the result leaves them out anyway).
-    let build = move || {
-        let mut d = crate::tp::declare(&c2, &t2, &shape, n, order, false)?;
-        d.b.keep_link_stats_where(&crate::suite::first_chip_keeps_link).map_err(|e| e.to_string())?;
-        Ok(d.b)
-    };
-    let default_rule = (by_chip(), n);
-    let kind = Kind::Tp { n, shape, chip: Box::new(chip), topo: Box::new(topo), algo };
-    Ok(System { default_rule, whole_chips: true, filter_reports: true, ..System::new(build, crate::tp::LIMIT, kind) })
 }
 
 /// An error naming the first engine (in owner order) whose stream did not finish, as its
@@ -228,30 +85,14 @@ fn all_streams_finished(stats: &StatsReport, end_ps: u64, limit: Dur) -> Result<
     }
 }
 
-/// The MoE step of `shape` on every chip of `topo` as a partitionable system (by chip by
-/// default; see [`System::check_rule`]).
-pub fn moe_system(
-    chip: crate::chip::Chip,
-    topo: Topology,
-    shape: crate::moe::MoeShape,
-    order: TickOrder,
-) -> Result<System, String> {
-    // What the declaration checks first, checked here so a bad shape is refused before any run.
-    shape.core_shape(chip.spec.cores)?;
-    let (c2, t2) = (chip.clone(), topo.clone());
-    // Statistics kept as the serial benchmark keeps them (see `tp_system`).
-    let keep = crate::suite::first_chip_keeps_link;
-    let routing = shape.route(topo.chips);
-    let build = move || Ok(crate::moe::declare(&c2, &t2, &shape, &routing, order, false, Some(&keep))?.b);
-    let default_rule = (by_chip(), topo.chips as u32);
-    let kind = Kind::Moe { shape, chip: Box::new(chip), topo: Box::new(topo) };
-    Ok(System { default_rule, whole_chips: true, filter_reports: true, ..System::new(build, crate::moe::LIMIT, kind) })
-}
-
 impl System {
     /// A system of `kind` built by `build`, run until `limit`: split by `auto` by default,
     /// any rule allowed.
-    fn new(build: impl Fn() -> Result<SimBuilder, String> + Sync + 'static, limit: Dur, kind: Kind) -> System {
+    pub(crate) fn new(
+        build: impl Fn() -> Result<SimBuilder, String> + Sync + 'static,
+        limit: Dur,
+        kind: Kind,
+    ) -> System {
         System {
             build: Box::new(build),
             limit,
@@ -259,6 +100,32 @@ impl System {
             default_rule: (PartitionRule::Auto, u32::MAX),
             whole_chips: false,
             filter_reports: false,
+        }
+    }
+
+    /// The same system split by `rule` when none is asked for, into at most `max` partitions
+    /// (more fall back to auto).
+    pub(crate) fn with_default_rule(self, (rule, max): (PartitionRule, u32)) -> System {
+        System { default_rule: (rule, max), ..self }
+    }
+
+    /// A system of `chips` whole chips of `chip` built by `build`, run until `limit`: split
+    /// by chip by default (at most `chips` partitions), `per_window` chips a partition in a
+    /// run in windows, partitions reporting what [`crate::result::keep_first_chip`] keeps.
+    pub fn of_chips(
+        build: impl Fn() -> Result<SimBuilder, String> + Sync + 'static,
+        limit: Dur,
+        chip: trnsim_system::chip::Chip,
+        chips: u32,
+        per_window: u32,
+        headline: ChipsHeadline,
+    ) -> System {
+        let kind = Kind::Chips { chips, chip: Box::new(chip), per_window, headline };
+        System {
+            default_rule: (by_chip(), chips),
+            whole_chips: true,
+            filter_reports: true,
+            ..System::new(build, limit, kind)
         }
     }
 
@@ -270,11 +137,7 @@ impl System {
     /// chips run in windows by default"). None too for a chip with RTL blocks swapped in: its
     /// blocks are checked after a serial run.
     pub fn window_parts(&self) -> Option<u32> {
-        let (chips, chip, per_cycle) = match &self.kind {
-            Kind::Tp { n, chip, .. } => (*n, chip, 1),
-            Kind::Moe { topo, chip, .. } => (u32::try_from(topo.chips).ok()?, chip, 3),
-            _ => return None,
-        };
+        let Kind::Chips { chips, ref chip, per_window: per_cycle, .. } = self.kind else { return None };
         if !chip.spec.rtl.is_empty() {
             return None;
         }
@@ -345,9 +208,9 @@ impl System {
     }
 
     /// Whole chips: the statistics the result drops are not gathered at all
-    /// ([`crate::suite::partition_reports`]), unless [`System::full_reports`].
+    /// ([`crate::result::partition_reports`]), unless [`System::full_reports`].
     fn report_filter(&self) -> Option<ReportFilter> {
-        self.filter_reports.then(|| ReportFilter(std::sync::Arc::new(crate::suite::partition_reports)))
+        self.filter_reports.then(|| ReportFilter(std::sync::Arc::new(crate::result::partition_reports)))
     }
 
     /// Refuses a rule that would split a chip of a system of whole chips: plans it on the
@@ -455,7 +318,7 @@ impl System {
     }
 
     /// The headline figures read from a statistics report.
-    pub fn headline(&self, stats: &StatsReport) -> Result<Vec<(String, f64)>, String> {
+    pub fn headline(&self, stats: &StatsReport) -> Result<Headline, String> {
         match self.kind {
             Kind::Collective { size, chips, busbw_factor } => {
                 let mut finish = 0;
@@ -475,17 +338,12 @@ impl System {
                     ("busbw_GBps".into(), algbw * busbw_factor),
                 ])
             }
-            Kind::Tp { n, shape, ref chip, ref topo, algo } => {
+            Kind::Chips { ref headline, .. } => {
                 let end_ps = stats.int("kernel", "sim_time_ps").ok_or("no kernel sim_time_ps statistic")?;
                 all_streams_finished(stats, end_ps, self.limit)?;
-                crate::tp::headline_of(stats, end_ps as f64 / 1e3, algo, chip, topo, &shape, n)
+                headline(stats, end_ps)
             }
-            Kind::Dp(ref dp) => dp.headline(stats),
-            Kind::Moe { shape, ref chip, ref topo } => {
-                let end_ps = stats.int("kernel", "sim_time_ps").ok_or("no kernel sim_time_ps statistic")?;
-                all_streams_finished(stats, end_ps, self.limit)?;
-                crate::moe::headline_of(stats, topo, chip, &shape)
-            }
+            Kind::Own(ref headline) => headline(stats),
             Kind::Graph => {
                 let count =
                     |k: &str| -> f64 { stats.owners.values().filter_map(|s| s.get(k)).map(|v| v.as_f64()).sum() };
@@ -551,23 +409,6 @@ pub fn run_in_windows(name: &str, sys: &System) -> Result<Option<BenchResult>, S
     Ok(Some(r))
 }
 
-/// `trnsim run --threads N NAME`: one benchmark result, with the partitions' timing table.
-pub fn run_named(
-    name: &str,
-    order: TickOrder,
-    threads: u32,
-    rule: Option<&PartitionRule>,
-    trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
-) -> Result<(BenchResult, String), String> {
-    let sys = system(name, order)?;
-    if let Some(why) = sys.one_thread().filter(|_| threads > 1) {
-        eprintln!("{name}: {why}");
-    }
-    let rule = rule.cloned().unwrap_or_else(|| sys.default_rule(threads));
-    let (run, wall_s) = sys.run_parallel(threads, &rule, trace)?;
-    result(name, &sys, run, wall_s, Some(("threads", threads)))
-}
-
 /// A benchmark result from a partitioned run (`how`: ("threads" | "ranks", count), a headline
 /// figure; None for a run in windows, which reports as the serial run).
 pub fn result(
@@ -589,7 +430,7 @@ pub fn result(
     let table = run.timing_table();
     // As the serial run reports it: other chips' internals left out. Moved, not copied: the
     // statistics of a whole cluster are tens of megabytes.
-    let report = if sys.whole_chips { crate::suite::keep_first_chip(run.report, run.left_out) } else { run.report };
+    let report = if sys.whole_chips { crate::result::keep_first_chip(run.report, run.left_out) } else { run.report };
     let speed = Speed {
         wall_s,
         cpu_s: 0.0,
@@ -597,91 +438,4 @@ pub fn result(
         ticks_per_s: ticks / wall_s.max(1e-9),
     };
     Ok((BenchResult { name: name.into(), headline, stats: report, speed }, table))
-}
-
-/// `trnsim bench parallel`: the serial run, then each thread count, best of `reps` wall times;
-/// checks that every parallel run's statistics equal the serial run's.
-pub fn bench(name: &str, threads: &[u32], rule: Option<&PartitionRule>, reps: u32) -> Result<String, String> {
-    // Partitions report everything here, as the serial run does, so the two compare in full.
-    let sys = system(name, TickOrder::Structural)?.full_reports();
-    let mut best = f64::MAX;
-    let mut serial_stats = None;
-    for _ in 0..reps.max(1) {
-        let (st, w) = sys.run_serial(None)?;
-        best = best.min(w);
-        serial_stats = Some(st);
-    }
-    let serial_stats = serial_stats.expect("at least one run");
-    let serial_json = serde_json::to_string(&serial_stats).map_err(|e| e.to_string())?;
-    let mut out = format!(
-        "{name}\n{:>8}  {:>10}  {:>8}  {:>9}  {:>14}\n",
-        "threads", "wall_s", "speedup", "windows", "wait_us/window"
-    );
-    out.push_str(&format!("{:>8}  {:>10.3}  {:>8.2}  {:>9}  {:>14}\n", "serial", best, 1.0, "-", "-"));
-    for &t in threads {
-        let mut bw = f64::MAX;
-        let mut last = None;
-        for _ in 0..reps.max(1) {
-            let r = rule.cloned().unwrap_or_else(|| sys.default_rule(t));
-            let (run, w) = sys.run_parallel(t, &r, None)?;
-            let json = serde_json::to_string(&run.report).map_err(|e| e.to_string())?;
-            if json != serial_json {
-                return Err(format!("{name}: statistics with {t} threads differ from the serial run's"));
-            }
-            bw = bw.min(w);
-            last = Some(run);
-        }
-        let run = last.expect("at least one run");
-        let windows = run.partitions.first().map_or(0, |p| p.windows);
-        // The least waiting partition's wait per window: sync cost plus the imbalance within
-        // windows that even the busiest partition sees (an upper bound of the sync cost).
-        let sync =
-            run.partitions.iter().map(|p| p.waiting.as_secs_f64() / windows.max(1) as f64).fold(f64::MAX, f64::min);
-        out.push_str(&format!("{:>8}  {:>10.3}  {:>8.2}  {:>9}  {:>14.2}\n", t, bw, best / bw, windows, sync * 1e6));
-        out.push_str(&run.timing_table());
-    }
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The busy chips (those with components below their fabric node, `chip003.…`) in each
-    /// partition of `name`'s default plan for `parts` partitions.
-    fn busy_chips_per_partition(name: &str, parts: u32) -> Vec<usize> {
-        let sys = system(name, TickOrder::Structural).unwrap();
-        let b = trnsim_kernel::BuildScope::Declare.enter(&*sys.build).unwrap();
-        let plan = b.plan(&sys.default_rule(parts), parts, None).unwrap();
-        let mut chips = vec![std::collections::BTreeSet::new(); parts as usize];
-        for (i, &part) in plan.part_of.iter().enumerate() {
-            let name = b.name(trnsim_kernel::ComponentId::from_index(i));
-            if let Some((chip, _)) = name.split_once('.').filter(|(c, _)| c.starts_with("chip")) {
-                chips[part as usize].insert(chip.to_string());
-            }
-        }
-        chips.iter().map(|c| c.len()).collect()
-    }
-
-    #[test]
-    fn a_run_too_small_to_gain_runs_on_one_thread_with_the_serial_results() {
-        let sys = system("kernel-ring", TickOrder::Structural).unwrap().full_reports();
-        assert!(sys.one_thread().is_some());
-        let (serial, _) = sys.run_serial(None).unwrap();
-        let (run, _) = sys.run_parallel(2, &sys.default_rule(2), None).unwrap();
-        assert_eq!(run.partitions.len(), 1, "one partition, one thread");
-        assert!(serde_json::to_string(&serial).unwrap() == serde_json::to_string(&run.report).unwrap());
-        assert!(system("fabric-allreduce-nl72x2-nodes", TickOrder::Structural).unwrap().one_thread().is_none());
-    }
-
-    #[test]
-    fn whole_chip_systems_deal_their_busy_chips_evenly_by_default() {
-        // The fabric's switches and its idle chips' nodes (one component each) are spread
-        // next to their links; dealt as groups they took a partition's share, and
-        // tp-matmul-4 on 4 partitions put busy chips 0 and 1 in one, none in another.
-        assert_eq!(busy_chips_per_partition("tp-matmul-4", 4), [1, 1, 1, 1]);
-        assert_eq!(busy_chips_per_partition("tp-matmul-4", 2), [2, 2]);
-        assert_eq!(busy_chips_per_partition("tp-matmul-16", 4), [4, 4, 4, 4]);
-        assert_eq!(busy_chips_per_partition("moe-alltoall-144", 48), vec![3; 48]);
-    }
 }

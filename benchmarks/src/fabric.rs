@@ -5,7 +5,7 @@
 
 use crate::cpu::Stopwatch;
 use crate::plot::{Plot, Series};
-use crate::suite::{BenchResult, Speed};
+use crate::result::{BenchResult, Speed};
 use trnsim_fabric::link::stats::RxStats;
 use trnsim_fabric::link::traffic::{OrderedSink, PacketSource, SourceSpec};
 use trnsim_fabric::link::{attach, effective_payload_bytes_per_s, BondedLink, LinkParams, LinkRx};
