@@ -22,6 +22,7 @@ mod hbm_energy_is_counted_actions_times_their_energy;
 mod hbm_matched_to_reference_tools_keeps_its_figures;
 mod hbm_refresh_schedule_is_a_choice;
 mod hbm_runs_are_deterministic;
+mod hbm_stack_files_are_read_by_path_and_errors_located_in_them;
 mod hbm_trace_loads_in_perfetto;
 mod hbm_trace_runs_name_their_requester_and_count_lines;
 mod hbm_trn3_streams_near_spec_bandwidth;
