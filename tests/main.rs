@@ -46,6 +46,7 @@ mod profile_shows_where_host_time_goes;
 mod reports_print_summaries_first_and_no_signed_zero;
 mod skipped_tests_are_counted_not_passed;
 mod steady_state_simulation_does_not_allocate;
+mod suite_results_match_the_stored_baseline;
 mod trace_loads_in_perfetto;
 mod trace_readers_locate_every_error;
 mod ultraclusters_join_ultraservers_over_efa;
