@@ -9,8 +9,8 @@ pub struct DescribeArgs {
     /// What to describe: core, hbm, sram, dma, link, switch, topology, chip, ultraserver,
     /// ultracluster, scaleout (none: list them).
     what: Option<String>,
-    /// One preset by name (none: all presets of that kind, briefly); for core, hbm, ultraserver
-    /// and ultracluster, also a file (FILE.ron; a core or hbm stack also FILE.json).
+    /// One preset by name (none: all presets of that kind, briefly); for core, hbm, switch,
+    /// ultraserver and ultracluster, also a file (FILE.ron; a core or hbm stack also FILE.json).
     name: Option<String>,
 }
 
@@ -20,7 +20,7 @@ const KINDS: &[(&str, &str)] = &[
     ("sram", "on-chip SRAM: SBUF per NeuronCore generation, PSUM (models/mem/src/sram/geometry.rs)"),
     ("dma", "NeuronCore DMA blocks (models/core/src/dma/params.rs)"),
     ("link", "link encodings: PCIe Gen5/Gen6, UALink (models/fabric/src/link/encoding.rs)"),
-    ("switch", "switches (models/fabric/src/switch/presets.rs)"),
+    ("switch", "switches (models/configs/fabric/switch/*.ron; or a FILE.ron)"),
     ("topology", "fabric topologies (models/configs/fabric/*.ron)"),
     ("chip", "chips: cores, HBM, DMA, CC cores, NeuronLink, host, EFA (models/configs/system/*-chip.ron)"),
     ("ultraserver", "UltraServers: a chip on a fabric, links per chip, documented figures (models/configs/system/*-ultraserver.ron; or a FILE.ron)"),
@@ -109,11 +109,15 @@ pub fn run(a: DescribeArgs) -> Result<(), String> {
             }
         }
         "switch" => {
-            for p in trnsim_fabric::switch::presets::ALL.iter().filter(|p| want(p.name)) {
+            let file = a.name.as_deref().filter(|n| n.ends_with(".ron") || n.contains('/'));
+            let loaded = file.map(trnsim_system::switch_file::load).transpose()?;
+            let all = &trnsim_fabric::switch::presets::ALL;
+            for p in loaded.iter().chain(all.iter().filter(|p| file.is_none() && want(&p.name))) {
                 found = true;
-                header(p.name, p.description, p.source, p.estimated);
+                let est: Vec<&str> = p.estimated.iter().map(String::as_str).collect();
+                header(&p.name, &p.description, &p.source, &est);
                 if full {
-                    println!("config: {}", ron(&(p.config)()));
+                    println!("config: {}", ron(&p.config));
                 }
             }
         }

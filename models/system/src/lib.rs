@@ -25,3 +25,4 @@ pub mod chip;
 pub mod cluster;
 pub mod doc;
 pub mod located;
+pub mod switch_file;
