@@ -25,6 +25,8 @@
 #                build it with `cargo build --release -p trnsim-harness`)
 #        TMPDIR  where the two run directories go (default /tmp)
 #        KEEP=1  keep the run directories even when the runs agree
+#        BASELINE=1  also compare the first run's results JSON with the stored baseline
+#                (scripts/suite-baseline.sh check; `make test` sets it)
 # Exit:  0 identical; 1 a difference or a failed run; 2 setup error.
 set -euo pipefail
 
@@ -121,6 +123,9 @@ if ! diff -u "$WORK/a.files" "$WORK/b.files" >"$WORK/files.diff"; then
     fail "the two runs wrote different trace file lists (run a -, run b +)"
 fi
 compare_file results.json
+if [ "${BASELINE:-0}" = 1 ]; then
+    scripts/suite-baseline.sh check "$WORK/a/results.json" || fail "results differ from the stored baseline"
+fi
 while read -r f; do
     compare_file "$f"
 done <"$WORK/a.files"

@@ -1,6 +1,6 @@
-//! Property: every topology, chip, UltraServer and core file the loaders accept builds within the
-//! documented caps (no memory blow-up, no wrapped count), and every one they refuse gets a
-//! one-line located error. Inputs are hostile mutations of the presets, from a fixed seed.
+//! Property: every topology, chip, UltraServer, core and HBM stack file the loaders accept
+//! builds within the documented caps (no memory blow-up, no wrapped count), and every one they
+//! refuse gets a one-line located error. Inputs are hostile mutations of the presets, from a fixed seed.
 
 use crate::common::{fuzz_bytes, is_located, mutate, root, FuzzBudget};
 use arbitrary::Unstructured;
@@ -91,6 +91,32 @@ fn fuzz_core_files_are_refused_located_or_valid() {
                 assert!(
                     c.tensor.rows <= trnsim_core::spec::MAX_ARRAY && c.tensor.columns <= trnsim_core::spec::MAX_ARRAY
                 );
+            }
+            Ok(Err(e)) => assert!(is_located(&e.to_string()), "{name}: unlocated: {e}\n{text}"),
+        }
+    }
+}
+
+#[test]
+fn fuzz_hbm_stack_files_are_refused_located_or_valid() {
+    let files = presets("models/configs/mem/hbm");
+    let budget = FuzzBudget::from_env(200);
+    for seed in budget.seeds() {
+        let bytes = fuzz_bytes(seed, 2048);
+        let mut u = Unstructured::new(&bytes);
+        let (name, base) = &files[seed as usize % files.len()];
+        let text = mutate(base, &mut u);
+        let r = std::panic::catch_unwind(|| trnsim_system::chip::stack_file::parse("stack.ron", &text));
+        match r {
+            Err(_) => panic!("{name}: stack loader panicked on\n{text}"),
+            Ok(Ok(s)) => {
+                // What is accepted builds: a stack of it passes the stack's own checks, its
+                // capacity is within the cap and its peak bandwidth finite and positive.
+                let cfg = trnsim_mem::hbm::StackConfig::from_preset(&s);
+                assert!(cfg.validate().is_ok(), "{name}: accepted but the stack refuses it\n{text}");
+                assert!(s.org.stack_bytes() <= trnsim_mem::hbm::presets::MAX_STACK_BYTES);
+                let peak = s.stack_peak_bytes_per_s();
+                assert!(peak.is_finite() && peak > 0.0, "{name}: peak {peak} accepted\n{text}");
             }
             Ok(Err(e)) => assert!(is_located(&e.to_string()), "{name}: unlocated: {e}\n{text}"),
         }

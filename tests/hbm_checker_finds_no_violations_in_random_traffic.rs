@@ -29,12 +29,12 @@ fn check(spec: &HbmSpec, pattern: Pattern, n: u64) -> (u64, u64) {
 fn spec(p: &presets::Preset) -> HbmSpec {
     let cfg = memory::preset_cfg(p);
     let gen = GenParams { width: 16, in_flight: 512, rate: f64::INFINITY, bytes: cfg.org.access_bytes() };
-    HbmSpec { name: p.name.into(), cfg, stacks: 1, gen, order: TickOrder::Structural, limit: Dur::from_us(100_000) }
+    HbmSpec { name: p.name.clone(), cfg, stacks: 1, gen, order: TickOrder::Structural, limit: Dur::from_us(100_000) }
 }
 
 #[test]
 fn a_million_random_requests_per_preset_break_no_timing_rule() {
-    for p in presets::ALL {
+    for p in presets::ALL.iter() {
         let (cmds, bad) = check(&spec(p), Pattern::Mix, 1_000_000);
         assert_eq!(bad, 0);
         assert!(cmds > 2_000_000, "{}: {cmds} commands", p.name);
@@ -43,7 +43,7 @@ fn a_million_random_requests_per_preset_break_no_timing_rule() {
 
 #[test]
 fn closed_page_all_bank_refresh_and_fcfs_break_no_timing_rule() {
-    for p in presets::ALL {
+    for p in presets::ALL.iter() {
         for (page, refresh, sched) in [
             (PagePolicy::Closed, "all-bank", "frfcfs"),
             (PagePolicy::Open, "all-bank", "fcfs"),

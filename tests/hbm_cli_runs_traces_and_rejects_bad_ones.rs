@@ -84,7 +84,7 @@ fn bad_trace_lines_and_presets_are_located_errors() {
     assert_eq!(code, 2);
     assert!(
         err.contains(
-            "--preset: unknown `hbm9` (known: hbm2-2000, hbm3-5700, hbm3-6400, hbm3e-9600, hbm4-8000, hbm4-9600)"
+            "--preset: unknown `hbm9` (known: hbm2-2000, hbm3-5700, hbm3-6400, hbm3e-9600, hbm4-8000, hbm4-9600, or a stack file's path)"
         ),
         "{err}"
     );

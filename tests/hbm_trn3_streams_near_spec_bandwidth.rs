@@ -10,7 +10,7 @@ use trnsim_mem::hbm::traffic::{GenParams, Pattern};
 fn spec(p: &presets::Preset, stacks: u32) -> HbmSpec {
     let cfg = memory::preset_cfg(p);
     let gen = GenParams { width: 64, in_flight: 4096, rate: f64::INFINITY, bytes: cfg.org.access_bytes() };
-    HbmSpec { name: p.name.into(), cfg, stacks, gen, order: TickOrder::Structural, limit: Dur::from_us(100_000) }
+    HbmSpec { name: p.name.clone(), cfg, stacks, gen, order: TickOrder::Structural, limit: Dur::from_us(100_000) }
 }
 
 fn figure(h: &[(String, f64)], name: &str) -> f64 {
@@ -29,7 +29,7 @@ fn trn3_four_stacks_stream_within_ten_percent_of_4_9_tb_per_s() {
 
 #[test]
 fn same_bank_reads_run_at_the_row_cycle_bound() {
-    for p in presets::ALL {
+    for p in presets::ALL.iter() {
         let mut s = spec(p, 1);
         s.gen.in_flight = 64;
         let out =

@@ -202,7 +202,7 @@ pub fn run_named_at(
 }
 
 fn p_access(p: &Preset) -> u32 {
-    (p.org)().access_bytes()
+    p.org.access_bytes()
 }
 
 /// Random reads at rising injection rates: (achieved GB/s, mean latency ns) per point, with

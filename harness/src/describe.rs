@@ -9,18 +9,18 @@ pub struct DescribeArgs {
     /// What to describe: core, hbm, sram, dma, link, switch, topology, chip, ultraserver,
     /// ultracluster, scaleout (none: list them).
     what: Option<String>,
-    /// One preset by name (none: all presets of that kind, briefly); for core, ultraserver and
-    /// ultracluster, also a file (FILE.ron; a core also FILE.json).
+    /// One preset by name (none: all presets of that kind, briefly); for core, hbm, switch,
+    /// ultraserver and ultracluster, also a file (FILE.ron; a core or hbm stack also FILE.json).
     name: Option<String>,
 }
 
 const KINDS: &[(&str, &str)] = &[
     ("core", "NeuronCores: clocks, tensor engine and per-format rates, SBUF/PSUM, DMA, semaphores (models/configs/core/*.ron; or a FILE.ron/.json)"),
-    ("hbm", "HBM stacks: organization, timing table, controller (models/mem/src/hbm/presets.rs)"),
+    ("hbm", "HBM stacks: organization, timing table, controller (models/configs/mem/hbm/*.ron; or a FILE.ron/.json)"),
     ("sram", "on-chip SRAM: SBUF per NeuronCore generation, PSUM (models/mem/src/sram/geometry.rs)"),
     ("dma", "NeuronCore DMA blocks (models/core/src/dma/params.rs)"),
     ("link", "link encodings: PCIe Gen5/Gen6, UALink (models/fabric/src/link/encoding.rs)"),
-    ("switch", "switches (models/fabric/src/switch/presets.rs)"),
+    ("switch", "switches (models/configs/fabric/switch/*.ron; or a FILE.ron)"),
     ("topology", "fabric topologies (models/configs/fabric/*.ron)"),
     ("chip", "chips: cores, HBM, DMA, CC cores, NeuronLink, host, EFA (models/configs/system/*-chip.ron)"),
     ("ultraserver", "UltraServers: a chip on a fabric, links per chip, documented figures (models/configs/system/*-ultraserver.ron; or a FILE.ron)"),
@@ -67,15 +67,14 @@ pub fn run(a: DescribeArgs) -> Result<(), String> {
             }
         }
         "hbm" => {
-            for p in trnsim_mem::hbm::presets::ALL.iter().filter(|p| want(p.name)) {
+            use trnsim_system::chip::stack_file;
+            if let Some(path) = a.name.as_deref().filter(|n| stack_file::is_path(n)) {
+                describe_stack(&stack_file::load(path, "")?, path, true);
+                return Ok(());
+            }
+            for p in trnsim_mem::hbm::presets::ALL.iter().filter(|p| want(&p.name)) {
                 found = true;
-                header(p.name, p.description, p.source, p.estimated);
-                if full {
-                    println!("organization: {}", ron(&(p.org)()));
-                    println!("timing (CK cycles): {}", ron(&(p.timing)()));
-                    println!("controller defaults: {}", ron(&trnsim_mem::hbm::ControllerConfig::default()));
-                    println!("(the constraint table: trnsim hbm --preset {} --describe)", p.name);
-                }
+                describe_stack(p, &p.name, full);
             }
         }
         "sram" => {
@@ -110,11 +109,15 @@ pub fn run(a: DescribeArgs) -> Result<(), String> {
             }
         }
         "switch" => {
-            for p in trnsim_fabric::switch::presets::ALL.iter().filter(|p| want(p.name)) {
+            let file = a.name.as_deref().filter(|n| n.ends_with(".ron") || n.contains('/'));
+            let loaded = file.map(trnsim_system::switch_file::load).transpose()?;
+            let all = &trnsim_fabric::switch::presets::ALL;
+            for p in loaded.iter().chain(all.iter().filter(|p| file.is_none() && want(&p.name))) {
                 found = true;
-                header(p.name, p.description, p.source, p.estimated);
+                let est: Vec<&str> = p.estimated.iter().map(String::as_str).collect();
+                header(&p.name, &p.description, &p.source, &est);
                 if full {
-                    println!("config: {}", ron(&(p.config)()));
+                    println!("config: {}", ron(&p.config));
                 }
             }
         }
@@ -216,11 +219,25 @@ fn describe_core(c: &trnsim_core::spec::CoreSpec, full: bool) {
     println!("(every field can be set: trnsim config paths trn3-chip | grep chip.core)");
 }
 
+/// One HBM stack (`arg`: how `trnsim hbm --preset` names it): its description, source and
+/// estimates, and with `full` every field.
+fn describe_stack(p: &trnsim_mem::hbm::presets::StackSpec, arg: &str, full: bool) {
+    let est: Vec<&str> = p.estimated.iter().map(String::as_str).collect();
+    header(&p.name, &p.description, &p.source, &est);
+    if full {
+        println!("organization: {}", ron(&p.org));
+        println!("timing (CK cycles): {}", ron(&p.timing));
+        println!("controller defaults: {}", ron(&trnsim_mem::hbm::ControllerConfig::default()));
+        println!("(the constraint table: trnsim hbm --preset {arg} --describe)");
+    }
+}
+
 /// One chip preset: its parts, the model's peaks beside the documented figures, estimates.
 fn describe_chip(c: &trnsim_harness::chip::Chip, full: bool) {
     let s = &c.spec;
     let est: Vec<&str> = s.estimated.iter().map(String::as_str).collect();
-    let what = format!("{} x {} on {} dies, {} x {}", s.cores, s.core.name(), s.dies, s.hbm.stacks, s.hbm.preset);
+    let what =
+        format!("{} x {} on {} dies, {} x {}", s.cores, s.core.name(), s.dies, s.hbm.stacks, s.hbm.preset.name());
     header(&s.name, &what, &s.source, if full { &est } else { &[] });
     if !full {
         return;

@@ -22,8 +22,10 @@ const TRACE_LINE_BYTES: u32 = 64;
 /// Arguments of `trnsim hbm`.
 #[derive(Args, Debug)]
 pub struct HbmArgs {
-    /// Stack preset: hbm2-2000, hbm3-5700, hbm3-6400, hbm3e-9600, hbm4-8000, hbm4-9600.
-    #[arg(long, default_value = "hbm3-6400")]
+    /// Stack: a preset (hbm2-2000, hbm3-5700, hbm3-6400, hbm3e-9600, hbm4-8000, hbm4-9600;
+    /// `trnsim describe hbm`) or a stack file (FILE.ron or FILE.json, the fields of
+    /// models/configs/mem/hbm/*.ron).
+    #[arg(long, default_value = "hbm3-6400", value_name = "NAME|FILE")]
     preset: String,
     /// Request trace: DRAMsim3 (`0xADDR READ|WRITE cycle`) or Ramulator 2 (`LD|ST 0xADDR`)
     /// lines; `#` comments allowed. Without it, a synthetic --pattern runs.
@@ -203,8 +205,7 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
     if a.format.is_some() && a.trace.is_none() {
         return Err(usage("--format reads a --trace FILE: give one (a synthetic --pattern has no format)".into()));
     }
-    let p = presets::find(&a.preset)
-        .ok_or_else(|| usage(format!("--preset: unknown `{}` (known: {})", a.preset, presets::names())))?;
+    let p = &stack(&a.preset).map_err(usage)?;
     let mut cfg = memory::preset_cfg(p);
     cfg.controller.page_policy = match a.page_policy.as_str() {
         "open" => PagePolicy::Open,
@@ -225,7 +226,7 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
         cfg.controller.intake_buffer = n;
     }
     let req = requester(&a, &mut cfg).map_err(usage)?;
-    cfg.energy = memory::energy_spec(a.energy.as_deref(), p.name).map_err(usage)?;
+    cfg.energy = memory::energy_spec(a.energy.as_deref(), &p.name).map_err(usage)?;
     let (width, in_flight) = (req.width, req.in_flight);
     cfg.fidelity = trnsim_mem::hbm::Fidelity::parse(&a.fidelity)
         .ok_or_else(|| usage(format!("--fidelity: unknown `{}` (known: cycle, fast)", a.fidelity)))?;
@@ -443,11 +444,23 @@ fn finish_sink(
     Ok(None)
 }
 
+/// `--preset NAME|FILE`: a built-in stack, or a stack file read and checked (its errors
+/// located in it).
+fn stack(name: &str) -> Result<presets::StackSpec, String> {
+    use trnsim_system::chip::stack_file;
+    if stack_file::is_path(name) {
+        return stack_file::load(name, "");
+    }
+    presets::find(name)
+        .cloned()
+        .ok_or_else(|| format!("--preset: unknown `{name}` (known: {}, or a stack file's path)", presets::names()))
+}
+
 fn describe(p: &presets::Preset, cfg: &trnsim_mem::hbm::StackConfig) {
     let (o, t) = (&cfg.org, &cfg.timing);
     println!("{}: {}", p.name, p.description);
     println!("source: {}", p.source);
-    for e in p.estimated {
+    for e in &p.estimated {
         println!("estimate: {e}");
     }
     println!(

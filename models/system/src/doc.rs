@@ -90,6 +90,8 @@ pub struct SystemDoc {
     chip: Option<Source>,
     /// The chip's core file (or preset).
     core: Option<Source>,
+    /// The chip's HBM stack file (or preset).
+    stack: Option<Source>,
     fabric: Option<Source>,
     /// An UltraCluster's UltraServer file and scale-out switch file.
     ultraserver: Option<Source>,
@@ -171,6 +173,30 @@ fn with_core(mut chip: ChipSpec, chip_file: &str, chip_text: &str) -> Result<(Ch
     Ok((chip, Some(Source { file, text })))
 }
 
+/// `chip` with its core's and HBM stack's names resolved into their descriptions (each
+/// checked and located in its own file), and where they were read from.
+fn with_parts(chip: ChipSpec, chip_file: &str, chip_text: &str) -> Result<(ChipSpec, Parts), String> {
+    let (mut chip, core) = with_core(chip, chip_file, chip_text)?;
+    use crate::chip::stack_file;
+    let chip_spec::StackRef::Name(name) = &chip.hbm.preset else {
+        return Ok((chip, Parts { core, stack: None }));
+    };
+    let (file, text) = stack_file::find(name, chip_file).map_err(|m| {
+        let e = crate::chip::core_file::locate_path(chip_file, chip_text, "hbm.preset", m);
+        e.to_string()
+    })?;
+    let stack = stack_file::parse(&file, &text).map_err(|e| e.to_string())?;
+    chip.hbm.preset = chip_spec::StackRef::Spec(Box::new(stack));
+    Ok((chip, Parts { core, stack: Some(Source { file, text }) }))
+}
+
+/// Where a chip's core and HBM stack descriptions were read from.
+#[derive(Clone, Debug, Default)]
+struct Parts {
+    core: Option<Source>,
+    stack: Option<Source>,
+}
+
 impl SystemDoc {
     /// `--system ARG`: a preset name (see [`preset_names`]) or a RON file.
     pub fn open(arg: &str) -> Result<SystemDoc, String> {
@@ -202,12 +228,13 @@ impl SystemDoc {
         match crate::chip::top_level_name(text).as_deref() {
             Some("ChipSpec") => {
                 let spec: ChipSpec = crate::located::from_ron(file, text).map_err(|e| e.to_string())?;
-                let (spec, core) = with_core(spec, file, text)?;
+                let (spec, parts) = with_parts(spec, file, text)?;
                 let tree = Value::Object(Map::from_iter([("chip".to_string(), to_tree(&spec))]));
                 SystemDoc {
                     kind: DocKind::Chip,
                     tree,
-                    core,
+                    core: parts.core,
+                    stack: parts.stack,
                     chip: Some(top.clone()),
                     top,
                     fabric: None,
@@ -227,6 +254,7 @@ impl SystemDoc {
                     tree,
                     chip: None,
                     core: None,
+                    stack: None,
                     top,
                     fabric,
                     ultraserver: None,
@@ -253,7 +281,7 @@ impl SystemDoc {
         let (cf, ct) = found(presets.chip(&spec.chip))?;
         let (ff, ft) = found(presets.fabric(&spec.fabric))?;
         let chip: ChipSpec = crate::located::from_ron(&cf, &ct).map_err(|e| e.to_string())?;
-        let (chip, core) = with_core(chip, &cf, &ct)?;
+        let (chip, parts) = with_parts(chip, &cf, &ct)?;
         let fabric: TopologySpec = crate::located::from_ron(&ff, &ft).map_err(|e| e.to_string())?;
         let mut tree = to_tree(&spec);
         if let Value::Object(m) = &mut tree {
@@ -266,7 +294,8 @@ impl SystemDoc {
             tree,
             top,
             chip,
-            core,
+            core: parts.core,
+            stack: parts.stack,
             fabric,
             ultraserver: None,
             switch: None,
@@ -320,6 +349,7 @@ impl SystemDoc {
             top,
             chip: us.chip,
             core: us.core,
+            stack: us.stack,
             fabric: us.fabric,
             ultraserver: Some(Source { file: uf, text: ut }),
             switch: Some(Source { file: sf, text: st }),
@@ -396,12 +426,14 @@ impl SystemDoc {
     }
 
     /// Every file on disk the system was read from, with the part it gave (`system`, `chip`,
-    /// `fabric`, `ultraserver`, `switch`): the inputs a run's outputs must not overwrite.
-    /// Built-in presets are left out.
+    /// `core`, `hbm stack`, `fabric`, `ultraserver`, `switch`): the inputs a run's outputs must
+    /// not overwrite. Built-in presets are left out.
     pub fn files(&self) -> Vec<(&'static str, std::path::PathBuf)> {
         let parts = [
             ("system", Some(&self.top)),
             ("chip", self.chip.as_ref()),
+            ("core", self.core.as_ref()),
+            ("hbm stack", self.stack.as_ref()),
             ("fabric", self.fabric.as_ref()),
             ("ultraserver", self.ultraserver.as_ref()),
             ("switch", self.switch.as_ref()),
@@ -593,10 +625,8 @@ impl SystemDoc {
         let chip = match (&self.chip, self.tree.get("chip")) {
             (Some(src), Some(v)) => {
                 let spec: ChipSpec = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
-                let checked = match &self.core {
-                    Some(core) => chip_spec::check_with_core(&src.file, &src.text, spec, &core.file, &core.text),
-                    None => chip_spec::check(&src.file, &src.text, spec),
-                };
+                let checked =
+                    chip_spec::check_with_parts(&src.file, &src.text, spec, part(&self.core), part(&self.stack));
                 let c = checked.map_err(|e| {
                     let field = e.field.clone();
                     self.annotate("chip", e.to_string(), &field)
@@ -654,6 +684,11 @@ impl SystemDoc {
             _ => Err(format!("{}: incomplete system", self.top.file)),
         }
     }
+}
+
+/// A part's (file, text), to locate its errors.
+fn part(p: &Option<Source>) -> Option<(&str, &str)> {
+    p.as_ref().map(|s| (s.file.as_str(), s.text.as_str()))
 }
 
 /// The value of the top-level `key: "name"` of an UltraServer file (its chip or fabric name).

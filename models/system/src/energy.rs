@@ -277,7 +277,7 @@ pub fn chip_static_w(t: &EnergyTable, chip: &crate::chip::Chip, ports: u32) -> [
     let s = &t.static_w;
     let stacks = f64::from(chip.spec.hbm.stacks);
     let background = t.hbm_energy.as_ref().map_or(0.0, |h| {
-        let pcs = f64::from((chip.hbm.org)().pcs());
+        let pcs = f64::from(chip.hbm.org.pcs());
         // mA x V = mW per pseudo-channel.
         h.vdd * h.idd2n * pcs / 1e3
     });

@@ -61,8 +61,8 @@ pub fn price(s: &StatsReport, t: &EnergyTable, chip: &Chip, topo: Option<&Topolo
     let mut pj = [0.0f64; 10];
     let mut flops = 0.0;
     let hbm = t.hbm_energy.as_ref().map(|h| {
-        let (org, timing) = ((chip.hbm.org)(), (chip.hbm.timing)());
-        (trnsim_mem::hbm::energy::PerAction::new(h, &timing, &org), f64::from(org.access_bytes()))
+        let (org, timing) = (&chip.hbm.org, &chip.hbm.timing);
+        (trnsim_mem::hbm::energy::PerAction::new(h, timing, org), f64::from(org.access_bytes()))
     });
     for (owner, m) in &s.owners {
         if let Some(link) = owner.strip_prefix("link:") {
@@ -154,8 +154,8 @@ mod tests {
         assert_eq!(e.parts_j[2], pj(500.0 * t.scalar_pj_per_op));
         assert_eq!(e.parts_j[4], pj(4096.0 * t.sbuf_access.pj_per_access / 64.0));
         assert_eq!(e.parts_j[5], pj(8192.0 * t.dma_pj_per_byte));
-        let (org, timing) = ((chip.hbm.org)(), (chip.hbm.timing)());
-        let p = trnsim_mem::hbm::energy::PerAction::new(t.hbm_energy.as_ref().unwrap(), &timing, &org);
+        let (org, timing) = (&chip.hbm.org, &chip.hbm.timing);
+        let p = trnsim_mem::hbm::energy::PerAction::new(t.hbm_energy.as_ref().unwrap(), timing, org);
         let io = 100.0 * f64::from(org.access_bytes()) * 8.0 * p.io_pj_per_bit;
         assert_eq!(e.parts_j[6], pj(10.0 * p.act + 100.0 * p.rd + io));
         let static_w: f64 = crate::energy::chip_static_w(&t, chip, 0).iter().sum();

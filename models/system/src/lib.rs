@@ -28,3 +28,4 @@ pub mod doc;
 pub mod energy;
 pub mod energy_stats;
 pub mod located;
+pub mod switch_file;

@@ -349,7 +349,7 @@ pub fn dma_program(chip: &Chip, core: u32, store: bool, per_core: u64) -> String
 /// concurrent footprints make streams close each other's rows: a quarter of the reads then
 /// need an activate, and the four-activate window, not the data bus, bounds the stack.
 pub fn dma_bytes_per_partition(chip: &Chip) -> u64 {
-    let org = (chip.hbm.org)();
+    let org = chip.hbm.org.clone();
     let open =
         u64::from(org.pcs()) * u64::from(org.banks_per_pc()) * u64::from(org.columns) * u64::from(org.dq_bits) / 8;
     let sharers = u64::from(chip.spec.hbm.cores_per_stack);

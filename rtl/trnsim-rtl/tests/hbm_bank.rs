@@ -13,7 +13,7 @@ use trnsim_rtl::stimulus::{HbmBankStimulus, Stimulus};
 /// memory model's hand-written JEDEC checker, which must find no violation; every command the
 /// model refuses for timing must be one the checker flags. Returns (accepted, refused by code).
 fn against_checker(preset: &Preset, cycles: u64, seed: u64) -> (u64, [u64; 4]) {
-    let (org, t) = ((preset.org)(), (preset.timing)());
+    let (org, t) = (preset.org.clone(), preset.timing.clone());
     let mut b = HbmBank::new(preset);
     let mut s = HbmBankStimulus::new(preset, seed);
     let mut inputs = vec![0u128; b.ports().len()];

@@ -362,7 +362,7 @@ fn credit_lost() -> Wrap {
 fn read_after_rcd_wr() -> Wrap {
     Planted::wrap(|at| {
         let (cmd, legal, violation, state) = (at("cmd"), at("legal"), at("violation"), at("state"));
-        let t = (HBM3_6400.timing)();
+        let t = HBM3_6400.timing.clone();
         let (rcd_rd, rcd_wr) = (u64::from(t.rcd_rd), u64::from(t.rcd_wr));
         let since_act = Rc::new(Cell::new(u64::MAX));
         let s = since_act.clone();

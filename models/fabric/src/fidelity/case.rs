@@ -51,7 +51,7 @@ impl AllToAll {
             bytes,
             packet_bytes: 4096,
             link: LinkParams::default(),
-            switch: (crate::switch::presets::PCIE6_160L_20P.config)(),
+            switch: crate::switch::presets::PCIE6_160L_20P.config.clone(),
             port_depth: 4,
             link_clock: Frequency::from_mhz(1000),
         }

@@ -65,9 +65,24 @@ pub struct SwitchConfig {
 }
 
 impl Default for SwitchConfig {
-    /// The 160-lane, 20-port PCIe Gen6 switch (see [`super::presets::PCIE6_160L_20P`]).
+    /// The 160-lane, 20-port PCIe Gen6 switch: the values of its file
+    /// (models/configs/fabric/switch/pcie6-160l-20p.ron; `default_is_the_first_preset` holds
+    /// them equal). Written out because deserializing a `SwitchConfig`, the preset's too,
+    /// starts from this default.
     fn default() -> Self {
-        (super::presets::PCIE6_160L_20P.config)()
+        SwitchConfig {
+            ports: 20,
+            cell_bytes: 256,
+            port_bytes_per_s: 64_000_000_000,
+            port_to_port_ps: 120_000,
+            forwarding: Forwarding::CutThrough,
+            queueing: Queueing::Voq,
+            arbiter: "islip".into(),
+            iterations: 4,
+            speedup: 1,
+            input_buffer_cells: 96,
+            output_buffer_cells: 4,
+        }
     }
 }
 

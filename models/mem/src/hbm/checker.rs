@@ -777,7 +777,7 @@ mod tests {
     }
 
     fn run(p: &Preset, seq: &[CommandRecord]) -> Checker {
-        let mut c = Checker::new(&(p.org)(), &(p.timing)());
+        let mut c = Checker::new(&p.org, &p.timing);
         seq.iter().for_each(|r| c.check(r));
         c
     }
@@ -890,16 +890,16 @@ mod tests {
 
     #[test]
     fn every_timing_rule_is_tight_on_every_preset() {
-        for p in [presets::HBM3_6400, presets::HBM3E_9600, presets::HBM2_2000] {
-            for (rule, seq) in timing_cases(&(p.timing)()) {
-                assert_tight(&p, rule, &seq);
+        for p in [&*presets::HBM3_6400, &*presets::HBM3E_9600, &*presets::HBM2_2000] {
+            for (rule, seq) in timing_cases(&p.timing) {
+                assert_tight(p, rule, &seq);
             }
         }
     }
 
     #[test]
     fn bank_state_violations_are_flagged() {
-        let t = (presets::HBM3_6400.timing)();
+        let t = presets::HBM3_6400.timing.clone();
         let (rcd, rc) = (t.rcd_rd as u64, t.rc as u64);
         let wrong_row = CommandRecord { row: 8, ..at(rcd, Rd, B0) };
         let cases = [
@@ -919,8 +919,8 @@ mod tests {
 
     #[test]
     fn a_hand_written_legal_sequence_passes_on_every_preset() {
-        for p in presets::ALL {
-            let t = (p.timing)();
+        for p in presets::ALL.iter() {
+            let t = p.timing.clone();
             let n = |v: u32| v as u64;
             let (b1, b2) = (bank(1, 0), bank(1, 1)); // bank groups 0 and 1: every preset has them
             let mut seq = vec![at(0, Act, B0), at(n(t.rrd_s), Act, b1)];
@@ -952,13 +952,13 @@ mod tests {
 
     /// A one-channel, one-pseudo-channel HBM3 stack, so refresh checks report one PC.
     fn one_pc() -> Checker {
-        let org = Organization { channels: 1, pseudo_channels: 1, ..(presets::HBM3_6400.org)() };
-        Checker::new(&org, &(presets::HBM3_6400.timing)())
+        let org = Organization { channels: 1, pseudo_channels: 1, ..presets::HBM3_6400.org.clone() };
+        Checker::new(&org, &presets::HBM3_6400.timing)
     }
 
     #[test]
     fn all_bank_refresh_deadline_is_nine_intervals() {
-        let w = 9 * (presets::HBM3_6400.timing)().refi as u64;
+        let w = 9 * presets::HBM3_6400.timing.refi as u64;
         let cases: [(&[u64], &[u64], usize); 5] = [
             (&[], &[w], 0),
             (&[], &[w + 1], 1),
@@ -977,8 +977,8 @@ mod tests {
 
     #[test]
     fn per_bank_refresh_must_reach_every_bank() {
-        let t = (presets::HBM3_6400.timing)();
-        let banks = (presets::HBM3_6400.org)().banks_per_pc() as u64;
+        let t = presets::HBM3_6400.timing.clone();
+        let banks = presets::HBM3_6400.org.banks_per_pc() as u64;
         for skip in [None, Some(5)] {
             let mut c = one_pc();
             for k in 0..3 * 9 * banks {
@@ -1003,22 +1003,22 @@ mod tests {
 
     #[test]
     fn finish_reports_each_unrefreshed_pseudo_channel_once() {
-        let p = presets::HBM3_6400;
-        let mut c = Checker::new(&(p.org)(), &(p.timing)());
+        let p = &*presets::HBM3_6400;
+        let mut c = Checker::new(&p.org, &p.timing);
         c.check(&at(5, Ref, B0));
-        let end = 9 * (p.timing)().refi as u64 + 1;
+        let end = 9 * p.timing.refi as u64 + 1;
         c.finish(end);
         c.finish(end + 1);
         assert_eq!(c.violation_count(), 31, "every PC of stack 0 but the refreshed one");
         let v = &c.violations()[0];
         assert_eq!((v.rule, v.index, v.record.pc, v.record.cmd), ("tREFI", 1, 1, Ref));
         // A checker fed by one stack only judges that stack.
-        let mut c = Checker::new(&(p.org)(), &(p.timing)());
+        let mut c = Checker::new(&p.org, &p.timing);
         c.check(&CommandRecord { stack: 2, ..at(5, Ref, B0) });
         c.finish(end);
         assert_eq!(c.violation_count(), 31);
         assert!(c.violations().iter().all(|v| v.record.stack == 2));
-        let mut c = Checker::with_stacks(&(p.org)(), &(p.timing)(), 2);
+        let mut c = Checker::with_stacks(&p.org, &p.timing, 2);
         c.finish(end);
         assert_eq!(c.violation_count(), 64, "with_stacks judges idle stacks too");
     }
@@ -1033,8 +1033,8 @@ mod tests {
 
     #[test]
     fn out_of_range_indices_are_address_violations() {
-        let p = presets::HBM3_6400;
-        let o = (p.org)();
+        let p = &*presets::HBM3_6400;
+        let o = p.org.clone();
         let cases = [
             (CommandRecord { stack: 1, ..at(0, Act, B0) }, Some("stack 1 out of range (0..1)")),
             (CommandRecord { channel: o.channels, ..at(0, Act, B0) }, Some("channel 16 out of range (0..16)")),
@@ -1048,7 +1048,7 @@ mod tests {
             (CommandRecord { row: u32::MAX, ..at(0, Ref, B0) }, None),
         ];
         for (rec, want) in cases {
-            let mut c = Checker::with_stacks(&o, &(p.timing)(), 1);
+            let mut c = Checker::with_stacks(&o, &p.timing, 1);
             c.check(&rec);
             let got: Vec<_> = c.violations().iter().map(|v| (v.rule, v.detail.as_str())).collect();
             assert_eq!(got, want.into_iter().map(|d| ("address", d)).collect::<Vec<_>>());
@@ -1057,9 +1057,9 @@ mod tests {
 
     #[test]
     fn new_grows_stacks_and_extreme_cycles_do_not_panic() {
-        let p = presets::HBM2_2000;
+        let p = &*presets::HBM2_2000;
         let far = CommandRecord { stack: 3, ..at(u64::MAX, Act, B0) };
-        let c = run(&p, &[at(u64::MAX - 1, Act, B0), at(u64::MAX, Rd, B0), far, at(u64::MAX, Ref, B0)]);
+        let c = run(p, &[at(u64::MAX - 1, Act, B0), at(u64::MAX, Rd, B0), far, at(u64::MAX, Ref, B0)]);
         assert_eq!(c.commands_checked(), 4);
         assert!(c.violations().iter().all(|v| v.rule != "address"), "{:?}", summary(&c));
     }
@@ -1095,8 +1095,8 @@ mod tests {
 
     #[test]
     fn replays_a_long_legal_stream_cleanly() {
-        let t = TimingParams { refi: 0, ..(presets::HBM3_6400.timing)() };
-        let mut c = Checker::new(&(presets::HBM3_6400.org)(), &t);
+        let t = TimingParams { refi: 0, ..presets::HBM3_6400.timing.clone() };
+        let mut c = Checker::new(&presets::HBM3_6400.org, &t);
         let mut sorted: Vec<_> = stream(30_000).collect();
         sorted.sort_by_key(|r| r.cycle);
         sorted.iter().for_each(|r| c.command(r));
@@ -1107,8 +1107,8 @@ mod tests {
     #[test]
     #[ignore]
     fn ten_million_commands_replay_quickly() {
-        let t = TimingParams { refi: 0, ..(presets::HBM3_6400.timing)() };
-        let mut c = Checker::new(&(presets::HBM3_6400.org)(), &t);
+        let t = TimingParams { refi: 0, ..presets::HBM3_6400.timing.clone() };
+        let mut c = Checker::new(&presets::HBM3_6400.org, &t);
         let mut window = Vec::with_capacity(8);
         let start = std::time::Instant::now();
         for r in stream(10_000_000) {

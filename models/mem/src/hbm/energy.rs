@@ -270,8 +270,8 @@ mod tests {
     #[test]
     fn the_built_in_table_covers_every_stack_preset_and_is_valid() {
         let t = EnergyTable::builtin();
-        for p in crate::hbm::presets::ALL {
-            let spec = t.stacks.get(p.name).unwrap_or_else(|| panic!("no energy figures for preset {}", p.name));
+        for p in crate::hbm::presets::ALL.iter() {
+            let spec = t.stacks.get(&p.name).unwrap_or_else(|| panic!("no energy figures for preset {}", p.name));
             spec.validate().unwrap();
         }
     }

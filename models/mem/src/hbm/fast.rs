@@ -711,8 +711,8 @@ mod tests {
         // Every location of every preset's (small) corner and some far ones: the weighted sum
         // of its level indices is `Target::of`.
         use super::Target;
-        for p in crate::hbm::presets::ALL {
-            let org = (p.org)();
+        for p in crate::hbm::presets::ALL.iter() {
+            let org = p.org.clone();
             let w = Target::weights(&org);
             let mut rng = trnsim_kernel::SimRng::new(0x7a49, 2);
             for _ in 0..2_000 {
@@ -743,7 +743,7 @@ mod tests {
         // Cycles forward and back, near and across refreshes, on one bank's kept window:
         // every answer must equal the one found with no window kept.
         use super::{Times, Window};
-        let t = (crate::hbm::presets::find("hbm3-6400").unwrap().timing)();
+        let t = crate::hbm::presets::find("hbm3-6400").unwrap().timing.clone();
         let mut rng = trnsim_kernel::SimRng::new(0x5eed, 1);
         for policy in ["per-bank", "all-bank", "none"] {
             let k = Times::of(&t, policy, 16);

@@ -652,7 +652,7 @@ mod tests {
 
     #[test]
     fn tool_maps_are_their_level_strings() {
-        let org = (presets::HBM3_6400.org)();
+        let org = presets::HBM3_6400.org.clone();
         for (name, levels, _) in AddressMap::TOOL_MAPS {
             let (a, b) = (AddressMap::new(name, &org, 1).unwrap(), AddressMap::new(levels, &org, 1).unwrap());
             for addr in (0..1u64 << 20).step_by(32) {
@@ -682,8 +682,8 @@ mod tests {
 
     #[test]
     fn decode_inverts_encode_on_every_preset_and_map() {
-        for p in presets::ALL {
-            let org = (p.org)();
+        for p in presets::ALL.iter() {
+            let org = p.org.clone();
             for text in MAPS {
                 if p.name == "hbm3e-9600" && (text.contains("ro:") || text == "MOP4CLXOR") {
                     // 24576 rows and 3 SIDs: not powers of two, so neither split nor XORed.
@@ -713,8 +713,8 @@ mod tests {
 
     #[test]
     fn bursts_walk_like_decoding_each_burst() {
-        for p in presets::ALL {
-            let org = (p.org)();
+        for p in presets::ALL.iter() {
+            let org = p.org.clone();
             for text in MAPS {
                 let stacks = if text.starts_with("st") { 3 } else { 1 };
                 let Ok(m) = AddressMap::new(text, &org, stacks) else { continue };
@@ -741,8 +741,8 @@ mod tests {
         // maps with hashes give none. Starts below the capacity (the walk wraps) and below
         // 2^64 (later bursts are decoded).
         let weights = [[1, 0, 7], [3, 1, 0], [5, 2, 0], [0, 11, 1], [13, 0, 1], [0, 17, 4], [19, 0, 2], [0, 23, 9]];
-        for p in presets::ALL {
-            let org = (p.org)();
+        for p in presets::ALL.iter() {
+            let org = p.org.clone();
             for text in MAPS {
                 let stacks = if text.starts_with("st") { 3 } else { 1 };
                 let Ok(m) = AddressMap::new(text, &org, stacks) else { continue };
@@ -812,7 +812,7 @@ mod tests {
     #[test]
     fn ramulator_maps_decode_as_ramulator_does() {
         for p in [&presets::HBM2_2000, &presets::HBM3_6400] {
-            let org = (p.org)();
+            let org = p.org.clone();
             let lg = |n: u32| n.trailing_zeros();
             let ch_bits = lg(org.channels);
             let bits = [
@@ -861,7 +861,7 @@ mod tests {
 
     #[test]
     fn split_levels_place_their_bits() {
-        let org = (presets::HBM3_6400.org)();
+        let org = presets::HBM3_6400.org.clone();
         // Burst bit 0 just above the channel, burst bits 1-4 above the pseudo-channel.
         let m = AddressMap::new("ro-sid-ba-bg-co-pc-co:1-ch", &org, 1).unwrap();
         assert_eq!(m.decode(32 * 16).column, 1);
@@ -873,7 +873,7 @@ mod tests {
 
     #[test]
     fn bad_maps_are_named() {
-        let org = (presets::HBM3_6400.org)();
+        let org = presets::HBM3_6400.org.clone();
         for (text, says) in [
             ("ro-ba-bg-pc-ch-co", "`sid` is missing"),
             ("ro-ba-xx-sid-pc-ch-co", "unknown level `xx`"),
@@ -891,7 +891,7 @@ mod tests {
             let e = AddressMap::new(text, &org, 1).unwrap_err();
             assert!(e.0.contains(says), "{text}: {e}");
         }
-        let org = (presets::HBM3E_9600.org)();
+        let org = presets::HBM3E_9600.org.clone();
         let e = AddressMap::new("ro-ba-bg-sid-pc-ch-co+xor(co:ro)", &org, 1).unwrap_err();
         assert!(e.0.contains("not a power of two"), "{e}");
         let e = AddressMap::new("ro-ba-bg-sid-pc-ch-ro:2-co", &org, 1).unwrap_err();
@@ -900,7 +900,7 @@ mod tests {
 
     #[test]
     fn row_contiguous_map_keeps_a_row_together_then_rotates_channels() {
-        let org = (presets::HBM3_6400.org)();
+        let org = presets::HBM3_6400.org.clone();
         let m = AddressMap::new(AddressMap::ROW_CONTIGUOUS, &org, 1).unwrap();
         let a = m.decode(0);
         let b = m.decode(32 * 31);

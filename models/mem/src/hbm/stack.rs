@@ -148,8 +148,8 @@ impl StackConfig {
     pub fn from_preset(p: &Preset) -> StackConfig {
         StackConfig {
             preset: p.name.to_string(),
-            org: (p.org)(),
-            timing: (p.timing)(),
+            org: p.org.clone(),
+            timing: p.timing.clone(),
             controller: ControllerConfig::default(),
             index: 0,
             stacks: 1,
@@ -1356,7 +1356,7 @@ mod chunk_tests {
 
     #[test]
     fn chunks_give_every_requests_bursts_in_order_whatever_their_size() {
-        let org = (presets::find("hbm3e-9600").unwrap().org)();
+        let org = presets::find("hbm3e-9600").unwrap().org.clone();
         let map = AddressMap::new("RoBaRaCoCh", &org, 1).unwrap();
         let access = u64::from(org.access_bytes());
         // One-burst, long (crossing chunks) and odd-sized requests, some unaligned.

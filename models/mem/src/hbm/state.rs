@@ -282,8 +282,8 @@ mod tests {
 
     #[test]
     fn read_waits_rcd_after_activate_and_faw_limits_the_fifth_act() {
-        let p = presets::HBM3_6400;
-        let (org, tp) = ((p.org)(), (p.timing)());
+        let p = &*presets::HBM3_6400;
+        let (org, tp) = (p.org.clone(), p.timing.clone());
         let table = CompiledTable::new(&timing::constraints(&tp));
         let mut s = TimingState::new(&org);
         let b0 = s.bank_ref(0);
@@ -309,8 +309,8 @@ mod rebase_tests {
 
     #[test]
     fn ready_times_survive_a_rebase_past_two_to_the_31_cycles() {
-        let p = presets::HBM3_6400;
-        let (org, tp) = ((p.org)(), (p.timing)());
+        let p = &*presets::HBM3_6400;
+        let (org, tp) = (p.org.clone(), p.timing.clone());
         let table = CompiledTable::new(&timing::constraints(&tp));
         let mut s = TimingState::new(&org);
         let b = s.bank_ref(0);
@@ -327,8 +327,8 @@ mod rebase_tests {
         // point each bank command's earliest cycle is the larger of the pseudo-channel floor
         // and the bank part, and a bank part cached when its bank was last clean still holds
         // unless the bank was marked dirty since (what the controller's plan relies on).
-        let p = presets::HBM3E_9600;
-        let (org, tp) = ((p.org)(), (p.timing)());
+        let p = &*presets::HBM3E_9600;
+        let (org, tp) = (p.org.clone(), p.timing.clone());
         assert!(org.sids > 1, "the test needs SIDs to tell apart");
         let table = CompiledTable::new(&timing::constraints(&tp));
         let mut rng = trnsim_kernel::SimRng::new(3, 0);

@@ -107,6 +107,37 @@ impl TimingParams {
         Ok(())
     }
 
+    /// Every field counted in CK cycles (all but `ck_mhz`), by name, in declaration order.
+    pub fn cycle_fields(&self) -> [(&'static str, u32); 25] {
+        [
+            ("bl", self.bl),
+            ("cl", self.cl),
+            ("cwl", self.cwl),
+            ("rcd_rd", self.rcd_rd),
+            ("rcd_wr", self.rcd_wr),
+            ("rp", self.rp),
+            ("ras", self.ras),
+            ("rc", self.rc),
+            ("wr", self.wr),
+            ("rtp", self.rtp),
+            ("ccd_s", self.ccd_s),
+            ("ccd_l", self.ccd_l),
+            ("ccd_r", self.ccd_r),
+            ("rrd_s", self.rrd_s),
+            ("rrd_l", self.rrd_l),
+            ("faw", self.faw),
+            ("wtr_s", self.wtr_s),
+            ("wtr_l", self.wtr_l),
+            ("rtw", self.rtw),
+            ("ppd", self.ppd),
+            ("rfc", self.rfc),
+            ("rfc_pb", self.rfc_pb),
+            ("rrefd", self.rrefd),
+            ("refi", self.refi),
+            ("refi_pb", self.refi_pb),
+        ]
+    }
+
     /// Cycles from RD issue to the last data beat: CL + BL.
     pub fn read_data_cycles(&self) -> u32 {
         self.cl + self.bl
@@ -240,8 +271,8 @@ mod tests {
 
     #[test]
     fn every_preset_validates_and_has_no_zero_rows() {
-        for p in presets::ALL {
-            let t = (p.timing)();
+        for p in presets::ALL.iter() {
+            let t = p.timing.clone();
             t.validate().unwrap();
             let rows = constraints(&t);
             assert!(rows.iter().all(|r| r.cycles > 0 && r.preceding.0 != 0 && r.following.0 != 0));

@@ -98,7 +98,7 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
             Instance::HbmBank(at) => {
                 let (_, st) =
                     stacks.get_mut(at.stack as usize).ok_or_else(|| format!("rtl: {name:?}: no such stack"))?;
-                swaps.swap_hbm_bank(&instance, st, &s.hbm.preset, at, rtl)?;
+                swaps.swap_hbm_bank(&instance, st, &chip.hbm.name, at, rtl)?;
             }
             Instance::SramBank(at) => {
                 let g = chip.core.sram(at.psum);

@@ -47,8 +47,15 @@ pub fn parse(file: &str, text: &str) -> Result<CoreSpec, ConfigError> {
 /// `e` located at its field in `text` of `file`; `prefix` is the path to the core in that text
 /// (`"core"` when the core is written inside a chip file, empty in a core file).
 pub fn locate(file: &str, text: &str, e: &SpecError, prefix: &str) -> ConfigError {
-    let mut pos = 0;
     let path = if prefix.is_empty() { e.field.clone() } else { format!("{prefix}.{}", e.field) };
+    locate_path(file, text, &path, e.message.clone())
+}
+
+/// An error about the field at dotted `path` (`org.rows`), located at its key in `text` of
+/// `file`: each segment's key searched after the previous one's (the text's start when the
+/// first is absent).
+pub fn locate_path(file: &str, text: &str, path: &str, message: String) -> ConfigError {
+    let mut pos = 0;
     for key in path.split('.') {
         let found = [format!("{key}:"), format!("\"{key}\":")].iter().filter_map(|k| text[pos..].find(k)).min();
         match found {
@@ -57,7 +64,7 @@ pub fn locate(file: &str, text: &str, e: &SpecError, prefix: &str) -> ConfigErro
         }
     }
     let (line, col) = crate::located::line_col(text, pos);
-    ConfigError { file: file.into(), line, col, field: path, message: e.message.clone() }
+    ConfigError { file: file.into(), line, col, field: path.to_string(), message }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 pub mod build;
 pub mod core_file;
 pub mod spec;
+pub mod stack_file;
 pub mod ultraserver;
 
 #[cfg(test)]

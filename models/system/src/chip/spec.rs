@@ -8,7 +8,7 @@ use trnsim_core::dma::DmaParams;
 use trnsim_core::spec::CoreSpec;
 use trnsim_fabric::link::encoding::{self, Encoding};
 use trnsim_kernel::Dur;
-use trnsim_mem::hbm::presets::{self, Preset};
+use trnsim_mem::hbm::presets::StackSpec;
 
 /// One chip: its NeuronCores, HBM stacks and DMA engines, with the documented figures the
 /// model is compared against. Unknown keys are rejected.
@@ -86,12 +86,36 @@ impl CoreRef {
     }
 }
 
+/// A chip's HBM stack: by name (a preset or a file's path) as written in chip files, or the
+/// description itself (as a system's tree holds it once the name is resolved).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StackRef {
+    /// A preset name or a stack file's path.
+    Name(String),
+    /// The stack's description.
+    Spec(Box<StackSpec>),
+}
+
+impl StackRef {
+    /// The stack's name: the name written, or the description's `name`.
+    pub fn name(&self) -> &str {
+        match self {
+            StackRef::Name(n) => n,
+            StackRef::Spec(s) => &s.name,
+        }
+    }
+}
+
 /// The chip's HBM.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HbmPart {
-    /// A stack preset of `trnsim_mem::hbm::presets` ("hbm3e-9600").
-    pub preset: String,
+    /// The stack: a preset ("hbm3e-9600"; `trnsim describe hbm` lists them) or a stack file's
+    /// path relative to this file ("my-stack.ron"). A system's tree holds the stack's fields in
+    /// place of the name, so `--set chip.hbm.preset.timing.cl=22` (or `chip.hbm.cl=22`)
+    /// reaches them.
+    pub preset: StackRef,
     /// Stacks on the chip (1..=64).
     pub stacks: u32,
     /// Cores sharing one stack: core `i`'s DMA engines reach stack `i / cores_per_stack`, so
@@ -248,8 +272,8 @@ pub struct Chip {
     pub spec: ChipSpec,
     /// The NeuronCore (every core of the chip is one of these).
     pub core: Arc<CoreSpec>,
-    /// The HBM stack preset.
-    pub hbm: &'static Preset,
+    /// The HBM stack (every stack of the chip is one of these).
+    pub hbm: Arc<StackSpec>,
     /// Each core's DMA parameters.
     pub dma: DmaParams,
     /// The NeuronLink ports' lane encoding.
@@ -264,7 +288,7 @@ pub struct Chip {
 impl Chip {
     /// One stack's configuration: the preset's, with the chip's address map.
     pub fn stack_config(&self) -> trnsim_mem::hbm::StackConfig {
-        let mut c = trnsim_mem::hbm::StackConfig::from_preset(self.hbm);
+        let mut c = trnsim_mem::hbm::StackConfig::from_preset(&self.hbm);
         c.controller.address_map = self.spec.hbm.address_map.clone();
         c
     }
@@ -282,7 +306,7 @@ impl Chip {
 
     /// HBM bytes of one stack of the model (its preset's organization).
     pub fn stack_bytes(&self) -> u64 {
-        (self.hbm.org)().stack_bytes()
+        self.hbm.org.stack_bytes()
     }
 
     /// HBM bytes of the whole chip (every stack).
@@ -321,7 +345,7 @@ pub fn parse(file: &str, text: &str) -> Result<Chip, ChipError> {
 /// Validates `spec`, which was read from (or overrides a spec read from) `text` of `file`:
 /// errors are located at the field's place in that text.
 pub fn check(file: &str, text: &str, spec: ChipSpec) -> Result<Chip, ChipError> {
-    Validator { file, text, core: None }.check(spec)
+    Validator { file, text, core: None, stack: None }.check(spec)
 }
 
 /// [`check`] for a spec whose core description came from `core_file` with `core_text` (a
@@ -333,7 +357,19 @@ pub fn check_with_core(
     core_file: &str,
     core_text: &str,
 ) -> Result<Chip, ChipError> {
-    Validator { file, text, core: Some((core_file, core_text)) }.check(spec)
+    Validator { file, text, core: Some((core_file, core_text)), stack: None }.check(spec)
+}
+
+/// [`check`] for a spec whose core and stack descriptions came from the files (or presets'
+/// texts) `core` and `stack`, as (file, text): their errors are located there.
+pub fn check_with_parts(
+    file: &str,
+    text: &str,
+    spec: ChipSpec,
+    core: Option<(&str, &str)>,
+    stack: Option<(&str, &str)>,
+) -> Result<Chip, ChipError> {
+    Validator { file, text, core, stack }.check(spec)
 }
 
 /// The most NeuronCores (and dies, and HBM stacks) a chip may have: each is built as its own
@@ -350,6 +386,8 @@ struct Validator<'a> {
     text: &'a str,
     /// Where a core description in the spec was read from.
     core: Option<(&'a str, &'a str)>,
+    /// Where a stack description in the spec was read from.
+    stack: Option<(&'a str, &'a str)>,
 }
 
 impl Validator<'_> {
@@ -465,7 +503,7 @@ impl Validator<'_> {
 
     /// The `rtl` list: each a swappable instance that exists, once (every entry checked for
     /// that first), with its block built. A link's name is checked when the chip is built.
-    fn rtl(&self, spec: &ChipSpec, hbm: &Preset, core: &CoreSpec) -> Result<(), ChipError> {
+    fn rtl(&self, spec: &ChipSpec, hbm: &StackSpec, core: &CoreSpec) -> Result<(), ChipError> {
         use trnsim_rtl::registry::{HAS_RTL, NO_RTL};
         use trnsim_rtl::swap_in::{hbm_bank_block, parse_instance, sram_bank_block, Instance, INSTANCE_FORMS};
         let mut found = Vec::new();
@@ -476,7 +514,7 @@ impl Validator<'_> {
             };
             let checks: Vec<(&str, u32, u32)> = match &inst {
                 Instance::HbmBank(b) => {
-                    let org = (hbm.org)();
+                    let org = &hbm.org;
                     vec![
                         ("stack hbm", b.stack, spec.hbm.stacks),
                         ("channel ch", b.ch, org.channels),
@@ -508,7 +546,15 @@ impl Validator<'_> {
                         let m = format!("{name:?}: needs hbm.fidelity cycle (a fast stack issues no DRAM commands)");
                         return Err(at(m));
                     }
-                    hbm_bank_block(&spec.hbm.preset).map_err(|e| at(format!("{name:?}: {e}")))?.name
+                    let built = trnsim_mem::hbm::presets::find(&hbm.name);
+                    if built.is_none_or(|p| p.org != hbm.org || p.timing != hbm.timing) {
+                        let m = format!(
+                            "{name:?}: the hbm_bank blocks are built for the presets' own timings; stack {:?} differs from every built-in preset of that name",
+                            hbm.name
+                        );
+                        return Err(at(m));
+                    }
+                    hbm_bank_block(&hbm.name).map_err(|e| at(format!("{name:?}: {e}")))?.name
                 }
                 Instance::SramBank(b) => {
                     let g = core.sram(b.psum);
@@ -545,17 +591,37 @@ impl Validator<'_> {
         }
     }
 
+    /// The chip's HBM stack: a name resolved and its file checked, or a description checked
+    /// where it was read from.
+    fn stack(&self, spec: &ChipSpec) -> Result<Arc<StackSpec>, ChipError> {
+        use super::stack_file;
+        match &spec.hbm.preset {
+            StackRef::Name(n) => {
+                let (file, text) = stack_file::find(n, self.file).map_err(|m| self.err("preset", "hbm.preset", m))?;
+                stack_file::parse(&file, &text).map(Arc::new)
+            }
+            StackRef::Spec(s) => {
+                s.validate().map_err(|e| match self.stack {
+                    Some((file, text)) => {
+                        let mut located = stack_file::locate(file, text, &e, "");
+                        located.field = format!("hbm.preset.{}", e.field);
+                        located
+                    }
+                    None => stack_file::locate(self.file, self.text, &e, "hbm.preset"),
+                })?;
+                Ok(Arc::new((**s).clone()))
+            }
+        }
+    }
+
     fn check(&self, spec: ChipSpec) -> Result<Chip, ChipError> {
         let core = self.core(&spec)?;
         self.between("cores", spec.cores, 1, MAX_CORES)?;
         self.between("dies", spec.dies, 1, MAX_CORES)?;
         let h = &spec.hbm;
-        let hbm = presets::find(&h.preset).ok_or_else(|| {
-            let m = format!("unknown HBM preset {:?} (allowed: {})", h.preset, presets::names());
-            self.err("preset", "hbm.preset", m)
-        })?;
+        let hbm = self.stack(&spec)?;
         self.between("hbm.stacks", h.stacks, 1, MAX_CORES)?;
-        let map = trnsim_mem::hbm::AddressMap::new(&h.address_map, &(hbm.org)(), 1)
+        let map = trnsim_mem::hbm::AddressMap::new(&h.address_map, &hbm.org, 1)
             .map_err(|e| self.err("address_map", "hbm.address_map", e.0))?;
         if map.has_stack_level() {
             let m = format!("{:?} has a stack level (`st`): each stack maps its own addresses", h.address_map);
@@ -611,7 +677,7 @@ impl Validator<'_> {
         self.cc_and_efa(&spec)?;
         let neuronlink = self.neuronlink(&spec, &core)?;
         let host = self.encoding("host", &spec.host.encoding, "lanes", spec.host.lanes)?;
-        self.rtl(&spec, hbm, &core)?;
+        self.rtl(&spec, &hbm, &core)?;
         let rtl_at = (0..spec.rtl.len())
             .map(|i| {
                 let e = self.rtl_err(i, &spec.rtl[i], String::new());

@@ -105,7 +105,7 @@ fn swap_in_lists_name_existing_instances_with_built_blocks_or_fail_located() {
         with_rtl(&TRN2_CHIP_RON.replace("stacks: 4,", "stacks: 4,\n        fidelity: fast,"), "\"hbm0.ch0.pc0.bank1\"");
     assert!(err(&t).contains("needs hbm.fidelity cycle"), "{}", err(&t));
     for (name, block) in [
-        ("hbm3.ch7.pc1.bank15", "hbm_bank"),
+        ("hbm3.ch7.pc1.bank15", "hbm_bank_hbm3_5700"),
         ("nc7.sbuf.bank15", "sbuf_bank"),
         ("nc7.psum.bank7", "psum_bank"),
         ("nc0.tensor.sem -> nc0.sem.tensor.op", "link_fifo"),

@@ -75,8 +75,8 @@ impl Prices {
         let m = &t.tensor_pj_per_mac;
         let (rd, wr) = match &t.hbm_energy {
             Some(h) => {
-                let (org, timing) = ((chip.hbm.org)(), (chip.hbm.timing)());
-                let p = trnsim_mem::hbm::energy::PerAction::new(h, &timing, &org);
+                let (org, timing) = (&chip.hbm.org, &chip.hbm.timing);
+                let p = trnsim_mem::hbm::energy::PerAction::new(h, timing, org);
                 let burst = f64::from(org.access_bytes());
                 let row = burst * f64::from(org.bursts_per_row());
                 let per_row = (p.act + p.pre) / row;

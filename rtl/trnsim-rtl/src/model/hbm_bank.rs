@@ -108,7 +108,7 @@ pub struct HbmBank {
 impl HbmBank {
     /// A bank of `preset` in its reset state. Rows must fit `row_bits` (the RTL's ROW_BITS).
     pub fn new(preset: &Preset) -> HbmBank {
-        HbmBank::with_timing((preset.org)(), &(preset.timing)())
+        HbmBank::with_timing(preset.org.clone(), &preset.timing)
     }
 
     /// A bank of organization `org` with timing `t`.
@@ -324,7 +324,7 @@ impl HbmBankStimulus {
     /// Stimulus for a bank of `preset` from `seed` (the kernel's deterministic RNG, stream 10).
     pub fn new(preset: &Preset, seed: u64) -> Self {
         let mut rng = SimRng::new(seed, 10);
-        let rows = (preset.org)().rows as u64;
+        let rows = preset.org.rows as u64;
         let hot = [rng.below(rows) as u32, rng.below(rows) as u32, rng.below(rows) as u32];
         HbmBankStimulus {
             shadow: HbmBank::new(preset),
@@ -425,7 +425,7 @@ mod tests {
 
     #[test]
     fn hbm_bank_act_then_read_waits_trcd_and_pre_waits_tras() {
-        let t = (HBM3_6400.timing)();
+        let t = HBM3_6400.timing.clone();
         let mut b = HbmBank::new(&HBM3_6400);
         assert_eq!(step(&mut b, 1, 7), (0xff & !(0b1100_1100), vcode::NONE), "closed: no column commands");
         assert_eq!(b.output(P::STATE), BankState::Activating as u128);

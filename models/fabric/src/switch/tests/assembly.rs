@@ -72,8 +72,8 @@ fn a_switch_on_the_wrong_clock_is_refused() {
 #[test]
 fn every_preset_carries_half_load() {
     let sp = SweepParams { warmup_cycles: 1_000, sample_cycles: 1_000, ..SweepParams::default() };
-    for p in ALL {
-        let cfg = (p.config)();
+    for p in ALL.iter() {
+        let cfg = p.config.clone();
         let bp = BenchParams { packet_bytes: cfg.cell_bytes, ..BenchParams::default() };
         let pt = run_point(&cfg, &bp, &sp, 0.5).unwrap();
         assert!(!pt.saturated && (pt.accepted - 0.5).abs() < 0.02, "{}: {pt:?}", p.name);

@@ -28,7 +28,7 @@ fn lone_source(cfg: &SwitchConfig, bytes: u32, load: f64, packets: u64) -> ((u64
 
 #[test]
 fn cut_through_zero_load_latency_is_the_port_to_port_parameter() {
-    let cfg = (PCIE6_160L_20P.config)();
+    let cfg = PCIE6_160L_20P.config.clone();
     assert_eq!((cfg.port_to_port_ps, cfg.cycle_ps()), (120_000, 4_000.0));
     let l = cfg.latency_cycles();
     assert_eq!(l, 30);
@@ -41,7 +41,7 @@ fn cut_through_zero_load_latency_is_the_port_to_port_parameter() {
 
 #[test]
 fn zero_load_latency_is_reported_in_ns() {
-    let cfg = (PCIE6_160L_20P.config)();
+    let cfg = PCIE6_160L_20P.config.clone();
     let p =
         BenchParams { load: 0.5, packet_bytes: 256, limit: Some(50), single_source: Some(3), ..BenchParams::default() };
     let mut b = Bench::new(&cfg, &p).unwrap();
@@ -56,7 +56,7 @@ fn zero_load_latency_is_reported_in_ns() {
 
 #[test]
 fn store_and_forward_adds_the_serialization_behind_the_header() {
-    let ct = (PCIE6_160L_20P.config)();
+    let ct = PCIE6_160L_20P.config.clone();
     let saf = SwitchConfig { forwarding: Forwarding::StoreAndForward, ..ct.clone() };
     let (l, bytes) = (ct.latency_cycles(), 1024); // 4 cells of 256 B
     let k = u64::from(ct.cells(bytes));
@@ -74,7 +74,7 @@ fn store_and_forward_adds_the_serialization_behind_the_header() {
 
 #[test]
 fn single_cell_packets_gain_nothing_from_cut_through() {
-    let ct = (PCIE6_160L_20P.config)();
+    let ct = PCIE6_160L_20P.config.clone();
     let saf = SwitchConfig { forwarding: Forwarding::StoreAndForward, ..ct.clone() };
     assert_eq!(lone_source(&ct, 200, 0.5, 100), lone_source(&saf, 200, 0.5, 100));
 }

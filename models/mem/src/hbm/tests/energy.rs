@@ -119,8 +119,8 @@ fn an_idle_stack_draws_exactly_its_background_power() {
 #[test]
 fn the_builtin_table_is_valid_for_every_preset() {
     let t = EnergyTable::builtin();
-    for p in presets::ALL {
-        let s = t.stacks.get(p.name).unwrap_or_else(|| panic!("{}", p.name));
+    for p in presets::ALL.iter() {
+        let s = t.stacks.get(&p.name).unwrap_or_else(|| panic!("{}", p.name));
         assert_eq!(s.validate(), Ok(()), "{}", p.name);
     }
     let mut bad = t.stacks["hbm3-6400"].clone();

@@ -21,8 +21,8 @@ struct Probe {
 }
 
 fn shared(p: &Preset) -> Shared {
-    let t = (p.timing)();
-    Shared::new((p.org)(), t, ControllerConfig::default(), crate::hbm::sched::by_name("frfcfs").unwrap())
+    let t = p.timing.clone();
+    Shared::new(p.org.clone(), t, ControllerConfig::default(), crate::hbm::sched::by_name("frfcfs").unwrap())
 }
 
 fn choice(sh: &Shared, pc: &PcController, cmd: Command, (s, g, k): B) -> Choice {
@@ -165,15 +165,15 @@ fn probes(t: &TimingParams, sids: u32) -> Vec<Probe> {
 #[test]
 fn every_timing_gate_is_tight_on_every_preset() {
     let mut names = std::collections::BTreeSet::new();
-    for p in presets::ALL {
-        let t = (p.timing)();
-        for pr in probes(&t, (p.org)().sids) {
+    for p in presets::ALL.iter() {
+        let t = p.timing.clone();
+        for pr in probes(&t, p.org.sids) {
             check(p, &pr);
             names.insert(pr.name);
         }
     }
     // Every constraint the table names is probed at least once.
-    for row in constraints(&(presets::HBM3_6400.timing)()) {
+    for row in constraints(&presets::HBM3_6400.timing) {
         let probed = names.iter().any(|n| n.split([' ', '+']).next() == Some(row.name) || n.contains(row.name));
         assert!(probed, "constraint {} has no gate probe", row.name);
     }

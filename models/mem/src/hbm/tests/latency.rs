@@ -25,7 +25,7 @@ pub(crate) fn run(
 fn unloaded_read_latency_is_pipeline_plus_rcd_plus_cl_plus_burst() {
     // In both fidelities: the fast model's lone read takes the same formula.
     for fidelity in [crate::hbm::Fidelity::Cycle, crate::hbm::Fidelity::Fast] {
-        for p in presets::ALL {
+        for p in presets::ALL.iter() {
             let mut cfg = StackConfig::from_preset(p);
             cfg.fidelity = fidelity;
             let r = run(&cfg, Pattern::SameBank, 1, 1, 1);
@@ -39,7 +39,7 @@ fn unloaded_read_latency_is_pipeline_plus_rcd_plus_cl_plus_burst() {
 
 #[test]
 fn streaming_reads_reach_ninety_percent_of_peak_with_refresh() {
-    for p in presets::ALL {
+    for p in presets::ALL.iter() {
         let cfg = StackConfig::from_preset(p);
         let n = 200_000;
         let r = run(&cfg, Pattern::StreamRead, n, 4096, 64);

@@ -33,7 +33,7 @@ fn the_default_schedule_is_staggered() {
 
 #[test]
 fn simultaneous_refreshes_every_pseudo_channel_in_the_same_cycle() {
-    let t = (presets::HBM3_6400.timing)();
+    let t = presets::HBM3_6400.timing.clone();
     for (policy, interval) in [("all-bank", u64::from(t.refi)), ("per-bank", u64::from(t.refi_pb))] {
         let end = 4 * interval + 8;
         let per_pc = refresh_cycles(policy, RefreshSchedule::Simultaneous, end);
@@ -49,7 +49,7 @@ fn simultaneous_refreshes_every_pseudo_channel_in_the_same_cycle() {
 
 #[test]
 fn staggered_spreads_the_pseudo_channels_over_the_interval() {
-    let t = (presets::HBM3_6400.timing)();
+    let t = presets::HBM3_6400.timing.clone();
     for (policy, interval) in [("all-bank", u64::from(t.refi)), ("per-bank", u64::from(t.refi_pb))] {
         let per_pc = refresh_cycles(policy, RefreshSchedule::Staggered, 2 * interval);
         let mut firsts: Vec<u64> = per_pc.iter().map(|c| c[0]).collect();

@@ -57,15 +57,19 @@ stepping_tests! {
 #[test]
 fn every_preset_has_a_stepping_test() {
     let tested = [
-        presets::HBM2_2000,
-        presets::HBM3_5700,
-        presets::HBM3_6400,
-        presets::HBM3E_9600,
-        presets::HBM4_8000,
-        presets::HBM4_9600,
+        &*presets::HBM2_2000,
+        &*presets::HBM3_5700,
+        &*presets::HBM3_6400,
+        &*presets::HBM3E_9600,
+        &*presets::HBM4_8000,
+        &*presets::HBM4_9600,
     ];
-    let names = |v: &[presets::Preset]| v.iter().map(|p| p.name).collect::<Vec<_>>();
-    assert_eq!(names(presets::ALL), names(&tested), "a preset was added: give it a stepping test above");
+    let names = |v: &mut dyn Iterator<Item = &presets::Preset>| v.map(|p| p.name.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        names(&mut presets::ALL.iter()),
+        names(&mut tested.into_iter()),
+        "a preset was added: give it a stepping test above"
+    );
 }
 
 fn event_driven_stepping_matches_planning_every_cycle(p: &presets::Preset) {
@@ -166,7 +170,7 @@ fn skipping_idle_refresh_periods_changes_nothing() {
 #[test]
 fn flexible_refresh_postpones_when_busy_and_pulls_in_when_idle_within_bounds() {
     use crate::hbm::command::Command;
-    for p in presets::ALL {
+    for p in presets::ALL.iter() {
         let mut cfg = StackConfig::from_preset(p);
         cfg.controller.refresh = "all-bank-flex".into();
         let refi = u64::from(cfg.timing.refi);
