@@ -384,7 +384,11 @@ impl SystemDoc {
         };
         let mut table: EnergyTable = crate::located::from_ron(&file, &text).map_err(|e| e.to_string())?;
         if table.hbm_energy.is_none() {
-            let preset = chip.and_then(|c| c["hbm"]["preset"].as_str()).unwrap_or_default();
+            // The stack as the tree holds it: its fields (named by their `name`), or a name.
+            let preset = chip
+                .map(|c| &c["hbm"]["preset"])
+                .and_then(|p| p.as_str().or_else(|| p["name"].as_str()))
+                .unwrap_or_default();
             table.hbm_energy = trnsim_mem::hbm::energy::EnergyTable::builtin().stacks.get(preset).cloned();
         }
         if let Value::Object(m) = &mut self.tree {
