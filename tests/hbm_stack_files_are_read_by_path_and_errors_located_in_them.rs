@@ -110,3 +110,23 @@ fn a_preset_and_its_file_run_the_same() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("hbm3-5700: HBM3 5.7 Gb/s") && text.contains("timing (CK cycles)"), "{text}");
 }
+
+/// A chip on a stack of the user's own, which the HBM energy table does not know, says so in
+/// one located warning rather than reporting its HBM energy as a silent zero; a built-in
+/// stack draws no warning.
+#[test]
+fn a_stack_without_energy_figures_is_said_not_counted_silently() {
+    let dir = scratch("hbm_stack_without_energy");
+    let chip = write_pair(&dir, "2400");
+    let out = trnsim().args(["config", "paths"]).arg(&chip).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("chip.ron:") && err.contains("energy: HBM stack \"slow\" has no energy figures"),
+        "a located warning: {err}"
+    );
+    assert_eq!(err.matches("warning:").count(), 1, "once: {err}");
+    let out = trnsim().args(["config", "paths", "trn3-chip"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("energy figures"), "a built-in stack has its figures");
+}

@@ -390,6 +390,12 @@ impl SystemDoc {
                 .and_then(|p| p.as_str().or_else(|| p["name"].as_str()))
                 .unwrap_or_default();
             table.hbm_energy = trnsim_mem::hbm::energy::EnergyTable::builtin().stacks.get(preset).cloned();
+            if table.hbm_energy.is_none() {
+                // Not a silent zero: the reports would count no HBM energy.
+                warn_once(&at(format!(
+                    "HBM stack {preset:?} has no energy figures in hbm-energy.ron: its HBM energy counts as 0 (give `hbm_energy` in table {name:?})"
+                )));
+            }
         }
         if let Value::Object(m) = &mut self.tree {
             m.insert("energy".into(), to_tree(&table));
