@@ -52,6 +52,49 @@ pub fn strip_bom(mut text: String) -> String {
     text
 }
 
+/// Parses `text` of `file` as JSON when the file name ends in `.json`, else as RON
+/// ([`from_ron`]); a JSON error is located at its line and column (field `(json)`).
+pub fn from_json_or_ron<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, ConfigError> {
+    if !file.ends_with(".json") {
+        return from_ron(file, text);
+    }
+    serde_json::from_str(text).map_err(|e| {
+        let (line, col) = (e.line(), e.column());
+        let message = e.to_string().split(" at line ").next().unwrap_or_default().to_string();
+        ConfigError { file: file.into(), line, col, field: "(json)".into(), message }
+    })
+}
+
+/// A part a chip file names: a built-in preset of `builtin` by name, or a file by path,
+/// relative to `chip_file`'s folder (the working directory for a built-in chip); its file name
+/// and text. `kind` names the file in a read error ("core file"); `unknown` is the error for a
+/// name that is neither.
+pub fn preset_or_file(
+    name: &str,
+    chip_file: &str,
+    builtin: &[(&str, &str)],
+    kind: &str,
+    unknown: impl FnOnce() -> String,
+) -> Result<(String, String), String> {
+    if is_path(name) {
+        let base = Path::new(chip_file).parent().filter(|p| !chip_file.contains("(built in)") && p.is_dir());
+        let path = base.map_or_else(|| Path::new(name).to_path_buf(), |b| b.join(name));
+        return match trnsim_kernel::input::read_text(&path) {
+            Ok(text) => Ok((path.display().to_string(), strip_bom(text))),
+            Err(e) => Err(format!("{kind} {}: cannot read: {e}", path.display())),
+        };
+    }
+    match builtin.iter().find(|(n, _)| *n == name) {
+        Some((n, text)) => Ok((format!("{n}.ron (built in)"), (*text).to_string())),
+        None => Err(unknown()),
+    }
+}
+
+/// True when a chip file's `name` for a part is a path rather than a preset name.
+pub fn is_path(name: &str) -> bool {
+    name.contains('/') || name.ends_with(".ron") || name.ends_with(".json")
+}
+
 /// Deserializes RON `text` (named `file` in errors); a syntax or schema error is located at
 /// RON's line and column, with the field nearest before it ([`field_at`]) and, for a number
 /// the field cannot hold, the number ([`trnsim_kernel::input::ron_error`]).

@@ -5,41 +5,23 @@
 //! the file (`file:line:col: tensor.rows: message`).
 
 use crate::located::ConfigError;
-use std::path::Path;
 use trnsim_core::spec::{self, CoreSpec, SpecError};
 
 /// True when `name` is a path rather than a preset name.
 pub fn is_path(name: &str) -> bool {
-    name.contains('/') || name.ends_with(".ron") || name.ends_with(".json")
+    crate::located::is_path(name)
 }
 
 /// The core named `name` in a chip file `chip_file`: its file name and text.
 pub fn find(name: &str, chip_file: &str) -> Result<(String, String), String> {
-    if is_path(name) {
-        let base = Path::new(chip_file).parent().filter(|p| !chip_file.contains("(built in)") && p.is_dir());
-        let path = base.map_or_else(|| Path::new(name).to_path_buf(), |b| b.join(name));
-        return match trnsim_kernel::input::read_text(&path) {
-            Ok(text) => Ok((path.display().to_string(), crate::located::strip_bom(text))),
-            Err(e) => Err(format!("core file {}: cannot read: {e}", path.display())),
-        };
-    }
-    match spec::BUILTIN.iter().find(|(n, _)| *n == name) {
-        Some((n, text)) => Ok((format!("{n}.ron (built in)"), (*text).to_string())),
-        None => Err(format!("unknown core {name:?} (allowed: {}, or a core file's path)", spec::names())),
-    }
+    crate::located::preset_or_file(name, chip_file, spec::BUILTIN, "core file", || {
+        format!("unknown core {name:?} (allowed: {}, or a core file's path)", spec::names())
+    })
 }
 
 /// Parses and validates core text named `file`; errors are located in it.
 pub fn parse(file: &str, text: &str) -> Result<CoreSpec, ConfigError> {
-    let core: CoreSpec = if file.ends_with(".json") {
-        serde_json::from_str(text).map_err(|e| {
-            let (line, col) = (e.line(), e.column());
-            let message = e.to_string().split(" at line ").next().unwrap_or_default().to_string();
-            ConfigError { file: file.into(), line, col, field: "(json)".into(), message }
-        })?
-    } else {
-        crate::located::from_ron(file, text)?
-    };
+    let core: CoreSpec = crate::located::from_json_or_ron(file, text)?;
     core.validate().map_err(|e| locate(file, text, &e, ""))?;
     Ok(core)
 }

@@ -6,42 +6,24 @@
 //! `trnsim hbm --preset` and `trnsim describe hbm` take the same names and paths.
 
 use crate::located::ConfigError;
-use std::path::Path;
 use trnsim_mem::hbm::presets::{self, SpecError, StackSpec};
 
 /// True when `name` is a path rather than a preset name.
 pub fn is_path(name: &str) -> bool {
-    super::core_file::is_path(name)
+    crate::located::is_path(name)
 }
 
 /// The stack named `name` in a chip file `chip_file` (empty: the working directory): its file
 /// name and text.
 pub fn find(name: &str, chip_file: &str) -> Result<(String, String), String> {
-    if is_path(name) {
-        let base = Path::new(chip_file).parent().filter(|p| !chip_file.contains("(built in)") && p.is_dir());
-        let path = base.map_or_else(|| Path::new(name).to_path_buf(), |b| b.join(name));
-        return match trnsim_kernel::input::read_text(&path) {
-            Ok(text) => Ok((path.display().to_string(), crate::located::strip_bom(text))),
-            Err(e) => Err(format!("HBM stack file {}: cannot read: {e}", path.display())),
-        };
-    }
-    match presets::BUILTIN.iter().find(|(n, _)| *n == name) {
-        Some((n, text)) => Ok((format!("{n}.ron (built in)"), (*text).to_string())),
-        None => Err(format!("unknown HBM preset {name:?} (allowed: {}, or a stack file's path)", presets::names())),
-    }
+    crate::located::preset_or_file(name, chip_file, presets::BUILTIN, "HBM stack file", || {
+        format!("unknown HBM preset {name:?} (allowed: {}, or a stack file's path)", presets::names())
+    })
 }
 
 /// Parses and validates stack text named `file`; errors are located in it.
 pub fn parse(file: &str, text: &str) -> Result<StackSpec, ConfigError> {
-    let stack: StackSpec = if file.ends_with(".json") {
-        serde_json::from_str(text).map_err(|e| {
-            let (line, col) = (e.line(), e.column());
-            let message = e.to_string().split(" at line ").next().unwrap_or_default().to_string();
-            ConfigError { file: file.into(), line, col, field: "(json)".into(), message }
-        })?
-    } else {
-        crate::located::from_ron(file, text)?
-    };
+    let stack: StackSpec = crate::located::from_json_or_ron(file, text)?;
     stack.validate().map_err(|e| locate(file, text, &e, ""))?;
     Ok(stack)
 }
