@@ -75,6 +75,53 @@ fn hierarchical_all_reduce_crosses_efa_once_per_piece_and_beats_the_flat_ring() 
 }
 
 #[test]
+fn hierarchical_all_gather_and_reduce_scatter_cross_efa_once_and_auto_picks_them() {
+    let c = cluster("trn3-gen1-ultracluster-2", &[]).unwrap();
+    let t = &c.topology;
+    let size = 8 << 20;
+    let p = Params::default();
+    let run = |algo: &str| collective::run(t, algo.parse::<Collective>().unwrap(), size, &p).unwrap();
+    let efa_bytes = |r: &collective::RunResult| -> u64 {
+        t.edges
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.from < t.chips && t.nodes[e.to].name.starts_with("efa."))
+            .map(|(i, _)| r.edge_stats[i].bytes)
+            .sum()
+    };
+    for op in ["all_gather", "reduce_scatter"] {
+        let (hier, ring, auto) =
+            (run(&format!("{op}:hierarchical")), run(&format!("{op}:ring")), run(&format!("{op}:auto")));
+        // 128 chips, 2 UltraServers: each chip's 1/128 piece crosses EFA once.
+        assert_eq!(efa_bytes(&hier), 128 * (size / 128), "{op}");
+        assert!(efa_bytes(&ring) > efa_bytes(&hier), "{op}");
+        assert!(hier.row.time_us * 2.0 < ring.row.time_us, "{op}: {:?} vs {:?}", hier.row, ring.row);
+        assert_eq!(auto.algo, collective::Algo::Hierarchical, "{op}");
+        assert_eq!(auto.row.time_us, hier.row.time_us, "{op}");
+    }
+}
+
+#[test]
+fn a_workloads_all_gather_over_ultraservers_runs_hierarchical_by_default() {
+    use trnsim_workloads::exec::Costs;
+    use trnsim_workloads::format::{Comm, Op};
+    let c = cluster("trn3-gen1-ultracluster-2", &[]).unwrap();
+    let mut costs = trnsim_workloads::costs::SystemCosts::new(&c.ultraserver.chip, Some(&c.topology), 1.0);
+    let gather = |algo: Option<&str>| {
+        Op::AllGather(Comm { bytes: 8 << 20, group: "world".into(), algo: algo.map(String::from), duration_ns: 0 })
+    };
+    let world = vec![(0..c.topology.chips).collect::<Vec<usize>>()];
+    let mut ns = |algo: Option<&str>| costs.comm_ns(&gather(algo), &world).unwrap()[0];
+    let (auto, hier, ring) = (ns(None), ns(Some("hierarchical")), ns(Some("ring")));
+    assert_eq!(auto, hier, "auto is hierarchical for a group over two UltraServers");
+    assert!(hier * 2.0 < ring, "{hier} vs ring {ring}");
+    // A group inside one UltraServer keeps the ring.
+    let inside = vec![(0..64).collect::<Vec<usize>>()];
+    let mut ns = |algo: Option<&str>| costs.comm_ns(&gather(algo), &inside).unwrap()[0];
+    assert_eq!(ns(None), ns(Some("ring")));
+}
+
+#[test]
 fn overrides_reshape_the_cluster_and_are_checked_like_the_file() {
     let c = cluster("trn3-gen1-ultracluster-2", &["ultraservers=1"]).unwrap();
     assert_eq!(c.topology.chips, 64);

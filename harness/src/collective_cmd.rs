@@ -41,10 +41,11 @@ pub struct CollectiveArgs {
     #[arg(short = 'f', long = "stepfactor", default_value_t = 2, value_parser = clap::value_parser!(u64).range(2..=1024))]
     pub stepfactor: u64,
     /// The algorithm: ring, rhd (recursive halving-doubling), direct, tree (broadcast),
-    /// hierarchical (all-reduce: inside servers, then across), pipelined (all-reduce: server
-    /// mates, direct-link pairs and the other servers at once, over chunks; the fastest from
-    /// ~3 MB on the Trn3 UltraServers), auto (by size; an all-reduce of 1 MB or more over two
-    /// or more servers runs pipelined). See docs/whatif.md.
+    /// hierarchical (all-reduce, all-gather, reduce-scatter: rings inside servers and across
+    /// them), pipelined (all-reduce: server mates, direct-link pairs and the other servers at
+    /// once, over chunks; the fastest from ~3 MB on the Trn3 UltraServers), auto (by size; over
+    /// two or more servers an all-reduce of 1 MB or more runs pipelined, an all-gather or
+    /// reduce-scatter hierarchical). See docs/whatif.md.
     #[arg(long, default_value = "auto")]
     pub algo: String,
     /// Ranks taking part: the first N chips in ring order (default: every chip).

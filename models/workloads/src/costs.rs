@@ -256,7 +256,15 @@ impl crate::exec::Costs for SystemCosts<'_> {
         };
         let mut progs = vec![Vec::new(); topo.chips];
         for g in groups {
-            let coll = collective::Collective { op: kind, algo }.resolve(g.len(), c.bytes);
+            // `auto`: the runtime's size policy for an all-reduce (spec §7); an all-gather or
+            // reduce-scatter whose group spans servers (listed server by server) runs
+            // hierarchical, each piece crossing between servers once.
+            let coll = collective::Collective { op: kind, algo };
+            let coll = if matches!(kind, collective::Op::AllGather | collective::Op::ReduceScatter) {
+                coll.resolve_in(g.len(), c.bytes, schedule::members_per_server(g, topo.chips_per_server.max(1)))
+            } else {
+                coll.resolve(g.len(), c.bytes)
+            };
             let p = schedule::for_members(coll.op, coll.algo, topo.chips, g, c.bytes, topo.chips_per_server)?;
             for &m in g {
                 progs[m] = p[m].clone();

@@ -47,8 +47,8 @@ pub fn build_runs(
     per_server: usize,
 ) -> Result<Vec<Runs>, String> {
     let resolved = if algo == Algo::Auto { crate::collective::auto_algo(op, n, size) } else { algo };
-    if resolved == Algo::Hierarchical && op == Op::AllReduce && n >= 2 {
-        return hierarchical_runs(n, size, per_server);
+    if resolved == Algo::Hierarchical && n >= 2 && matches!(op, Op::AllReduce | Op::AllGather | Op::ReduceScatter) {
+        return hierarchical_runs(op, n, size, per_server);
     }
     Ok(build_in(op, resolved, n, size, ring, per_server)?.into_iter().map(runs_of).collect())
 }
@@ -78,7 +78,7 @@ pub const REGISTRY: &[(Algo, &[Op], ScheduleFn)] = &[
     (Algo::Direct, &[Op::AllToAll, Op::AllReduce, Op::Permute], direct),
     (Algo::HalvingDoubling, &[Op::AllReduce], halving_doubling),
     (Algo::Tree, &[Op::Broadcast], binomial_tree),
-    (Algo::Hierarchical, &[Op::AllReduce], hierarchical),
+    (Algo::Hierarchical, &[Op::AllReduce, Op::AllGather, Op::ReduceScatter], hierarchical),
     (Algo::Pipelined, &[Op::AllReduce], pipelined),
 ];
 
@@ -291,63 +291,50 @@ fn permute(n: usize, size: u64, ring: &[usize]) -> Vec<Program> {
     progs
 }
 
-/// Hierarchical all-reduce over `m` servers of `k = per_server` ranks (ranks `s x k ..` on
-/// server `s`): a ring reduce-scatter inside each server (`k - 1` steps of `size / k`), a
-/// ring all-reduce of each rank's piece across the servers among the ranks with the same
-/// local index (`2(m - 1)` steps of `size / (k m)`), then a ring all-gather inside each
-/// server (`k - 1` steps of `size / k`). Each rank's steps run in that order; a phase with one
-/// rank is empty.
-fn hierarchical(_op: Op, n: usize, size: u64, _ring: &[usize], per_server: usize) -> Result<Vec<Program>, String> {
-    let k = per_server.max(1);
-    if !n.is_multiple_of(k) {
-        return Err(format!("hierarchical: {n} ranks do not fill servers of {k}"));
-    }
-    let m = n / k;
-    let piece = size.div_ceil(k as u64);
-    let across = piece.div_ceil(m as u64);
-    Ok((0..n)
-        .map(|r| {
-            let (s, j) = (r / k, r % k);
-            let local_next = s * k + (j + 1) % k;
-            let remote_next = ((s + 1) % m) * k + j;
-            let inside = (0..k - 1).map(|_| Step { sends: vec![(local_next, piece)], recvs: 1 });
-            let mut p: Program = inside.clone().collect();
-            p.extend((0..2 * (m - 1)).map(|_| Step { sends: vec![(remote_next, across)], recvs: 1 }));
-            p.extend(inside);
-            p
-        })
+/// Hierarchical collectives over `m` servers of `k = per_server` ranks (ranks `s x k ..` on
+/// server `s`), each phase a ring among the ranks of one server ("inside": rank `(s, j)` sends
+/// to `(s, j + 1)`) or among the ranks with the same local index on every server ("across":
+/// `(s, j)` to `(s + 1, j)`):
+/// - all-reduce: reduce-scatter inside (`k - 1` steps of `size / k`), all-reduce across
+///   (`2(m - 1)` steps of `size / (k m)`), all-gather inside (`k - 1` steps of `size / k`);
+/// - all-gather (`size` the gathered buffer, `size / n` from each rank): all-gather across
+///   first (`m - 1` steps of `size / n`), then inside (`k - 1` steps of `size / k`), so each
+///   piece crosses between servers once and the slower links carry `(m - 1) / n` of the buffer;
+/// - reduce-scatter: the mirror, inside first (`k - 1` steps of `size / k`), then across
+///   (`m - 1` steps of `size / n`).
+///
+/// Each rank's steps run in that order; a phase with one rank is empty.
+fn hierarchical(op: Op, n: usize, size: u64, _ring: &[usize], per_server: usize) -> Result<Vec<Program>, String> {
+    let runs = hierarchical_runs(op, n, size, per_server)?;
+    Ok(runs
+        .into_iter()
+        .map(|p| p.into_iter().flat_map(|(st, c)| std::iter::repeat_n(st, c as usize)).collect())
         .collect())
 }
 
-/// [`hierarchical`] as runs: the same steps, three runs per rank (a phase with one rank
-/// none).
-fn hierarchical_runs(n: usize, size: u64, per_server: usize) -> Result<Vec<Runs>, String> {
+/// [`hierarchical`] as runs of equal steps: at most three runs per rank however many ranks
+/// (a phase with one rank none).
+fn hierarchical_runs(op: Op, n: usize, size: u64, per_server: usize) -> Result<Vec<Runs>, String> {
     let k = per_server.max(1);
     if !n.is_multiple_of(k) {
         return Err(format!("hierarchical: {n} ranks do not fill servers of {k}"));
     }
     let m = n / k;
     let count = |x: usize| u32::try_from(x).map_err(|_| format!("hierarchical: {x} steps in one phase"));
-    let (inside_n, across_n) = (count(k - 1)?, count(2 * (m - 1))?);
+    let (inside_n, across_n) = (count(k - 1)?, count(if op == Op::AllReduce { 2 * (m - 1) } else { m - 1 })?);
     let piece = size.div_ceil(k as u64);
     let across = piece.div_ceil(m as u64);
     Ok((0..n)
         .map(|r| {
             let (s, j) = (r / k, r % k);
-            let local_next = s * k + (j + 1) % k;
-            let remote_next = ((s + 1) % m) * k + j;
-            let inside = Step { sends: vec![(local_next, piece)], recvs: 1 };
-            let mut p: Runs = Vec::with_capacity(3);
-            if inside_n > 0 {
-                p.push((inside.clone(), inside_n));
-            }
-            if across_n > 0 {
-                p.push((Step { sends: vec![(remote_next, across)], recvs: 1 }, across_n));
-            }
-            if inside_n > 0 {
-                p.push((inside, inside_n));
-            }
-            p
+            let inside = Step { sends: vec![(s * k + (j + 1) % k, piece)], recvs: 1 };
+            let remote = Step { sends: vec![(((s + 1) % m) * k + j, across)], recvs: 1 };
+            let phases: [(&Step, u32); 3] = match op {
+                Op::AllGather => [(&remote, across_n), (&inside, inside_n), (&inside, 0)],
+                Op::ReduceScatter => [(&inside, inside_n), (&remote, across_n), (&inside, 0)],
+                _ => [(&inside, inside_n), (&remote, across_n), (&inside, inside_n)],
+            };
+            phases.into_iter().filter(|(_, c)| *c > 0).map(|(st, c)| (st.clone(), c)).collect()
         })
         .collect())
 }

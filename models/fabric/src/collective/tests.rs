@@ -241,7 +241,12 @@ fn auto_all_reduce_across_servers_is_pipelined_from_one_megabyte() {
     assert_eq!(auto_algo_in(Op::AllReduce, 16, 4_000_000, Some(16)), Algo::HalvingDoubling);
     assert_eq!(auto_algo_in(Op::AllReduce, 144, 1 << 30, None), Algo::Ring);
     assert_eq!(auto_algo_in(Op::AllReduce, 6, 1 << 30, Some(4)), Algo::Ring, "6 chips do not fill servers of 4");
-    assert_eq!(auto_algo_in(Op::AllGather, 144, 1 << 30, Some(4)), Algo::Ring);
+    // All-gather and reduce-scatter over servers: hierarchical at every size; inside one
+    // server, or members not server by server, the ring.
+    assert_eq!(auto_algo_in(Op::AllGather, 144, 1 << 30, Some(4)), Algo::Hierarchical);
+    assert_eq!(auto_algo_in(Op::ReduceScatter, 144, 64, Some(4)), Algo::Hierarchical);
+    assert_eq!(auto_algo_in(Op::AllGather, 16, 1 << 30, Some(16)), Algo::Ring);
+    assert_eq!(auto_algo_in(Op::ReduceScatter, 144, 1 << 30, None), Algo::Ring);
     assert_eq!(auto_algo_in(Op::Broadcast, 64, MIB, Some(16)), Algo::Tree);
     // run and run_group pass the servers; a group inside one server keeps the spec's policy.
     let t = small_gen2(16);
@@ -411,23 +416,54 @@ fn pipelined_all_reduce_on_gen2_beats_hierarchical_and_runs_among_members() {
 }
 
 #[test]
-fn hierarchical_runs_are_the_hierarchical_steps_run_length_coded() {
-    use crate::collective::schedule::{build_in, build_runs, runs_of};
+fn hierarchical_phases_send_the_closed_form_bytes_between_the_right_ranks() {
+    use crate::collective::schedule::{build_in, build_runs};
     use crate::collective::{Algo, Op};
-    for (n, k, size) in [(8, 4, 1u64 << 20), (12, 4, 1000), (6, 1, 4096), (4, 4, 77), (2, 2, 1)] {
-        let ring: Vec<usize> = (0..n).collect();
-        let want: Vec<_> =
-            build_in(Op::AllReduce, Algo::Hierarchical, n, size, &ring, k).unwrap().into_iter().map(runs_of).collect();
-        let got = build_runs(Op::AllReduce, Algo::Hierarchical, n, size, &ring, k).unwrap();
-        // Expanded, step by step, the same programs.
-        let expand = |p: &[(crate::collective::schedule::Step, u32)]| -> Vec<_> {
-            p.iter().flat_map(|(s, c)| std::iter::repeat_n(s.clone(), *c as usize)).collect()
-        };
-        for c in 0..n {
-            assert_eq!(expand(&got[c]), expand(&want[c]), "{n} ranks, {k} per server, chip {c}");
+    for op in [Op::AllReduce, Op::AllGather, Op::ReduceScatter] {
+        for (n, k, size) in [(8, 4, 1u64 << 20), (12, 4, 1200), (6, 1, 4096), (4, 4, 77), (2, 2, 1), (144, 4, 1 << 30)]
+        {
+            let m = n / k;
+            let ring: Vec<usize> = (0..n).collect();
+            let progs = build_in(op, Algo::Hierarchical, n, size, &ring, k).unwrap();
+            let runs = build_runs(op, Algo::Hierarchical, n, size, &ring, k).unwrap();
+            let (piece, across) = (size.div_ceil(k as u64), size.div_ceil(k as u64).div_ceil(m as u64));
+            // Steps inside a server and across servers, per rank, in the phases' order.
+            let (inside, remote) = (k as u64 - 1, if op == Op::AllReduce { 2 * (m as u64 - 1) } else { m as u64 - 1 });
+            for (r, p) in progs.iter().enumerate() {
+                let (s, j) = (r / k, r % k);
+                let kinds: Vec<bool> = p.iter().map(|st| st.sends[0].0 / k != s).collect();
+                for st in p {
+                    let (d, bytes) = st.sends[0];
+                    if d / k == s {
+                        assert_eq!((d, bytes), (s * k + (j + 1) % k, piece), "{op:?} {n}/{k} rank {r}: inside");
+                    } else {
+                        assert_eq!((d, bytes), (((s + 1) % m) * k + j, across), "{op:?} {n}/{k} rank {r}: across");
+                    }
+                    assert_eq!(st.recvs, 1);
+                }
+                let count = |x: bool| kinds.iter().filter(|&&c| c == x).count() as u64;
+                assert_eq!(
+                    (count(false), count(true)),
+                    (if op == Op::AllReduce { 2 * inside } else { inside }, remote)
+                );
+                // Order: all-gather crosses first, reduce-scatter last, all-reduce in the middle.
+                let first_across = kinds.iter().position(|&c| c);
+                match (op, first_across) {
+                    (Op::AllGather, Some(i)) => assert_eq!(i, 0),
+                    (Op::ReduceScatter, Some(i)) => assert_eq!(i as u64, inside),
+                    (Op::AllReduce, Some(i)) => assert_eq!(i as u64, inside),
+                    _ => assert_eq!(m, 1),
+                }
+                let expand: Vec<_> =
+                    runs[r].iter().flat_map(|(st, c)| std::iter::repeat_n(st.clone(), *c as usize)).collect();
+                assert_eq!(&expand, p, "runs are the steps run-length coded");
+                assert!(runs[r].len() <= 3);
+            }
         }
-        assert!(got.iter().all(|p| p.len() <= 3), "at most three runs per rank");
     }
+    // Operations the algorithm does not implement are refused, with or without runs.
+    let e = build_runs(Op::AllToAll, Algo::Hierarchical, 8, 64, &(0..8).collect::<Vec<_>>(), 4).unwrap_err();
+    assert!(e.contains("does not implement all_to_all"), "{e}");
 }
 
 #[test]

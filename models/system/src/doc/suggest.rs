@@ -127,16 +127,19 @@ fn path_distance(want: &[&str], have: &[&str]) -> usize {
 }
 
 /// The `k` paths of `candidates` nearest to `want` by [`path_distance`] (ties: by the whole
-/// path's edit distance, then by name).
+/// path's edit distance, then by name): the nearest always (a path to start from), the others
+/// only when near enough to be a likely mistyping (within a third of the longest typed
+/// segment's length, at least 2 edits), so a hint never lists unrelated paths.
 pub fn paths(want: &str, candidates: &[String], k: usize) -> Vec<String> {
     let w = segments(want);
+    let limit = 2.max(w.iter().map(|s| s.chars().take(MAX_LEN).count()).max().unwrap_or(0) / 3);
     let mut scored: Vec<(usize, usize, &String)> = candidates
         .iter()
         .take(MAX_CANDIDATES)
         .map(|c| (path_distance(&w, &segments(c)), distance(want, c), c))
         .collect();
     scored.sort();
-    scored.into_iter().take(k).map(|s| s.2.clone()).collect()
+    scored.into_iter().enumerate().filter(|(i, s)| *i == 0 || s.0 <= limit).take(k).map(|(_, s)| s.2.clone()).collect()
 }
 
 /// `suggestion` with each folded list `name[*]` given the index the user typed for the same
@@ -211,6 +214,13 @@ mod tests {
         assert_eq!(paths("fabric.swich.latency", &all, 1), ["fabric.switch.latency"]);
         assert_eq!(paths("chip.neuronlink.lanes", &all, 1), ["chip.neuronlink.lanes_per_port"]);
         assert_eq!(names("croes", ["core", "cores", "dies"], 1), ["cores"]);
+        // Only near paths follow the nearest: no unrelated third guess.
+        let chip: Vec<String> =
+            ["chip.hbm.stacks", "chip.core.dma.clock", "chip.core.name", "chip.hbm.cl"].map(String::from).to_vec();
+        assert_eq!(paths("chip.hbm.stack", &chip, 3), ["chip.hbm.stacks"]);
+        assert_eq!(paths("chip.hbm.c", &chip, 3), ["chip.hbm.cl"]);
+        assert_eq!(paths("chip.hmb.stak", &chip, 3), ["chip.hbm.stacks"]);
+        assert_eq!(paths("zzzz.yyyy", &chip, 3).len(), 1, "the nearest is always named");
         assert_eq!(distance("croes", "cores"), 1, "a swap of neighbours is one edit");
         assert!(names("zzzzzz", ["core", "cores"], 3).is_empty(), "nothing near is suggested");
         assert_eq!(with_indices("nodes[*].op.Gemm.m", "nodes[3].mm"), "nodes[3].op.Gemm.m");
