@@ -50,6 +50,7 @@ mod reports_print_summaries_first_and_no_signed_zero;
 mod serving_frontier_is_the_non_dominated_points;
 mod skipped_tests_are_counted_not_passed;
 mod slow_links_are_waits_not_deadlocks;
+mod sources_cited_table_is_current;
 mod steady_state_simulation_does_not_allocate;
 mod suite_results_match_the_stored_baseline;
 mod trace_loads_in_perfetto;
