@@ -135,7 +135,8 @@ struct RunArgs {
     collectives: bool,
     /// Write a trace of the runs: .pftrace, .perfetto or .perfetto-trace (Perfetto protobuf) or
     /// .json (Chrome JSON); link waveforms go to --vcd. With several benchmarks, each gets its
-    /// own file: NAME inserted before the extension.
+    /// own file: NAME inserted before the extension. Runs of chips (e2e-llm-layer, tp-matmul-N,
+    /// moe-alltoall-144) add power counters per chip and component, sampled every 100 ns.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Write link waveforms (valid/data/credits of every link) as VCD. With several benchmarks,
