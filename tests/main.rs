@@ -9,6 +9,8 @@ mod cli_errors_are_one_line;
 mod common;
 mod config_errors_are_located;
 mod core_files_are_read_by_path_and_errors_located_in_them;
+mod cycle_level_energy_prices_every_chip_and_format;
+mod cycle_level_traces_carry_power_over_time;
 mod doc_blocks;
 mod docs_commands_run_and_figures_hold;
 mod dp_step_overlaps_gradient_all_reduce_with_backward;

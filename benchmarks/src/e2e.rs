@@ -381,7 +381,8 @@ pub fn run_variant(
         .collect::<Result<Vec<_>, _>>()?;
     let mut b = SimBuilder::with_options(SimOptions { tick_order: order, ..SimOptions::default() });
     let ids = chip::build(&mut b, chip, &programs, trace.is_some())?;
-    let sim = crate::progress::run_to_end(b, std::slice::from_ref(&ids), trace, Dur::from_us(100_000))?;
+    let sim =
+        crate::progress::run_to_end_powered(b, std::slice::from_ref(&ids), trace, Dur::from_us(100_000), chip, None)?;
     Ok((sim, ids))
 }
 
@@ -436,7 +437,7 @@ pub fn run_named(
     order: TickOrder,
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<BenchResult, String> {
-    run_on(name, &chip::trn3()?, order, trace)
+    run_on(name, &chip::with_energy(chip::trn3()?, "trn3-chip")?, order, trace)
 }
 
 /// Runs `e2e-llm-layer` on `chip`.

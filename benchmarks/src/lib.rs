@@ -21,6 +21,7 @@ pub mod outputs;
 pub mod parallel;
 pub mod partitioned;
 pub mod plot;
+pub mod power;
 pub mod progress;
 pub mod random_graph;
 pub mod result;

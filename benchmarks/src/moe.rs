@@ -226,7 +226,7 @@ pub fn run(
     keep_links: &dyn Fn(&str) -> bool,
 ) -> Result<MoeRun, String> {
     let d = declare(chip, topo, s, &s.route(topo.chips), order, trace.is_some(), Some(keep_links))?;
-    let sim = crate::progress::run_to_end(d.b, &d.chips, trace, LIMIT)?;
+    let sim = crate::progress::run_to_end_powered(d.b, &d.chips, trace, LIMIT, chip, Some(topo))?;
     Ok(MoeRun { sim, chips: d.chips, engines: d.engines, routing: d.routing })
 }
 
@@ -324,7 +324,7 @@ pub fn run_named(
     trace: Option<(Box<dyn TraceSink>, TraceOptions)>,
 ) -> Result<BenchResult, String> {
     let us = chip::trn3_gen2()?;
-    run_on(name, &us.chip, &us.topology, order, trace)
+    run_on(name, &chip::with_energy(us.chip, "trn3-gen2-ultraserver")?, &us.topology, order, trace)
 }
 
 /// Runs `moe-alltoall-144`'s step on every chip of `topo`, each a `chip`: in windows on this

@@ -119,6 +119,25 @@ impl WindowProgress {
     }
 }
 
+/// [`run_to_end`] of a run of `chip`s (on `topo`) whose trace, when it has one and the chip an
+/// energy table, carries the power tracks of [`crate::power`] (the run then shows no
+/// progress line).
+pub fn run_to_end_powered(
+    b: trnsim_kernel::SimBuilder,
+    chips: &[trnsim_system::chip::ChipIds],
+    trace: Option<(Box<dyn trnsim_kernel::TraceSink>, trnsim_kernel::TraceOptions)>,
+    limit: Dur,
+    chip: &trnsim_system::chip::Chip,
+    topo: Option<&trnsim_fabric::topo::Topology>,
+) -> Result<Simulation, String> {
+    let (trace, sampler) = crate::power::attach(trace, chip, topo);
+    let Some(sampler) = sampler else { return run_to_end(b, chips, trace, limit) };
+    let _span = tracing::info_span!("build and simulate").entered();
+    let sampler = std::cell::RefCell::new(sampler);
+    let run = |sim: &mut Simulation, limit: Dur| sampler.borrow_mut().run(sim, limit);
+    trnsim_system::chip::run_to_end_by(b, chips, trace, limit, &run)
+}
+
 /// `trnsim_system::chip::run_to_end` with progress when it is on.
 pub fn run_to_end(
     b: trnsim_kernel::SimBuilder,

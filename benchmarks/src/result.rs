@@ -7,6 +7,7 @@ use crate::cpu::Stopwatch;
 use indicatif::ProgressBar;
 use serde::Serialize;
 use trnsim_kernel::{Dur, RunError, Simulation, StatsReport, Stop, TickOrder, TraceOptions, TraceSink};
+use trnsim_system::energy_stats::{Counts, COUNTS_OWNER};
 
 /// Host-side speed of one run (never part of the deterministic results).
 #[derive(Clone, Debug, Default, Serialize)]
@@ -107,6 +108,7 @@ pub fn drive(sim: &mut Simulation, limit: Dur, progress: bool) -> Result<(Stop, 
 /// records how many were left out, `left_out` more (owners already left out of `report`:
 /// links that kept no statistics). 64 chips' full report is ~40 MB of JSON.
 pub fn keep_first_chip(report: StatsReport, left_out: u64) -> StatsReport {
+    let counts = Counts::of(&report);
     let mut out = StatsReport::default();
     let mut dropped = left_out;
     for (owner, stats) in report.owners {
@@ -116,13 +118,21 @@ pub fn keep_first_chip(report: StatsReport, left_out: u64) -> StatsReport {
             out.owners.insert(owner, stats);
         }
     }
+    out.owners.insert(COUNTS_OWNER.to_string(), counts.to_owner());
     with_left_out_note(out, dropped)
 }
 
 /// [`keep_first_chip`] of `sim`'s report, gathering only what is kept (the other chips'
-/// internals are never written: on 144 chips that is most of the report's memory).
+/// internals are never written: on 144 chips that is most of the report's memory) and, of the
+/// other chips' internals, only what energy is priced from.
 pub fn first_chip_report(sim: &trnsim_kernel::Simulation) -> StatsReport {
-    let (report, dropped) = sim.report_where(&|owner| !internal_of_other_chip(owner));
+    let (mut report, dropped) = sim.report_where(&|owner| !internal_of_other_chip(owner));
+    let (others, _) = sim.report_where(&|owner| internal_of_other_chip(owner) && Counts::reads(owner));
+    let mut counts = Counts::of(&report);
+    for (owner, m) in others.owners.iter().filter(|(o, _)| *o != "kernel") {
+        counts.add(owner, m);
+    }
+    report.owners.insert(COUNTS_OWNER.to_string(), counts.to_owner());
     with_left_out_note(report, dropped)
 }
 
@@ -134,12 +144,13 @@ pub fn first_chip_keeps_link(name: &str) -> bool {
 }
 
 /// Whether a partitioned run of whole chips reports owner `owner` at all: not the SBUF/PSUM
-/// unit, DMA block or semaphore unit of a chip other than the first (the bulk of a chip's
-/// statistics), which [`keep_first_chip`] would leave out and no headline or check reads; a
-/// partition counts them as left out instead. Engines (a headline reads the tensor engines'
-/// and the merged run is checked for unfinished streams), HBM stacks and nodes are reported.
+/// unit or semaphore unit of a chip other than the first (the bulk of a chip's statistics),
+/// which [`keep_first_chip`] would leave out and no headline, check or energy reads; a
+/// partition counts them as left out instead. Engines (a headline reads the tensor engines',
+/// the merged run is checked for unfinished streams, energy reads their counts), DMA blocks
+/// and HBM stacks (energy), and nodes are reported.
 pub fn partition_reports(owner: &str) -> bool {
-    !(internal_of_other_chip(owner) && (owner.ends_with(".sbuf") || owner.ends_with(".dma") || owner.ends_with(".sem")))
+    !(internal_of_other_chip(owner) && (owner.ends_with(".sbuf") || owner.ends_with(".sem")))
 }
 
 /// An owner of chip 1 or later whose figures [`keep_first_chip`] leaves out.
@@ -204,6 +215,6 @@ mod tests {
         for d in dropped {
             assert!(!kept.iter().any(|k| k == d), "{d} kept");
         }
-        assert_eq!(kept.len(), 10 - dropped.len() + 1, "the rest kept, plus the `results` note: {kept:?}");
+        assert_eq!(kept.len(), 10 - dropped.len() + 2, "the rest kept, the `results` note, the counts: {kept:?}");
     }
 }

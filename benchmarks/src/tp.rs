@@ -157,7 +157,7 @@ pub fn run(
 ) -> Result<TpRun, String> {
     let mut d = declare(chip, topo, s, n, order, trace.is_some())?;
     d.b.keep_link_stats_where(keep_links).map_err(|e| e.to_string())?;
-    let sim = crate::progress::run_to_end(d.b, &d.chips, trace, LIMIT)?;
+    let sim = crate::progress::run_to_end_powered(d.b, &d.chips, trace, LIMIT, chip, Some(topo))?;
     Ok(TpRun { sim, chips: d.chips, engines: d.engines, algo: d.algo })
 }
 
@@ -411,7 +411,7 @@ pub fn run_named(
     plots: Option<&std::path::Path>,
 ) -> Result<BenchResult, String> {
     let us = chip::trn3_gen1()?;
-    run_on(name, &us.chip, &us.topology, order, trace, plots)
+    run_on(name, &chip::with_energy(us.chip, "trn3-gen1-ultraserver")?, &us.topology, order, trace, plots)
 }
 
 /// Runs `tp-matmul-N` over the first N chips of `topo`, each a `chip`: in windows on this

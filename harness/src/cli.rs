@@ -135,7 +135,8 @@ struct RunArgs {
     collectives: bool,
     /// Write a trace of the runs: .pftrace, .perfetto or .perfetto-trace (Perfetto protobuf) or
     /// .json (Chrome JSON); link waveforms go to --vcd. With several benchmarks, each gets its
-    /// own file: NAME inserted before the extension.
+    /// own file: NAME inserted before the extension. Runs of chips (e2e-llm-layer, tp-matmul-N,
+    /// moe-alltoall-144) add power counters per chip and component, sampled every 100 ns.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
     /// Write link waveforms (valid/data/credits of every link) as VCD. With several benchmarks,
@@ -779,7 +780,8 @@ fn cmd_run(mut a: RunArgs) -> Result<(), Failure> {
         let opts = RunOpts { order: a.order, trace, progress: workers == 1, fidelity: run_fidelity(&a.fidelity) };
         let r = run_one(name, system.as_ref(), opts, a.plots.as_deref()).map_err(Failure::Run);
         commit_all(staged)?;
-        let r = r?;
+        let mut r = r?;
+        trnsim_harness::whatif::add_builtin_energy(&mut r).map_err(Failure::Run)?;
         if workers > 1 {
             // Progress on stderr as each finishes (its rows print once those before it have).
             let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
@@ -1250,8 +1252,9 @@ fn run_mpi_ranks(a: &RunArgs, names: &[String], t: &mut trnsim_harness::mpi::Mpi
         commit_all(staged)?;
         let run = run?;
         if let Some((run, wall_s)) = run {
-            let (r, table) = trnsim_harness::parallel::result(name, &sys, run, wall_s, Some(("ranks", ranks)))
+            let (mut r, table) = trnsim_harness::parallel::result(name, &sys, run, wall_s, Some(("ranks", ranks)))
                 .map_err(Failure::Run)?;
+            trnsim_harness::whatif::add_builtin_energy(&mut r).map_err(Failure::Run)?;
             eprint!("{name}: {table}");
             if let Some(p) = &tp {
                 eprintln!("trace: {}", p.display());
@@ -1297,7 +1300,8 @@ fn run_partitioned(a: &RunArgs, names: &[String], threads: u32) -> Result<(), Fa
         let r = trnsim_harness::parallel::run_named(name, a.order, threads, a.partition.as_ref(), trace)
             .map_err(Failure::Run);
         commit_all(staged)?;
-        let (r, table) = r?;
+        let (mut r, table) = r?;
+        trnsim_harness::whatif::add_builtin_energy(&mut r).map_err(Failure::Run)?;
         eprint!("{name}: {table}");
         if let Some(p) = &tp {
             eprintln!("trace: {}", p.display());

@@ -257,9 +257,25 @@ pub fn run(job: &Job, opts: RunOpts, plots: Option<&std::path::Path>) -> Result<
 /// at `at`.
 fn add_energy(job: &Job, r: &mut BenchResult, at: usize) {
     if let (Some(t), Some(c)) = (&job.energy, job.resolved.chip()) {
-        let e = trnsim_system::energy_stats::price(&r.stats, t, c, job.resolved.fabric()).headline();
+        use trnsim_system::energy_stats::{price, Counts};
+        let e = price(&Counts::of(&r.stats), t, c, job.resolved.fabric()).headline();
         r.headline.splice(at..at, e);
     }
+}
+
+/// A benchmark run on its own system (`trnsim run NAME`, no `--system`): its energy figures,
+/// priced by the energy table of the system preset it runs on ([`ON_SYSTEM`]), added to its
+/// headline before the figures of a partitioned run (`threads`, `ranks`), as a run with
+/// `--system` adds them. Benchmarks that run no chip (a fabric alone, a core, a stack) get none.
+pub fn add_builtin_energy(r: &mut BenchResult) -> Result<(), String> {
+    let Some((needs, preset)) = entry(&r.name) else { return Ok(()) };
+    if needs == Needs::Fabric {
+        return Ok(());
+    }
+    let job = jobs(std::slice::from_ref(&r.name), Some(preset), &[], &[])?.remove(0);
+    let at = r.headline.iter().position(|(k, _)| k == "threads" || k == "ranks").unwrap_or(r.headline.len());
+    add_energy(&job, r, at);
+    Ok(())
 }
 
 /// The benchmarks `--threads` splits on a system: whole chips of an UltraServer.

@@ -21,7 +21,7 @@
 
 use crate::cost;
 use crate::exec;
-use crate::isa::{Ap, Cond, Engine, Instr, Operand, RegOp, Stream};
+use crate::isa::{Ap, Cond, Engine, Instr, Mem, Operand, RegOp, Stream};
 use crate::layout::EngineTracks;
 use crate::msg::{DmaCmd, MemAccess, MemDone, SemGrant, SemOp};
 use crate::spec::TensorSpec;
@@ -77,6 +77,23 @@ struct InFlight {
     weights: Option<(Ap, Vec<Vec<u8>>)>,
 }
 
+/// The formats the tensor engine counts MACs in (statistics `macs_<name>`): FP8 E4M3 and E5M2
+/// count as `fp8`.
+pub const MAC_FORMATS: [&str; 5] = ["bf16", "fp16", "fp32", "fp8", "mxfp8"];
+
+/// The [`MAC_FORMATS`] index of a matmul whose moving operand is `d` (None: not a matmul format).
+fn mac_format(d: crate::isa::Dtype) -> Option<usize> {
+    use crate::isa::Dtype;
+    match d {
+        Dtype::Bf16 => Some(0),
+        Dtype::Fp16 => Some(1),
+        Dtype::Fp32 => Some(2),
+        Dtype::Fp8E4m3 | Dtype::Fp8E5m2 => Some(3),
+        Dtype::MxFp8E4m3 => Some(4),
+        Dtype::I32 => None,
+    }
+}
+
 /// Engine statistics.
 #[derive(Clone, Debug, Default)]
 pub struct EngineStats {
@@ -89,6 +106,14 @@ pub struct EngineStats {
     pub busy_cycles: u64,
     /// Floating-point operations (2 per MAC on the tensor engine; 1 per element elsewhere).
     pub flops: u64,
+    /// Tensor engine: MACs by the moving operand's format, in [`MAC_FORMATS`] order (what
+    /// energy is priced by: a MAC's energy depends on its format).
+    pub macs: [u64; MAC_FORMATS.len()],
+    /// Bytes the issued instructions read from and write to SBUF (their access patterns).
+    pub sbuf_bytes: u64,
+    /// Bytes the issued instructions read from and write to PSUM (an accumulating write
+    /// counts once).
+    pub psum_bytes: u64,
     /// Cycles spent waiting on semaphores.
     pub sem_wait_cycles: u64,
     /// DMAs started.
@@ -164,6 +189,25 @@ impl EngineUnit {
             tracks: None,
             hfu_from: None,
             stats: EngineStats::default(),
+        }
+    }
+
+    /// Counts an issued data instruction's flops, MACs by format and SBUF/PSUM bytes (its
+    /// inputs read and outputs written).
+    fn count_traffic(&mut self, instr: &Instr, inputs: &exec::Few<Ap>, m: u64) {
+        let flops = exec::flops(instr, m);
+        self.stats.flops += flops;
+        if let Instr::MultiplyMoving { src, .. } = instr {
+            if let Some(k) = mac_format(src.dtype) {
+                self.stats.macs[k] += flops / 2;
+            }
+        }
+        let outputs = exec::outputs(instr);
+        for ap in inputs.iter().chain(outputs.iter().map(|(ap, _)| ap)) {
+            match ap.mem {
+                Mem::Sbuf => self.stats.sbuf_bytes += ap.bytes(),
+                Mem::Psum => self.stats.psum_bytes += ap.bytes(),
+            }
         }
     }
 
@@ -511,7 +555,7 @@ impl EngineUnit {
             self.next_issue = now + ii;
         }
         self.stats.busy_cycles += if is_ls { 0 } else { ii };
-        self.stats.flops += exec::flops(&instr, m);
+        self.count_traffic(&instr, &inputs, m);
         self.stats.first.get_or_insert(now);
         self.stats.last_issue = now;
         if self.stats.issues.len() < 64 {
@@ -592,6 +636,13 @@ impl Component for EngineUnit {
             out.count("unfinished", 1);
         }
         out.count("flops", s.flops);
+        if self.engine == Engine::Tensor {
+            for (name, &n) in MAC_FORMATS.iter().zip(&s.macs) {
+                out.count(&["macs_", name].concat(), n);
+            }
+        }
+        out.count("sbuf_bytes", s.sbuf_bytes);
+        out.count("psum_bytes", s.psum_bytes);
         out.count("sem_wait_cycles", s.sem_wait_cycles);
         out.count("dmas", s.dmas);
         let span = s.last.saturating_sub(s.first.unwrap_or(0)).max(1);

@@ -631,16 +631,17 @@ impl SystemDoc {
     }
 
     fn resolve_checked(&self, level: cluster::Level) -> Result<Resolved, String> {
-        self.energy()?;
+        let energy = self.energy()?.map(std::sync::Arc::new);
         let chip = match (&self.chip, self.tree.get("chip")) {
             (Some(src), Some(v)) => {
                 let spec: ChipSpec = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
                 let checked =
                     chip_spec::check_with_parts(&src.file, &src.text, spec, part(&self.core), part(&self.stack));
-                let c = checked.map_err(|e| {
+                let mut c = checked.map_err(|e| {
                     let field = e.field.clone();
                     self.annotate("chip", e.to_string(), &field)
                 })?;
+                c.energy = energy;
                 Some(c)
             }
             _ => None,

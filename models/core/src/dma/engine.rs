@@ -545,6 +545,10 @@ impl Engine {
             } else {
                 self.stats.sbuf_reads += 1;
             }
+            match pc.ap.mem {
+                crate::isa::Mem::Sbuf => self.stats.sbuf_bytes += pc.ap.bytes(),
+                crate::isa::Mem::Psum => self.stats.psum_bytes += pc.ap.bytes(),
+            }
         }
         false
     }

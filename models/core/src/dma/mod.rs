@@ -54,7 +54,8 @@
 //!
 //! **Statistics** (owner = the component's name): `bytes`, `packets`, `engine{e}.bytes`,
 //! `engine{e}.packets`, `commands`, `commands_done`, `malformed_commands`, `sem_increments`,
-//! `hbm_read_bursts`, `hbm_write_bursts`, `sbuf_reads`, `sbuf_writes`, `busy_ps` (time with a
+//! `hbm_read_bursts`, `hbm_write_bursts`, `sbuf_reads`, `sbuf_writes`, `sbuf_bytes`, `psum_bytes`
+//! (bytes of those accesses by memory), `busy_ps` (time with a
 //! command in flight), `bandwidth_busy_GBps` (bytes over that time), `latency_ns_*` (arrival
 //! to the last engine's completion: count, mean, p50, p99, max) and `queued_parts_{mean,max}`
 //! (parts waiting in queues, start latency included).

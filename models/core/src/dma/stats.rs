@@ -17,6 +17,10 @@ pub(crate) struct EngineStats {
     pub sbuf_reads: u64,
     /// SBUF/PSUM writes issued.
     pub sbuf_writes: u64,
+    /// Bytes read from and written to SBUF.
+    pub sbuf_bytes: u64,
+    /// Bytes read from and written to PSUM.
+    pub psum_bytes: u64,
 }
 
 /// Counters of the whole block.
@@ -80,6 +84,8 @@ pub(crate) fn write(out: &mut StatsWriter<'_>, block: &BlockStats, engines: &[En
         total.hbm_writes += s.hbm_writes;
         total.sbuf_reads += s.sbuf_reads;
         total.sbuf_writes += s.sbuf_writes;
+        total.sbuf_bytes += s.sbuf_bytes;
+        total.psum_bytes += s.psum_bytes;
     }
     out.count("bytes", total.bytes);
     out.count("packets", total.packets);
@@ -91,6 +97,8 @@ pub(crate) fn write(out: &mut StatsWriter<'_>, block: &BlockStats, engines: &[En
     out.count("hbm_write_bursts", total.hbm_writes);
     out.count("sbuf_reads", total.sbuf_reads);
     out.count("sbuf_writes", total.sbuf_writes);
+    out.count("sbuf_bytes", total.sbuf_bytes);
+    out.count("psum_bytes", total.psum_bytes);
     let busy = block.busy_ps_at(out.end_time());
     out.count("busy_ps", busy);
     let gbps = if busy > 0 { total.bytes as f64 * 1000.0 / busy as f64 } else { 0.0 };

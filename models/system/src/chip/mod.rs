@@ -73,3 +73,10 @@ pub fn top_level_name(text: &str) -> Option<String> {
     let end = t.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(t.len());
     (end > 0 && t[end..].trim_start().starts_with('(')).then(|| t[..end].to_string())
 }
+
+/// `chip` with the energy table of system preset `preset` (as [`crate::doc::SystemDoc`]
+/// resolves it): the built-in systems' chips price their traced runs' power with it.
+pub fn with_energy(mut chip: Chip, preset: &str) -> Result<Chip, String> {
+    chip.energy = crate::doc::SystemDoc::open(preset)?.energy()?.map(std::sync::Arc::new);
+    Ok(chip)
+}

@@ -283,6 +283,9 @@ pub struct Chip {
     /// Where each `rtl` entry is written (`FILE:LINE:COL: rtl[i]`), for errors found when the
     /// chip is built (a link that does not exist).
     pub rtl_at: Vec<String>,
+    /// The chip's energy table as its system resolves it (overrides applied), for the power
+    /// tracks of traced runs; None for a chip read alone or one that names no table.
+    pub energy: Option<Arc<crate::energy::EnergyTable>>,
 }
 
 impl Chip {
@@ -684,6 +687,6 @@ impl Validator<'_> {
                 format!("{}:{}:{}: {}", e.file, e.line, e.col, e.field)
             })
             .collect();
-        Ok(Chip { spec, core, hbm, dma, neuronlink, host, rtl_at })
+        Ok(Chip { spec, core, hbm, dma, neuronlink, host, rtl_at, energy: None })
     }
 }

@@ -19,14 +19,16 @@
 //!   all-gather, reduce-scatter and all-to-all `(n-1)/n`, broadcast and send/recv all of it,
 //!   an all-to-allv the mean off-diagonal row), times the mean hops of its traffic (ring
 //!   neighbours in group order; every pair for all-to-all) in link bits, and its flits times
-//!   the switches on those paths (hops - 1 on a fabric with switches).
+//!   the switches on those paths (hops - 1 on a fabric with switches). On an UltraCluster a
+//!   pair in two UltraServers crosses EFA instead: its bytes through the sender's and the
+//!   receiver's NIC, no NeuronLink bits.
 //!
 //! Left out: the collective engine's own HBM and SBUF traffic (the model moves none),
-//! forwarding through chips on a torus, and EFA traffic (the roofline's collectives on an
-//! UltraCluster count NeuronLink bits only).
+//! forwarding through chips on a torus, and the EFA leaf and spine switches (Ethernet
+//! switches are not in the tables).
 
 use crate::format::{dtype_size, Checked, Op};
-use trnsim_fabric::topo::{NodeKind, Topology};
+use trnsim_fabric::topo::{NodeKind, RoutingKind, Topology};
 
 /// Tensor formats in the order of [`Actions::macs`].
 pub const FORMATS: [&str; 6] = ["bf16", "fp16", "fp8", "mxfp8", "mxfp4", "fp32"];
@@ -155,19 +157,29 @@ fn wire_bytes(op: &Op, n: usize) -> f64 {
     }
 }
 
-/// The mean (hops, switches) of a path between `pairs` on `topo`.
-fn mean_path(topo: &Topology, pairs: &[(usize, usize)]) -> (f64, f64) {
+/// The mean over `pairs` on `topo` of (NeuronLink hops, scale-up switches on the path, NICs
+/// crossed): a pair in two UltraServers of a cluster crosses the EFA network (its sender's and
+/// receiver's NICs, no NeuronLink), any other pair its scale-up fabric.
+fn mean_path(topo: &Topology, pairs: &[(usize, usize)]) -> (f64, f64, f64) {
     let switched = topo.nodes.iter().any(|n| n.kind == NodeKind::Switch);
-    let (mut hops, mut n) = (0usize, 0usize);
+    let cluster = topo.routing == RoutingKind::Cluster;
+    let us = |c: usize| c / topo.chips_per_server.max(1);
+    let (mut hops, mut switches, mut nics, mut n) = (0usize, 0usize, 0usize, 0usize);
     for &(s, d) in pairs.iter().filter(|(s, d)| s != d && *s < topo.chips && *d < topo.chips) {
-        hops += topo.hops(s, d);
         n += 1;
+        if cluster && us(s) != us(d) {
+            nics += 2;
+            continue;
+        }
+        let h = topo.hops(s, d);
+        hops += h;
+        switches += if switched { h.saturating_sub(1) } else { 0 };
     }
     if n == 0 {
-        return (0.0, 0.0);
+        return (0.0, 0.0, 0.0);
     }
-    let h = hops as f64 / n as f64;
-    (h, if switched { (h - 1.0).max(0.0) } else { 0.0 })
+    let per = |x: usize| x as f64 / n as f64;
+    (per(hops), per(switches), per(nics))
 }
 
 /// The actions of collective node `i` of `c` on each of its ranks (the mean over its groups'
@@ -201,8 +213,9 @@ pub fn of_comm(c: &Checked, i: usize, topo: Option<&Topology>, flit_bytes: u32) 
         }
     };
     let bytes = wire_bytes(op, n);
-    let (hops, switches) = mean_path(topo, &pairs);
+    let (hops, switches, nics) = mean_path(topo, &pairs);
     a.link_bits = bytes * 8.0 * hops;
     a.switch_flits = (bytes / f64::from(flit_bytes.max(1))).ceil() * switches;
+    a.efa_bytes = bytes * nics;
     Some(a)
 }

@@ -120,3 +120,33 @@ fn the_cost_of_a_step_is_amortized_capital_plus_energy_at_the_pue() {
     let energy = e.total_j * tco.pue / 3.6e6 * tco.usd_per_kwh;
     assert!((e.cost_per_step_usd - (per_step + energy)).abs() <= 1e-15 * e.cost_per_step_usd);
 }
+
+/// On an UltraCluster, a collective between two UltraServers crosses EFA: its bytes are priced
+/// at the NIC's figure (sender's and receiver's), not as NeuronLink bits; one inside an
+/// UltraServer is NeuronLink only.
+#[test]
+fn a_collective_across_ultraservers_pays_the_efa_nics() {
+    let (_, sys) = system("trn3-gen1-ultracluster-2");
+    let topo = sys.fabric().unwrap();
+    let per = topo.chips_per_server as u32;
+    assert_eq!(topo.chips as u32, 2 * per);
+    let ar = |pairs: Vec<(u32, u32)>| {
+        let groups: Vec<String> = pairs.iter().map(|(a, b)| format!("[{a}, {b}]")).collect();
+        let text = format!(
+            r#"Workload(name: "ar", ranks: {}, groups: {{"g": [{}]}}, nodes: [
+    (id: 0, name: "ar", op: AllReduce((bytes: 1048576, group: "g"))),
+])"#,
+            2 * per,
+            groups.join(", ")
+        );
+        let c = format::parse("ar.ron", &text).unwrap();
+        actions::of_comm(&c, 0, Some(topo), 256).unwrap()
+    };
+    let inside = ar((0..per).map(|k| (2 * k, 2 * k + 1)).collect());
+    assert!(inside.link_bits > 0.0 && inside.efa_bytes == 0.0, "{inside:?}");
+    let across = ar((0..per).map(|k| (k, k + per)).collect());
+    // Two ranks a group: each puts 2 (n-1)/n = 1 x its buffer on the wire, all of it through
+    // two NICs.
+    assert_eq!(across.efa_bytes, 1048576.0 * 2.0, "{across:?}");
+    assert_eq!(across.link_bits, 0.0, "{across:?}");
+}
