@@ -244,8 +244,10 @@ pub struct CompareArgs {
     /// measuring it on each system's cycle-level chip.
     #[arg(long, value_name = "F", value_parser = parse_efficiency)]
     gemm_efficiency: Option<f64>,
-    /// How compute nodes are timed: `roofline` (at the GEMM efficiency), or `cycle` (GEMMs
-    /// as NeuronCore programs on each system's cycle-level chip).
+    /// How compute nodes are timed: `roofline` (at the GEMM efficiency), `cycle` (GEMM,
+    /// attention and elementwise nodes as the kernel library's NeuronCore programs on each
+    /// system's cycle-level chip), or `both` (cycle, with the roofline's time per node kind
+    /// beside it).
     #[arg(long, value_name = "MODEL", default_value = "roofline", value_parser = workload::Compute::parse)]
     compute: workload::Compute,
     /// Print each collective's bus bandwidth after the summary (one row per collective).
