@@ -120,3 +120,25 @@ fn reports_are_byte_identical_with_the_op_cache_cold_and_warm_and_name_their_mod
         assert!(cold.both.iter().any(|d| d.kind == kind && d.cycle_ns > 0.0 && d.roofline_ns > 0.0), "{kind}: {t}");
     }
 }
+
+#[test]
+fn a_node_no_kernel_runs_is_refused_at_its_line_before_anything_runs() {
+    let dir = scratch("kernel-ops-refused");
+    let f = dir.join("f8.ron");
+    std::fs::write(
+        &f,
+        "Workload(name: \"f\", ranks: 1, nodes: [\n  Node(id: 0, name: \"n\", op: Gemm(m: 8, k: 128, n: 128, dtype: \"fp8\")),\n])\n",
+    )
+    .unwrap();
+    // nc-v3's FP8 is double-row (2 MACs per PE): the roofline runs it, no ISA operand does.
+    let out = trnsim()
+        .args(["run", "--workload"])
+        .arg(&f)
+        .args(["--system", "trn2-chip", "--compute", "cycle"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("f8.ron:2:") && err.contains("nodes[0].op.dtype") && err.contains("macs_per_pe"), "{err}");
+    assert!(out.stdout.is_empty(), "nothing ran");
+}

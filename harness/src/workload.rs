@@ -189,6 +189,16 @@ pub fn check_fits(w: &Checked, sys: &Resolved) -> Result<(), String> {
     trnsim_workloads::costs::check_formats(w, chip)
 }
 
+/// Checks, before anything runs, that every compute node of `w` has a kernel `sys`'s chip runs
+/// when `compute` times nodes on the cycle-level chip; located at the first that has none.
+pub fn check_compute(w: &Checked, sys: &Resolved, compute: Compute) -> Result<(), String> {
+    let Some(chip) = sys.chip() else { return Ok(()) };
+    if compute == Compute::Roofline {
+        return Ok(());
+    }
+    crate::kernels::cycle::CycleCosts::new(SystemCosts::new(chip, sys.fabric(), 1.0)).check(w)
+}
+
 /// Runs workload `w` on `sys`. The workload's ranks must fit the system's chips and its HBM
 /// need (if it states one) the chip's HBM.
 pub fn run(w: &Checked, sys: &Resolved, opts: &Options) -> Result<WorkloadRun, String> {
@@ -196,6 +206,7 @@ pub fn run(w: &Checked, sys: &Resolved, opts: &Options) -> Result<WorkloadRun, S
     let chip = sys.chip().ok_or("a workload runs on a chip or an UltraServer (its chips); a fabric alone has none")?;
     let chips = sys.fabric().map_or(1, |t| t.chips);
     check_fits(w, sys)?;
+    check_compute(w, sys, opts.compute)?;
     // The roofline's GEMM efficiency is measured unless given, or unused (every node the
     // roofline would time runs cycle-level: no opaque kernel node).
     let uses_roofline_tensor = opts.compute != Compute::Cycle

@@ -568,6 +568,7 @@ pub fn run_resolved(
     }
     if sys.chip().is_some() {
         workload::check_fits(w, sys).map_err(|e| (e, 2))?;
+        workload::check_compute(w, sys, opts.compute).map_err(|e| (e, 2))?;
     }
     let mut r = workload::run(w, sys, opts).map_err(|e| {
         let code = if e.contains("hbm_bytes_per_rank") || e.contains("needs a system") { 2 } else { 1 };
@@ -591,6 +592,7 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
         // refused with nothing run.
         if sys.chip().is_some() {
             workload::check_fits(&w, &sys).map_err(|e| (e, 2))?;
+            workload::check_compute(&w, &sys, a.compute).map_err(|e| (e, 2))?;
         }
         runs.push((doc.name(), doc));
     }

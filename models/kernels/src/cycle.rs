@@ -65,6 +65,25 @@ impl<'a> CycleCosts<'a> {
         &self.models
     }
 
+    /// Whether every compute node of `w` has a kernel this chip runs, before anything runs:
+    /// the first that does not is an error located at its node (`file:line:col: op.dtype:
+    /// ...`).
+    pub fn check(&self, w: &trnsim_workloads::format::Checked) -> Result<(), String> {
+        for (i, n) in w.w.nodes.iter().enumerate() {
+            let r = match &n.op {
+                Op::Gemm { dtype, weight_dtype, .. } => self
+                    .check_array()
+                    .and_then(|_| self.gemm_format(dtype, weight_dtype.as_deref().unwrap_or(dtype)).map(|_| ())),
+                Op::Attention { dtype, .. } => {
+                    self.check_array().and_then(|_| self.gemm_format(dtype, dtype).map(|_| ()))
+                }
+                _ => Ok(()),
+            };
+            r.map_err(|e| w.node_error(i, "op.dtype", &e))?;
+        }
+        Ok(())
+    }
+
     /// A GEMM node's time in ns.
     pub fn gemm_ns(&mut self, g: &GemmOp) -> Result<f64, String> {
         let mut p = plan::plan(self.inner.chip.spec.cores, g)?;
