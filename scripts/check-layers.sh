@@ -18,4 +18,9 @@ if $CARGO tree -p trnsim-benchmarks -e normal --prefix none | grep -q '^trnsim-h
     exit 1
 fi
 echo "trnsim-benchmarks uses no trnsim-harness: the harness is above it."
+if $CARGO tree -p trnsim-kernels -e normal --prefix none | grep -qE '^trnsim-(benchmarks|harness) '; then
+    echo "check-layers: trnsim-kernels depends on trnsim-benchmarks or trnsim-harness (it must sit below both)" >&2
+    exit 1
+fi
+echo "trnsim-kernels uses neither: the kernel library is below the benchmarks."
 $CARGO test -p trnsim-tests --test integration harness_and_benchmarks_depend_one_way

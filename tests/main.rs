@@ -36,6 +36,7 @@ mod hostile_mistakes_are_located_and_suggested;
 mod hostile_work_is_bounded_by_the_input;
 mod inference_serving_reports_ttft_tpot_and_refuses_what_does_not_fit;
 mod kernel_clock_edges_are_exact;
+mod kernel_ops_take_their_programs_cycles_at_the_cores_rates;
 mod kernel_partitioned_runs_match_serial;
 mod kernel_random_graphs_are_order_independent;
 mod kernel_ring_deadlock_is_reported;

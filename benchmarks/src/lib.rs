@@ -1,7 +1,7 @@
 //! trnsim's benchmarks and the systems they build: the suite's registry and results
 //! (`suite`), the microbenchmarks (`memory`, `fabric`, `neuroncore`, `ring`, `random_graph`),
 //! the multi-chip runs (`e2e`, `tp`, `moe`, `dp`), partitioned runs (`parallel`), the
-//! benchmarks written as workloads (`bench_workloads`, `gemm_cycle`), and what they share with
+//! benchmarks written as workloads (`bench_workloads`), and what they share with
 //! the CLI above them: host timing (`cpu`), progress lines, SVG plots, output files and size
 //! limits.
 #![warn(missing_docs)]
@@ -12,7 +12,6 @@ pub mod cpu;
 pub mod dp;
 pub mod e2e;
 pub mod fabric;
-pub mod gemm_cycle;
 pub mod limits;
 pub mod memory;
 pub mod moe;

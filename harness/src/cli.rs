@@ -125,8 +125,10 @@ struct RunArgs {
     #[arg(long, value_name = "F", value_parser = crate::workload_cmd::parse_efficiency)]
     gemm_efficiency: Option<f64>,
     /// With --workload FILE: how compute nodes are timed: `roofline` (at the GEMM
-    /// efficiency), or `cycle` (each distinct GEMM as NeuronCore programs on the cycle-level
-    /// chip; docs/whatif.md). Default: roofline.
+    /// efficiency), `cycle` (GEMM, attention and elementwise nodes as the kernel library's
+    /// NeuronCore programs on the cycle-level chip, each distinct program simulated once;
+    /// docs/whatif.md), or `both` (cycle, with the roofline per node kind beside it).
+    /// Default: roofline.
     #[arg(long, value_name = "MODEL", value_parser = trnsim_harness::workload::Compute::parse)]
     compute: Option<trnsim_harness::workload::Compute>,
     /// With --workload FILE and --sweep: print each collective's bus bandwidth per point after

@@ -50,9 +50,19 @@ pub struct Grid {
 }
 
 /// The points that ran (frontier marked), and the ones refused with their reasons.
-pub fn sweep(base: &Llm, sys: &Resolved, grid: &Grid, efficiency: f64) -> Result<(Vec<Point>, Vec<String>), String> {
+/// With `cycle`, compute nodes run as the kernel library's programs on the cycle-level chip
+/// (each distinct program once for the whole sweep), else the roofline at `efficiency`.
+pub fn sweep(
+    base: &Llm,
+    sys: &Resolved,
+    grid: &Grid,
+    efficiency: f64,
+    cycle: bool,
+) -> Result<(Vec<Point>, Vec<String>), String> {
     let chip = sys.chip().ok_or("the frontier runs on a system with chips")?;
-    let mut costs = SystemCosts::new(chip, sys.fabric(), efficiency);
+    let roofline = SystemCosts::new(chip, sys.fabric(), efficiency);
+    let mut costs: Box<dyn trnsim_workloads::exec::Costs + '_> =
+        if cycle { Box::new(crate::kernels::cycle::CycleCosts::new(roofline)) } else { Box::new(roofline) };
     let have = chip.hbm_capacity_bytes();
     let (mut points, mut refused) = (Vec::new(), Vec::new());
     for &tp in &grid.tps {
@@ -82,7 +92,7 @@ pub fn sweep(base: &Llm, sys: &Resolved, grid: &Grid, efficiency: f64) -> Result
                 let text = format::to_ron(&w)?;
                 let c = format::parse("frontier.ron", &text).map_err(|e| e.to_string())?;
                 trnsim_workloads::costs::check_formats(&c, chip)?;
-                let r = exec::run(&c, grid.chips as usize, &mut costs)?;
+                let r = exec::run(&c, grid.chips as usize, costs.as_mut())?;
                 let f = crate::workload::serving_figures(&c.w, r.step_ns);
                 let get = |k: &str| f.iter().find(|x| x.0 == k).map_or(0.0, |x| x.1);
                 points.push(Point {

@@ -15,9 +15,9 @@ pub use trnsim_benchmarks::e2e;
 pub mod energy_report;
 pub use trnsim_benchmarks::fabric;
 pub mod frontier;
-pub use trnsim_benchmarks::gemm_cycle;
 pub use trnsim_benchmarks::limits;
 pub use trnsim_benchmarks::memory;
+pub use trnsim_kernels as kernels;
 pub mod memtrace;
 pub use trnsim_benchmarks::moe;
 #[cfg(feature = "mpi")]

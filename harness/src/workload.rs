@@ -52,20 +52,57 @@ pub enum Compute {
     /// A roofline per node at the GEMM efficiency measured (or given) for the chip.
     #[default]
     Roofline,
-    /// GEMMs as NeuronCore programs on the cycle-level chip, one simulation per distinct
-    /// program ([`crate::gemm_cycle`]); attention and element-wise nodes by the roofline.
+    /// Every compute node with a shape (GEMM, attention, elementwise) as the kernel
+    /// library's NeuronCore programs on the cycle-level chip, one simulation per distinct
+    /// program ([`crate::kernels::cycle`]); opaque kernels by the roofline.
     Cycle,
+    /// Both: the cycle-level run is the report; the roofline's beside it, per node kind.
+    Both,
 }
 
 impl Compute {
-    /// Parses `roofline` or `cycle`.
+    /// Parses `roofline`, `cycle` or `both`.
     pub fn parse(s: &str) -> Result<Compute, String> {
         match s {
             "roofline" => Ok(Compute::Roofline),
             "cycle" => Ok(Compute::Cycle),
-            _ => Err(format!("{s:?} is not a compute model (allowed: roofline, cycle)")),
+            "both" => Ok(Compute::Both),
+            _ => Err(format!("{s:?} is not a compute model (allowed: roofline, cycle, both)")),
         }
     }
+}
+
+/// One node kind's time on the critical rank under each compute model (`--compute both`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct KindDiff {
+    /// The node kind (`gemm`, `attention`, ...).
+    pub kind: String,
+    /// Its nodes' summed time with the roofline, in ns.
+    pub roofline_ns: f64,
+    /// With the kernel programs on the cycle-level chip, in ns.
+    pub cycle_ns: f64,
+}
+
+/// Summed span time of each compute and memory node kind on the critical rank of `rep`.
+fn kind_times(w: &Checked, rep: &Report) -> std::collections::BTreeMap<&'static str, f64> {
+    let mut t = std::collections::BTreeMap::new();
+    for s in rep.spans.iter().filter(|s| s.rank == rep.critical.rank && s.queue != Queue::Comm) {
+        *t.entry(w.w.nodes[s.node].op.kind()).or_insert(0.0) += s.end_ns - s.start_ns;
+    }
+    t
+}
+
+/// Which model times each compute and memory node kind of `w` under the roofline.
+fn roofline_models(w: &Checked) -> Vec<(String, String)> {
+    let mut m = std::collections::BTreeMap::new();
+    for n in &w.w.nodes {
+        match n.op.queue() {
+            Queue::Compute => m.insert(n.op.kind(), "roofline"),
+            Queue::Memory => m.insert(n.op.kind(), "cycle"),
+            Queue::Comm => None,
+        };
+    }
+    m.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
 /// How to run a workload.
@@ -89,8 +126,13 @@ pub struct WorkloadRun {
     pub chips: usize,
     /// How compute nodes were timed.
     pub compute: Compute,
-    /// Distinct GEMM programs simulated on the cycle-level chip (with [`Compute::Cycle`]).
+    /// Distinct kernel programs the cycle-level run ran (with [`Compute::Cycle`] or
+    /// [`Compute::Both`]).
     pub programs: usize,
+    /// Which model timed each compute and memory node kind (`cycle`, `roofline`).
+    pub models: Vec<(String, String)>,
+    /// With [`Compute::Both`]: each node kind's time under both models.
+    pub both: Vec<KindDiff>,
     /// An inference workload's serving figures ([`serving_figures`]); empty otherwise.
     pub serving: Vec<(String, f64)>,
     /// Tokens one step processes (the workload's `tokens_per_step`).
@@ -147,6 +189,16 @@ pub fn check_fits(w: &Checked, sys: &Resolved) -> Result<(), String> {
     trnsim_workloads::costs::check_formats(w, chip)
 }
 
+/// Checks, before anything runs, that every compute node of `w` has a kernel `sys`'s chip runs
+/// when `compute` times nodes on the cycle-level chip; located at the first that has none.
+pub fn check_compute(w: &Checked, sys: &Resolved, compute: Compute) -> Result<(), String> {
+    let Some(chip) = sys.chip() else { return Ok(()) };
+    if compute == Compute::Roofline {
+        return Ok(());
+    }
+    crate::kernels::cycle::CycleCosts::new(SystemCosts::new(chip, sys.fabric(), 1.0)).check(w)
+}
+
 /// Runs workload `w` on `sys`. The workload's ranks must fit the system's chips and its HBM
 /// need (if it states one) the chip's HBM.
 pub fn run(w: &Checked, sys: &Resolved, opts: &Options) -> Result<WorkloadRun, String> {
@@ -154,22 +206,38 @@ pub fn run(w: &Checked, sys: &Resolved, opts: &Options) -> Result<WorkloadRun, S
     let chip = sys.chip().ok_or("a workload runs on a chip or an UltraServer (its chips); a fabric alone has none")?;
     let chips = sys.fabric().map_or(1, |t| t.chips);
     check_fits(w, sys)?;
-    // The roofline's GEMM efficiency is measured unless given, or unused (cycle-level GEMMs
-    // and no attention node).
-    let uses_roofline_tensor = opts.compute == Compute::Roofline
-        || w.w.nodes.iter().any(|n| matches!(n.op, trnsim_workloads::format::Op::Attention { .. }));
+    check_compute(w, sys, opts.compute)?;
+    // The roofline's GEMM efficiency is measured unless given, or unused (every node the
+    // roofline would time runs cycle-level: no opaque kernel node).
+    let uses_roofline_tensor = opts.compute != Compute::Cycle
+        || w.w.nodes.iter().any(|n| matches!(n.op, trnsim_workloads::format::Op::Kernel { .. }));
     let eff = match efficiency {
         Some(e) => e,
         None if uses_roofline_tensor => gemm_efficiency(chip)?,
         None => 1.0,
     };
     let costs = SystemCosts::new(chip, sys.fabric(), eff);
-    let (report, programs) = match opts.compute {
-        Compute::Roofline => (exec::run(w, chips, &mut { costs })?, 0),
-        Compute::Cycle => {
-            let mut cycle = crate::gemm_cycle::CycleCosts::new(costs);
+    let (report, programs, models, both) = match opts.compute {
+        Compute::Roofline => (exec::run(w, chips, &mut { costs })?, 0, roofline_models(w), Vec::new()),
+        Compute::Cycle | Compute::Both => {
+            let roofline = match opts.compute {
+                Compute::Both => Some(exec::run(w, chips, &mut SystemCosts::new(chip, sys.fabric(), eff))?),
+                _ => None,
+            };
+            let mut cycle = crate::kernels::cycle::CycleCosts::new(costs);
             let report = exec::run(w, chips, &mut cycle)?;
-            (report, cycle.programs_run())
+            let models = cycle.models().iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            let both = roofline.map_or_else(Vec::new, |r| {
+                let (a, b) = (kind_times(w, &r), kind_times(w, &report));
+                a.iter()
+                    .map(|(k, &t)| KindDiff {
+                        kind: k.to_string(),
+                        roofline_ns: t,
+                        cycle_ns: b.get(k).copied().unwrap_or(0.0),
+                    })
+                    .collect()
+            });
+            (report, cycle.programs_run(), models, both)
         }
     };
     let serving = serving_figures(&w.w, report.step_ns / f64::from(w.w.repeat.max(1)));
@@ -181,6 +249,8 @@ pub fn run(w: &Checked, sys: &Resolved, opts: &Options) -> Result<WorkloadRun, S
         chips,
         compute: opts.compute,
         programs,
+        models,
+        both,
         tokens_per_step: w.w.tokens_per_step,
         energy: None,
     })
@@ -204,8 +274,12 @@ pub fn headline(r: &WorkloadRun) -> Vec<(String, f64)> {
     h.splice(1..1, r.serving.iter().cloned());
     h.push(match r.compute {
         Compute::Roofline => ("gemm_efficiency_pct".into(), 100.0 * r.gemm_efficiency),
-        Compute::Cycle => ("gemm_programs_simulated".into(), r.programs as f64),
+        Compute::Cycle | Compute::Both => ("kernel_programs_simulated".into(), r.programs as f64),
     });
+    for d in &r.both {
+        h.push((format!("{}_roofline_us", d.kind), us(d.roofline_ns)));
+        h.push((format!("{}_cycle_us", d.kind), us(d.cycle_ns)));
+    }
     for c in &r.report.collectives {
         h.push((format!("{}_busbw_GBps", c.name), c.busbw_gbps));
     }
@@ -228,7 +302,9 @@ pub fn to_text(r: &WorkloadRun, system: &str) -> String {
             100.0 * r.gemm_efficiency,
             if r.measured { "measured on the cycle-level chip" } else { "given by --gemm-efficiency" }
         ),
-        Compute::Cycle => format!("GEMMs as NeuronCore programs on the cycle-level chip ({} simulated)", r.programs),
+        Compute::Cycle | Compute::Both => {
+            format!("compute as kernel programs on the cycle-level chip ({} distinct programs)", r.programs)
+        }
     };
     let mut s = format!(
         "workload {} on {system}: {} ranks on {} chips; {gemms}\n",
@@ -236,6 +312,10 @@ pub fn to_text(r: &WorkloadRun, system: &str) -> String {
         rep.ranks.len(),
         r.chips
     );
+    let timed: Vec<String> = r.models.iter().map(|(k, m)| format!("{k} {m}")).collect();
+    if !timed.is_empty() {
+        s += &format!("  {:<28} {}\n", "timed by", timed.join(", "));
+    }
     s += &format!("  {:<28} {:>12.3} us\n", "step time", rep.step_ns / 1e3);
     s += &format!("  {:<28} {:>12}\n", "critical rank", b.rank);
     for (k, v) in &r.serving {
@@ -270,6 +350,16 @@ pub fn to_text(r: &WorkloadRun, system: &str) -> String {
                 "  {:<34} {:>14} {:>14} {:>6} {:>12.2} {:>12.2}\n",
                 c.name, c.op, c.bytes, c.group_size, c.time_us, c.busbw_gbps
             );
+        }
+    }
+    if !r.both.is_empty() {
+        s += &format!(
+            "  {:<28} {:>14} {:>14} {:>16}\n",
+            "node kind (critical rank)", "roofline(us)", "cycle(us)", "cycle/roofline"
+        );
+        for d in &r.both {
+            let ratio = if d.roofline_ns > 0.0 { format!("{:.2}x", d.cycle_ns / d.roofline_ns) } else { "-".into() };
+            s += &format!("  {:<28} {:>14.3} {:>14.3} {:>16}\n", d.kind, d.roofline_ns / 1e3, d.cycle_ns / 1e3, ratio);
         }
     }
     match &r.energy {

@@ -88,6 +88,11 @@ pub struct FrontierArgs {
     /// measuring it on the system's cycle-level chip.
     #[arg(long, value_name = "F", value_parser = parse_efficiency)]
     gemm_efficiency: Option<f64>,
+    /// How compute nodes are timed: `roofline` (at the GEMM efficiency) or `cycle` (the
+    /// kernel library's NeuronCore programs on the system's cycle-level chip, each distinct
+    /// program simulated once for the whole sweep).
+    #[arg(long, value_name = "MODEL", default_value = "roofline", value_parser = parse_sweep_compute)]
+    compute: workload::Compute,
     /// Also print the point of most tokens/s per chip whose step (time per output token, or
     /// time to first token) is at most this many ms: the throughput at a given interactivity.
     #[arg(long, value_name = "MS")]
@@ -244,8 +249,10 @@ pub struct CompareArgs {
     /// measuring it on each system's cycle-level chip.
     #[arg(long, value_name = "F", value_parser = parse_efficiency)]
     gemm_efficiency: Option<f64>,
-    /// How compute nodes are timed: `roofline` (at the GEMM efficiency), or `cycle` (GEMMs
-    /// as NeuronCore programs on each system's cycle-level chip).
+    /// How compute nodes are timed: `roofline` (at the GEMM efficiency), `cycle` (GEMM,
+    /// attention and elementwise nodes as the kernel library's NeuronCore programs on each
+    /// system's cycle-level chip), or `both` (cycle, with the roofline's time per node kind
+    /// beside it).
     #[arg(long, value_name = "MODEL", default_value = "roofline", value_parser = workload::Compute::parse)]
     compute: workload::Compute,
     /// Print each collective's bus bandwidth after the summary (one row per collective).
@@ -369,20 +376,27 @@ fn frontier(a: FrontierArgs) -> Result<(), (String, i32)> {
     let c = format::parse("probe.ron", &format::to_ron(&w).map_err(|e| (e, 1))?).map_err(|e| (e.to_string(), 2))?;
     trnsim_workloads::costs::check_formats(&c, chip)
         .map_err(|e| (e.replacen("probe.ron", "--dtype/--expert-weights", 1), 2))?;
+    let cycle = a.compute == workload::Compute::Cycle;
     let eff = match a.gemm_efficiency {
         Some(e) => e,
+        // Only opaque kernel nodes would use it, and the generator writes none.
+        None if cycle => 1.0,
         None => workload::gemm_efficiency(chip).map_err(|e| (e, 1))?,
     };
     let grid = frontier::Grid { tps: a.tps.clone(), eps: a.eps.clone(), per_replica: a.per_replica.clone(), chips };
-    let (points, refused) = frontier::sweep(&base, &sys, &grid, eff).map_err(|e| (e, 1))?;
+    let (points, refused) = frontier::sweep(&base, &sys, &grid, eff, cycle).map_err(|e| (e, 1))?;
     let time = if a.mode == Mode::Decode { "tpot(ms)" } else { "ttft(ms)" };
+    let timed = if cycle {
+        "compute as kernel programs on the cycle-level chip".to_string()
+    } else {
+        format!("GEMMs at {:.1} % of peak", 100.0 * eff)
+    };
     println!(
-        "{} {} on {} ({chips} chips), context {}, GEMMs at {:.1} % of peak: {} points, {} on the frontier",
+        "{} {} on {} ({chips} chips), context {}, {timed}: {} points, {} on the frontier",
         preset.name,
         a.mode.name(),
         doc.name(),
         a.context,
-        100.0 * eff,
         points.len(),
         points.iter().filter(|p| p.frontier).count()
     );
@@ -554,6 +568,7 @@ pub fn run_resolved(
     }
     if sys.chip().is_some() {
         workload::check_fits(w, sys).map_err(|e| (e, 2))?;
+        workload::check_compute(w, sys, opts.compute).map_err(|e| (e, 2))?;
     }
     let mut r = workload::run(w, sys, opts).map_err(|e| {
         let code = if e.contains("hbm_bytes_per_rank") || e.contains("needs a system") { 2 } else { 1 };
@@ -577,6 +592,7 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
         // refused with nothing run.
         if sys.chip().is_some() {
             workload::check_fits(&w, &sys).map_err(|e| (e, 2))?;
+            workload::check_compute(&w, &sys, a.compute).map_err(|e| (e, 2))?;
         }
         runs.push((doc.name(), doc));
     }
@@ -669,4 +685,12 @@ pub fn side_by_side(workload: &str, runs: &[(String, WorkloadRun)], per_collecti
         s += &format!("({} collectives; each one's bus bandwidth: --collectives)\n", collectives.len());
     }
     s
+}
+
+/// A frontier's `--compute`: `roofline` or `cycle` (`both` would run the sweep twice).
+fn parse_sweep_compute(s: &str) -> Result<workload::Compute, String> {
+    match workload::Compute::parse(s)? {
+        workload::Compute::Both => Err("a frontier takes roofline or cycle (run the two separately to compare)".into()),
+        c => Ok(c),
+    }
 }

@@ -1,0 +1,273 @@
+//! [`CycleCosts`]: a workload's compute nodes as kernel-library programs on the cycle-level
+//! chip (`--compute cycle`), every other node as [`SystemCosts`] gives it.
+//!
+//! - **Gemm**: [`crate::gemm`] programs planned by [`crate::plan`], in the node's format
+//!   (bf16, fp16, fp32, fp8, mxfp8). Weights stored in mxfp4 (`weight_dtype: "mxfp4"`) against
+//!   mxfp8 activations on a core whose `tensor.formats.mxfp4` has MXFP8's MACs per PE (nc-v4,
+//!   nc-v5) move at 4 bits a weight and multiply at the MXFP8 rate (the core file's MXFP4
+//!   rate; the ISA has no MXFP4 operand, so the matmul is MXFP8's); on other cores, or
+//!   against other activations, they are dequantized on the vector engine into the matmul's
+//!   format, the work a core without MXFP4 matmuls does. Activations and weights in two other formats
+//!   multiply in the slower of the two at the core's rates (the other operand's cast is not
+//!   charged).
+//! - **Elementwise**: [`crate::elementwise`] programs.
+//! - **Attention**: three kernels per node: the scores `QKᵀ` (a GEMM per sequence and KV
+//!   head: the head group's queries against K read from HBM, so a decode step reads the KV
+//!   cache), their softmax (elementwise, 5 operations a score), and `PV` (against V from
+//!   HBM); a causal mask halves the keys each query sees.
+//! - **Kernel** (an opaque Chakra node: flops and bytes, no shape): the roofline.
+//!
+//! Left out: attention's scores go to HBM between its three programs (a flash kernel keeps
+//! them in SBUF, so the cycle-level attention is the slower bound of the two); nodes do not
+//! overlap one another on a chip.
+
+use crate::elementwise::{self, EltPlan};
+use crate::format::Format;
+use crate::gemm;
+use crate::plan::{self, GemmOp, Plan};
+use crate::run::{cached, chip_key, run_programs};
+use std::collections::{BTreeMap, BTreeSet};
+use trnsim_workloads::costs::SystemCosts;
+use trnsim_workloads::exec::Costs;
+use trnsim_workloads::format::Op;
+
+/// Node times with compute nodes run as kernel programs on the cycle-level chip.
+pub struct CycleCosts<'a> {
+    /// Memory and communication nodes, and the roofline's opaque kernels (its chip is the
+    /// one the programs run on).
+    pub inner: SystemCosts<'a>,
+    chip_key: String,
+    dma_piece: u32,
+    programs: BTreeSet<String>,
+    models: BTreeMap<&'static str, &'static str>,
+}
+
+impl<'a> CycleCosts<'a> {
+    /// Compute nodes on `inner`'s chip, the rest from `inner`.
+    pub fn new(inner: SystemCosts<'a>) -> CycleCosts<'a> {
+        let dma_piece = u32::try_from(trnsim_workloads::costs::dma_bytes_per_partition(inner.chip)).unwrap_or(4096);
+        CycleCosts {
+            chip_key: chip_key(inner.chip),
+            dma_piece,
+            inner,
+            programs: BTreeSet::new(),
+            models: BTreeMap::new(),
+        }
+    }
+
+    /// Distinct programs this run's nodes ran as (simulated, or found in the op cache).
+    pub fn programs_run(&self) -> usize {
+        self.programs.len()
+    }
+
+    /// Which model timed each node kind this run met: `cycle` or `roofline`.
+    pub fn models(&self) -> &BTreeMap<&'static str, &'static str> {
+        &self.models
+    }
+
+    /// Whether every compute node of `w` has a kernel this chip runs, before anything runs:
+    /// the first that does not is an error located at its node (`file:line:col: op.dtype:
+    /// ...`).
+    pub fn check(&self, w: &trnsim_workloads::format::Checked) -> Result<(), String> {
+        for (i, n) in w.w.nodes.iter().enumerate() {
+            let r = match &n.op {
+                Op::Gemm { dtype, weight_dtype, .. } => self
+                    .check_array()
+                    .and_then(|_| self.gemm_format(dtype, weight_dtype.as_deref().unwrap_or(dtype)).map(|_| ())),
+                Op::Attention { dtype, .. } => {
+                    self.check_array().and_then(|_| self.gemm_format(dtype, dtype).map(|_| ()))
+                }
+                _ => Ok(()),
+            };
+            r.map_err(|e| w.node_error(i, "op.dtype", &e))?;
+        }
+        Ok(())
+    }
+
+    /// A GEMM node's time in ns.
+    pub fn gemm_ns(&mut self, g: &GemmOp) -> Result<f64, String> {
+        let mut p = plan::plan(self.inner.chip.spec.cores, g)?;
+        p.variant.dma_piece = self.dma_piece;
+        Ok(self.gemm_program_ns(&p)? * p.reps as f64)
+    }
+
+    /// Per-core program texts of a GEMM plan on this chip.
+    pub fn gemm_texts(&self, p: &Plan) -> Vec<String> {
+        (0..self.inner.chip.spec.cores).map(|i| gemm::program_with(&p.shape, i, &p.variant)).collect()
+    }
+
+    /// One program of plan `p`, in ns (cached).
+    pub fn gemm_program_ns(&mut self, p: &Plan) -> Result<f64, String> {
+        let key = format!("{}|gemm|{:?}|{:?}", self.chip_key, p.shape, p.variant);
+        let chip = self.inner.chip;
+        let texts = || self.gemm_texts(p);
+        p.shape.check_for(&p.variant)?;
+        let texts = texts();
+        let (t, _) = cached(&key, || run_programs(chip, "gemm", &texts))?;
+        self.programs.insert(key);
+        Ok(t)
+    }
+
+    /// An elementwise node's time in ns.
+    pub fn elementwise_ns(&mut self, elements: u64, ops: u32, dtype: &str) -> Result<f64, String> {
+        let p = elementwise::plan(self.inner.chip.spec.cores, elements, ops, elt_format(dtype))?;
+        let key = format!("{}|elementwise|{:?}", self.chip_key, EltPlan { reps: 1, ..p });
+        let chip = self.inner.chip;
+        let texts: Vec<String> = (0..chip.spec.cores).map(|i| elementwise::program(&p, i)).collect();
+        let (t, _) = cached(&key, || run_programs(chip, "elementwise", &texts))?;
+        self.programs.insert(key);
+        Ok(t * p.reps as f64)
+    }
+
+    /// The core's tensor engine takes MXFP4 at MXFP8's MACs per PE (`tensor.formats.mxfp4`).
+    fn native_mxfp4(&self) -> bool {
+        let f = &self.inner.chip.core.tensor.formats;
+        matches!((f.mxfp4, f.mxfp8), (Some(a), Some(b)) if a.macs_per_pe == b.macs_per_pe)
+    }
+
+    fn check_array(&self) -> Result<(), String> {
+        let t = &self.inner.chip.core.tensor;
+        if (t.rows, t.columns) != (128, 128) {
+            return Err(format!(
+                "--compute cycle's kernels are written for a 128 x 128 tensor engine, not {} x {} (use --compute roofline, which takes the core's rates)",
+                t.rows, t.columns
+            ));
+        }
+        Ok(())
+    }
+
+    /// The matmul format of a GEMM in `dtype` against weights in `weights`, and whether the
+    /// weights are dequantized from MXFP4; checked against the core's formats.
+    fn gemm_format(&self, dtype: &str, weights: &str) -> Result<(Format, bool), String> {
+        let mxfp4 = weights == "mxfp4";
+        let want = match (dtype, mxfp4) {
+            ("mxfp4" | "mxfp8", _) => "mxfp8",
+            (d, _) => d,
+        };
+        let f = Format::of_dtype(want).ok_or_else(|| {
+            format!("dtype {dtype}: the NeuronCore ISA has no {dtype} matmul operand (use --compute roofline)")
+        })?;
+        let core = &self.inner.chip.core;
+        // Mixed formats multiply in the slower of the two (the other operand arrives in it).
+        let f = match Format::of_dtype(weights) {
+            Some(w) if !mxfp4 && w != f => {
+                let rate = |x: Format| trnsim_workloads::costs::tensor_rate(core, x.asm());
+                match (rate(f), rate(w)) {
+                    (Some(a), Some(b)) if a < b => f,
+                    (Some(_), Some(_)) => w,
+                    _ => return Err(format!("core {} has no {} or no {} matmul", core.name, f.asm(), w.asm())),
+                }
+            }
+            None if !mxfp4 => {
+                return Err(format!(
+                    "weights in {weights}: the NeuronCore ISA has no {weights} matmul operand (use --compute roofline)"
+                ))
+            }
+            _ => f,
+        };
+        let rate = core.tensor.formats.entries().find(|(k, _)| *k == f.asm()).and_then(|(_, r)| r);
+        match rate {
+            Some(r) if r.macs_per_pe == f.rows_per_partition() => Ok((f, mxfp4)),
+            Some(r) => Err(format!(
+                "core {}'s {} matmul does {} MACs per PE per column (tensor.formats.{}.macs_per_pe); the ISA's {} operand packs {} K-row(s) per partition, so only --compute roofline runs it",
+                core.name,
+                f.asm(),
+                r.macs_per_pe,
+                f.asm(),
+                f.asm(),
+                f.rows_per_partition()
+            )),
+            None => Err(format!("core {} has no {} matmul", core.name, f.asm())),
+        }
+    }
+
+    fn attention_ns(&mut self, op: &Op) -> Result<f64, String> {
+        let Op::Attention { batch, heads, seq, kv_seq, kv_heads, head_dim, causal, dtype } = op else {
+            return Err("not an attention".into());
+        };
+        let kv = kv_seq.unwrap_or(*seq);
+        let kvh = kv_heads.unwrap_or(*heads).max(1);
+        let group = heads.div_ceil(kvh);
+        let keys = if *causal { kv.div_ceil(2) } else { kv };
+        let count = u32::try_from(batch.saturating_mul(kvh))
+            .map_err(|_| format!("attention: {batch} sequences x {kvh} KV heads is more than 2^32 GEMMs"))?;
+        let (f, _) = self.gemm_format(dtype, dtype)?;
+        let m = seq.saturating_mul(group);
+        let g = |m, k, n| GemmOp {
+            m,
+            k,
+            n,
+            count,
+            a_resident: false,
+            b_resident: false,
+            format: f,
+            w_mxfp4: false,
+            w_native_mxfp4: false,
+        };
+        let scores = self.gemm_ns(&g(m, *head_dim, keys))?;
+        let elements = batch.saturating_mul(*heads).saturating_mul(*seq).saturating_mul(keys);
+        let softmax = self.elementwise_ns(elements, 5, dtype)?;
+        let pv = self.gemm_ns(&g(m, keys, *head_dim))?;
+        Ok(scores + softmax + pv)
+    }
+}
+
+/// The SBUF format of an elementwise op in `dtype`: activations in an MX format are BF16
+/// (they are quantized for a matmul, not stored so), unknown ones BF16.
+fn elt_format(dtype: &str) -> Format {
+    match Format::of_dtype(dtype) {
+        Some(Format::Mxfp8) | None => Format::Bf16,
+        Some(f) => f,
+    }
+}
+
+impl Costs for CycleCosts<'_> {
+    fn compute_ns(&mut self, op: &Op) -> Result<f64, String> {
+        let kind = op.kind();
+        match op {
+            Op::Gemm { m, k, n, dtype, count, a_resident, b_resident, weight_dtype } => {
+                self.check_array()?;
+                let weights = weight_dtype.as_deref().unwrap_or(dtype);
+                let (format, mxfp4) = self.gemm_format(dtype, weights)?;
+                let native = mxfp4 && format == Format::Mxfp8 && self.native_mxfp4();
+                let (w_mxfp4, w_native_mxfp4) = (mxfp4 && !native, native);
+                self.models.insert(kind, "cycle");
+                let g = GemmOp {
+                    m: *m,
+                    k: *k,
+                    n: *n,
+                    count: *count,
+                    a_resident: *a_resident,
+                    b_resident: *b_resident,
+                    format,
+                    w_mxfp4,
+                    w_native_mxfp4,
+                };
+                self.gemm_ns(&g).map_err(|e| format!("{e} (use --compute roofline)"))
+            }
+            Op::Elementwise { elements, ops, dtype } => {
+                self.models.insert(kind, "cycle");
+                self.elementwise_ns(*elements, *ops, dtype)
+            }
+            Op::Attention { .. } => {
+                self.check_array()?;
+                self.models.insert(kind, "cycle");
+                self.attention_ns(op)
+            }
+            other => {
+                self.models.insert(kind, "roofline");
+                self.inner.compute_ns(other)
+            }
+        }
+    }
+    fn memory_ns(&mut self, op: &Op) -> Result<f64, String> {
+        self.models.insert(op.kind(), "cycle");
+        self.inner.memory_ns(op)
+    }
+    fn comm_ns(&mut self, op: &Op, groups: &[Vec<usize>]) -> Result<Vec<f64>, String> {
+        self.inner.comm_ns(op, groups)
+    }
+    fn send_recv_ns(&mut self, bytes: u64, pairs: &[(usize, usize)]) -> Result<Vec<f64>, String> {
+        self.inner.send_recv_ns(bytes, pairs)
+    }
+}

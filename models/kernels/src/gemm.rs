@@ -1,0 +1,600 @@
+//! The GEMM kernel: `Y_i = act(X · W_i)` on every core, the program of the chip benchmarks
+//! (`e2e-llm-layer`, `tp-matmul-N`, `moe-alltoall-144`) and of `--compute cycle`'s GEMM nodes,
+//! in any matmul format the core has.
+//!
+//! Core `i` computes `Y_i = act(X · W_i)` for `tokens` tokens, `X` [tokens x d_model] and its
+//! own weight shard `W_i` [d_model x d_ff_per_core], with FP32 accumulation. The weights are
+//! streamed from the core's HBM stack by DMA, a slab of `chunks_per_slab` 128-column chunks at
+//! a time, into a ring of `slab_buffers` SBUF buffers; `X` is loaded once, block by block;
+//! each chunk of `W_i` is LoadStationary'd per K-block of `d_model` (128 rows, 512 in MXFP8,
+//! whose partitions pack 4 rows) and multiplied by that block of `Xᵀ` (N = `tokens`),
+//! accumulating over `d_model` in one PSUM bank (two halves of 4 banks, one per group of
+//! chunks, double-buffered); the scalar engine applies the activation from PSUM into one of 8
+//! SBUF output buffers (BF16), and the GpSimd engine's DMA writes each chunk of `Yᵀ` back to
+//! HBM. HBM tensors are stored pre-tiled (row `p` of a DMA = SBUF partition `p`), each row
+//! padded by 512 B (`PAD`); the two cores on one stack use disjoint 4 GiB halves of its space.
+//!
+//! MXFP8 operands carry their E8M0 scales (one byte per 32 K-rows per column, on partitions
+//! 0..16), loaded by their own DMAs beside the elements'. MXFP4 weights ([`Variant::w_mxfp4`])
+//! on a core whose tensor engine takes MXFP4 at MXFP8's MACs per PE
+//! ([`Variant::w_native_mxfp4`], nc-v4) move 4 bits a weight and multiply as MXFP8 does (the
+//! ISA has no MXFP4 operand; left out: the LoadStationary's SBUF read is MXFP8's bytes).
+//! Elsewhere ([`Variant::w_mxfp4`]) they are loaded packed (two per byte, with their scales)
+//! into a staging ring and dequantized by the vector engine into the matmul's format: to
+//! MXFP8 one pass (the nibbles' unpack and cast, a `tensor_copy`; the block scales carry
+//! over), to any other format two (that cast, then a `tensor_tensor mul` by the scales
+//! broadcast over their 32-element blocks).
+//!
+//! Per core, semaphores: s0 weight slabs landed (16 per slab, 18 with scales), s1 `X` blocks
+//! landed (16 per block, 18 with scales), s2 chunks multiplied (signalled once per group of
+//! chunks, and per chunk in the last group; their slabs consumed, their PSUM banks full), s3
+//! chunks activated, s4 chunks stored (16 per chunk), s6 slabs dequantized (MXFP4 only).
+//! Queues: loads on q0 (QoS class 0), stores on q1 (class 1).
+//!
+//! Left out: the values (the programs time the work; `trnsim core --functional` runs values),
+//! a K-block split across cores, and anything but a 128-partition array.
+
+use crate::format::{Format, MX_BLOCK};
+use std::fmt::Write as _;
+
+/// The layer's shape, per core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Shape {
+    /// Tokens (the moving free size N of every matmul; 1..=512, one PSUM bank of FP32).
+    pub tokens: u32,
+    /// Model width: the contraction, a multiple of the format's K-block (128; MXFP8 512).
+    pub d_model: u32,
+    /// This core's share of the FFN width: a multiple of 128 x `chunks_per_group`.
+    pub d_ff_per_core: u32,
+    /// 128-column chunks of W per DMA'd slab.
+    pub chunks_per_slab: u32,
+    /// Chunks the tensor engine multiplies between two signals (a `sem_inc` waits for every
+    /// earlier instruction to complete, draining the array, so signals are kept rare); PSUM's 8
+    /// banks hold two groups (double-buffered), so at most 4.
+    pub chunks_per_group: u32,
+    /// SBUF slab buffers (a ring); a group's slabs are released together.
+    pub slab_buffers: u32,
+}
+
+/// The benchmark's shape: 512 tokens, d_model 1024, d_ff 16384 over 8 cores (2048 each); slabs
+/// of 2 chunks = 4 KiB per partition (spec §4: >= 4 KiB per partition saturates a DMA engine),
+/// 4 slab buffers, a signal every 4 chunks.
+pub const SHAPE: Shape =
+    Shape { tokens: 512, d_model: 1024, d_ff_per_core: 2048, chunks_per_slab: 2, chunks_per_group: 4, slab_buffers: 4 };
+
+const X_SBUF: u32 = 0x0;
+const W_SBUF: u32 = 0x10000;
+const Y_SBUF: u32 = 0x20000;
+const Y_BUFS: u32 = 8;
+/// MXFP4 staging ring (packed weights, 2 buffers) and its scales' (2 buffers).
+const STAGE_SBUF: u32 = 0x22000;
+const STAGE_BYTES: u32 = 0x8000;
+const STAGE_BUFS: u32 = 2;
+const STAGE_SCALES_SBUF: u32 = 0x2a000;
+/// MX scales: X's (per K-block, `tokens` bytes on 16 partitions) and W's (a ring like W's).
+const XS_SBUF: u32 = 0x2c000;
+const WS_SBUF: u32 = 0x30000;
+const SBUF_END: u32 = 0x40000;
+/// Padding after each HBM row: a DMA engine's packet covers 512 B of each of its 8 partitions,
+/// and rows a power of two apart would put all 8 on one pseudo-channel and bank group (default
+/// address map: 32 B bursts over 16 channels, then 2 PCs, then 4 bank groups); 512 B more per
+/// row spreads them over every (PC, bank group).
+const PAD: u32 = 512;
+const W_HBM: u64 = 0;
+const X_HBM: u64 = 0x1000_0000;
+const Y_HBM: u64 = 0x2000_0000;
+const WS_HBM: u64 = 0x3000_0000;
+const XS_HBM: u64 = 0x3800_0000;
+/// The two cores on a stack use address halves this far apart.
+const CORE_HBM: u64 = 0x1_0000_0000;
+
+impl Shape {
+    /// K-blocks of `d_model` in BF16 (128 rows each).
+    pub fn kb(&self) -> u32 {
+        self.d_model / 128
+    }
+    /// K-blocks of `d_model` in format `f` (128 rows, 512 in MXFP8).
+    pub fn kb_in(&self, f: Format) -> u32 {
+        self.d_model / (128 * f.rows_per_partition())
+    }
+    /// 128-column chunks of `W` (and of `Yᵀ`) per core.
+    pub fn chunks(&self) -> u32 {
+        self.d_ff_per_core / 128
+    }
+    /// Weight slabs per core.
+    pub fn slabs(&self) -> u32 {
+        self.chunks() / self.chunks_per_slab
+    }
+    /// Bytes per partition of one BF16 weight slab.
+    pub fn slab_bpp(&self) -> u32 {
+        self.slab_bpp_in(Format::Bf16)
+    }
+    /// Bytes per partition of one weight slab in format `f`.
+    pub fn slab_bpp_in(&self, f: Format) -> u32 {
+        self.chunks_per_slab * self.kb_in(f) * 128 * f.rows_per_partition() * f.bytes()
+    }
+    /// Bytes per partition of one 128-row block of BF16 Xᵀ, and of one output chunk of Yᵀ.
+    pub fn tok_bpp(&self) -> u32 {
+        self.tokens * 2
+    }
+    /// Bytes per partition of one K-block of Xᵀ in format `f`.
+    pub fn x_bpp_in(&self, f: Format) -> u32 {
+        self.tokens * f.rows_per_partition() * f.bytes()
+    }
+    /// Matmuls per core (BF16).
+    pub fn matmuls(&self) -> u64 {
+        u64::from(self.chunks() * self.kb())
+    }
+    /// Flops per core.
+    pub fn flops(&self) -> u64 {
+        2 * u64::from(self.tokens) * u64::from(self.d_model) * u64::from(self.d_ff_per_core)
+    }
+    /// HBM bytes per core in BF16: W and X read once, Y written once.
+    pub fn hbm_bytes(&self) -> u64 {
+        let (t, d, f) = (u64::from(self.tokens), u64::from(self.d_model), u64::from(self.d_ff_per_core));
+        2 * (d * f + t * d + t * f)
+    }
+    /// True if the tensor engine signals after chunk `c`: at the end of each group, and after
+    /// every chunk of the last group (so the activation and the stores overlap the last
+    /// matmuls).
+    fn signals_after(&self, c: u32) -> bool {
+        c % self.chunks_per_group == self.chunks_per_group - 1 || c + self.chunks_per_group >= self.chunks()
+    }
+    /// Tensor-engine signals per core.
+    pub fn signals(&self) -> u32 {
+        (0..self.chunks()).filter(|&c| self.signals_after(c)).count() as u32
+    }
+    /// Checks the shape fits the BF16 program's SBUF layout and the ISA's limits.
+    pub fn check(&self) -> Result<(), String> {
+        self.check_for(&Variant::default())
+    }
+    /// Checks the shape fits the SBUF layout of the program `v` makes and the ISA's limits.
+    pub fn check_for(&self, v: &Variant) -> Result<(), String> {
+        let f = v.format;
+        let kblk = 128 * f.rows_per_partition();
+        let (slab, xb) = (self.slab_bpp_in(f), self.x_bpp_in(f));
+        let mut ok = (1..=512).contains(&self.tokens)
+            && self.d_model.is_multiple_of(kblk)
+            && self.d_model > 0
+            && self.chunks_per_slab > 0
+            && (1..=4).contains(&self.chunks_per_group)
+            && self.chunks_per_group.is_multiple_of(self.chunks_per_slab)
+            && self.slab_buffers >= 2 * self.chunks_per_group / self.chunks_per_slab
+            && self.d_ff_per_core.is_multiple_of(128 * self.chunks_per_group)
+            && self.d_ff_per_core > 0
+            && u64::from(self.kb_in(f)) * u64::from(xb) <= u64::from(W_SBUF)
+            && u64::from(self.slab_buffers) * u64::from(slab) <= u64::from(Y_SBUF - W_SBUF)
+            && slab / f.bytes() <= 65535
+            && v.dma_piece.is_multiple_of(4);
+        if f.is_mx() || v.w_mxfp4 {
+            // Scales: X's per K-block on 16 partitions, W's in a ring like W's.
+            ok &= u64::from(self.kb_in(f)) * u64::from(self.tokens) <= u64::from(WS_SBUF - XS_SBUF)
+                && u64::from(self.slab_buffers) * u64::from(w_scale_bpp(self, f)) <= u64::from(SBUF_END - WS_SBUF);
+        }
+        if v.w_native_mxfp4 {
+            ok &= f == Format::Mxfp8 && !v.w_mxfp4;
+        }
+        if v.w_mxfp4 {
+            ok &= STAGE_BUFS * packed_bpp(self, f) <= STAGE_BYTES
+                && STAGE_BUFS * stage_scale_bpp(self, f) <= XS_SBUF - STAGE_SCALES_SBUF;
+        }
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "gemm shape {self:?} in {}{} does not fit the program's SBUF layout or the ISA limits",
+                f.asm(),
+                if v.w_mxfp4 { " (weights mxfp4)" } else { "" }
+            ))
+        }
+    }
+}
+
+/// Bytes per partition (on partitions 0..16) of one slab's MX scales in the matmul's layout:
+/// one per 32 K-rows per column.
+fn w_scale_bpp(s: &Shape, f: Format) -> u32 {
+    s.chunks_per_slab * s.kb_in(f) * 128 * 128 * f.rows_per_partition() / MX_BLOCK / 16
+}
+
+/// Bytes per partition of one slab packed in MXFP4 (two elements a byte).
+fn packed_bpp(s: &Shape, f: Format) -> u32 {
+    s.chunks_per_slab * s.kb_in(f) * 128 * f.rows_per_partition() / 2
+}
+
+/// Bytes per partition of one MXFP4 slab's scales as the dequantization reads them: MXFP8's
+/// layout (16 partitions) when the matmul is MXFP8, else one per 32 elements of a partition.
+fn stage_scale_bpp(s: &Shape, f: Format) -> u32 {
+    if f.is_mx() {
+        w_scale_bpp(s, f)
+    } else {
+        (s.chunks_per_slab * s.kb_in(f) * 128).div_ceil(MX_BLOCK)
+    }
+}
+
+/// Core `core`'s BF16 program (its HBM addresses in its half of the stack).
+pub fn program(s: &Shape, core: u32) -> String {
+    program_with(s, core, &Variant::default())
+}
+
+/// How [`program_with`] departs from the plain BF16 layer.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Variant {
+    /// Activation applied from PSUM ("gelu", "identity", ..).
+    pub act_fn: &'static str,
+    /// Collective completions (on [`CC_DONE_SEM`]) the core waits for before it halts (0: none).
+    pub collectives: u32,
+    /// Collective completions the core waits for before it loads `X` (the weights are fetched
+    /// before; 0: none): `X` arrives by a collective (an MoE dispatch).
+    pub x_after: u32,
+    /// `X` is already in SBUF (an earlier program loaded it): not loaded.
+    pub x_resident: bool,
+    /// All of `W` is already in SBUF, one slab per buffer (`slab_buffers >= slabs`): not
+    /// loaded.
+    pub w_resident: bool,
+    /// The matmul's operand format (X and W; Y is BF16).
+    pub format: Format,
+    /// W is stored in MXFP4 and dequantized by the vector engine into `format`.
+    pub w_mxfp4: bool,
+    /// W is stored in MXFP4 and the tensor engine takes it as it is (a core whose
+    /// `tensor.formats.mxfp4` has MXFP8's MACs per PE): its DMAs move 4 bits a weight into
+    /// W's ring, and the matmuls run as MXFP8's (`format` must be mxfp8).
+    pub w_native_mxfp4: bool,
+    /// Most bytes per partition of one weight DMA (0: a slab is one DMA). A larger slab is
+    /// stored in HBM as pieces of this many bytes per partition, each a contiguous block of
+    /// 128 padded rows, and loaded piece by piece: the rows the cores of a stack stream at
+    /// once then stay within its open rows (`trnsim_workloads::costs::dma_bytes_per_partition`).
+    pub dma_piece: u32,
+}
+
+impl Default for Variant {
+    fn default() -> Self {
+        Variant {
+            act_fn: "gelu",
+            collectives: 0,
+            x_after: 0,
+            x_resident: false,
+            w_resident: false,
+            format: Format::Bf16,
+            w_mxfp4: false,
+            w_native_mxfp4: false,
+            dma_piece: 0,
+        }
+    }
+}
+
+/// Semaphore whose increments (the stores of `Yᵀ`, 16 per chunk) ring the chip's collective
+/// engine when the core is hooked to one ([`program_with`]).
+pub const DOORBELL_SEM: u8 = 4;
+/// Semaphore the collective engine increments once per completed collective.
+pub const CC_DONE_SEM: u8 = 5;
+/// Semaphore the vector engine increments once per dequantized MXFP4 slab.
+const DEQUANT_SEM: u8 = 6;
+
+/// Per-core layout figures of one program.
+struct Layout {
+    f: Format,
+    dt: &'static str,
+    kb: u32,
+    /// Bytes per partition: a slab, a K-block of X, a chunk of Y.
+    slab: u32,
+    xb: u32,
+    yb: u32,
+    /// One stationary block (128 columns x the K-block) per partition.
+    wblk: u32,
+    /// Semaphore increments per landed slab and per landed X block.
+    per_slab: u32,
+    per_x: u32,
+    ws: u32,
+}
+
+impl Layout {
+    fn of(s: &Shape, v: &Variant) -> Layout {
+        let f = v.format;
+        let scales = if f.is_mx() || v.w_mxfp4 { 2 } else { 0 };
+        Layout {
+            f,
+            dt: f.asm(),
+            kb: s.kb_in(f),
+            slab: s.slab_bpp_in(f),
+            xb: s.x_bpp_in(f),
+            yb: s.tok_bpp(),
+            wblk: 128 * f.rows_per_partition() * f.bytes(),
+            per_slab: 16 * pieces(dma_bytes(s, v, f), v.dma_piece) + scales,
+            per_x: 16 + if f.is_mx() { 2 } else { 0 },
+            ws: w_scale_bpp(s, f),
+        }
+    }
+}
+
+/// [`program`] with the changes of `v`: its format and activation, a last wait for
+/// `v.collectives` completions on [`CC_DONE_SEM`] (the chip's collective engine reduces or
+/// sends the stored chunks; the core's work ends when they are), `X` loaded only after
+/// `v.x_after` completions, and MXFP4 weights dequantized by the vector engine. The text of a
+/// BF16 program is e2e-llm-layer's, byte for byte.
+pub fn program_with(s: &Shape, core: u32, v: &Variant) -> String {
+    let (act_fn, collectives) = (v.act_fn, v.collectives);
+    let base = u64::from(core % 2) * CORE_HBM;
+    let l = Layout::of(s, v);
+    let (kb, chunks, cps, cpg) = (l.kb, s.chunks(), s.chunks_per_slab, s.chunks_per_group);
+    let (slab, tok) = (l.slab, l.yb);
+    let tok_stride = u64::from(tok + PAD);
+    let x_stride = u64::from(l.xb + PAD);
+    let w_buf = |sl: u32| W_SBUF + (sl % s.slab_buffers) * slab;
+    let ws_buf = |sl: u32| WS_SBUF + (sl % s.slab_buffers) * l.ws;
+    let y_buf = |c: u32| Y_SBUF + (c % Y_BUFS) * tok;
+    let bank = |c: u32| (c / cpg % 2) * 4 + c % cpg;
+    let mut sync = String::from(".engine sync\n");
+    let mut te = String::from(".engine tensor\n");
+    let mut act = String::from(".engine scalar\n");
+    let mut pool = String::from(".engine gpsimd\n");
+    // Slab 0 first, then X block by block (the first chunk's matmuls consume X as it lands),
+    // then the other slabs; a slab waits for the group that used its buffer to be multiplied.
+    // What is resident in SBUF already is not loaded (nor waited for).
+    let loads_w = !v.w_resident;
+    if loads_w {
+        load_slab(&mut sync, s, v, &l, base, 0);
+    }
+    if v.x_after > 0 {
+        let _ = writeln!(sync, "    sem_wait s{CC_DONE_SEM} >= {}", v.x_after);
+    }
+    for k in (0..kb).filter(|_| !v.x_resident) {
+        let hbm = base + X_HBM + u64::from(k) * 128 * x_stride;
+        let _ = writeln!(
+            sync,
+            "    dma_start q0 hbm {hbm:#x} stride {x_stride} -> sbuf[0:128] +{:#x} [{}:1] {}, sem=s1",
+            X_SBUF + k * l.xb,
+            l.xb / l.f.bytes(),
+            l.dt
+        );
+        if l.f.is_mx() {
+            let hbm = base + XS_HBM + u64::from(k) * 16 * u64::from(s.tokens + PAD);
+            let _ = writeln!(
+                sync,
+                "    dma_start q0 hbm {hbm:#x} stride {} -> sbuf[0:16] +{:#x} [{}:1] fp8e4m3, sem=s1",
+                s.tokens + PAD,
+                XS_SBUF + k * s.tokens,
+                s.tokens
+            );
+        }
+    }
+    for sl in (1..s.slabs()).filter(|_| loads_w) {
+        if v.w_mxfp4 {
+            // The staging buffer this slab lands in was dequantized.
+            if sl >= STAGE_BUFS {
+                let _ = writeln!(sync, "    sem_wait s{DEQUANT_SEM} >= {}", sl - STAGE_BUFS + 1);
+            }
+        } else if sl >= s.slab_buffers {
+            let _ = writeln!(sync, "    sem_wait s2 >= {}", (sl - s.slab_buffers + 1) * cps);
+        }
+        load_slab(&mut sync, s, v, &l, base, sl);
+    }
+    let vector = v.w_mxfp4 && loads_w;
+    let vec = if vector { dequant_stream(s, v, &l) } else { String::new() };
+    let mut signalled = 0;
+    for c in 0..chunks {
+        let (g, sl, j) = (c / cpg, c / cps, c % cps);
+        if j == 0 && loads_w {
+            let _ = if vector {
+                writeln!(te, "    sem_wait s{DEQUANT_SEM} >= {}", sl + 1)
+            } else {
+                writeln!(te, "    sem_wait s0 >= {}", l.per_slab * (sl + 1))
+            };
+        }
+        if c % cpg == 0 && g >= 2 {
+            let _ = writeln!(te, "    sem_wait s3 >= {}", (g - 1) * cpg); // group g - 2's banks drained by the activation
+        }
+        for k in 0..kb {
+            if c == 0 && !v.x_resident {
+                let _ = writeln!(te, "    sem_wait s1 >= {}", l.per_x * (k + 1));
+            }
+            let w = w_buf(sl) + (j * kb + k) * l.wblk;
+            let acc = if k == 0 { "overwrite" } else { "accumulate" };
+            let (wsc, xsc) = if l.f.is_mx() {
+                (
+                    format!(", scales=sbuf[0:16] +{:#x} [128:1] fp8e4m3", ws_buf(sl) + (j * kb + k) * 128),
+                    format!(", scales=sbuf[0:16] +{:#x} [{}:1] fp8e4m3", XS_SBUF + k * s.tokens, s.tokens),
+                )
+            } else {
+                (String::new(), String::new())
+            };
+            let _ = writeln!(te, "    ldweights sbuf[0:128] +{w:#x} [{}:1] {}{wsc}", l.wblk / l.f.bytes(), l.dt);
+            let _ = writeln!(
+                te,
+                "    matmul sbuf[0:128] +{:#x} [{}:1] {} -> psum[0:128] bank{} +0 [{}:1] fp32, {acc}{xsc}",
+                X_SBUF + k * l.xb,
+                l.xb / l.f.bytes(),
+                l.dt,
+                bank(c),
+                s.tokens
+            );
+        }
+        if s.signals_after(c) {
+            let _ = writeln!(te, "    sem_inc s2, {}", c + 1 - signalled);
+            signalled = c + 1;
+        }
+    }
+    for c in 0..chunks {
+        let _ = writeln!(act, "    sem_wait s2 >= {}", c + 1);
+        if c >= Y_BUFS {
+            let _ = writeln!(act, "    sem_wait s4 >= {}", 16 * (c - Y_BUFS + 1));
+            // output buffer stored
+        }
+        let _ = writeln!(
+            act,
+            "    activation {act_fn} psum[0:128] bank{} +0 [{}:1] fp32 -> sbuf[0:128] +{:#x} [{}:1] bf16, scale=1.0, bias=0.0",
+            bank(c),
+            s.tokens,
+            y_buf(c),
+            s.tokens
+        );
+        let _ = writeln!(act, "    sem_inc s3, 1");
+        let _ = writeln!(pool, "    sem_wait s3 >= {}", c + 1);
+        let hbm = base + Y_HBM + u64::from(c) * 128 * tok_stride;
+        let _ = writeln!(
+            pool,
+            "    dma_start q1 sbuf[0:128] +{:#x} [{}:1] bf16 -> hbm {hbm:#x} stride {tok_stride}, sem=s4",
+            y_buf(c),
+            s.tokens
+        );
+    }
+    let _ = writeln!(pool, "    sem_wait s4 >= {}", 16 * chunks);
+    if collectives > 0 {
+        let _ = writeln!(pool, "    sem_wait s{CC_DONE_SEM} >= {collectives}");
+    }
+    for st in [&mut sync, &mut te, &mut act, &mut pool] {
+        st.push_str("    halt\n");
+    }
+    if vector {
+        format!("{sync}\n{te}\n{act}\n{pool}\n{vec}")
+    } else {
+        format!("{sync}\n{te}\n{act}\n{pool}")
+    }
+}
+
+/// Bytes per partition one weight slab's DMAs move.
+fn dma_bytes(s: &Shape, v: &Variant, f: Format) -> u32 {
+    if v.w_mxfp4 || v.w_native_mxfp4 {
+        packed_bpp(s, f)
+    } else {
+        s.slab_bpp_in(f)
+    }
+}
+
+/// DMAs of at most `piece` bytes per partition (0: any) that move `bytes`.
+fn pieces(bytes: u32, piece: u32) -> u32 {
+    if piece == 0 {
+        1
+    } else {
+        bytes.div_ceil(piece).max(1)
+    }
+}
+
+/// The DMAs of weight slab `sl` (and its scales): into W's ring, or packed MXFP4 into the
+/// staging ring; in pieces of at most `v.dma_piece` bytes per partition.
+fn load_slab(sync: &mut String, s: &Shape, v: &Variant, l: &Layout, base: u64, sl: u32) {
+    let bytes = dma_bytes(s, v, l.f);
+    let (sbuf, dt, elem) = if v.w_mxfp4 {
+        (STAGE_SBUF + (sl % STAGE_BUFS) * bytes, "fp8e4m3", 1)
+    } else if v.w_native_mxfp4 {
+        (W_SBUF + (sl % s.slab_buffers) * l.slab, "fp8e4m3", 1)
+    } else {
+        (W_SBUF + (sl % s.slab_buffers) * l.slab, l.dt, l.f.bytes())
+    };
+    let n = pieces(bytes, v.dma_piece);
+    let piece = if n == 1 { bytes } else { v.dma_piece };
+    let stride = u64::from(piece + PAD);
+    for q in 0..n {
+        let (off, len) = (q * piece, piece.min(bytes - q * piece));
+        let hbm = base + W_HBM + u64::from(sl * n + q) * 128 * stride;
+        let _ = writeln!(
+            sync,
+            "    dma_start q0 hbm {hbm:#x} stride {stride} -> sbuf[0:128] +{:#x} [{}:1] {dt}, sem=s0",
+            sbuf + off,
+            len / elem
+        );
+    }
+    if l.f.is_mx() || v.w_mxfp4 {
+        let (parts, bpp, sbuf) = if v.w_mxfp4 {
+            let b = stage_scale_bpp(s, l.f);
+            (if l.f.is_mx() { 16u32 } else { 128 }, b, STAGE_SCALES_SBUF + (sl % STAGE_BUFS) * b)
+        } else {
+            (16u32, l.ws, WS_SBUF + (sl % s.slab_buffers) * l.ws)
+        };
+        let stride = u64::from(bpp + PAD);
+        let hbm = base + WS_HBM + u64::from(sl) * u64::from(parts) * stride;
+        let _ = writeln!(
+            sync,
+            "    dma_start q0 hbm {hbm:#x} stride {stride} -> sbuf[0:{parts}] +{sbuf:#x} [{bpp}:1] fp8e4m3, sem=s0"
+        );
+    }
+}
+
+/// The vector engine's stream that dequantizes each MXFP4 slab from the staging ring into W's
+/// ring (and its scales into W's scale ring, for an MXFP8 matmul).
+fn dequant_stream(s: &Shape, v: &Variant, l: &Layout) -> String {
+    let mut out = String::from(".engine vector\n");
+    let elems = l.slab / l.f.bytes();
+    let packed = packed_bpp(s, l.f);
+    let ssz = stage_scale_bpp(s, l.f);
+    for sl in 0..s.slabs() {
+        let _ = writeln!(out, "    sem_wait s0 >= {}", l.per_slab * (sl + 1));
+        if sl >= s.slab_buffers {
+            let _ = writeln!(out, "    sem_wait s2 >= {}", (sl - s.slab_buffers + 1) * s.chunks_per_slab);
+        }
+        let (stage, w) = (STAGE_SBUF + (sl % STAGE_BUFS) * packed, W_SBUF + (sl % s.slab_buffers) * l.slab);
+        let scales = STAGE_SCALES_SBUF + (sl % STAGE_BUFS) * ssz;
+        // Each packed byte read twice: its two nibbles.
+        let _ = writeln!(
+            out,
+            "    tensor_copy sbuf[0:128] +{stage:#x} [{}:1, 2:0] fp8e4m3 -> sbuf[0:128] +{w:#x} [{elems}:1] {}",
+            elems / 2,
+            l.dt
+        );
+        if l.f.is_mx() {
+            let ws = WS_SBUF + (sl % s.slab_buffers) * l.ws;
+            let _ = writeln!(
+                out,
+                "    tensor_copy sbuf[0:16] +{scales:#x} [{ssz}:1] fp8e4m3 -> sbuf[0:16] +{ws:#x} [{ssz}:1] fp8e4m3"
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "    tensor_tensor mul sbuf[0:128] +{w:#x} [{elems}:1] {dt}, sbuf[0:128] +{scales:#x} [{}:1, {MX_BLOCK}:0] fp8e4m3 -> sbuf[0:128] +{w:#x} [{elems}:1] {dt}",
+                elems / MX_BLOCK,
+                dt = l.dt
+            );
+        }
+        let _ = writeln!(out, "    sem_inc s{DEQUANT_SEM}, 1");
+    }
+    let _ = v;
+    out.push_str("    halt\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trnsim_core::isa::asm::{assemble, render_errors};
+
+    fn assembles(src: &str) {
+        assemble("gemm", src, &Default::default()).map_err(|e| render_errors(&e)).unwrap();
+    }
+
+    #[test]
+    fn every_format_and_mxfp4_weights_assemble() {
+        let s = Shape { tokens: 8, d_model: 1024, d_ff_per_core: 1024, ..SHAPE };
+        for f in Format::ALL {
+            for w_mxfp4 in [false, true] {
+                let v = Variant { format: f, w_mxfp4, ..Variant::default() };
+                s.check_for(&v).unwrap();
+                let src = program_with(&s, 1, &v);
+                assembles(&src);
+                assert!(src.contains(&format!(
+                    "matmul sbuf[0:128] +0x0 [{}:1] {}",
+                    8 * f.rows_per_partition(),
+                    f.asm()
+                )));
+                assert_eq!(src.contains(".engine vector"), w_mxfp4);
+                assert_eq!(src.contains("scales="), f.is_mx());
+            }
+        }
+    }
+
+    #[test]
+    fn mxfp8_halves_the_k_blocks_bytes_and_quarters_the_matmuls() {
+        let s = SHAPE;
+        let mx = Variant { format: Format::Mxfp8, ..Variant::default() };
+        assert_eq!(s.kb_in(Format::Mxfp8) * 4, s.kb());
+        assert_eq!(s.slab_bpp_in(Format::Mxfp8) * 2, s.slab_bpp());
+        let (bf, m) = (program(&s, 0), program_with(&s, 0, &mx));
+        assert_eq!(bf.matches("matmul").count(), 4 * m.matches("matmul").count());
+    }
+
+    #[test]
+    fn bad_shapes_are_refused() {
+        let v = Variant { format: Format::Mxfp8, ..Variant::default() };
+        assert!(Shape { d_model: 128, ..SHAPE }.check_for(&v).is_err(), "mxfp8 needs K-blocks of 512");
+        assert!(Shape { tokens: 0, ..SHAPE }.check().is_err());
+        assert!(Shape { tokens: 513, ..SHAPE }.check().is_err());
+    }
+}
