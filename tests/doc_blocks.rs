@@ -19,6 +19,10 @@
 //!   measurement such as `/usr/bin/time`, followed there by the same subcommand) instead; or
 //!   `[not tested: REASON]`. A command with output shown cannot be replaced: the output
 //!   shown is the command's own.
+//! - A command's comment may say `[needs: WHAT]`: it runs only where WHAT is present, and is
+//!   counted as skipped, never passed, where it is not. WHAT is `rtl` or `mpi` (the test
+//!   build of `trnsim` has that feature: `make test` builds it so) or a program of a reference
+//!   tool built outside the repository (found on `PATH`, e.g. `dramsim3main`).
 //!   `alias trnsim=...` lines are the reader's set-up: `trnsim` is the test's binary.
 //!
 //! What this leaves out: figures quoted in prose (a doc restates them from a checked block);
@@ -58,6 +62,8 @@ pub struct Step {
     pub run: Run,
     /// The output shown for it, if any.
     pub expect: Option<Expect>,
+    /// What it needs to run (`[needs: WHAT]`), if anything beyond the test build.
+    pub needs: Option<String>,
 }
 
 /// `path:line: message` for a doc's errors.
@@ -255,7 +261,11 @@ fn step(doc: &str, line: usize, text: &str) -> Result<Step, String> {
     } else {
         Run::Cmd(shown.clone())
     };
-    Ok(Step { line, shown, run, expect: None })
+    let needs = marker("[needs:");
+    if needs.as_deref() == Some("") {
+        return Err(at(doc, line, "[needs: ...] names a feature (rtl, mpi) or a program"));
+    }
+    Ok(Step { line, shown, run, expect: None, needs })
 }
 
 /// A piece of a token: a number (value, half a unit of its last digit) or other text.
@@ -442,13 +452,55 @@ fn drain<R: std::io::Read + Send + 'static>(pipe: Option<R>) -> std::thread::Joi
     })
 }
 
-/// Runs every step of a doc in order in `ws`; returns the errors (`doc:line: ...`) and each
-/// step's time.
-pub fn run_steps(doc: &str, steps: &[Step], ws: &Workspace, limit: Duration) -> (Vec<String>, Vec<(usize, f64)>) {
+/// What running a doc's steps gave.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// The failures, `doc:line: ...`.
+    pub errors: Vec<String>,
+    /// (doc line, seconds) of each command run.
+    pub times: Vec<(usize, f64)>,
+    /// `doc:line: needs WHAT` of each command not run for want of what it needs.
+    pub skipped: Vec<String>,
+}
+
+/// Whether `what` (of a `[needs: WHAT]` marker) is present for `ws`'s binary: the `rtl` or
+/// `mpi` feature of the test build (asked of the binary: a build without it says so), or a
+/// program on `PATH`.
+pub fn has(ws: &Workspace, what: &str) -> bool {
+    let probe =
+        |cmd: &str, without: &str| ws.run(cmd, Duration::from_secs(60)).is_ok_and(|(_, out)| !out.contains(without));
+    match what {
+        "rtl" => probe("trnsim diff --list", "built without RTL co-simulation"),
+        "mpi" => probe("trnsim run --mpi demo", "built without MPI"),
+        prog => ws
+            .run(&format!("command -v -- '{}'", prog.replace('\'', "")), Duration::from_secs(10))
+            .is_ok_and(|(c, _)| c == 0),
+    }
+}
+
+/// Runs every step of a doc in order in `ws`: the errors (`doc:line: ...`), each step's time
+/// and the steps skipped for want of what they need.
+pub fn run_steps(doc: &str, steps: &[Step], ws: &Workspace, limit: Duration) -> Outcome {
     let mut errors = Vec::new();
     let mut times = Vec::new();
+    let mut skipped = Vec::new();
+    let mut present: Vec<(String, bool)> = Vec::new();
     for s in steps {
         let Run::Cmd(cmd) = &s.run else { continue };
+        if let Some(what) = &s.needs {
+            let found = match present.iter().find(|(w, _)| w == what) {
+                Some(&(_, f)) => f,
+                None => {
+                    let f = has(ws, what);
+                    present.push((what.clone(), f));
+                    f
+                }
+            };
+            if !found {
+                skipped.push(at(doc, s.line, format!("needs {what}")));
+                continue;
+            }
+        }
         let t0 = Instant::now();
         let result = ws.run(cmd, limit);
         times.push((s.line, t0.elapsed().as_secs_f64()));
@@ -470,5 +522,5 @@ pub fn run_steps(doc: &str, steps: &[Step], ws: &Workspace, limit: Duration) -> 
             }
         }
     }
-    (errors, times)
+    Outcome { errors, times, skipped }
 }

@@ -425,22 +425,14 @@ impl Checked {
     }
 
     /// The workload with `PATH=VALUE` overrides (paths in the workload, with or without a
-    /// leading `workload.`: `repeat`, `nodes[3].op.Gemm.m` or `nodes[3].m`), checked again as a
-    /// file is; `flag` names the
-    /// option in errors ("--set", "--sweep").
+    /// leading `workload.`: `repeat`, `nodes[3].op.Gemm.m` or `nodes[3].m`; applied by
+    /// `overrides::apply`), checked again as a file is; `flag` names the option in errors
+    /// ("--set", "--sweep").
     pub fn with(&self, flag: &str, assignments: &[String]) -> Result<Checked, String> {
         if assignments.is_empty() {
             return Ok(self.clone());
         }
-        let mut tree = serde_json::to_value(&self.w).map_err(|e| e.to_string())?;
-        for a in assignments {
-            let inner = a.strip_prefix("workload.").unwrap_or(a);
-            trnsim_system::doc::set_in(&mut tree, flag, inner)
-                .map_err(|e| e.replacen(&format!("{flag} {inner}"), &format!("{flag} {a}"), 1))?;
-        }
-        let w: Workload = serde_json::from_value(tree).map_err(|e| {
-            format!("{flag} {}: {}", assignments.join(" "), e.to_string().replace(" at line 0 column 0", ""))
-        })?;
+        let w = crate::overrides::apply(&self.w, flag, assignments)?;
         check_source(Arc::clone(&self.source), w).map_err(|e| format!("{e} (with {flag} {})", assignments.join(", ")))
     }
 }

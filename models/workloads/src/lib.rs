@@ -28,6 +28,7 @@ pub mod energy;
 pub mod exec;
 pub mod format;
 pub mod llm;
+pub mod overrides;
 
 #[cfg(test)]
 mod tests;

@@ -16,7 +16,7 @@ pub const MAX_SEGMENTS: usize = 16;
 pub const MAX_CANDIDATES: usize = 10_000;
 /// Elements of one list visited when gathering a tree's paths (elements may differ in shape:
 /// a workload's nodes hold different operations).
-const MAX_ELEMENTS: usize = 64;
+pub const MAX_ELEMENTS: usize = 64;
 
 /// Characters of a user's text quoted back in a message at most.
 pub const MAX_QUOTED: usize = 200;
