@@ -233,11 +233,11 @@ pub fn build_hooked(
         }
         let ports = EnginePorts { sem: sem_out, grant: grant_in, mem: mem_out, mem_done: done_in, dma };
         if b.builds(id) {
-            let (engine_kind, stream, functional, tensor) =
-                (*engine, stream.clone(), opts.functional, opts.spec.tensor);
+            let (engine_kind, stream, functional, model) =
+                (*engine, stream.clone(), opts.functional, crate::cost::CostModel::of(&opts.spec));
             let tracks = layout.as_ref().and_then(|l| l.engine(engine_kind));
             b.install_with(id, move || {
-                Ok(EngineUnit::new(engine_kind, stream, ports, functional, tensor).with_tracks(tracks))
+                Ok(EngineUnit::new(engine_kind, stream, ports, functional, model).with_tracks(tracks))
             })
             .map_err(e)?;
         } else {

@@ -14,17 +14,17 @@
 //! initiation interval has passed), its inputs are not being written by an unfinished
 //! instruction of this engine, and (tensor engine) its weights are loaded. It reads its inputs
 //! through the memory unit, and writes its output once both the reads are back and its
-//! interval has passed; it is complete when the write is. LoadStationary runs in the
+//! interval and the engine's latency (`costs.<engine>.latency_cycles`) have passed; it is
+//! complete when the write is. LoadStationary runs in the
 //! background on its own resource while a MultiplyMoving streams (two weight buffers).
 //! `sem_inc`/`sem_set` wait until every earlier instruction of the engine is complete.
-//! Control instructions take one cycle.
+//! Control instructions take the core's `costs.control_cycles` (one).
 
-use crate::cost;
+use crate::cost::{self, CostModel};
 use crate::exec;
 use crate::isa::{Ap, Cond, Engine, Instr, Operand, RegOp, Stream};
 use crate::layout::EngineTracks;
 use crate::msg::{DmaCmd, MemAccess, MemDone, SemGrant, SemOp};
-use crate::spec::TensorSpec;
 use std::collections::VecDeque;
 use trnsim_kernel::{Activity, Component, Ctx, Flow, InPort, OutPort, StatsWriter, Time};
 
@@ -106,8 +106,12 @@ pub struct EngineStats {
 /// One engine with its instruction stream.
 pub struct EngineUnit {
     engine: Engine,
-    /// The core's tensor array (matmul costs).
-    tensor: TensorSpec,
+    /// The core's costs and tensor array.
+    model: CostModel,
+    /// Cycles a control instruction takes (the core's `costs.control_cycles`).
+    control: u64,
+    /// Cycles after an instruction's interval before its results are written.
+    latency: u64,
     stream: Stream,
     ports: EnginePorts,
     functional: bool,
@@ -141,10 +145,12 @@ pub struct EngineUnit {
 
 impl EngineUnit {
     /// An engine running `stream`.
-    pub fn new(engine: Engine, stream: Stream, ports: EnginePorts, functional: bool, tensor: TensorSpec) -> EngineUnit {
+    pub fn new(engine: Engine, stream: Stream, ports: EnginePorts, functional: bool, model: CostModel) -> EngineUnit {
         EngineUnit {
             engine,
-            tensor,
+            control: model.costs.control_cycles,
+            latency: model.latency(engine),
+            model,
             stream,
             ports,
             functional,
@@ -170,7 +176,7 @@ impl EngineUnit {
     /// A matmul's flops over the array's peak flops per cycle in its format.
     fn full_rate_cycles(&self, instr: &Instr, m: u64) -> f64 {
         let Instr::MultiplyMoving { src, .. } = instr else { return 0.0 };
-        let t = &self.tensor;
+        let t = &self.model.tensor;
         let rate = t.rate(src.dtype).unwrap_or(crate::spec::Rate { macs_per_pe: 1, cycles_per_column: 1 });
         let per_cycle = f64::from(t.rows) * f64::from(t.columns) * 2.0 * f64::from(rate.macs_per_pe)
             / f64::from(rate.cycles_per_column.max(1));
@@ -376,7 +382,7 @@ impl EngineUnit {
                 };
                 self.pc += 1;
                 self.stats.control_instrs += 1;
-                self.next_issue = self.next_issue.max(now + 1);
+                self.next_issue = self.next_issue.max(now + self.control);
                 false
             }
             Instr::Branch { cond, a, b, target } => {
@@ -390,7 +396,7 @@ impl EngineUnit {
                 };
                 self.pc = if taken { target as usize } else { self.pc + 1 };
                 self.stats.control_instrs += 1;
-                self.next_issue = self.next_issue.max(now + 1);
+                self.next_issue = self.next_issue.max(now + self.control);
                 false
             }
             Instr::Halt => {
@@ -418,7 +424,7 @@ impl EngineUnit {
                 self.stats.dmas += 1;
                 self.pc += 1;
                 self.stats.control_instrs += 1;
-                self.next_issue = self.next_issue.max(now + 1);
+                self.next_issue = self.next_issue.max(now + self.control);
                 false
             }
             _ => self.issue_data(cx, instr, now),
@@ -453,7 +459,7 @@ impl EngineUnit {
         }
         self.pc += 1;
         self.stats.control_instrs += 1;
-        self.next_issue = self.next_issue.max(now_plus_one(cx));
+        self.next_issue = self.next_issue.max(cx.cycle().0 + self.control);
         false
     }
 
@@ -492,7 +498,7 @@ impl EngineUnit {
             }
             m = self.active.as_ref().map_or(0, |w| w.m);
         }
-        let ii = cost::cycles(self.engine, &instr, m, &self.tensor);
+        let ii = cost::cycles(self.engine, &instr, m, &self.model);
         let tag = self.next_tag;
         self.next_tag += 1;
         for (k, ap) in inputs.iter().enumerate() {
@@ -518,15 +524,17 @@ impl EngineUnit {
             self.stats.issues.push(now);
         }
         let start = cx.now();
+        // Results are written once the interval and the datapath's latency have passed.
+        let ready_at = now + ii + self.latency;
         if inputs.is_empty() {
-            self.next_progress = self.next_progress.min(now + ii);
+            self.next_progress = self.next_progress.min(ready_at);
         }
         self.inflight.push_back(InFlight {
             tag,
             index: self.pc,
             reads_left: inputs.len() as u8,
             inputs: if self.functional { Vec::with_capacity(inputs.len()) } else { Vec::new() },
-            ready_at: now + ii,
+            ready_at,
             write_sent: false,
             writes_left: 0,
             done: false,
@@ -538,10 +546,6 @@ impl EngineUnit {
         self.pc += 1;
         true
     }
-}
-
-fn now_plus_one(cx: &Ctx<'_>) -> u64 {
-    cx.cycle().0 + 1
 }
 
 impl Component for EngineUnit {
