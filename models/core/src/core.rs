@@ -181,7 +181,11 @@ pub fn build_hooked(
             let p = opts.dma.as_ref().unwrap_or(&opts.spec.dma);
             (p.engines, p.queues)
         });
-        crate::layout::Layout::declare(b, name, program, dma)
+        let mut l = crate::layout::Layout::declare(b, name, program, dma);
+        if opts.spec.costs.tensor.throttle.enabled {
+            l.declare_throttling(b, name);
+        }
+        l
     });
     let fast = clock(b, "mem", opts.spec.clocks.mem)?;
     // (Names joined with `concat`, not `format!`: a 144-chip system builds a quarter of a

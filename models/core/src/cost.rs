@@ -57,12 +57,14 @@ pub struct CostModel {
     pub tensor: TensorSpec,
     /// Every other engine's costs.
     pub costs: EngineCosts,
+    /// The tensor engine's clock (the throttle's ramp and window in its cycles).
+    pub tensor_clock: trnsim_kernel::Frequency,
 }
 
 impl CostModel {
     /// The cost model of `spec`.
     pub fn of(spec: &CoreSpec) -> CostModel {
-        CostModel { tensor: spec.tensor, costs: spec.costs }
+        CostModel { tensor: spec.tensor, costs: spec.costs, tensor_clock: spec.clocks.tensor }
     }
 
     /// Cycles after an instruction's interval on `engine` before its results are written.

@@ -25,6 +25,7 @@ use crate::exec;
 use crate::isa::{Ap, Cond, Engine, Instr, Operand, RegOp, Stream};
 use crate::layout::EngineTracks;
 use crate::msg::{DmaCmd, MemAccess, MemDone, SemGrant, SemOp};
+use crate::throttle::ThrottleState;
 use std::collections::VecDeque;
 use trnsim_kernel::{Activity, Component, Ctx, Flow, InPort, OutPort, StatsWriter, Time};
 
@@ -112,6 +113,10 @@ pub struct EngineUnit {
     control: u64,
     /// Cycles after an instruction's interval before its results are written.
     latency: u64,
+    /// The tensor engine's warm-up throttle (None: off, or another engine).
+    throttle: Option<ThrottleState>,
+    /// The limit (basis points) the last matmul issued under, for the `Throttling` counter.
+    throttle_shown: u64,
     stream: Stream,
     ports: EnginePorts,
     functional: bool,
@@ -150,6 +155,12 @@ impl EngineUnit {
             engine,
             control: model.costs.control_cycles,
             latency: model.latency(engine),
+            throttle: if engine == Engine::Tensor {
+                ThrottleState::new(&model.costs.tensor.throttle, model.tensor_clock)
+            } else {
+                None
+            },
+            throttle_shown: 0,
             model,
             stream,
             ports,
@@ -181,6 +192,17 @@ impl EngineUnit {
         let per_cycle = f64::from(t.rows) * f64::from(t.columns) * 2.0 * f64::from(rate.macs_per_pe)
             / f64::from(rate.cycles_per_column.max(1));
         exec::flops(instr, m) as f64 / per_cycle
+    }
+
+    /// Writes the `Throttling` counter when the limit a matmul issues under changes.
+    fn show_throttle(&mut self, cx: &mut Ctx<'_>, limit: u64) {
+        if limit == self.throttle_shown {
+            return;
+        }
+        self.throttle_shown = limit;
+        if let (Some(track), Some(mut tr)) = (self.tracks.and_then(|t| t.throttling), cx.tracer()) {
+            tr.counter(track, limit as f64 / 100.0);
+        }
     }
 
     /// Writes slices and counters to the Explorer layout's tracks ([`crate::layout`]) instead
@@ -498,7 +520,12 @@ impl EngineUnit {
             }
             m = self.active.as_ref().map_or(0, |w| w.m);
         }
-        let ii = cost::cycles(self.engine, &instr, m, &self.model);
+        let mut ii = cost::cycles(self.engine, &instr, m, &self.model);
+        if let (true, Some(t)) = (is_mm, self.throttle.as_mut()) {
+            let limit;
+            (ii, limit) = t.matmul(now, ii);
+            self.show_throttle(cx, limit);
+        }
         let tag = self.next_tag;
         self.next_tag += 1;
         for (k, ap) in inputs.iter().enumerate() {
@@ -598,6 +625,9 @@ impl Component for EngineUnit {
         out.count("flops", s.flops);
         out.count("sem_wait_cycles", s.sem_wait_cycles);
         out.count("dmas", s.dmas);
+        if let Some(t) = &self.throttle {
+            out.count("throttled_cycles", t.added_cycles);
+        }
         let span = s.last.saturating_sub(s.first.unwrap_or(0)).max(1);
         out.value("utilization", s.busy_cycles as f64 / span as f64);
     }

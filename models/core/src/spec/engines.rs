@@ -1,10 +1,11 @@
 //! Each engine's datapath costs as data: the per-instruction initiation intervals of spec §5
 //! (the `nki.isa` "Estimated instruction cost" docstrings, source A9) as rates and overheads,
-//! each engine's pipeline latency and the sequencers' control-instruction cost.
+//! each engine's pipeline latency, the sequencers' control-instruction cost, and the tensor
+//! engine's warm-up throttle ([`Throttle`]).
 //!
 //! ```text
 //!   costs ── control_cycles ─ every sequencer instruction (register ALU, branch, semaphore, DMA start)
-//!         ├─ tensor ───────── latency, LoadStationary columns per cycle, transpose cap
+//!         ├─ tensor ───────── latency, LoadStationary columns per cycle, transpose cap, throttle
 //!         ├─ vector ───────── latency, a Cost per instruction kind (BF16 fast paths apart)
 //!         ├─ scalar ───────── latency, activation (with and without reduce), tensor_scalar, tensor_copy
 //!         └─ gpsimd ───────── latency, one Cost for every data instruction (150 + N)
@@ -80,6 +81,8 @@ pub struct TensorCosts {
     /// A transpose through the array costs max(P, min(this, F)) cycles for P partitions of F
     /// elements (A9 nc_transpose on the tensor engine: 64).
     pub transpose_free_cap: u64,
+    /// The warm-up throttle.
+    pub throttle: Throttle,
 }
 
 /// The vector engine's costs (A9).
@@ -132,6 +135,33 @@ pub struct GpSimdCosts {
     pub data: Cost,
 }
 
+/// The tensor engine's warm-up throttle (Neuron Explorer's `Throttling` row, source A11: on
+/// Trn2 and Trn3 the array starts at roughly 50 % of its maximum utilization, ramps to full
+/// over about the first 3 us after work begins, and re-engages that limit when utilization
+/// drops below 50 % over any ~3 us window). Modelled on the array's matmuls: a MultiplyMoving's
+/// interval is stretched to interval x 100 / limit, the limit rising linearly from
+/// `start_percent` to 100 over `ramp` from the matmul that engaged it (a matmul's cycles are
+/// the least whose work at the rising limit is its full-rate interval); a matmul engages it
+/// when the array was busy less than half of the `window` before its issue, a window that
+/// begins after the throttle last engaged (the first matmul always does). `enabled: false` runs at the full rate from the first instruction.
+///
+/// Leaves out: the ramp's true shape (AWS documents its ends, not its curve: linear is an
+/// estimate) and any throttle of LoadStationary, transposes or the other engines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Throttle {
+    /// Whether the array throttles at all.
+    pub enabled: bool,
+    /// The rate it starts at, in % of full (A11: roughly 50).
+    pub start_percent: u32,
+    /// How long the ramp to full takes once work begins (A11: about 3 us).
+    #[serde(with = "trnsim_kernel::time::text_dur")]
+    pub ramp: trnsim_kernel::Dur,
+    /// The window whose utilization below 50 % re-engages the limit (A11: about 3 us).
+    #[serde(with = "trnsim_kernel::time::text_dur")]
+    pub window: trnsim_kernel::Dur,
+}
+
 /// A field that failed its check: its path below `costs` and the message.
 type Bad = (String, String);
 
@@ -162,6 +192,7 @@ impl EngineCosts {
         let ls = u64::from(t.load_stationary_columns_per_cycle);
         range("tensor.load_stationary_columns_per_cycle", ls, 1, u64::from(columns), " = tensor.columns")?;
         range("tensor.transpose_free_cap", t.transpose_free_cap, 1, MAX_CYCLES, " cycles")?;
+        t.throttle.validate()?;
         let v = &self.vector;
         range("vector.latency_cycles", v.latency_cycles, 0, MAX_CYCLES, " cycles")?;
         for (name, c) in [
@@ -188,5 +219,21 @@ impl EngineCosts {
         }
         range("gpsimd.latency_cycles", self.gpsimd.latency_cycles, 0, MAX_CYCLES, " cycles")?;
         self.gpsimd.data.validate("gpsimd.data")
+    }
+}
+
+/// The longest throttle ramp or window a core file may give (1 ms).
+pub const MAX_THROTTLE_PS: u64 = 1_000_000_000;
+
+impl Throttle {
+    fn validate(&self) -> Result<(), Bad> {
+        range("tensor.throttle.start_percent", u64::from(self.start_percent), 1, 100, " %")?;
+        for (name, d) in [("ramp", self.ramp), ("window", self.window)] {
+            if d.as_ps() == 0 || d.as_ps() > MAX_THROTTLE_PS {
+                let m = format!("{d} is out of range (allowed: 1ps..=1ms)");
+                return Err((format!("tensor.throttle.{name}"), m));
+            }
+        }
+        Ok(())
     }
 }
