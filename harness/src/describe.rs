@@ -15,11 +15,11 @@ pub struct DescribeArgs {
 }
 
 const KINDS: &[(&str, &str)] = &[
-    ("core", "NeuronCores: clocks, tensor engine and per-format rates, SBUF/PSUM, DMA, semaphores (models/configs/core/*.ron; or a FILE.ron/.json)"),
+    ("core", "NeuronCores: clocks, tensor engine and per-format rates, SBUF/PSUM, DMA, semaphores, instruction costs (models/configs/core/*.ron; or a FILE.ron/.json)"),
     ("hbm", "HBM stacks: organization, timing table, controller (models/configs/mem/hbm/*.ron; or a FILE.ron/.json)"),
     ("sram", "on-chip SRAM: SBUF per NeuronCore generation, PSUM (models/mem/src/sram/geometry.rs)"),
     ("dma", "NeuronCore DMA blocks (models/core/src/dma/params.rs)"),
-    ("link", "link encodings: PCIe Gen5/Gen6, UALink (models/fabric/src/link/encoding.rs)"),
+    ("link", "link encodings: PCIe Gen5/Gen6, UALink (models/configs/fabric/link/*.ron)"),
     ("switch", "switches (models/configs/fabric/switch/*.ron; or a FILE.ron)"),
     ("topology", "fabric topologies (models/configs/fabric/*.ron)"),
     ("chip", "chips: cores, HBM, DMA, CC cores, NeuronLink, host, EFA (models/configs/system/*-chip.ron)"),
