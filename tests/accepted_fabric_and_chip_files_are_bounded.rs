@@ -122,3 +122,29 @@ fn fuzz_hbm_stack_files_are_refused_located_or_valid() {
         }
     }
 }
+
+#[test]
+fn fuzz_link_encoding_files_are_refused_located_or_valid() {
+    let files = presets("models/configs/fabric/link");
+    let budget = FuzzBudget::from_env(200);
+    for seed in budget.seeds() {
+        let bytes = fuzz_bytes(seed, 2048);
+        let mut u = Unstructured::new(&bytes);
+        let (name, base) = &files[seed as usize % files.len()];
+        let text = mutate(base, &mut u);
+        let r = std::panic::catch_unwind(|| trnsim_system::link_file::parse("link.ron", &text));
+        match r {
+            Err(_) => panic!("{name}: encoding loader panicked on\n{text}"),
+            Ok(Ok(f)) => {
+                // What is accepted is in range: a line code of at most 1, a flit payload within
+                // its flit, and some width to bond.
+                assert!(f.code_num >= 1 && f.code_num <= f.code_den, "{name}: accepted\n{text}");
+                assert!(!f.widths.is_empty() && f.lane_mbit_per_s >= 1, "{name}: accepted\n{text}");
+                if let trnsim_fabric::link::encoding::Framing::Flit { flit_bytes, payload_bytes } = f.framing {
+                    assert!(payload_bytes >= 1 && payload_bytes <= flit_bytes, "{name}: accepted\n{text}");
+                }
+            }
+            Ok(Err(e)) => assert!(is_located(&e.to_string()), "{name}: unlocated: {e}\n{text}"),
+        }
+    }
+}

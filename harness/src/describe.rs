@@ -9,17 +9,18 @@ pub struct DescribeArgs {
     /// What to describe: core, hbm, sram, dma, link, switch, topology, chip, ultraserver,
     /// ultracluster, scaleout (none: list them).
     what: Option<String>,
-    /// One preset by name (none: all presets of that kind, briefly); for core, hbm, switch,
-    /// ultraserver and ultracluster, also a file (FILE.ron; a core or hbm stack also FILE.json).
+    /// One preset by name (none: all presets of that kind, briefly); for core, hbm, link,
+    /// switch, ultraserver and ultracluster, also a file (FILE.ron; a core, hbm stack or link
+    /// also FILE.json).
     name: Option<String>,
 }
 
 const KINDS: &[(&str, &str)] = &[
-    ("core", "NeuronCores: clocks, tensor engine and per-format rates, SBUF/PSUM, DMA, semaphores (models/configs/core/*.ron; or a FILE.ron/.json)"),
+    ("core", "NeuronCores: clocks, tensor engine and per-format rates, SBUF/PSUM, DMA, semaphores, instruction costs (models/configs/core/*.ron; or a FILE.ron/.json)"),
     ("hbm", "HBM stacks: organization, timing table, controller (models/configs/mem/hbm/*.ron; or a FILE.ron/.json)"),
     ("sram", "on-chip SRAM: SBUF per NeuronCore generation, PSUM (models/mem/src/sram/geometry.rs)"),
     ("dma", "NeuronCore DMA blocks (models/core/src/dma/params.rs)"),
-    ("link", "link encodings: PCIe Gen5/Gen6, UALink (models/fabric/src/link/encoding.rs)"),
+    ("link", "link encodings: PCIe Gen5/Gen6, UALink (models/configs/fabric/link/*.ron; or a FILE.ron/.json)"),
     ("switch", "switches (models/configs/fabric/switch/*.ron; or a FILE.ron)"),
     ("topology", "fabric topologies (models/configs/fabric/*.ron)"),
     ("chip", "chips: cores, HBM, DMA, CC cores, NeuronLink, host, EFA (models/configs/system/*-chip.ron)"),
@@ -96,6 +97,13 @@ pub fn run(a: DescribeArgs) -> Result<(), String> {
             }
         }
         "link" => {
+            if let Some(path) = a.name.as_deref().filter(|n| trnsim_system::located::is_path(n)) {
+                let f = trnsim_system::link_file::load(path)?;
+                let est: Vec<&str> = f.estimated.iter().map(String::as_str).collect();
+                header(&f.name, &f.description, &f.source, &est);
+                println!("encoding: {}", ron(&f));
+                return Ok(());
+            }
             for e in trnsim_fabric::link::encoding::ALL.iter().filter(|e| want(e.name)) {
                 found = true;
                 header(e.name, e.description, e.source, e.estimated);

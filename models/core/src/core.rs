@@ -181,7 +181,11 @@ pub fn build_hooked(
             let p = opts.dma.as_ref().unwrap_or(&opts.spec.dma);
             (p.engines, p.queues)
         });
-        crate::layout::Layout::declare(b, name, program, dma)
+        let mut l = crate::layout::Layout::declare(b, name, program, dma);
+        if opts.spec.costs.tensor.throttle.enabled {
+            l.declare_throttling(b, name);
+        }
+        l
     });
     let fast = clock(b, "mem", opts.spec.clocks.mem)?;
     // (Names joined with `concat`, not `format!`: a 144-chip system builds a quarter of a
@@ -233,11 +237,11 @@ pub fn build_hooked(
         }
         let ports = EnginePorts { sem: sem_out, grant: grant_in, mem: mem_out, mem_done: done_in, dma };
         if b.builds(id) {
-            let (engine_kind, stream, functional, tensor) =
-                (*engine, stream.clone(), opts.functional, opts.spec.tensor);
+            let (engine_kind, stream, functional, model) =
+                (*engine, stream.clone(), opts.functional, crate::cost::CostModel::of(&opts.spec));
             let tracks = layout.as_ref().and_then(|l| l.engine(engine_kind));
             b.install_with(id, move || {
-                Ok(EngineUnit::new(engine_kind, stream, ports, functional, tensor).with_tracks(tracks))
+                Ok(EngineUnit::new(engine_kind, stream, ports, functional, model).with_tracks(tracks))
             })
             .map_err(e)?;
         } else {

@@ -14,17 +14,18 @@
 //! initiation interval has passed), its inputs are not being written by an unfinished
 //! instruction of this engine, and (tensor engine) its weights are loaded. It reads its inputs
 //! through the memory unit, and writes its output once both the reads are back and its
-//! interval has passed; it is complete when the write is. LoadStationary runs in the
+//! interval and the engine's latency (`costs.<engine>.latency_cycles`) have passed; it is
+//! complete when the write is. LoadStationary runs in the
 //! background on its own resource while a MultiplyMoving streams (two weight buffers).
 //! `sem_inc`/`sem_set` wait until every earlier instruction of the engine is complete.
-//! Control instructions take one cycle.
+//! Control instructions take the core's `costs.control_cycles` (one).
 
-use crate::cost;
+use crate::cost::{self, CostModel};
 use crate::exec;
 use crate::isa::{Ap, Cond, Engine, Instr, Mem, Operand, RegOp, Stream};
 use crate::layout::EngineTracks;
 use crate::msg::{DmaCmd, MemAccess, MemDone, SemGrant, SemOp};
-use crate::spec::TensorSpec;
+use crate::throttle::ThrottleState;
 use std::collections::VecDeque;
 use trnsim_kernel::{Activity, Component, Ctx, Flow, InPort, OutPort, StatsWriter, Time};
 
@@ -131,8 +132,16 @@ pub struct EngineStats {
 /// One engine with its instruction stream.
 pub struct EngineUnit {
     engine: Engine,
-    /// The core's tensor array (matmul costs).
-    tensor: TensorSpec,
+    /// The core's costs and tensor array.
+    model: CostModel,
+    /// Cycles a control instruction takes (the core's `costs.control_cycles`).
+    control: u64,
+    /// Cycles after an instruction's interval before its results are written.
+    latency: u64,
+    /// The tensor engine's warm-up throttle (None: off, or another engine).
+    throttle: Option<ThrottleState>,
+    /// The limit (basis points) the last matmul issued under, for the `Throttling` counter.
+    throttle_shown: u64,
     stream: Stream,
     ports: EnginePorts,
     functional: bool,
@@ -166,10 +175,18 @@ pub struct EngineUnit {
 
 impl EngineUnit {
     /// An engine running `stream`.
-    pub fn new(engine: Engine, stream: Stream, ports: EnginePorts, functional: bool, tensor: TensorSpec) -> EngineUnit {
+    pub fn new(engine: Engine, stream: Stream, ports: EnginePorts, functional: bool, model: CostModel) -> EngineUnit {
         EngineUnit {
             engine,
-            tensor,
+            control: model.costs.control_cycles,
+            latency: model.latency(engine),
+            throttle: if engine == Engine::Tensor {
+                ThrottleState::new(&model.costs.tensor.throttle, model.tensor_clock)
+            } else {
+                None
+            },
+            throttle_shown: 0,
+            model,
             stream,
             ports,
             functional,
@@ -214,11 +231,22 @@ impl EngineUnit {
     /// A matmul's flops over the array's peak flops per cycle in its format.
     fn full_rate_cycles(&self, instr: &Instr, m: u64) -> f64 {
         let Instr::MultiplyMoving { src, .. } = instr else { return 0.0 };
-        let t = &self.tensor;
+        let t = &self.model.tensor;
         let rate = t.rate(src.dtype).unwrap_or(crate::spec::Rate { macs_per_pe: 1, cycles_per_column: 1 });
         let per_cycle = f64::from(t.rows) * f64::from(t.columns) * 2.0 * f64::from(rate.macs_per_pe)
             / f64::from(rate.cycles_per_column.max(1));
         exec::flops(instr, m) as f64 / per_cycle
+    }
+
+    /// Writes the `Throttling` counter when the limit a matmul issues under changes.
+    fn show_throttle(&mut self, cx: &mut Ctx<'_>, limit: u64) {
+        if limit == self.throttle_shown {
+            return;
+        }
+        self.throttle_shown = limit;
+        if let (Some(track), Some(mut tr)) = (self.tracks.and_then(|t| t.throttling), cx.tracer()) {
+            tr.counter(track, limit as f64 / 100.0);
+        }
     }
 
     /// Writes slices and counters to the Explorer layout's tracks ([`crate::layout`]) instead
@@ -420,7 +448,7 @@ impl EngineUnit {
                 };
                 self.pc += 1;
                 self.stats.control_instrs += 1;
-                self.next_issue = self.next_issue.max(now + 1);
+                self.next_issue = self.next_issue.max(now + self.control);
                 false
             }
             Instr::Branch { cond, a, b, target } => {
@@ -434,7 +462,7 @@ impl EngineUnit {
                 };
                 self.pc = if taken { target as usize } else { self.pc + 1 };
                 self.stats.control_instrs += 1;
-                self.next_issue = self.next_issue.max(now + 1);
+                self.next_issue = self.next_issue.max(now + self.control);
                 false
             }
             Instr::Halt => {
@@ -462,7 +490,7 @@ impl EngineUnit {
                 self.stats.dmas += 1;
                 self.pc += 1;
                 self.stats.control_instrs += 1;
-                self.next_issue = self.next_issue.max(now + 1);
+                self.next_issue = self.next_issue.max(now + self.control);
                 false
             }
             _ => self.issue_data(cx, instr, now),
@@ -497,7 +525,7 @@ impl EngineUnit {
         }
         self.pc += 1;
         self.stats.control_instrs += 1;
-        self.next_issue = self.next_issue.max(now_plus_one(cx));
+        self.next_issue = self.next_issue.max(cx.cycle().0 + self.control);
         false
     }
 
@@ -536,7 +564,12 @@ impl EngineUnit {
             }
             m = self.active.as_ref().map_or(0, |w| w.m);
         }
-        let ii = cost::cycles(self.engine, &instr, m, &self.tensor);
+        let mut ii = cost::cycles(self.engine, &instr, m, &self.model);
+        if let (true, Some(t)) = (is_mm, self.throttle.as_mut()) {
+            let limit;
+            (ii, limit) = t.matmul(now, ii);
+            self.show_throttle(cx, limit);
+        }
         let tag = self.next_tag;
         self.next_tag += 1;
         for (k, ap) in inputs.iter().enumerate() {
@@ -562,15 +595,17 @@ impl EngineUnit {
             self.stats.issues.push(now);
         }
         let start = cx.now();
+        // Results are written once the interval and the datapath's latency have passed.
+        let ready_at = now + ii + self.latency;
         if inputs.is_empty() {
-            self.next_progress = self.next_progress.min(now + ii);
+            self.next_progress = self.next_progress.min(ready_at);
         }
         self.inflight.push_back(InFlight {
             tag,
             index: self.pc,
             reads_left: inputs.len() as u8,
             inputs: if self.functional { Vec::with_capacity(inputs.len()) } else { Vec::new() },
-            ready_at: now + ii,
+            ready_at,
             write_sent: false,
             writes_left: 0,
             done: false,
@@ -582,10 +617,6 @@ impl EngineUnit {
         self.pc += 1;
         true
     }
-}
-
-fn now_plus_one(cx: &Ctx<'_>) -> u64 {
-    cx.cycle().0 + 1
 }
 
 impl Component for EngineUnit {
@@ -645,6 +676,9 @@ impl Component for EngineUnit {
         out.count("psum_bytes", s.psum_bytes);
         out.count("sem_wait_cycles", s.sem_wait_cycles);
         out.count("dmas", s.dmas);
+        if let Some(t) = &self.throttle {
+            out.count("throttled_cycles", t.added_cycles);
+        }
         let span = s.last.saturating_sub(s.first.unwrap_or(0)).max(1);
         out.value("utilization", s.busy_cycles as f64 / span as f64);
     }

@@ -16,11 +16,11 @@
 //!    completes),
 //!    `Pending DMA Count` (commands accepted and not yet complete), `HFU` (the tensor array's
 //!    hardware FLOPs utilization in %: each matmul's flops over the array's peak for the time
-//!    since the previous matmul ended).
+//!    since the previous matmul ended), and on a core whose array throttles
+//!    (`costs.tensor.throttle`) `Throttling` (the % of the full rate each matmul issued under).
 //!
 //! Left out, with the reason: `Sb Usage` and `PSUM Usage` (the model does not allocate SBUF
-//! or PSUM: programs address them directly, so there is no occupancy to show), `Throttling`
-//! (the tensor engine runs at its full rate from the first instruction), MFU (model FLOPs
+//! or PSUM: programs address them directly, so there is no occupancy to show), MFU (model FLOPs
 //! need the model, which a core program does not have), CC-core rows (collectives run on the
 //! chip's collective engine, traced on the fabric's tracks). HBM throughput is on the HBM
 //! stack's own tracks (`chN.pcM bandwidth`), which follow the core's.
@@ -55,6 +55,8 @@ pub struct EngineTracks {
     pub matrix: Option<TrackId>,
     /// The tensor engine's `HFU` counter.
     pub hfu: Option<TrackId>,
+    /// The tensor engine's `Throttling` counter (a core whose array throttles).
+    pub throttling: Option<TrackId>,
 }
 
 /// The DMA block's tracks.
@@ -93,7 +95,7 @@ impl Layout {
             }
             let instr = t(&format!("{} Engine - Row 0", engine_row(e)), TrackKind::Slice);
             let matrix = (e == Engine::Tensor).then(|| t("TensorMatrix Engine - Row 0", TrackKind::Slice));
-            engines.push((e, EngineTracks { instr, matrix, hfu: None }));
+            engines.push((e, EngineTracks { instr, matrix, hfu: None, throttling: None }));
         }
         let dma = dma.map(|(n, q)| {
             let engines = (0..n).map(|k| t(&format!("DMA Engine {k} - Row 0"), TrackKind::Slice)).collect();
@@ -119,6 +121,16 @@ impl Layout {
             }
         }
         Layout { engines, dma, sems }
+    }
+
+    /// Declares the tensor engine's `Throttling` counter (% of the array's full rate it is
+    /// held to), after the other counters, when the program has a tensor stream.
+    pub fn declare_throttling(&mut self, b: &mut SimBuilder, name: &str) {
+        for (e, tr) in &mut self.engines {
+            if *e == Engine::Tensor {
+                tr.throttling = Some(b.group_track(&format!("{name}.Throttling"), TrackKind::Counter { unit: "%" }));
+            }
+        }
     }
 
     /// The tracks of engine `e`, if it has a stream.

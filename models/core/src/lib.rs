@@ -19,6 +19,7 @@ pub mod msg;
 pub mod numeric;
 pub mod sem;
 pub mod spec;
+pub mod throttle;
 
 #[cfg(test)]
 mod tests;

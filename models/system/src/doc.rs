@@ -541,6 +541,16 @@ impl SystemDoc {
     fn typecheck(&self) -> Result<(), String> {
         let field = |e: serde_json::Error| format!("{}", e).replace(" at line 0 column 0", "");
         if let Some(c) = self.tree.get("chip").filter(|_| self.chip.is_some()) {
+            // The core and stack first: read inside the chip (an untagged name-or-description)
+            // their errors would only say that neither matched.
+            if let Some(core) = c.get("core").filter(|v| v.is_object()) {
+                serde_json::from_value::<trnsim_core::spec::CoreSpec>(core.clone())
+                    .map_err(|e| format!("chip.core: {}", field(e)))?;
+            }
+            if let Some(stack) = c.get("hbm").and_then(|h| h.get("preset")).filter(|v| v.is_object()) {
+                serde_json::from_value::<trnsim_mem::hbm::presets::StackSpec>(stack.clone())
+                    .map_err(|e| format!("chip.hbm.preset: {}", field(e)))?;
+            }
             serde_json::from_value::<ChipSpec>(c.clone()).map_err(field)?;
         }
         if let Some(f) = self.tree.get("fabric").filter(|_| self.fabric.is_some()) {

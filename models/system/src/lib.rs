@@ -27,5 +27,6 @@ pub mod cluster;
 pub mod doc;
 pub mod energy;
 pub mod energy_stats;
+pub mod link_file;
 pub mod located;
 pub mod switch_file;

@@ -7,19 +7,22 @@
 //!            │                per-format rates (MACs per PE per column, cycles per column)
 //!            ├─ sbuf, psum ── SRAM geometry and port budget (trnsim_mem::sram::SramGeometry)
 //!            ├─ dma ───────── the DMA block (crate::dma::DmaParams)
-//!            └─ semaphores ── count and link latency
+//!            ├─ semaphores ── count and link latency
+//!            └─ costs ─────── each engine's instruction costs and latency ([`engines`])
 //! ```
 //!
 //! Every figure names its source in the file's `source` line or is listed in `estimated`.
 //! [`CoreSpec::validate`] checks every field and names it (`tensor.rows`); loaders with
 //! located errors (`file:line:col: field: message`) live in `trnsim-system`.
 //!
-//! Leaves out: the per-instruction cost formulas (spec §5, [`crate::cost::TABLE`]: the ISA's
-//! documented costs, the same on every generation), the vector and scalar engines' lane widths
-//! (the cost table charges per element per partition), and sparsity. The ISA's MXFP8 operand
+//! Leaves out: sparsity, and what [`engines`] leaves out. The ISA's MXFP8 operand
 //! packs four K-rows per partition and every other format's one ([`isa_packing`]): a format
 //! whose `macs_per_pe` differs (NC-v3's double-row FP8) or has no operand (`mxfp4`) serves the
 //! workload layer's estimates only, and the cycle-level core refuses its matmuls.
+
+pub mod engines;
+
+pub use engines::{Cost, EngineCosts};
 
 use crate::dma::DmaParams;
 use crate::isa::{Dtype, Engine};
@@ -60,6 +63,8 @@ pub struct CoreSpec {
     pub dma: DmaParams,
     /// The semaphore unit.
     pub semaphores: SemSpec,
+    /// Each engine's instruction costs, latency and the sequencers' control cost.
+    pub costs: EngineCosts,
 }
 
 /// Clock of each engine and of the memory-side units.
@@ -296,7 +301,7 @@ impl CoreSpec {
             let m = format!("{} is out of range (allowed: 1..={MAX_SEM_LATENCY} cycles)", s.latency_cycles);
             return Err(bad("semaphores.latency_cycles", m));
         }
-        Ok(())
+        self.costs.validate(self.tensor.columns).map_err(|(f, m)| bad(&format!("costs.{f}"), m))
     }
 
     fn validate_clocks(&self) -> Result<(), SpecError> {

@@ -77,6 +77,21 @@ fn validation_names_the_field() {
         (Box::new(|s| s.dma.engines = u32::MAX), "dma"),
         (Box::new(|s| s.semaphores.count = 0), "semaphores.count"),
         (Box::new(|s| s.semaphores.latency_cycles = 0), "semaphores.latency_cycles"),
+        (Box::new(|s| s.costs.control_cycles = 0), "costs.control_cycles"),
+        (
+            Box::new(|s| s.costs.tensor.load_stationary_columns_per_cycle = 0),
+            "costs.tensor.load_stationary_columns_per_cycle",
+        ),
+        (
+            Box::new(|s| s.costs.tensor.load_stationary_columns_per_cycle = 129),
+            "costs.tensor.load_stationary_columns_per_cycle",
+        ),
+        (Box::new(|s| s.costs.tensor.transpose_free_cap = 0), "costs.tensor.transpose_free_cap"),
+        (Box::new(|s| s.costs.vector.latency_cycles = 1_000_001), "costs.vector.latency_cycles"),
+        (Box::new(|s| s.costs.vector.tensor_copy.elements = 0), "costs.vector.tensor_copy.elements"),
+        (Box::new(|s| s.costs.vector.memset.cycles = 1025), "costs.vector.memset.cycles"),
+        (Box::new(|s| s.costs.scalar.activation.min_interval = u64::MAX), "costs.scalar.activation.min_interval"),
+        (Box::new(|s| s.costs.gpsimd.data.overhead = 2_000_000), "costs.gpsimd.data.overhead"),
     ];
     for (change, field) in cases {
         let mut s = base.clone();

@@ -9,19 +9,25 @@ use crate::isa::{Accumulate, ActFn, AluOp, Dtype, Engine, Instr, Mem, Program, S
 use trnsim_kernel::{Dur, SimBuilder};
 
 fn measured_interval(engine: Engine, setup: &[Instr], instr: Instr) -> u64 {
+    measured_on(&CoreOptions::default(), engine, setup, instr).0
+}
+
+/// The issue interval of sixteen `instr`s after `setup` on a core of `opts`, and the cycle the
+/// last completed.
+fn measured_on(opts: &CoreOptions, engine: Engine, setup: &[Instr], instr: Instr) -> (u64, u64) {
     let mut s = Stream::default();
     s.instrs.extend_from_slice(setup);
     s.instrs.extend(std::iter::repeat_n(instr, 16));
     s.lines = vec![1; s.instrs.len()];
     let program = Program { source: "costs".into(), streams: vec![(engine, s)] };
     let mut b = SimBuilder::new();
-    let ids = build(&mut b, "nc0", &program, &CoreOptions::default(), None).unwrap();
+    let ids = build(&mut b, "nc0", &program, opts, None).unwrap();
     let mut sim = b.build().unwrap();
     sim.run_until_idle(Dur::from_us(1000)).unwrap();
     let e = sim.component::<EngineUnit>(ids.engines[0].1).unwrap();
     assert!(e.finished());
     // Fifteen intervals between the first and the last of the sixteen.
-    (e.stats.last_issue - e.stats.issues[setup.len()]) / 15
+    ((e.stats.last_issue - e.stats.issues[setup.len()]) / 15, e.stats.last)
 }
 
 #[test]
@@ -159,4 +165,78 @@ fn every_cost_row_is_the_measured_issue_interval() {
         let got = measured_interval(engine, &setup, instr);
         assert_eq!(got, want, "{name}: issue interval {got} cycles, formula {want}");
     }
+}
+
+/// A core of nc-v4 with `change` made to its costs.
+fn changed(change: impl Fn(&mut crate::spec::EngineCosts)) -> CoreOptions {
+    let mut spec = (*crate::spec::nc_v4()).clone();
+    change(&mut spec.costs);
+    spec.validate().unwrap();
+    CoreOptions { spec: std::sync::Arc::new(spec), ..CoreOptions::default() }
+}
+
+#[test]
+fn the_cost_figures_are_the_core_files_not_the_codes() {
+    let f32s = |off, n| ap(Mem::Sbuf, off, n, Dtype::Fp32);
+    let copy = Instr::TensorCopy { src: f32s(0, 300), dst: f32s(0x8000, 300) };
+    let base = CoreOptions::default();
+    // A vector engine twice as wide: tensor_copy takes N/2 (but not less than its 64 floor).
+    let wide = changed(|c| c.vector.tensor_copy.elements = 2);
+    assert_eq!(measured_on(&base, Engine::Vector, &[], copy).0, 300);
+    assert_eq!(measured_on(&wide, Engine::Vector, &[], copy).0, 150);
+    // The scalar engine's tensor_copy is its own row: the vector's change leaves it alone.
+    assert_eq!(measured_on(&wide, Engine::Scalar, &[], copy).0, 300);
+    let act = Instr::Activation {
+        func: ActFn::Exp,
+        src: f32s(0, 512),
+        dst: ap(Mem::Sbuf, 0x8000, 512, Dtype::Bf16),
+        scale: 1.0,
+        bias: 0.0,
+        reduce: Some((AluOp::Add, f32s(0xC000, 1))),
+    };
+    let overhead = changed(|c| c.scalar.activation_reduce.overhead = 100);
+    assert_eq!(measured_on(&overhead, Engine::Scalar, &[], act).0, 612);
+    let iota = Instr::Iota { dst: f32s(0x8000, 100), base: 0, step: 1, partition_step: 0 };
+    let gp = changed(|c| c.gpsimd.data = crate::spec::Cost { min_interval: 0, elements: 4, cycles: 1, overhead: 10 });
+    assert_eq!(measured_on(&gp, Engine::GpSimd, &[], iota).0, 35);
+    // LoadStationary runs in the background (a load waits for the previous one to be in use),
+    // so its interval is read from the cost model the engine charges.
+    let bf = |off, n| ap(Mem::Sbuf, off, n, Dtype::Bf16);
+    let ls = Instr::LoadStationary { src: bf(0, 128), scales: None };
+    let ls_slow = changed(|c| c.tensor.load_stationary_columns_per_cycle = 1);
+    let ls_cycles = |o: &CoreOptions| crate::cost::cycles(Engine::Tensor, &ls, 0, &crate::cost::CostModel::of(&o.spec));
+    assert_eq!((ls_cycles(&base), ls_cycles(&ls_slow)), (32, 128));
+    let tr = Instr::Transpose { src: bf(0, 32), dst: ap(Mem::Psum, 0, 128, Dtype::Fp32) };
+    let cap = changed(|c| c.tensor.transpose_free_cap = 16);
+    assert_eq!(measured_on(&cap, Engine::Tensor, &[], tr).0, 128, "max(P = 128, min(16, 32))");
+}
+
+#[test]
+fn latency_delays_results_and_not_the_interval_and_control_costs_are_the_files() {
+    let f32s = |off, n| ap(Mem::Sbuf, off, n, Dtype::Fp32);
+    let copy = Instr::TensorCopy { src: f32s(0, 300), dst: f32s(0x8000, 300) };
+    let (ii, end) = measured_on(&CoreOptions::default(), Engine::Vector, &[], copy);
+    let (ii_late, end_late) = measured_on(&changed(|c| c.vector.latency_cycles = 40), Engine::Vector, &[], copy);
+    assert_eq!(ii_late, ii, "latency pipelines: the interval stays");
+    assert_eq!(end_late, end + 40, "the last result lands the latency later");
+    let mov = Instr::RegAlu {
+        op: crate::isa::RegOp::Add,
+        dst: crate::isa::Reg(1),
+        a: crate::isa::Operand::Reg(crate::isa::Reg(1)),
+        b: crate::isa::Operand::Imm(1),
+    };
+    let slow = changed(|c| c.control_cycles = 3);
+    let count = |opts: &CoreOptions| {
+        let mut s = Stream { instrs: vec![mov; 16], ..Stream::default() };
+        s.instrs.push(copy);
+        s.lines = vec![1; s.instrs.len()];
+        let program = Program { source: "ctl".into(), streams: vec![(Engine::Vector, s)] };
+        let mut b = SimBuilder::new();
+        let ids = build(&mut b, "nc0", &program, opts, None).unwrap();
+        let mut sim = b.build().unwrap();
+        sim.run_until_idle(Dur::from_us(1000)).unwrap();
+        sim.component::<EngineUnit>(ids.engines[0].1).unwrap().stats.issues[0]
+    };
+    let (fast, slowed) = (count(&CoreOptions::default()), count(&slow));
+    assert_eq!(slowed - fast, 16 * 2, "sixteen register instructions, two more cycles each");
 }

@@ -1,5 +1,7 @@
 //! Lane encodings as data: signalling rate, line code, link-layer framing and transaction
-//! overheads of PCIe Gen5, PCIe Gen6 (flit mode) and UALink 200G, plus lane bonding.
+//! overheads of PCIe Gen5, PCIe Gen6 (flit mode) and UALink 200G, plus lane bonding. The
+//! encodings are the files of models/configs/fabric/link (compiled in, read once, each field
+//! checked: [`EncodingFile`]).
 //!
 //! Sources (keys of docs/sources.md §0 and §8): Gen5 rate and 128b/130b from spec §8
 //! (R); the Gen6 256-byte flit (236 B TLP + 6 B DLLP + 8 B CRC + 6 B FEC) from spec §8, R7;
@@ -11,9 +13,12 @@
 //! the ACK/UpdateFC DLLPs of the reverse direction that share a Gen5 (non-flit) link.
 
 use crate::link::params::LinkError;
+use serde::{Deserialize, Serialize};
+use std::sync::LazyLock;
 
 /// How the link layer frames transaction-layer bytes on the wire.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub enum Framing {
     /// Non-flit mode (PCIe up to Gen5): every packet (TLP) is framed on its own with
     /// `framing_bytes` of start token, sequence number and LCRC. The replay unit is one packet.
@@ -80,74 +85,158 @@ impl Encoding {
     }
 }
 
-/// PCIe Gen5: 32 GT/s NRZ, 128b/130b, non-flit framing.
-pub const PCIE_GEN5: Encoding = Encoding {
-    name: "pcie-gen5",
-    description: "PCIe 5.0: 32 GT/s NRZ lanes, 128b/130b, TLPs framed one by one (x8 = 31.5 GB/s per direction)",
-    source: "spec §8 (R): 32 GT/s, 128b/130b, x8 = 31.5 GB/s; framing per PCIe Base 5.0 §4.2.2 (R)",
-    estimated: &[
-        "framing_bytes = 8: 4-byte STP token (length, 12-bit sequence number) + 4-byte LCRC (R, not verified here)",
-        "header_bytes = 16: 4-DW memory-write header (64-bit address), no ECRC, no TLP prefix",
-        "left out: DLLPs of the reverse direction and SKP ordered sets on the lanes (~0.3 %)",
-    ],
-    lane_mbit_per_s: 32_000,
-    code_num: 128,
-    code_den: 130,
-    framing: Framing::Packet { framing_bytes: 8 },
-    header_bytes: 16,
-    granule_bytes: 4,
-    data_credit_bytes: 16,
-    max_payload_bytes: 4096,
-    widths: &[1, 2, 4, 8, 16],
-};
+/// An encoding as a file holds it (models/configs/fabric/link/NAME.ron, `Encoding(...)`):
+/// every field written, unknown ones refused, checked by [`EncodingFile::validate`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename = "Encoding")]
+pub struct EncodingFile {
+    /// See [`Encoding::name`].
+    pub name: String,
+    /// See [`Encoding::description`].
+    pub description: String,
+    /// See [`Encoding::source`].
+    pub source: String,
+    /// See [`Encoding::estimated`].
+    pub estimated: Vec<String>,
+    /// See [`Encoding::lane_mbit_per_s`].
+    pub lane_mbit_per_s: u64,
+    /// See [`Encoding::code_num`].
+    pub code_num: u64,
+    /// See [`Encoding::code_den`].
+    pub code_den: u64,
+    /// See [`Encoding::framing`].
+    pub framing: Framing,
+    /// See [`Encoding::header_bytes`].
+    pub header_bytes: u32,
+    /// See [`Encoding::granule_bytes`].
+    pub granule_bytes: u32,
+    /// See [`Encoding::data_credit_bytes`].
+    pub data_credit_bytes: u32,
+    /// See [`Encoding::max_payload_bytes`].
+    pub max_payload_bytes: u32,
+    /// See [`Encoding::widths`].
+    pub widths: Vec<u32>,
+}
 
+/// The fastest lane an encoding file may give (10 Tb/s) and the most lanes of one link.
+pub const MAX_LANE_MBIT_PER_S: u64 = 10_000_000;
+/// See [`MAX_LANE_MBIT_PER_S`].
+pub const MAX_LANES: u32 = 64;
+/// The largest flit, packet header, granule, credit or payload an encoding file may give.
+pub const MAX_UNIT_BYTES: u32 = 1 << 16;
+
+impl EncodingFile {
+    /// Checks every field; the error is (field, message with the allowed range).
+    pub fn validate(&self) -> Result<(), (String, String)> {
+        let out = |f: &str, v: u64, allowed: String| {
+            Err((f.to_string(), format!("{v} is out of range (allowed: {allowed})")))
+        };
+        if !(1..=MAX_LANE_MBIT_PER_S).contains(&self.lane_mbit_per_s) {
+            return out("lane_mbit_per_s", self.lane_mbit_per_s, format!("1..={MAX_LANE_MBIT_PER_S} Mb/s"));
+        }
+        if !(1..=1 << 20).contains(&self.code_den) {
+            return out("code_den", self.code_den, "1..=1048576".into());
+        }
+        if !(1..=self.code_den).contains(&self.code_num) {
+            return out("code_num", self.code_num, format!("1..=code_den = {}", self.code_den));
+        }
+        let unit = |f: &str, v: u32, lo: u32| {
+            if (lo..=MAX_UNIT_BYTES).contains(&v) {
+                Ok(())
+            } else {
+                out(f, u64::from(v), format!("{lo}..={MAX_UNIT_BYTES} bytes"))
+            }
+        };
+        match self.framing {
+            Framing::Packet { framing_bytes } => unit("framing.framing_bytes", framing_bytes, 0)?,
+            Framing::Flit { flit_bytes, payload_bytes } => {
+                unit("framing.flit_bytes", flit_bytes, 1)?;
+                if !(1..=flit_bytes).contains(&payload_bytes) {
+                    return out(
+                        "framing.payload_bytes",
+                        u64::from(payload_bytes),
+                        format!("1..=flit_bytes = {flit_bytes}"),
+                    );
+                }
+            }
+        }
+        unit("header_bytes", self.header_bytes, 0)?;
+        unit("granule_bytes", self.granule_bytes, 1)?;
+        unit("data_credit_bytes", self.data_credit_bytes, 1)?;
+        unit("max_payload_bytes", self.max_payload_bytes, 1)?;
+        if self.widths.is_empty() {
+            return Err(("widths".into(), "empty (allowed: lane counts in 1..=64)".into()));
+        }
+        for &w in &self.widths {
+            if !(1..=MAX_LANES).contains(&w) {
+                return out("widths", u64::from(w), format!("lane counts in 1..={MAX_LANES}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Parses and checks RON text (no location: loaders that locate errors live in
+    /// `trnsim-system`).
+    pub fn from_ron(text: &str) -> Result<EncodingFile, (String, String)> {
+        let f: EncodingFile = ron::from_str(text).map_err(|e| (String::new(), e.to_string()))?;
+        f.validate()?;
+        Ok(f)
+    }
+
+    /// The encoding with `'static` text, for a description that lives as long as the program
+    /// (the built-in files, read once): its strings and widths are leaked, once.
+    fn into_static(self) -> Encoding {
+        let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+        let estimated: Vec<&'static str> = self.estimated.into_iter().map(leak).collect();
+        Encoding {
+            name: leak(self.name),
+            description: leak(self.description),
+            source: leak(self.source),
+            estimated: Box::leak(estimated.into_boxed_slice()),
+            lane_mbit_per_s: self.lane_mbit_per_s,
+            code_num: self.code_num,
+            code_den: self.code_den,
+            framing: self.framing,
+            header_bytes: self.header_bytes,
+            granule_bytes: self.granule_bytes,
+            data_credit_bytes: self.data_credit_bytes,
+            max_payload_bytes: self.max_payload_bytes,
+            widths: Box::leak(self.widths.into_boxed_slice()),
+        }
+    }
+}
+
+/// The built-in encodings: (name, RON text of models/configs/fabric/link/NAME.ron), in the
+/// order `trnsim describe link` lists them.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("pcie-gen5", include_str!("../../../configs/fabric/link/pcie-gen5.ron")),
+    ("pcie-gen6", include_str!("../../../configs/fabric/link/pcie-gen6.ron")),
+    ("ualink-200g", include_str!("../../../configs/fabric/link/ualink-200g.ron")),
+];
+
+/// Every built-in encoding, parsed once, in [`BUILTIN`]'s order.
+pub static ALL: LazyLock<Vec<Encoding>> = LazyLock::new(|| {
+    BUILTIN
+        .iter()
+        .map(|(n, text)| {
+            // The built-in files are part of the program: `built_in_files_are_valid` holds them.
+            let f = EncodingFile::from_ron(text).unwrap_or_else(|e| panic!("built-in encoding {n}: {}: {}", e.0, e.1));
+            assert_eq!(f.name, *n, "built-in encoding file {n} names itself {}", f.name);
+            f.into_static()
+        })
+        .collect()
+});
+
+fn builtin(name: &str) -> Encoding {
+    *find(name).unwrap_or_else(|| panic!("{name} is built in"))
+}
+
+/// PCIe Gen5: 32 GT/s NRZ, 128b/130b, non-flit framing (models/configs/fabric/link/pcie-gen5.ron).
+pub static PCIE_GEN5: LazyLock<Encoding> = LazyLock::new(|| builtin("pcie-gen5"));
 /// PCIe Gen6: 64 GT/s PAM4, flit mode (256-byte flits carrying 236 bytes of TLP).
-pub const PCIE_GEN6: Encoding = Encoding {
-    name: "pcie-gen6",
-    description:
-        "PCIe 6.0 flit mode: 64 GT/s PAM4 lanes, 1b/1b, 256 B flits = 236 B TLP + 6 B DLLP + 8 B CRC + 6 B FEC",
-    source: "spec §8: R7 (flit layout, 1b/1b, x8 = 64 GB/s raw per direction)",
-    estimated: &[
-        "header_bytes = 16: flit-mode 4-DW memory-write header (64-bit address), no OHC (spec §8 says ~16 B, E)",
-        "ber is taken after FEC: the FEC's corrections are not modelled, only the CRC failures left",
-    ],
-    lane_mbit_per_s: 64_000,
-    code_num: 1,
-    code_den: 1,
-    framing: Framing::Flit { flit_bytes: 256, payload_bytes: 236 },
-    header_bytes: 16,
-    granule_bytes: 4,
-    data_credit_bytes: 16,
-    max_payload_bytes: 4096,
-    widths: &[1, 2, 4, 8, 16],
-};
-
+pub static PCIE_GEN6: LazyLock<Encoding> = LazyLock::new(|| builtin("pcie-gen6"));
 /// UALink 200G: 212.5 GT/s lanes delivering 200 Gb/s, 640-byte data-link flits.
-pub const UALINK_200G: Encoding = Encoding {
-    name: "ualink-200g",
-    description: "UALink 200G 1.0: 212.5 GT/s lanes carrying 200 Gb/s, 640 B DL flits packing 64 B TL flits",
-    source: "spec §8: R5/R6 (200G lanes, x1/x2/x4, 640 B DL flit of 64 B TL flits, 64..256 B requests, ~93 % claimed)",
-    estimated: &[
-        "line code 16/17 = RS(544,514) FEC x 256b/257b of the 200G/lane Ethernet PHY: 212.5 x 16/17 = 200 Gb/s (E)",
-        "DL flit payload 628 of 640 B: 3 B flit header + 5 x 1 B segment headers + 4 B CRC (E: third-party \
-         transcription of UALink 200 1.0 tables 6-2/6-14, rosslwheeler/ualink_private include/ualink/dl_flit.h)",
-        "header_bytes = 16: one uncompressed 4-sector request field per transaction, two sharing a 32 B control \
-         half-flit (E; compressed requests take 8 B; Write byte enables add a 32 B half-flit, WriteFull none)",
-        "granule 32 B (TL data half-flit) and 64 B data credits (E, same source)",
-    ],
-    lane_mbit_per_s: 212_500,
-    code_num: 16,
-    code_den: 17,
-    framing: Framing::Flit { flit_bytes: 640, payload_bytes: 628 },
-    header_bytes: 16,
-    granule_bytes: 32,
-    data_credit_bytes: 64,
-    max_payload_bytes: 256,
-    widths: &[1, 2, 4],
-};
-
-/// Every encoding, in the order `trnsim describe` lists them.
-pub const ALL: &[Encoding] = &[PCIE_GEN5, PCIE_GEN6, UALINK_200G];
+pub static UALINK_200G: LazyLock<Encoding> = LazyLock::new(|| builtin("ualink-200g"));
 
 /// Looks an encoding up by name.
 pub fn find(name: &str) -> Option<&'static Encoding> {
@@ -156,7 +245,7 @@ pub fn find(name: &str) -> Option<&'static Encoding> {
 
 /// The names of all encodings, comma-separated (for error messages).
 pub fn names() -> String {
-    ALL.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+    BUILTIN.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
 }
 
 /// Lanes of one encoding bonded into a link (one direction). Rates are per direction.
@@ -263,10 +352,35 @@ mod tests {
     }
 
     #[test]
+    fn built_in_files_are_valid_and_hold_the_documented_figures() {
+        assert_eq!(ALL.len(), BUILTIN.len());
+        let g6 = &*PCIE_GEN6;
+        assert_eq!((g6.lane_mbit_per_s, g6.code_num, g6.code_den), (64_000, 1, 1));
+        assert_eq!(g6.framing, Framing::Flit { flit_bytes: 256, payload_bytes: 236 });
+        assert_eq!(PCIE_GEN5.framing, Framing::Packet { framing_bytes: 8 });
+        assert_eq!((UALINK_200G.lane_mbit_per_s, UALINK_200G.widths), (212_500, &[1, 2, 4][..]));
+        assert!(UALINK_200G.estimated[1].contains("third-party transcription"));
+    }
+
+    #[test]
+    fn a_bad_or_missing_field_is_named() {
+        let text = BUILTIN[1].1;
+        let bad = |from: &str, to: &str| EncodingFile::from_ron(&text.replacen(from, to, 1)).unwrap_err();
+        assert_eq!(bad("lane_mbit_per_s: 64000", "lane_mbit_per_s: 0").0, "lane_mbit_per_s");
+        assert_eq!(bad("code_num: 1,", "code_num: 2,").0, "code_num");
+        assert_eq!(bad("payload_bytes: 236", "payload_bytes: 300").0, "framing.payload_bytes");
+        assert_eq!(bad("granule_bytes: 4", "granule_bytes: 0").0, "granule_bytes");
+        assert_eq!(bad("widths: [1, 2, 4, 8, 16]", "widths: []").0, "widths");
+        assert_eq!(bad("widths: [1, 2, 4, 8, 16]", "widths: [1, 65]").0, "widths");
+        assert!(bad("    header_bytes: 16,\n", "").1.contains("header_bytes"));
+        assert!(bad("header_bytes: 16,", "header_bytes: 16, headr: 1,").1.contains("headr"));
+    }
+
+    #[test]
     fn widths_and_lookup() {
         assert!(BondedLink::new(&UALINK_200G, 8).is_err());
         assert!(BondedLink::new(&PCIE_GEN6, 16).is_ok());
-        assert_eq!(find("pcie-gen6"), Some(&PCIE_GEN6));
+        assert_eq!(find("pcie-gen6"), Some(&*PCIE_GEN6));
         assert!(find("pcie-gen7").is_none());
         assert_eq!(PCIE_GEN6.stream_bytes(61), 16 + 64);
         assert_eq!(UALINK_200G.stream_bytes(64), 16 + 64);

@@ -31,9 +31,10 @@ pub enum Queueing {
 }
 
 /// Everything that defines a switch. Time advances in *port cycles*: the time one cell takes
-/// through a port at the port's raw rate (see [`SwitchConfig::cell_clock`]).
+/// through a port at the port's raw rate (see [`SwitchConfig::cell_clock`]). Read from a file
+/// every field must be written: a missing one is an error naming it, never a silent default.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub struct SwitchConfig {
     /// Ports (each one input and one output), 2..=4096.
     pub ports: u16,
@@ -67,8 +68,7 @@ pub struct SwitchConfig {
 impl Default for SwitchConfig {
     /// The 160-lane, 20-port PCIe Gen6 switch: the values of its file
     /// (models/configs/fabric/switch/pcie6-160l-20p.ron; `default_is_the_first_preset` holds
-    /// them equal). Written out because deserializing a `SwitchConfig`, the preset's too,
-    /// starts from this default.
+    /// them equal), for code that builds a switch; files never fall back on it.
     fn default() -> Self {
         SwitchConfig {
             ports: 20,
@@ -240,9 +240,17 @@ mod tests {
     }
 
     #[test]
-    fn parses_with_defaults_and_rejects_unknown_keys() {
-        let c: SwitchConfig = serde_json::from_str(r#"{"ports": 8, "queueing": "fifo"}"#).unwrap();
-        assert_eq!((c.ports, c.queueing, c.arbiter.as_str()), (8, Queueing::Fifo, "islip"));
-        assert!(serde_json::from_str::<SwitchConfig>(r#"{"portz": 8}"#).is_err());
+    fn a_missing_or_unknown_field_is_an_error_not_a_default() {
+        let full = serde_json::to_value(SwitchConfig::default()).unwrap();
+        assert_eq!(serde_json::from_value::<SwitchConfig>(full.clone()).unwrap(), SwitchConfig::default());
+        let mut partial = full.clone();
+        partial.as_object_mut().unwrap().remove("speedup");
+        let e = serde_json::from_value::<SwitchConfig>(partial).unwrap_err().to_string();
+        assert!(e.contains("missing field `speedup`"), "{e}");
+        let e = serde_json::from_str::<SwitchConfig>(r#"{"ports": 8, "queueing": "fifo"}"#).unwrap_err().to_string();
+        assert!(e.contains("missing field"), "{e}");
+        let mut unknown = full;
+        unknown.as_object_mut().unwrap().insert("portz".into(), 8.into());
+        assert!(serde_json::from_value::<SwitchConfig>(unknown).is_err());
     }
 }

@@ -69,6 +69,35 @@ mod tests {
     }
 
     #[test]
+    fn cost_errors_are_located_at_the_field_in_the_core_file() {
+        let text = spec::BUILTIN[2].1;
+        let line_of = |t: &str, needle: &str| t.lines().position(|l| l.contains(needle)).unwrap() + 1;
+        let zero = text.replacen(
+            "tensor_copy: (min_interval: 64, elements: 1,",
+            "tensor_copy: (min_interval: 64, elements: 0,",
+            1,
+        );
+        let e = parse("c.ron", &zero).unwrap_err();
+        assert_eq!((e.line, e.field.as_str()), (line_of(&zero, "elements: 0"), "costs.vector.tensor_copy.elements"));
+        assert!(e.message.contains("0 is out of range (allowed: 1..=1024)"), "{e}");
+        // A negative latency cannot be read at all: one located error naming the field.
+        let neg = text.replacen(
+            "            latency_cycles: 0,\n            tensor_tensor",
+            "            latency_cycles: -5,\n            tensor_tensor",
+            1,
+        );
+        assert_ne!(neg, text);
+        let e = parse("c.ron", &neg).unwrap_err();
+        assert_eq!(e.line, line_of(&neg, "latency_cycles: -5"), "{e}");
+        assert!(e.to_string().contains("latency_cycles"), "{e}");
+        let ctl = text.replace("control_cycles: 1,", "control_cycles: 0,");
+        let e = parse("c.ron", &ctl).unwrap_err();
+        assert_eq!((e.line, e.field.as_str()), (line_of(&ctl, "control_cycles: 0"), "costs.control_cycles"));
+        let missing = text.replace("            transpose_free_cap: 64,\n", "");
+        assert!(parse("c.ron", &missing).unwrap_err().to_string().contains("transpose_free_cap"));
+    }
+
+    #[test]
     fn json_twins_parse_to_the_same_core() {
         let v4 = spec::nc_v4();
         let json = serde_json::to_string_pretty(&*v4).unwrap();
