@@ -37,3 +37,43 @@ pub fn all() -> Vec<&'static BlockEntry> {
     let list = ADDED.read().unwrap_or_else(|e| e.into_inner());
     BLOCKS.iter().chain(list.iter().flat_map(|s| s.iter())).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{find, names, no_rtl};
+    use super::*;
+    use crate::model::{ArbMode, IslipArbiter, IslipStimulus};
+
+    const fn arbiter(name: &'static str) -> BlockEntry {
+        BlockEntry {
+            name,
+            description: "a test block: the 4-port iSLIP model under another name",
+            make_model: || Box::new(IslipArbiter::new(4, 1, ArbMode::Islip)),
+            make_rtl: || Err(no_rtl()),
+            make_stimulus: |seed| Box::new(IslipStimulus::new(4, seed)),
+            diff_config: crate::diff::DiffConfig::islip_arbiter,
+            scoreboard: None,
+            coverage: Vec::new,
+            monitors: Vec::new,
+            make_reactive: None,
+        }
+    }
+
+    static MINE: &[BlockEntry] = &[arbiter("added_test_arbiter")];
+    static CLASH: &[BlockEntry] = &[arbiter("added_test_other"), arbiter("islip_n4_i1")];
+    static TWICE: &[BlockEntry] = &[arbiter("added_test_twice"), arbiter("added_test_twice")];
+
+    #[test]
+    fn added_blocks_are_found_beside_trnsims_and_names_stay_unique() {
+        add(MINE).unwrap();
+        add(MINE).unwrap();
+        assert_eq!(find("added_test_arbiter").map(|e| e.description), Some(MINE[0].description));
+        assert_eq!(all().iter().filter(|e| e.name == "added_test_arbiter").count(), 1, "added once");
+        assert!(names().starts_with("link_fifo, ") && names().contains(", added_test_arbiter"));
+        let e = add(CLASH).unwrap_err();
+        assert!(e.contains("block \"islip_n4_i1\" is already registered"), "{e}");
+        assert!(find("added_test_other").is_none(), "nothing of a refused slice is added");
+        assert!(find("islip_n4_i1").is_some_and(|e| e.description != MINE[0].description));
+        assert!(add(TWICE).unwrap_err().contains("block \"added_test_twice\" is listed twice"));
+    }
+}
