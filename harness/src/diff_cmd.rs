@@ -64,7 +64,8 @@ pub struct DiffArgs {
     #[arg(long, value_parser = ["in-order", "by-id", "out-of-order"], requires = "scoreboard")]
     order: Option<String>,
     /// Swap-in check: run the single-switch bench (switch instance `sw`) all-model and with
-    /// these comma-separated instances on the RTL arbiter; exit 1 if the statistics differ.
+    /// these comma-separated instances on the RTL arbiter (`sw=BLOCK`: that registered arbiter
+    /// block, if it has the switch's ports); exit 1 if the statistics differ.
     #[arg(long, value_name = "INSTANCES", conflicts_with_all = ["block", "scoreboard", "stimulus", "vcd"])]
     swap: Option<String>,
     /// With --swap: switch ports.
