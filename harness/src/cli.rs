@@ -197,12 +197,14 @@ struct RunArgs {
     /// (repeatable): `hbm0.ch0.pc0.bank3`, bank 3's timing FSM (block hbm_bank) in
     /// pseudo-channel 0 of channel 0 of stack 0; `nc0.sbuf.bank0` (or `nc0.psum.bank0`), bank
     /// 0 of core 0's SBUF (block sbuf_bank; psum_bank); `"nc0.tensor.sem -> nc0.sem.tensor.op"`,
-    /// a kernel link's receive side (block link_fifo). For the benchmarks that run on a chip
+    /// a kernel link's receive side (block link_fifo). `INSTANCE=BLOCK` runs the registered
+    /// block BLOCK there instead (`trnsim diff --list`; a block crate's own), if it has the
+    /// instance's ports. For the benchmarks that run on a chip
     /// (e2e-llm-layer, tp-matmul-N, moe-alltoall-144) the same as `--set chip.rtl=[...]`.
     /// After the run the block's inputs replay against its model: a decision the block does
     /// not share, or a divergence, fails the run with both sides' history and VCDs
     /// (docs/rtl.md, Swap-in). Needs a build with feature rtl.
-    #[arg(long = "rtl", value_name = "INSTANCE")]
+    #[arg(long = "rtl", value_name = "INSTANCE[=BLOCK]")]
     rtl: Vec<String>,
 }
 
@@ -367,7 +369,7 @@ pub fn main() -> i32 {
             trnsim_harness::diff_cmd::run(a)
                 .map_err(|(m, code)| if code == 2 { Failure::Usage(m) } else { Failure::Run(m) })
         }
-        Cmd::Regress(a) => trnsim_harness::regress::run_with(a, &[], "trnsim").map_err(|(m, code)| {
+        Cmd::Regress(a) => trnsim_harness::regress::run_with(a, &[], &crate::program_name()).map_err(|(m, code)| {
             if code == 2 {
                 Failure::Usage(m)
             } else {

@@ -4,9 +4,9 @@
 //! `--list`) is a one-line usage error saying how to build one.
 //!
 //! A crate with blocks of its own (outside trnsim: docs/rtl.md, "A block in your own crate")
-//! builds a small binary whose `main` is [`main_with`] and its extra
-//! [`BlockEntry`]s: `mybin diff NAME ...` is then `trnsim diff NAME ...` with those blocks added
-//! (listed, found by name, same options and output, same exit codes).
+//! builds a small binary whose `main` is [`crate::main_with`] with its extra
+//! [`BlockEntry`]s: that binary is `trnsim` with those blocks added (`mybin diff NAME ...` is
+//! `trnsim diff NAME ...`; `mybin run ... --rtl INSTANCE=NAME` swaps one into a chip).
 
 use clap::Args;
 use std::path::PathBuf;
@@ -64,7 +64,8 @@ pub struct DiffArgs {
     #[arg(long, value_parser = ["in-order", "by-id", "out-of-order"], requires = "scoreboard")]
     order: Option<String>,
     /// Swap-in check: run the single-switch bench (switch instance `sw`) all-model and with
-    /// these comma-separated instances on the RTL arbiter; exit 1 if the statistics differ.
+    /// these comma-separated instances on the RTL arbiter (`sw=BLOCK`: that registered arbiter
+    /// block, if it has the switch's ports); exit 1 if the statistics differ.
     #[arg(long, value_name = "INSTANCES", conflicts_with_all = ["block", "scoreboard", "stimulus", "vcd"])]
     swap: Option<String>,
     /// With --swap: switch ports.
@@ -147,7 +148,7 @@ pub fn run_with(a: DiffArgs, extra: &[BlockEntry]) -> Result<(), (String, i32)> 
         }
     };
     if a.list {
-        for b in registry::BLOCKS.iter().chain(extra) {
+        for b in registry::all().into_iter().chain(extra) {
             println!("{:<26} {}", b.name, b.description);
         }
         if !registry::HAS_RTL {
@@ -365,68 +366,8 @@ fn swap(a: &DiffArgs, instances: &str) -> Result<(), (String, i32)> {
     Err(("the RTL arbiter changed the switch's statistics".into(), 1))
 }
 
-/// The command line of a block crate's own binary: `diff` and `trnsim diff`'s arguments.
-#[derive(clap::Parser, Debug)]
-#[command(about = "trnsim diff and regress with this crate's blocks added (trnsim_harness::diff_cmd::main_with)")]
-struct BlockCli {
-    #[command(subcommand)]
-    cmd: BlockCmd,
-}
-
-#[derive(clap::Subcommand, Debug)]
-enum BlockCmd {
-    /// A block's Rust model against its RTL in lock-step: `trnsim diff`, with this crate's
-    /// blocks (see `--list`).
-    Diff(DiffArgs),
-    /// A regression: blocks x stimuli x seeds in parallel, JUnit XML, merged coverage
-    /// (`trnsim regress`, with this crate's blocks).
-    Regress(crate::regress::RegressArgs),
-}
-
-/// The `main` of a block crate's binary: parses `diff ...` or `regress ...` from the command
-/// line and runs it as [`run_with`] (or [`crate::regress::run_with`]) does, with the same input/output file checks, messages and exit codes as
-/// `trnsim diff` (0 clean, 1 divergence or failure, 2 usage). Use it as
-/// `fn main() { std::process::exit(trnsim_harness::diff_cmd::main_with(MY_BLOCKS)) }`.
-pub fn main_with(extra: &[BlockEntry]) -> i32 {
-    use clap::Parser;
-    // Die quietly on a closed pipe (`mybin diff --list | head`), as `trnsim` does, instead of
-    // panicking in println!.
-    // SAFETY: SIG_DFL is a valid disposition; a block crate's main calls this first, before it
-    // starts threads of its own.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
-    let cli = match BlockCli::try_parse() {
-        Ok(c) => c,
-        Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return code;
-        }
-    };
-    let (ins, outs) = match &cli.cmd {
-        BlockCmd::Diff(a) => a.io_paths(),
-        BlockCmd::Regress(a) => a.io_paths(),
-    };
-    let ins: Vec<_> = ins.iter().map(|(f, p)| crate::outputs::named(f, p)).collect();
-    let outs: Vec<_> = outs.iter().map(|(f, p)| crate::outputs::named(f, p)).collect();
-    if let Err(m) = crate::outputs::check(&ins, &outs) {
-        eprintln!("error: {m}");
-        return 2;
-    }
-    let prog = std::env::args_os()
-        .next()
-        .and_then(|a| std::path::Path::new(&a).file_name().map(|f| f.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| "trnsim".into());
-    let r = match cli.cmd {
-        BlockCmd::Diff(a) => run_with(a, extra),
-        BlockCmd::Regress(a) => crate::regress::run_with(a, extra, &prog),
-    };
-    match r {
-        Ok(()) => 0,
-        Err((m, code)) => {
-            eprintln!("error: {m}");
-            code
-        }
-    }
+/// The `main` of a block crate's binary: the whole `trnsim` command line with `extra` blocks
+/// added ([`crate::main_with`]; kept under this name for crates written against it).
+pub fn main_with(extra: &'static [BlockEntry]) -> i32 {
+    crate::main_with(extra)
 }

@@ -23,6 +23,11 @@ fn main() {
     // planted bug (the last lane never looked at), which its immediate assertion reports.
     let lanes =
         |name: &str, rust: &str, n: i64| Model::new(name, rust, "lane_max", ["rtl/lane_max.sv"]).param_int("LANES", n);
+    // A link receive FIFO of its own (trnsim's link_fifo boundary, another design): it binds to
+    // a kernel link of a running chip; and its planted bug, the credit a cycle late.
+    let fifo = |name: &str, rust: &str| {
+        Model::new(name, rust, "oot_fifo", ["rtl/oot_fifo.sv"]).param_int("WIDTH", 64).param_int("DEPTH", 4)
+    };
     let models = [
         acc("oot_acc", "OotAcc", "sat"),
         // The planted bug: the same RTL built wrapping instead of saturating.
@@ -30,6 +35,8 @@ fn main() {
         lanes("oot_lane_max4", "OotLaneMax4", 4),
         lanes("oot_lane_max16", "OotLaneMax16", 16),
         lanes("oot_lane_max4_skip", "OotLaneMax4Skip", 4).define("LANE_MAX_SKIP_LAST", ""),
+        fifo("oot_fifo", "OotFifo"),
+        fifo("oot_fifo_late_credit", "OotFifoLateCredit").define("OOT_FIFO_LATE_CREDIT", ""),
     ];
     let r = find_verilator().and_then(|v| build_models(&v, &models));
     if let Err(e) = r {

@@ -30,6 +30,7 @@
 #![warn(missing_docs)]
 
 pub mod block;
+pub mod constrained;
 pub mod coverage;
 pub mod diff;
 pub mod fst;

@@ -21,6 +21,9 @@ use crate::stimulus::{FuzzStimulus, LinkFifoStimulus, Stimulus};
 use crate::trace::PortTrace;
 use std::path::PathBuf;
 
+mod added;
+pub use added::{add, all};
+
 /// Builds a block's Verilated RTL as a [`Block`] (an error without feature `rtl`).
 pub type RtlCtor = fn() -> Result<Box<dyn Block>, VltError>;
 
@@ -115,7 +118,9 @@ fn islip_sb() -> ScoreboardConfig {
     ScoreboardConfig::new(vec![s], Order::ById, 0)
 }
 
-fn fifo_sb() -> ScoreboardConfig {
+/// The link FIFO's transactions: pops (valid and ready, with their data) and credits, in
+/// order. Public for a block crate's own link FIFO (a swap-in at a kernel link's boundary).
+pub fn fifo_sb() -> ScoreboardConfig {
     let out = TxnStream {
         name: "pop",
         valid: "out_valid",
@@ -162,8 +167,8 @@ fn replay_buf_sb() -> ScoreboardConfig {
 
 /// The link FIFO of `depth` entries: every occupancy, push x pop x full (push needs room:
 /// the full-and-push combinations cannot occur), backpressure on the output, credits
-/// returned, every data bit seen at 1.
-fn fifo_cover(depth: u128) -> Vec<Cover> {
+/// returned, every data bit seen at 1. Public for a block crate's own link FIFO.
+pub fn fifo_cover(depth: u128) -> Vec<Cover> {
     let push = ("push", Expr::all(&["in_valid", "in_ready"]));
     let pop = ("pop", Expr::all(&["out_valid", "out_ready"]));
     let full = ("full", Expr::Eq(Box::new(Expr::port("count")), depth));
@@ -181,8 +186,8 @@ fn fifo_cover(depth: u128) -> Vec<Cover> {
 }
 
 /// The link FIFO's interfaces: its output is a valid/ready stream (a stalled message holds),
-/// its input a credit link (`depth` credits).
-fn fifo_monitors(depth: u64) -> Vec<Protocol> {
+/// its input a credit link (`depth` credits). Public for a block crate's own link FIFO.
+pub fn fifo_monitors(depth: u64) -> Vec<Protocol> {
     vec![
         Protocol::valid_ready("output stream", "out_valid", "out_ready", &["out_data"]),
         Protocol::Credit {
@@ -661,14 +666,14 @@ pub static BLOCKS: &[BlockEntry] = &[
     },
 ];
 
-/// The block called `name`.
+/// The block called `name`: trnsim's, or one a block crate added ([`add`]).
 pub fn find(name: &str) -> Option<&'static BlockEntry> {
-    BLOCKS.iter().find(|b| b.name == name)
+    all().into_iter().find(|b| b.name == name)
 }
 
-/// All names, comma-separated (for error messages).
+/// All names, trnsim's then the added ones, comma-separated (for error messages).
 pub fn names() -> String {
-    BLOCKS.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
+    all().iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
 }
 
 /// Where a diff's inputs come from.

@@ -141,7 +141,9 @@ pub enum Impl {
 }
 
 /// An [`ArbiterProvider`]: the listed switch instances get the RTL arbiter (the registry
-/// block matching their config), every other one keeps its model.
+/// block matching their config, or the registered block named by `INSTANCE=BLOCK`, any with
+/// an arbiter's ports for the switch's size: a block crate's too), every other one keeps its
+/// model.
 pub struct RtlArbiters {
     instances: Vec<String>,
     imp: Impl,
@@ -150,7 +152,7 @@ pub struct RtlArbiters {
 }
 
 impl RtlArbiters {
-    /// The instances named in `instances` run `imp`.
+    /// The instances named in `instances` (`INSTANCE` or `INSTANCE=BLOCK`) run `imp`.
     pub fn new<S: AsRef<str>>(instances: &[S], imp: Impl) -> RtlArbiters {
         let instances = instances.iter().map(|s| s.as_ref().to_string()).collect();
         RtlArbiters { instances, imp, record: None, status: Vec::new() }
@@ -187,10 +189,20 @@ impl RtlArbiters {
         self.status.iter().map(|s| s.borrow().clone()).collect()
     }
 
+    /// Whether `instance` is listed: with the block it names (`INSTANCE=BLOCK`), if any.
+    fn listed(&self, instance: &str) -> Option<Option<&str>> {
+        self.instances.iter().find_map(|i| match i.split_once('=') {
+            Some((n, b)) if n.trim_end() == instance => Some(Some(b.trim())),
+            None if i == instance => Some(None),
+            _ => None,
+        })
+    }
+
     /// Whether every listed instance was swapped in and ran without an RTL error.
     pub fn check(&self) -> Result<(), String> {
         let st = self.status();
-        if let Some(i) = self.instances.iter().find(|i| !st.iter().any(|s| &s.instance == *i)) {
+        let bare = |i: &String| i.split_once('=').map_or(i.clone(), |(n, _)| n.trim_end().to_string());
+        if let Some(i) = self.instances.iter().map(bare).find(|i| !st.iter().any(|s| &s.instance == i)) {
             return Err(format!("no switch instance called {i:?} was built"));
         }
         match st.iter().find_map(|s| s.error.as_ref().map(|e| (s, e))) {
@@ -202,10 +214,14 @@ impl RtlArbiters {
 
 impl ArbiterProvider for RtlArbiters {
     fn arbiter(&mut self, instance: &str, cfg: &SwitchConfig) -> Result<Option<Box<dyn Arbiter>>, String> {
-        if !self.instances.iter().any(|i| i == instance) {
+        let Some(bound) = self.listed(instance).map(|b| b.map(str::to_string)) else {
             return Ok(None);
-        }
-        let entry = RtlArbiters::block_for(cfg)?;
+        };
+        let entry = match bound.as_deref() {
+            Some(b) => registry::find(b)
+                .ok_or_else(|| format!("{instance}={b}: no block called {b:?} (known: {})", registry::names()))?,
+            None => RtlArbiters::block_for(cfg)?,
+        };
         let block = match self.imp {
             Impl::Rtl => (entry.make_rtl)().map_err(|e| format!("{}: {e}", entry.name))?,
             Impl::BlockModel => (entry.make_model)(),
@@ -228,7 +244,9 @@ impl ArbiterProvider for RtlArbiters {
             ..SwapStatus::default()
         }));
         self.status.push(status.clone());
-        Ok(Some(Box::new(BlockArbiter::new(block, usize::from(cfg.ports), status)?)))
+        let a = BlockArbiter::new(block, usize::from(cfg.ports), status);
+        let a = a.map_err(|e| if bound.is_some() { format!("{instance}={}: {e}", entry.name) } else { e })?;
+        Ok(Some(Box::new(a)))
     }
 }
 
@@ -283,5 +301,20 @@ mod tests {
         assert!(p.arbiter("other", &cfg).unwrap().is_none());
         assert!(p.arbiter("sw", &cfg).unwrap().is_some());
         assert_eq!(p.check().unwrap_err(), "no switch instance called \"sw9\" was built");
+    }
+
+    #[test]
+    fn a_bound_arbiter_block_is_used_if_it_has_the_switchs_ports() {
+        let cfg = trnsim_fabric::switch::traffic::study_config(8);
+        let mut p =
+            RtlArbiters::new(&["sw=rrm_n8_i3", "sw2=islip_n4_i1", "sw3=link_fifo", "sw4=nope"], Impl::BlockModel);
+        assert!(p.arbiter("sw", &cfg).unwrap().is_some());
+        assert_eq!(p.status()[0].block, "rrm_n8_i3");
+        let e = p.arbiter("sw2", &cfg).err().unwrap();
+        assert!(e.starts_with("sw2=islip_n4_i1: arbiter port req:"), "{e}");
+        let e = p.arbiter("sw3", &cfg).err().unwrap();
+        assert_eq!(e, "sw3=link_fifo: the arbiter block has no port req");
+        let e = p.arbiter("sw4", &cfg).err().unwrap();
+        assert!(e.starts_with("sw4=nope: no block called \"nope\" (known: link_fifo, "), "{e}");
     }
 }

@@ -48,6 +48,9 @@ use std::rc::Rc;
 use trnsim_mem::hbm::controller::BankHook;
 use trnsim_mem::hbm::Command;
 
+mod bind;
+pub use bind::{bound_block, boundary, check_boundary, kind, parse_binding, Binding};
+
 /// The most block cycles whose inputs a [`BlockHost`] records (2^22: 64 MiB per input port);
 /// the replay checks those, and the report says so when the run clocked more.
 pub const MAX_RECORDED: u64 = 1 << 22;
@@ -856,7 +859,8 @@ impl SwapSet {
         self.hosts.is_empty()
     }
 
-    /// Swaps bank `at` of `stack` (built from `preset`) for `preset`'s `hbm_bank` block.
+    /// Swaps bank `at` of `stack` (built from `preset`) for `block`, or by default `preset`'s
+    /// `hbm_bank` block.
     pub fn swap_hbm_bank(
         &mut self,
         instance: &str,
@@ -864,8 +868,12 @@ impl SwapSet {
         preset: &str,
         at: HbmBankAt,
         imp: Impl,
+        block: Option<&'static BlockEntry>,
     ) -> Result<(), String> {
-        let entry = hbm_bank_block(preset).map_err(|e| format!("{instance}: {e}"))?;
+        let entry = match block {
+            Some(b) => b,
+            None => hbm_bank_block(preset).map_err(|e| format!("{instance}: {e}"))?,
+        };
         let host = Rc::new(RefCell::new(BlockHost::new(instance, entry, imp, self.wrap.clone())?));
         let hook = HbmBankSwap::new(host.clone(), at.bank)?;
         stack.attach_bank_hook(at.ch, at.pc, Box::new(hook)).map_err(|e| format!("{instance}: {e}"))?;
@@ -874,16 +882,20 @@ impl SwapSet {
     }
 
     /// Swaps bank `at.bank` of an SBUF (or PSUM) with `read_ports` and `write_ports` per bank
-    /// for its `sbuf_bank` block; the hook returned goes to the core's memory
-    /// (`trnsim_core::core::build_hooked`).
+    /// for `block`, or by default its `sbuf_bank` block; the hook returned goes to the core's
+    /// memory (`trnsim_core::core::build_hooked`).
     pub fn swap_sram_bank(
         &mut self,
         instance: &str,
         at: SramBankAt,
         (read_ports, write_ports): (u32, u32),
         imp: Impl,
+        block: Option<&'static BlockEntry>,
     ) -> Result<Box<dyn trnsim_mem::sram::BankPortHook>, String> {
-        let entry = sram_bank_block(at.psum, read_ports, write_ports).map_err(|e| format!("{instance}: {e}"))?;
+        let entry = match block {
+            Some(b) => b,
+            None => sram_bank_block(at.psum, read_ports, write_ports).map_err(|e| format!("{instance}: {e}"))?,
+        };
         let host = Rc::new(RefCell::new(BlockHost::new(instance, entry, imp, self.wrap.clone())?));
         let hook = SramBankSwap::new(host.clone(), at.bank)?;
         self.finish.push(Rc::from(hook.finisher()));
@@ -891,13 +903,22 @@ impl SwapSet {
         Ok(Box::new(hook))
     }
 
-    /// Swaps the receive side of the link called `name` in `b` for the `link_fifo` block of
-    /// its depth (see [`LinkFifoSwap`]).
-    pub fn swap_link(&mut self, b: &mut trnsim_kernel::SimBuilder, name: &str, imp: Impl) -> Result<(), String> {
+    /// Swaps the receive side of the link called `name` in `b` for `block`, or by default
+    /// the `link_fifo` block of its depth (see [`LinkFifoSwap`]).
+    pub fn swap_link(
+        &mut self,
+        b: &mut trnsim_kernel::SimBuilder,
+        name: &str,
+        imp: Impl,
+        block: Option<&'static BlockEntry>,
+    ) -> Result<(), String> {
         let (mut host, mut finish) = (None, None);
         let wrap = self.wrap.clone();
         b.hook_link(name, &mut |spec, clock| {
-            let entry = link_fifo_block(spec.depth).map_err(|e| format!("{name}: {e}"))?;
+            let entry = match block {
+                Some(b) => b,
+                None => link_fifo_block(spec.depth).map_err(|e| format!("{name}: {e}"))?,
+            };
             let h = Rc::new(RefCell::new(BlockHost::new(name, entry, imp, wrap.clone())?));
             host = Some(h.clone());
             let hook = LinkFifoSwap::new(h, clock.clone())?;

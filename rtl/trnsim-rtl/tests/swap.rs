@@ -77,3 +77,18 @@ fn without_rtl_swapping_in_the_rtl_is_a_config_error_saying_how_to_build() {
     let e = Bench::with_arbiters(&study_config(8), &params(0.5, 1), &mut arb).err().unwrap();
     assert!(e.to_string().contains("--features rtl"), "{e}");
 }
+
+/// A block bound by name (`sw=BLOCK`) is the one that decides: the config's own block named
+/// explicitly gives the all-model statistics, a 3-iteration arbiter in a 1-iteration switch
+/// other ones (more matches per cycle).
+#[test]
+fn a_bound_arbiter_block_decides_the_switch() {
+    let model = stats(0.9, 21, None);
+    let mut same = RtlArbiters::new(&["sw=islip_n8_i1"], Impl::BlockModel);
+    assert!(stats(0.9, 21, Some(&mut same)) == model);
+    same.check().unwrap();
+    let mut other = RtlArbiters::new(&["sw=islip_n8_i3"], Impl::BlockModel);
+    assert!(stats(0.9, 21, Some(&mut other)) != model, "the bound block did not decide");
+    other.check().unwrap();
+    assert_eq!(other.status()[0].block, "islip_n8_i3");
+}

@@ -90,7 +90,7 @@ fn link_run(depth: u32, seed: u64, swap: Option<&mut SwapSet>) -> String {
     let spec = LinkSpec::default().depth(depth).latency(2);
     let (out, inp) = b.link::<u64>(src, "out", dst, "in", spec).unwrap();
     if let Some(s) = swap {
-        s.swap_link(&mut b, LINK, imp()).unwrap_or_else(|e| panic!("{e}"));
+        s.swap_link(&mut b, LINK, imp(), None).unwrap_or_else(|e| panic!("{e}"));
     }
     b.install(src, Src { out, rng: SimRng::new(seed, 1), n }).unwrap();
     b.install(dst, Dst { inp, rng: SimRng::new(seed, 2), n, sum: 0 }).unwrap();
@@ -129,9 +129,9 @@ fn a_link_without_a_block_of_its_depth_or_name_is_an_error_naming_it() {
     let (src, dst) = (b.reserve("src", clk).unwrap(), b.reserve("dst", clk).unwrap());
     b.link::<u64>(src, "out", dst, "in", LinkSpec::default().depth(7)).unwrap();
     let mut s = SwapSet::new();
-    let e = s.swap_link(&mut b, LINK, Impl::BlockModel).unwrap_err();
+    let e = s.swap_link(&mut b, LINK, Impl::BlockModel, None).unwrap_err();
     assert_eq!(e, "src.out -> dst.in: no link_fifo block is built for depth 7 (built: 4, 5)");
-    let e = s.swap_link(&mut b, "src.out -> dst.nope", Impl::BlockModel).unwrap_err();
+    let e = s.swap_link(&mut b, "src.out -> dst.nope", Impl::BlockModel, None).unwrap_err();
     assert!(e.starts_with("no link called \"src.out -> dst.nope\""), "{e}");
 }
 
@@ -161,7 +161,8 @@ fn hbm_run(pattern: Pattern, count: u64, at: Option<(HbmBankAt, &mut SwapSet)>) 
     let clk = b.clock("hbm", cfg.timing.frequency()).unwrap();
     let mut stack = HbmStack::new(&cfg).unwrap();
     if let Some((at, s)) = at {
-        s.swap_hbm_bank("hbm0.ch0.pc0.bank", &mut stack, "hbm3-6400", at, imp()).unwrap_or_else(|e| panic!("{e}"));
+        s.swap_hbm_bank("hbm0.ch0.pc0.bank", &mut stack, "hbm3-6400", at, imp(), None)
+            .unwrap_or_else(|e| panic!("{e}"));
     }
     let sid = b.reserve("hbm0", clk).unwrap();
     let gid = b.reserve("hbm0.gen", clk).unwrap();
@@ -248,7 +249,7 @@ fn core_run(swap: Option<&mut SwapSet>) -> String {
     let mut hooks = Vec::new();
     if let Some(s) = swap {
         let at = trnsim_rtl::swap_in::parse_sram_bank(SBUF_BANK).unwrap();
-        hooks.push((false, s.swap_sram_bank(SBUF_BANK, at, (2, 2), imp()).unwrap_or_else(|e| panic!("{e}"))));
+        hooks.push((false, s.swap_sram_bank(SBUF_BANK, at, (2, 2), imp(), None).unwrap_or_else(|e| panic!("{e}"))));
     }
     let mut b = SimBuilder::new();
     build_hooked(&mut b, "nc0", &program, &CoreOptions::default(), None, hooks).unwrap();

@@ -88,27 +88,34 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
         // A divergence found by the replay after the run writes both sides' VCDs here.
         swaps.vcd_dir = Some(std::env::temp_dir().join("trnsim-swap-in"));
     }
-    use trnsim_rtl::swap_in::{parse_instance, Instance};
+    use trnsim_rtl::swap_in::{bound_block, parse_binding, Instance};
     let rtl = trnsim_rtl::swap::Impl::Rtl;
     let mut bank_hooks: Vec<Vec<MemBankHook>> = (0..programs.len()).map(|_| Vec::new()).collect();
     let mut links = Vec::new();
     for (i, name) in s.rtl.iter().enumerate() {
-        let instance = format!("{}{name}", o.prefix);
-        match parse_instance(name).ok_or_else(|| format!("rtl: unknown instance {name:?}"))? {
+        let bind = parse_binding(name).ok_or_else(|| format!("rtl: unknown instance {name:?}"))?;
+        let block = bind.block.as_deref().map(|b| bound_block(&bind.instance, b)).transpose()?;
+        let bare = if bind.block.is_some() {
+            name.rsplit_once('=').map_or(name.as_str(), |(a, _)| a.trim_end())
+        } else {
+            name
+        };
+        let instance = format!("{}{bare}", o.prefix);
+        match bind.instance {
             Instance::HbmBank(at) => {
                 let (_, st) =
                     stacks.get_mut(at.stack as usize).ok_or_else(|| format!("rtl: {name:?}: no such stack"))?;
-                swaps.swap_hbm_bank(&instance, st, &chip.hbm.name, at, rtl)?;
+                swaps.swap_hbm_bank(&instance, st, &chip.hbm.name, at, rtl, block)?;
             }
             Instance::SramBank(at) => {
                 let g = chip.core.sram(at.psum);
                 let hooks =
                     bank_hooks.get_mut(at.core as usize).ok_or_else(|| format!("rtl: {name:?}: no such core"))?;
-                hooks.push((at.psum, swaps.swap_sram_bank(&instance, at, (g.read_ports, g.write_ports), rtl)?));
+                hooks.push((at.psum, swaps.swap_sram_bank(&instance, at, (g.read_ports, g.write_ports), rtl, block)?));
             }
             Instance::Link(l) => {
                 let (src, dst) = l.split_once(" -> ").unwrap_or((&l, ""));
-                links.push((i, format!("{p}{src} -> {p}{dst}", p = o.prefix)));
+                links.push((i, format!("{p}{src} -> {p}{dst}", p = o.prefix), block));
             }
         }
     }
@@ -126,9 +133,9 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
         let hbm = Some(HbmHookup { id: *id, stack: st });
         cores.push(build_hooked(b, &format!("{}nc{i}", o.prefix), program, &opts, hbm, hooks)?);
     }
-    for (i, l) in &links {
+    for (i, l, block) in &links {
         let at = chip.rtl_at.get(*i).map_or("rtl", String::as_str);
-        swaps.swap_link(b, l, rtl).map_err(|e| format!("{at}: {e}"))?;
+        swaps.swap_link(b, l, rtl, *block).map_err(|e| format!("{at}: {e}"))?;
     }
     let ids = stacks.iter().map(|(id, _)| *id).collect();
     for (id, st) in stacks {

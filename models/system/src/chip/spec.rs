@@ -505,17 +505,22 @@ impl Validator<'_> {
     }
 
     /// The `rtl` list: each a swappable instance that exists, once (every entry checked for
-    /// that first), with its block built. A link's name is checked when the chip is built.
+    /// that first), with its block built: the built-in one of its kind and size, or the block
+    /// named by `INSTANCE=BLOCK`, registered and with the instance's port boundary. A link's
+    /// name is checked when the chip is built.
     fn rtl(&self, spec: &ChipSpec, hbm: &StackSpec, core: &CoreSpec) -> Result<(), ChipError> {
         use trnsim_rtl::registry::{HAS_RTL, NO_RTL};
-        use trnsim_rtl::swap_in::{hbm_bank_block, parse_instance, sram_bank_block, Instance, INSTANCE_FORMS};
-        let mut found = Vec::new();
+        use trnsim_rtl::swap_in::INSTANCE_FORMS;
+        use trnsim_rtl::swap_in::{bound_block, hbm_bank_block, parse_binding, sram_bank_block, Instance};
+        let mut found: Vec<trnsim_rtl::swap_in::Binding> = Vec::new();
         for (i, name) in spec.rtl.iter().enumerate() {
             let at = |m: String| self.rtl_err(i, name, m);
-            let Some(inst) = parse_instance(name) else {
-                return Err(at(format!("unknown instance {name:?} (swappable: {INSTANCE_FORMS})")));
+            let Some(bind) = parse_binding(name) else {
+                return Err(at(format!(
+                    "unknown instance {name:?} (swappable: {INSTANCE_FORMS}; INSTANCE=BLOCK runs a registered block with its ports)"
+                )));
             };
-            let checks: Vec<(&str, u32, u32)> = match &inst {
+            let checks: Vec<(&str, u32, u32)> = match &bind.instance {
                 Instance::HbmBank(b) => {
                     let org = &hbm.org;
                     vec![
@@ -536,18 +541,28 @@ impl Validator<'_> {
                     return Err(at(format!("unknown instance {name:?}: {what}{v} does not exist (0..{n})")));
                 }
             }
-            if spec.rtl[..i].contains(name) {
-                return Err(at(format!("{name:?} is listed twice")));
+            if found.iter().any(|f| f.instance == bind.instance) {
+                let other = if spec.rtl[..i].contains(name) { "" } else { " (the same instance with another block)" };
+                return Err(at(format!("{name:?} is listed twice{other}")));
             }
-            found.push(inst);
+            found.push(bind);
         }
-        for (i, (name, inst)) in spec.rtl.iter().zip(&found).enumerate() {
+        for (i, (name, bind)) in spec.rtl.iter().zip(&found).enumerate() {
             let at = |m: String| self.rtl_err(i, name, m);
-            let block = match inst {
+            if let Some(b) = &bind.block {
+                if !HAS_RTL {
+                    return Err(at(format!("{name:?}: block {b} is not built: this trnsim was {NO_RTL}")));
+                }
+                bound_block(&bind.instance, b).map_err(|e| at(format!("{name:?}: {e}")))?;
+            }
+            let block = match &bind.instance {
                 Instance::HbmBank(_) => {
                     if spec.hbm.fidelity != trnsim_mem::hbm::Fidelity::Cycle {
                         let m = format!("{name:?}: needs hbm.fidelity cycle (a fast stack issues no DRAM commands)");
                         return Err(at(m));
+                    }
+                    if bind.block.is_some() {
+                        continue;
                     }
                     let built = trnsim_mem::hbm::presets::find(&hbm.name);
                     if built.is_none_or(|p| p.org != hbm.org || p.timing != hbm.timing) {
@@ -559,6 +574,7 @@ impl Validator<'_> {
                     }
                     hbm_bank_block(&hbm.name).map_err(|e| at(format!("{name:?}: {e}")))?.name
                 }
+                _ if bind.block.is_some() => continue,
                 Instance::SramBank(b) => {
                     let g = core.sram(b.psum);
                     sram_bank_block(b.psum, g.read_ports, g.write_ports).map_err(|e| at(format!("{name:?}: {e}")))?.name

@@ -81,6 +81,17 @@ fn swap_in_lists_name_existing_instances_with_built_blocks_or_fail_located() {
         (TRN2_CHIP_RON, "\"nc0.sbuf.bank2\", \"nc0.sbuf.bank2\"", "rtl[1]: \"nc0.sbuf.bank2\" is listed twice"),
         (
             TRN2_CHIP_RON,
+            "\"nc0.sbuf.bank2\", \"nc0.sbuf.bank2=psum_bank\"",
+            "rtl[1]: \"nc0.sbuf.bank2=psum_bank\" is listed twice (the same instance with another block)",
+        ),
+        (TRN2_CHIP_RON, "\"nc0.sbuf.bank2=\"", "rtl[0]: unknown instance \"nc0.sbuf.bank2=\" (swappable:"),
+        (
+            TRN2_CHIP_RON,
+            "\"nc0.sbuf.bank20=sbuf_bank\"",
+            "rtl[0]: unknown instance \"nc0.sbuf.bank20=sbuf_bank\": bank20 does not exist (0..16)",
+        ),
+        (
+            TRN2_CHIP_RON,
             "\"hbm4.ch0.pc0.bank0\"",
             "rtl[0]: unknown instance \"hbm4.ch0.pc0.bank0\": stack hbm4 does not exist (0..4)",
         ),

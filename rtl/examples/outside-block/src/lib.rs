@@ -8,6 +8,7 @@
 //! adds to `trnsim diff`.
 #![warn(missing_docs)]
 
+pub mod fifo;
 pub mod lane_max;
 pub use lane_max::{LaneMax, LaneMaxStimulus};
 
@@ -21,7 +22,8 @@ use trnsim_rtl::stimulus::Stimulus;
 
 /// The Verilated models (with the RTL only): `OotAcc` (MODE "sat") and `OotAccWrap` (MODE
 /// "wrap", the planted bug), both with `ACC_STEP` 3; `OotLaneMax4`, `OotLaneMax16` and
-/// `OotLaneMax4Skip` (the planted bug: `LANE_MAX_SKIP_LAST`).
+/// `OotLaneMax4Skip` (the planted bug: `LANE_MAX_SKIP_LAST`); `OotFifo` and
+/// `OotFifoLateCredit` (the planted bug: `OOT_FIFO_LATE_CREDIT`).
 #[cfg(trnsim_rtl)]
 pub mod models {
     verilator_sys::include_models!();
@@ -244,8 +246,10 @@ const fn acc_entry(name: &'static str, description: &'static str, make_rtl: RtlC
     }
 }
 
-/// The blocks `outside-block diff` adds to trnsim's: `oot_acc`, and `oot_acc_wrap_bug`
-/// (the saturating model against the RTL built with MODE "wrap": it must diverge).
+/// The blocks `outside-block` adds to trnsim's: `oot_acc`, and `oot_acc_wrap_bug` (the
+/// saturating model against the RTL built with MODE "wrap": it must diverge); the lane
+/// maximum and its planted bug; `oot_fifo`, a link receive FIFO that a running chip takes in
+/// place of a kernel link's buffer, and `oot_fifo_late_credit`, its planted bug.
 pub static BLOCKS: &[BlockEntry] = &[
     acc_entry(
         "oot_acc",
@@ -293,4 +297,14 @@ pub static BLOCKS: &[BlockEntry] = &[
         monitors: Vec::new,
         make_reactive: None,
     },
+    fifo::fifo_entry(
+        "oot_fifo",
+        "out-of-tree link receive FIFO, 64 bits x 4, a collapsing queue at link_fifo's ports (rtl/oot_fifo.sv)",
+        trnsim_rtl::rtl_of!(models::OotFifo),
+    ),
+    fifo::fifo_entry(
+        "oot_fifo_late_credit",
+        "planted bug: oot_fifo returning each credit two cycles after the pop (must be caught)",
+        trnsim_rtl::rtl_of!(models::OotFifoLateCredit),
+    ),
 ];
