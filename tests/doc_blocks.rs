@@ -8,7 +8,8 @@
 //!   of its output: every line shown must appear in the command's output (stdout, then
 //!   stderr), in the order shown; lines between may be left out (`...` says so to a reader), and
 //!   a line ending in `...` matches an output line that starts with the tokens before it. The
-//!   command exits 2 when a shown line starts with `error:`, 0 otherwise. A `text` block without
+//!   command exits 2 when a shown line starts with `error:`, 0 otherwise, unless its comment
+//!   says `[exits: N]` (a check that finds a failure exits 1). A `text` block without
 //!   `$ ` lines is a picture, not checked.
 //! - Figures: words are compared exactly, whitespace apart; numbers (`4,545`, `-0.7`, `91.8`)
 //!   match to the digits shown (half a unit of the last digit), or within the block's
@@ -22,7 +23,8 @@
 //! - A command's comment may say `[needs: WHAT]`: it runs only where WHAT is present, and is
 //!   counted as skipped, never passed, where it is not. WHAT is `rtl` or `mpi` (the test
 //!   build of `trnsim` has that feature: `make test` builds it so) or a program of a reference
-//!   tool built outside the repository (found on `PATH`, e.g. `dramsim3main`).
+//!   tool built outside the repository (found on `PATH`, e.g. `dramsim3main`), or
+//!   `outside-block`, the example block crate's binary, where the test build made it.
 //!   `alias trnsim=...` lines are the reader's set-up: `trnsim` is the test's binary.
 //!
 //! What this leaves out: figures quoted in prose (a doc restates them from a checked block);
@@ -64,6 +66,9 @@ pub struct Step {
     pub expect: Option<Expect>,
     /// What it needs to run (`[needs: WHAT]`), if anything beyond the test build.
     pub needs: Option<String>,
+    /// The exit code it must give when not the usual one (`[exits: N]`: a check that finds a
+    /// failure exits 1, not a usage error's 2).
+    pub exits: Option<i32>,
 }
 
 /// `path:line: message` for a doc's errors.
@@ -265,7 +270,11 @@ fn step(doc: &str, line: usize, text: &str) -> Result<Step, String> {
     if needs.as_deref() == Some("") {
         return Err(at(doc, line, "[needs: ...] names a feature (rtl, mpi) or a program"));
     }
-    Ok(Step { line, shown, run, expect: None, needs })
+    let exits = match marker("[exits:") {
+        None => None,
+        Some(n) => Some(n.parse::<i32>().map_err(|_| at(doc, line, format!("[exits: {n}] is not an exit code")))?),
+    };
+    Ok(Step { line, shown, run, expect: None, needs, exits })
 }
 
 /// A piece of a token: a number (value, half a unit of its last digit) or other text.
@@ -405,6 +414,11 @@ impl Workspace {
         let bin = dir.join(".bin");
         std::fs::create_dir_all(&bin).expect(".bin");
         std::os::unix::fs::symlink(trnsim, bin.join("trnsim")).expect("link trnsim");
+        // The example block crate's binary (`trnsim` with its blocks added), where the test
+        // build made it beside trnsim: a doc's `[needs: outside-block]` commands run with it.
+        if let Some(ob) = trnsim.parent().map(|d| d.join("outside-block")).filter(|p| p.is_file()) {
+            std::os::unix::fs::symlink(ob, bin.join("outside-block")).expect("link outside-block");
+        }
         Workspace { dir, bin }
     }
 
@@ -512,7 +526,7 @@ pub fn run_steps(doc: &str, steps: &[Step], ws: &Workspace, limit: Duration) -> 
             }
         };
         let wants_error = s.expect.as_ref().is_some_and(|e| e.lines.iter().any(|(_, l)| l.starts_with("error:")));
-        let want = if wants_error { 2 } else { 0 };
+        let want = s.exits.unwrap_or(if wants_error { 2 } else { 0 });
         if code != want {
             let tail: Vec<&str> = output.lines().rev().take(3).collect();
             errors.push(at(doc, s.line, format!("`{cmd}` exited {code}, not {want}: {}", tail.join(" / "))));

@@ -253,6 +253,8 @@ fn markers_say_what_runs() {
     assert_eq!(s[2].run, Run::Skip("it builds a release binary".into()));
     assert_eq!(s[3].run, Run::Cmd("trnsim workload llm --layers 2 --hidden 64 -o w.ron".into()));
     assert_eq!(s[3].line, 5);
+    let e = parse("m.md", "```sh\ntrnsim diff x  # [needs: rtl] [exits: 1]\n```\n").expect("parses");
+    assert_eq!((e[0].needs.as_deref(), e[0].exits), (Some("rtl"), Some(1)), "markers side by side");
     // A replacement that is another command, output shown for a replaced command, an unknown
     // block option and a command in an indented block are refused, located.
     for (bad, why) in [
@@ -261,6 +263,7 @@ fn markers_say_what_runs() {
         ("```text tol=2%\n$ trnsim run a\n```\n", "m.md:1: unknown block option"),
         ("text\n\n    trnsim run a\n", "m.md:3: a command in an indented block"),
         ("```sh\ntrnsim run a\n", "m.md:1: code block never closed"),
+        ("```sh\ntrnsim run a  # [exits: one]\n```\n", "m.md:2: [exits: one] is not an exit code"),
     ] {
         let e = parse("m.md", bad).expect_err(bad);
         assert!(e.starts_with(why), "{bad:?}: {e}");
