@@ -20,6 +20,16 @@ fn cluster(name: &str, sets: &[&str]) -> Result<trnsim_system::cluster::UltraClu
     }
 }
 
+/// Bytes the chips of `t` sent into EFA (onto their NICs) in run `r`.
+fn efa_bytes(t: &trnsim_fabric::topo::Topology, r: &collective::RunResult) -> u64 {
+    t.edges
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.from < t.chips && t.nodes[e.to].name.starts_with("efa."))
+        .map(|(i, _)| r.edge_stats[i].bytes)
+        .sum()
+}
+
 #[test]
 fn presets_build_with_their_ultraservers_and_scale_out_switches() {
     // The 4,096-chip preset is checked by `trnsim config check` in the docs; here the others.
@@ -60,14 +70,7 @@ fn hierarchical_all_reduce_crosses_efa_once_per_piece_and_beats_the_flat_ring() 
     let p = Params::default();
     let run = |algo: &str| collective::run(t, algo.parse::<Collective>().unwrap(), size, &p).unwrap();
     let (hier, ring) = (run("all_reduce:hierarchical"), run("all_reduce:ring"));
-    let efa_bytes = |r: &collective::RunResult| -> u64 {
-        t.edges
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.from < t.chips && t.nodes[e.to].name.starts_with("efa."))
-            .map(|(i, _)| r.edge_stats[i].bytes)
-            .sum()
-    };
+    let efa_bytes = |r: &collective::RunResult| efa_bytes(t, r);
     // 128 chips, 2 UltraServers of 64: each chip sends its 1/64 piece, halved, twice across.
     let want = 128 * 2 * (size / 64).div_ceil(2);
     assert_eq!(efa_bytes(&hier), want);
@@ -81,14 +84,7 @@ fn hierarchical_all_gather_and_reduce_scatter_cross_efa_once_and_auto_picks_them
     let size = 8 << 20;
     let p = Params::default();
     let run = |algo: &str| collective::run(t, algo.parse::<Collective>().unwrap(), size, &p).unwrap();
-    let efa_bytes = |r: &collective::RunResult| -> u64 {
-        t.edges
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.from < t.chips && t.nodes[e.to].name.starts_with("efa."))
-            .map(|(i, _)| r.edge_stats[i].bytes)
-            .sum()
-    };
+    let efa_bytes = |r: &collective::RunResult| efa_bytes(t, r);
     for op in ["all_gather", "reduce_scatter"] {
         let (hier, ring, auto) =
             (run(&format!("{op}:hierarchical")), run(&format!("{op}:ring")), run(&format!("{op}:auto")));
