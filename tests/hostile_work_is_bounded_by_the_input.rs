@@ -170,6 +170,39 @@ fn sweep_points_share_the_workload_text_and_the_systems_validation() {
     assert!(out.contains("repeat=100,workload.nodes[0].m=12800"), "the last point reported");
 }
 
+/// A sweep whose points each change the system holds a few systems at a time, not one per
+/// point (`trnsim run --workload` and a benchmark's `--sweep`): 1,000 settings of a 128-chip UltraCluster's energy table (each point kept its own
+/// validated cluster until the runs ended: 689 MB) run within 256 MB, and a bad value at the
+/// last point is refused in one located line before any point runs.
+#[test]
+fn sweep_points_that_change_the_system_hold_a_few_systems_at_a_time() {
+    let d = scratch("hostile_bounded_system_sweeps");
+    let w = d.join("w.ron");
+    std::fs::write(&w, "Workload(name: \"w\", ranks: 1, nodes: [(id: 0, op: Gemm(m: 128, k: 128, n: 128))])\n")
+        .unwrap();
+    let vals: Vec<String> = (100..1100).map(|v| v.to_string()).collect();
+    let sweep = format!("energy.static_w.host_per_chip={}", vals.join(","));
+    let args = ["run", "--workload", p(&w), "--system", "trn3-gen1-ultracluster-2", "--sweep", &sweep];
+    let (code, out, err) = bounded_mb(256, &args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("host_per_chip=1099"), "the last point reported");
+    assert!(err.contains("[1000/1000] w on trn3-gen1-ultracluster-2"), "{err}");
+    let bad = format!("{sweep},-1");
+    let args = ["run", "--workload", p(&w), "--system", "trn3-gen1-ultracluster-2", "--sweep", &bad];
+    let (code, out, err) = bounded_mb(256, &args);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty() && err.lines().count() == 1, "nothing runs before the refusal: {out}{err}");
+    assert!(err.contains("energy.static_w.host_per_chip: -1 is not allowed"), "{err}");
+    // A benchmark's sweep keeps its points, not their systems (1,500 validated 64-chip
+    // UltraServers held until the runs: 370 MB).
+    let vals: Vec<String> = (100..1600).map(|v| v.to_string()).collect();
+    let bad = format!("energy.static_w.host_per_chip={},-1", vals.join(","));
+    let (code, out, err) = bounded_mb(256, &["run", "tp-matmul-4", "--sweep", &bad]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty() && err.lines().count() == 1, "nothing runs before the refusal: {out}{err}");
+    assert!(err.contains("energy.static_w.host_per_chip: -1 is not allowed"), "{err}");
+}
+
 /// An override into one node of a million-node workload, or a mistyped one, turns that node
 /// into a tree of values, not every node (the whole workload as a tree took 2.6 GB to say
 /// "unknown path", 5.0 GB to apply a valid override). The workload alone takes about 430 MB,

@@ -952,56 +952,26 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
     }
     let w = w.with("--set", &wsets).map_err(Failure::Usage)?;
     let points = whatif::points(&a.sweeps).map_err(Failure::Usage)?;
-    // A point that sets something in the system gets its own copy, validated; the others
-    // share the system as set, validated once.
-    let mut own = Vec::new();
+    let workers = (a.jobs as usize).min(points.len()).max(1);
+    // Points that set the same system values share a system; each distinct one is validated
+    // here, and built again (a few at a time) as its points run.
+    let systems =
+        trnsim_harness::sweep_systems::PointSystems::new(&base, &points, |p| of_workload(p).is_none(), workers)
+            .map_err(Failure::Usage)?;
     let mut loads = Vec::new();
     for p in &points {
-        let mut doc: Option<trnsim_system::doc::SystemDoc> = None;
-        let mut ws = Vec::new();
-        for (path, v) in p {
-            match of_workload(path) {
-                Some(wp) => ws.push(format!("{wp}={v}")),
-                None => doc
-                    .get_or_insert_with(|| base.clone())
-                    .set_from("--sweep", &format!("{path}={v}"))
-                    .map_err(Failure::Usage)?,
-            }
-        }
-        own.push(match doc {
-            Some(d) => {
-                let sys = d.resolve().map_err(Failure::Usage)?;
-                Some((d, sys))
-            }
-            None => None,
-        });
+        let ws: Vec<String> =
+            p.iter().filter_map(|(path, v)| of_workload(path).map(|wp| format!("{wp}={v}"))).collect();
         // A point that sweeps no workload field runs the workload as loaded (no copy a point).
         loads.push(if ws.is_empty() { None } else { Some(w.with("--sweep", &ws).map_err(Failure::Usage)?) });
     }
-    let base_sys = if own.iter().any(Option::is_none) { Some(base.resolve().map_err(Failure::Usage)?) } else { None };
-    // Points run in parallel with --jobs; each prints a line as it completes.
-    type Job<'a> = (
-        usize,
-        &'a trnsim_system::doc::SystemDoc,
-        &'a trnsim_system::doc::Resolved,
-        &'a trnsim_workloads::format::Checked,
-    );
-    let jobs: Vec<Job<'_>> = own
-        .iter()
-        .zip(&loads)
-        .enumerate()
-        .map(|(k, (o, l))| {
-            let (d, s) = match o {
-                Some((d, s)) => (d, s),
-                None => (&base, base_sys.as_ref().expect("resolved when a point shares it")),
-            };
-            (k, d, s, l.as_ref().unwrap_or(&w))
-        })
-        .collect();
-    let workers = (a.jobs as usize).min(jobs.len()).max(1);
+    let jobs: Vec<(usize, &trnsim_workloads::format::Checked)> =
+        loads.iter().enumerate().map(|(k, l)| (k, l.as_ref().unwrap_or(&w))).collect();
     trnsim_harness::progress::set_enabled(workers == 1);
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let mut runs = run_pool(&jobs, workers, |&(k, doc, sys, w)| {
+    let mut runs = run_pool(&jobs, workers, |&(k, w)| {
+        let system = systems.get(k).map_err(Failure::Usage)?;
+        let (doc, sys) = (&system.0, &system.1);
         let opts =
             trnsim_harness::workload::Options { efficiency: a.gemm_efficiency, compute: a.compute.unwrap_or_default() };
         let r = crate::workload_cmd::run_resolved(w, doc, sys, &opts).map_err(code)?;
@@ -1029,7 +999,7 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
     if let (Some(t), Some(r)) = (&a.trace, runs.first()) {
         let staged = Staged::new(t);
         let mut sink = trnsim_traces::create_sink(staged.path()).map_err(|e| Failure::Usage(e.to_string()))?;
-        let peak = jobs[0].2.chip().map(|c| c.peak_bf16_tflops()).unwrap_or(0.0);
+        let peak = systems.get(0).map_err(Failure::Usage)?.1.chip().map(|c| c.peak_bf16_tflops()).unwrap_or(0.0);
         trnsim_harness::workload::trace(
             loads[0].as_ref().unwrap_or(&w),
             &r.report,

@@ -41,6 +41,7 @@ pub use trnsim_benchmarks::suite;
 pub mod summary;
 pub mod system;
 pub use trnsim_benchmarks::tp;
+pub mod sweep_systems;
 pub mod whatif;
 pub mod workload;
 

@@ -158,14 +158,43 @@ pub struct Job {
     pub system: String,
     /// The swept values of this point (empty without sweeps).
     pub point: Vec<(String, String)>,
-    /// The system, validated.
+    /// The system with the `--set` overrides, shared by the benchmark's points; the point's
+    /// values are applied to it when the job runs ([`Job::resolve`]).
+    base: std::sync::Arc<SystemDoc>,
+    /// Whether the chip has RTL blocks swapped in (such a run is not split).
+    rtl: bool,
+}
+
+/// A job's system, validated, and its chip's energy table (None: it names none), for the
+/// run's energy figures.
+pub struct JobSystem {
+    /// The system.
     pub resolved: Resolved,
-    /// The chip's energy table (None: it names none), for the run's energy figures.
+    /// The chip's energy table.
     pub energy: Option<trnsim_system::energy::EnergyTable>,
 }
 
+impl Job {
+    /// The job's system: the base with the point's values, validated (as [`jobs`] validated
+    /// it before anything ran). Built when the job runs, so a sweep holds the systems of the
+    /// points running, not one per point.
+    pub fn resolve(&self) -> Result<JobSystem, String> {
+        let doc = point_doc(&self.base, &self.point)?;
+        Ok(JobSystem { resolved: doc.resolve()?, energy: doc.energy()? })
+    }
+}
+
+fn point_doc(base: &SystemDoc, point: &[(String, String)]) -> Result<SystemDoc, String> {
+    let mut doc = base.clone();
+    for (path, v) in point {
+        doc.set_from("--sweep", &format!("{path}={v}"))?;
+    }
+    Ok(doc)
+}
+
 /// The jobs of `benches` on `system` (each benchmark's default when None) with `sets` and every
-/// point of `sweeps`. Every system is validated here, before anything runs.
+/// point of `sweeps`. Every system is validated here, before anything runs, one at a time:
+/// a job keeps the shared base and its point, not its system.
 pub fn jobs(benches: &[String], system: Option<&str>, sets: &[String], sweeps: &[Sweep]) -> Result<Vec<Job>, String> {
     let pts = points(sweeps)?;
     let mut out = Vec::new();
@@ -176,11 +205,9 @@ pub fn jobs(benches: &[String], system: Option<&str>, sets: &[String], sweeps: &
         for s in sets {
             base.set(s)?;
         }
+        let base = std::sync::Arc::new(base);
         for p in &pts {
-            let mut doc = base.clone();
-            for (path, v) in p {
-                doc.set_from("--sweep", &format!("{path}={v}"))?;
-            }
+            let doc = point_doc(&base, p)?;
             let resolved = doc.resolve()?;
             check_fits(bench, needs, &doc, &resolved)?;
             let label = if p.is_empty() {
@@ -189,8 +216,16 @@ pub fn jobs(benches: &[String], system: Option<&str>, sets: &[String], sweeps: &
                 let vals: Vec<String> = p.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 format!("{bench}[{}]", vals.join(","))
             };
-            let energy = doc.energy()?;
-            out.push(Job { label, bench: bench.clone(), system: doc.name(), point: p.clone(), resolved, energy });
+            doc.energy()?;
+            let rtl = resolved.chip().is_some_and(|c| !c.spec.rtl.is_empty());
+            out.push(Job {
+                label,
+                bench: bench.clone(),
+                system: doc.name(),
+                point: p.clone(),
+                base: base.clone(),
+                rtl,
+            });
         }
     }
     Ok(out)
@@ -233,7 +268,8 @@ fn fabric(sys: &Resolved) -> Result<&Topology, String> {
 /// Runs one job.
 pub fn run(job: &Job, opts: RunOpts, plots: Option<&std::path::Path>) -> Result<BenchResult, String> {
     let _span = tracing::info_span!("point", label = job.label.as_str()).entered();
-    let sys = &job.resolved;
+    let js = job.resolve()?;
+    let sys = &js.resolved;
     let mut r = match job.bench.as_str() {
         "e2e-llm-layer" => crate::e2e::run_on(&job.bench, chip(sys)?, opts.order, opts.trace)?,
         "moe-alltoall-144" => {
@@ -249,16 +285,16 @@ pub fn run(job: &Job, opts: RunOpts, plots: Option<&std::path::Path>) -> Result<
     };
     r.name = job.label.clone();
     let at = r.headline.len();
-    add_energy(job, &mut r, at);
+    add_energy(&js, &mut r, at);
     Ok(r)
 }
 
 /// Inserts the run's energy figures (when the chip names an energy table) into its headline
 /// at `at`.
-fn add_energy(job: &Job, r: &mut BenchResult, at: usize) {
-    if let (Some(t), Some(c)) = (&job.energy, job.resolved.chip()) {
+fn add_energy(js: &JobSystem, r: &mut BenchResult, at: usize) {
+    if let (Some(t), Some(c)) = (&js.energy, js.resolved.chip()) {
         use trnsim_system::energy_stats::{price, Counts};
-        let e = price(&Counts::of(&r.stats), t, c, job.resolved.fabric()).headline();
+        let e = price(&Counts::of(&r.stats), t, c, js.resolved.fabric()).headline();
         r.headline.splice(at..at, e);
     }
 }
@@ -274,7 +310,7 @@ pub fn add_builtin_energy(r: &mut BenchResult) -> Result<(), String> {
     }
     let job = jobs(std::slice::from_ref(&r.name), Some(preset), &[], &[])?.remove(0);
     let at = r.headline.iter().position(|(k, _)| k == "threads" || k == "ranks").unwrap_or(r.headline.len());
-    add_energy(&job, r, at);
+    add_energy(&job.resolve()?, r, at);
     Ok(())
 }
 
@@ -291,13 +327,12 @@ pub fn cannot_split(job: &Job) -> Option<String> {
             job.bench
         ));
     }
-    match job.resolved.chip() {
-        Some(c) if !c.spec.rtl.is_empty() => Some(format!(
+    job.rtl.then(|| {
+        format!(
             "{}: a chip with RTL blocks swapped in (--rtl, or the chip's rtl list) runs serially: run it without --threads",
             job.label
-        )),
-        _ => None,
-    }
+        )
+    })
 }
 
 /// Runs one job split by chip on `threads` threads (`rule`: how to split, the benchmark's
@@ -315,13 +350,14 @@ pub fn run_partitioned(
         return Err(why);
     }
     let _span = tracing::info_span!("point", label = job.label.as_str(), threads).entered();
+    let js = job.resolve()?;
     let system = match job.bench.as_str() {
         "moe-alltoall-144" => {
-            let u = ultraserver(&job.resolved)?;
+            let u = ultraserver(&js.resolved)?;
             crate::parallel::moe_system(u.chip.clone(), u.topology.clone(), crate::moe::SHAPE, order)?
         }
         n if n.starts_with("tp-matmul-") => {
-            let u = ultraserver(&job.resolved)?;
+            let u = ultraserver(&js.resolved)?;
             let chips = crate::tp::chips_of(n, u.topology.chips)?;
             crate::parallel::tp_system(u.chip.clone(), u.topology.clone(), crate::tp::SHAPE, chips, order)?
         }
@@ -332,7 +368,7 @@ pub fn run_partitioned(
     let (mut r, table) = crate::parallel::result(&job.bench, &system, run, wall_s, Some(("threads", threads)))?;
     // Before the last figure, the thread count, as a serial run's figures end.
     let at = r.headline.len().saturating_sub(1);
-    add_energy(job, &mut r, at);
+    add_energy(&js, &mut r, at);
     if let (Some(dir), true) = (plots, job.bench.starts_with("tp-matmul-")) {
         crate::tp::write_plot(dir, &job.bench, &r.headline)?;
     }
