@@ -196,8 +196,10 @@ struct RunArgs {
     /// Run this instance's RTL block beside its model, checked where the system uses it
     /// (repeatable): `hbm0.ch0.pc0.bank3`, bank 3's timing FSM (block hbm_bank) in
     /// pseudo-channel 0 of channel 0 of stack 0; `nc0.sbuf.bank0` (or `nc0.psum.bank0`), bank
-    /// 0 of core 0's SBUF (block sbuf_bank; psum_bank); `"nc0.tensor.sem -> nc0.sem.tensor.op"`,
-    /// a kernel link's receive side (block link_fifo). `INSTANCE=BLOCK` runs the registered
+    /// 0 of core 0's SBUF (block sbuf_bank; psum_bank); `nc0.dma.engine0`, DMA engine 0's
+    /// descriptor queues and arbiter (block dma_queue_q16_qos; dma_queue on nc-v2/v3 cores);
+    /// `"nc0.tensor.sem -> nc0.sem.tensor.op"`, a kernel link's receive side (block
+    /// link_fifo). `INSTANCE=BLOCK` runs the registered
     /// block BLOCK there instead (`trnsim diff --list`; a block crate's own), if it has the
     /// instance's ports. For the benchmarks that run on a chip
     /// (e2e-llm-layer, tp-matmul-N, moe-alltoall-144) the same as `--set chip.rtl=[...]`.

@@ -97,6 +97,8 @@ fn run() -> Result<(), String> {
         hbm("hbm_bank_hbm3_5700", "HbmBank5700", &hbm3_5700),
         dmaq("dma_queue", "DmaQueueQ16D4", [16, 4, 8, 0]),
         dmaq("dma_queue_q6_qos", "DmaQueueQ6D3Qos", [6, 3, 2, 1]),
+        // Trn3's engine (nc-v4: 16 queues, QoS) as a running chip's swap-in binds it.
+        dmaq("dma_queue_q16_qos", "DmaQueueQ16D16Qos", [16, 16, 8, 1]),
         replay("replay_buf", "ReplayBufC256", [256, 10, 16, 1000]),
         replay("replay_buf_c5", "ReplayBufC5", [5, 4, 8, 24]),
         // trnsim-mem's SBUF_NC_V4 (2R/2W per bank) and PSUM (1R/1W), 16 partition groups.

@@ -152,22 +152,35 @@ pub fn build(
     opts: &CoreOptions,
     hbm: Option<HbmHookup<'_>>,
 ) -> Result<CoreIds, String> {
-    build_hooked(b, name, program, opts, hbm, Vec::new())
+    build_hooked(b, name, program, opts, hbm, CoreHooks::default())
 }
 
 /// A hook on one bank of a core's SBUF (`psum` false) or PSUM: the swap-in of an RTL bank.
 pub type MemBankHook = (bool, Box<dyn trnsim_mem::sram::BankPortHook>);
 
-/// [`build`] with hooks on banks of the core's SBUF and PSUM (the error names a bank that
-/// does not exist).
+/// A hook on one DMA engine's queues (engine index, hook): the swap-in of an RTL queue block.
+pub type DmaQueueHook = (u32, Box<dyn crate::dma::QueueHook>);
+
+/// The swap-ins' hooks of one core.
+#[derive(Default)]
+pub struct CoreHooks {
+    /// On banks of the SBUF and PSUM.
+    pub banks: Vec<MemBankHook>,
+    /// On DMA engines' queues (the core must start DMAs).
+    pub dma_queues: Vec<DmaQueueHook>,
+}
+
+/// [`build`] with hooks on banks of the core's SBUF and PSUM and on its DMA engines' queues
+/// (the error names a bank or engine that does not exist).
 pub fn build_hooked(
     b: &mut SimBuilder,
     name: &str,
     program: &Program,
     opts: &CoreOptions,
     hbm: Option<HbmHookup<'_>>,
-    bank_hooks: Vec<MemBankHook>,
+    hooks: CoreHooks,
 ) -> Result<CoreIds, String> {
+    let CoreHooks { banks: bank_hooks, dma_queues } = hooks;
     let e = |x: trnsim_kernel::BuildError| x.to_string();
     let sem_latency = opts.spec.semaphores.latency_cycles;
     let clock = |b: &mut SimBuilder, what: &str, f: Frequency| match &opts.shared_clocks {
@@ -193,6 +206,9 @@ pub fn build_hooked(
     let sem = b.reserve(&[name, ".sem"].concat(), fast).map_err(e)?;
     let mem = b.reserve(&[name, ".sbuf"].concat(), fast).map_err(e)?;
     let dma_needed = uses_dma(program);
+    if !dma_needed && !dma_queues.is_empty() {
+        return Err(format!("{name}: a DMA engine is swapped in, but {} starts no DMA", program.source));
+    }
     if dma_needed && hbm.is_none() {
         return Err(format!("{} starts DMAs but core {name} has no HBM stack to reach", program.source));
     }
@@ -289,6 +305,9 @@ pub fn build_hooked(
             let mut block = DmaBlock::try_new(params, ports, functional)?;
             if let Some(t) = tracks {
                 block.set_tracks(t);
+            }
+            for (engine, hook) in dma_queues {
+                block.attach_queue_hook(engine, hook)?;
             }
             Ok(block)
         })

@@ -608,6 +608,22 @@ pub static BLOCKS: &[BlockEntry] = &[
         }),
     },
     BlockEntry {
+        name: "dma_queue_q16_qos",
+        description: "the DMA descriptor queues at 16 queues of 16, start latency 8, four priority classes \
+                      (Trn3's nc-v4 engine, the default swap-in of a chip's nc{i}.dma.engine{e})",
+        make_model: || Box::new(crate::model::DmaQueue::new(16, 16, 8, true)),
+        make_rtl: rtl!(DmaQueueQ16D16Qos),
+        make_stimulus: |seed| Box::new(crate::model::DmaQueueStimulus::new(16, seed)),
+        diff_config: DiffConfig::dma_queue,
+        scoreboard: Some(dma_queue_sb),
+        coverage: || dma_queue_cover(16, 16),
+        monitors: Vec::new,
+        make_reactive: Some(|seed| {
+            let m = crate::model::DmaQueue::new(16, 16, 8, true);
+            Box::new(HoldingDescriptors::new(m.ports(), 16, seed))
+        }),
+    },
+    BlockEntry {
         name: "replay_buf",
         description: "PCIe Gen6 link-layer replay buffer: 256 units, 10-bit sequence numbers, ACK/NAK, replay timer \
                       1000 cycles (rtl/blocks/replay_buf.sv; trnsim-fabric's ReplayBuffer)",

@@ -49,7 +49,9 @@ use trnsim_mem::hbm::controller::BankHook;
 use trnsim_mem::hbm::Command;
 
 mod bind;
+mod dma;
 pub use bind::{bound_block, boundary, check_boundary, kind, parse_binding, Binding};
+pub use dma::{dma_queue_block, parse_dma_queue, DmaQueueAt, DmaQueueSwap};
 
 /// The most block cycles whose inputs a [`BlockHost`] records (2^22: 64 MiB per input port);
 /// the replay checks those, and the report says so when the run clocked more.
@@ -590,6 +592,8 @@ pub enum Instance {
     HbmBank(HbmBankAt),
     /// `nc{i}.sbuf.bank{b}` or `nc{i}.psum.bank{b}`: one SRAM bank's port arbitration.
     SramBank(SramBankAt),
+    /// `nc{i}.dma.engine{e}`: one DMA engine's descriptor queues and arbiter.
+    DmaQueue(DmaQueueAt),
     /// `SRC.PORT -> DST.PORT`: a kernel link's receive buffer and credits (component names
     /// within the chip, as the link is called in a chip alone).
     Link(String),
@@ -597,7 +601,8 @@ pub enum Instance {
 
 /// What a chip's `rtl` list accepts, for messages.
 pub const INSTANCE_FORMS: &str = "hbm{k}.ch{c}.pc{p}.bank{b} (an HBM bank's timing FSM), nc{i}.sbuf.bank{b} or \
-                                  nc{i}.psum.bank{b} (an SRAM bank's port arbitration), \"SRC.PORT -> DST.PORT\" (a \
+                                  nc{i}.psum.bank{b} (an SRAM bank's port arbitration), nc{i}.dma.engine{e} (a DMA \
+                                  engine's queues and arbiter), \"SRC.PORT -> DST.PORT\" (a \
                                   link's receive buffer, e.g. \"nc0.tensor.sem -> nc0.sem.tensor.op\")";
 
 /// Parses an instance name (None if it has none of the shapes of [`Instance`]).
@@ -607,6 +612,9 @@ pub fn parse_instance(s: &str) -> Option<Instance> {
     }
     if let Some(at) = parse_sram_bank(s) {
         return Some(Instance::SramBank(at));
+    }
+    if let Some(at) = parse_dma_queue(s) {
+        return Some(Instance::DmaQueue(at));
     }
     let (src, dst) = s.split_once(" -> ")?;
     let side = |x: &str| {
@@ -898,6 +906,33 @@ impl SwapSet {
         };
         let host = Rc::new(RefCell::new(BlockHost::new(instance, entry, imp, self.wrap.clone())?));
         let hook = SramBankSwap::new(host.clone(), at.bank)?;
+        self.finish.push(Rc::from(hook.finisher()));
+        self.add(host);
+        Ok(Box::new(hook))
+    }
+
+    /// Swaps DMA engine `at.engine`'s queues (of an engine with `params`) for `block`, or by
+    /// default the `dma_queue` block of its queues and scheduling; the hook returned goes to
+    /// the core's DMA block (`trnsim_core::core::build_hooked`).
+    pub fn swap_dma_queue(
+        &mut self,
+        instance: &str,
+        at: DmaQueueAt,
+        params: &trnsim_core::dma::DmaParams,
+        imp: Impl,
+        block: Option<&'static BlockEntry>,
+    ) -> Result<Box<dyn trnsim_core::dma::QueueHook>, String> {
+        let qos = params.scheduling == trnsim_core::dma::Scheduling::Qos4;
+        let entry = match block {
+            Some(b) => b,
+            None => dma_queue_block(params.queues, qos).map_err(|e| format!("{instance}: {e}"))?,
+        };
+        if at.engine >= params.engines {
+            return Err(format!("{instance}: no DMA engine {} (0..{})", at.engine, params.engines));
+        }
+        let clock = trnsim_kernel::Clock::new("dma", params.clock).map_err(|e| format!("{instance}: {e}"))?;
+        let host = Rc::new(RefCell::new(BlockHost::new(instance, entry, imp, self.wrap.clone())?));
+        let hook = DmaQueueSwap::new(host.clone(), clock, params.queues)?;
         self.finish.push(Rc::from(hook.finisher()));
         self.add(host);
         Ok(Box::new(hook))

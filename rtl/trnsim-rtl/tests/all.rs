@@ -13,4 +13,5 @@ mod sbuf_bank;
 mod sram_bank;
 mod swap;
 mod swap_in;
+mod swap_in_dma;
 mod systolic_tile;

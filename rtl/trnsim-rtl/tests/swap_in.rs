@@ -19,11 +19,11 @@ use trnsim_rtl::block::{Block, PortInfo, VltError};
 use trnsim_rtl::swap::Impl;
 use trnsim_rtl::swap_in::{HbmBankAt, SwapSet, Wrap};
 
-fn json(sim: &Simulation) -> String {
+pub(crate) fn json(sim: &Simulation) -> String {
     serde_json::to_string_pretty(&sim.report()).unwrap()
 }
 
-fn vcd_dir(tag: &str) -> PathBuf {
+pub(crate) fn vcd_dir(tag: &str) -> PathBuf {
     std::env::temp_dir().join(format!("trnsim-swap-in-{tag}-{}", std::process::id()))
 }
 
@@ -101,7 +101,7 @@ fn link_run(depth: u32, seed: u64, swap: Option<&mut SwapSet>) -> String {
     s
 }
 
-fn imp() -> Impl {
+pub(crate) fn imp() -> Impl {
     if cfg!(feature = "rtl") && std::env::var_os("SWAP_MODEL").is_none() {
         Impl::Rtl
     } else {
@@ -243,7 +243,7 @@ const SBUF_BANK: &str = "nc0.sbuf.bank0";
 /// One NC-v4 core running [`CONTENDING`]; SBUF bank 0 swapped in when `swap` is given.
 /// Returns the statistics JSON.
 fn core_run(swap: Option<&mut SwapSet>) -> String {
-    use trnsim_core::core::{build_hooked, CoreOptions};
+    use trnsim_core::core::{build_hooked, CoreHooks, CoreOptions};
     use trnsim_core::isa::asm::{assemble, AsmOptions};
     let program = assemble("contending.asm", CONTENDING, &AsmOptions::default()).unwrap_or_else(|e| panic!("{e:?}"));
     let mut hooks = Vec::new();
@@ -252,6 +252,7 @@ fn core_run(swap: Option<&mut SwapSet>) -> String {
         hooks.push((false, s.swap_sram_bank(SBUF_BANK, at, (2, 2), imp(), None).unwrap_or_else(|e| panic!("{e}"))));
     }
     let mut b = SimBuilder::new();
+    let hooks = CoreHooks { banks: hooks, ..CoreHooks::default() };
     build_hooked(&mut b, "nc0", &program, &CoreOptions::default(), None, hooks).unwrap();
     let mut sim = b.build().unwrap();
     sim.run_until_idle(Dur::from_us(1000)).unwrap();
@@ -296,20 +297,20 @@ fn an_sbuf_bank_granting_reads_beyond_its_ports_is_found_by_the_running_core_wit
 /// reads instead of `value`, and `edge(inner)` runs before each rising edge (to keep the
 /// state the bug needs). How a test plants a `// MUT:` mutant's behaviour without rebuilding
 /// the RTL.
-struct Planted {
+pub(crate) struct Planted {
     inner: Box<dyn Block>,
     out: OutFn,
     edge: EdgeFn,
 }
 
 /// What an output of a [`Planted`] block reads: (inner block, port, its value) -> value.
-type OutFn = Box<dyn Fn(&dyn Block, usize, u128) -> u128>;
+pub(crate) type OutFn = Box<dyn Fn(&dyn Block, usize, u128) -> u128>;
 /// What a [`Planted`] block does before each rising edge.
-type EdgeFn = Box<dyn FnMut(&dyn Block)>;
+pub(crate) type EdgeFn = Box<dyn FnMut(&dyn Block)>;
 
 impl Planted {
     /// A [`Wrap`] planting the bug `make(port index by name)` returns.
-    fn wrap<F>(make: F) -> Wrap
+    pub(crate) fn wrap<F>(make: F) -> Wrap
     where
         F: Fn(&dyn Fn(&str) -> usize) -> (OutFn, EdgeFn) + 'static,
     {

@@ -14,6 +14,7 @@
 //! ahead (SBUF->HBM).
 
 use super::book::Book;
+use super::hook::QueueHook;
 use super::params::{DmaParams, MAX_QUEUES, MAX_SLOTS};
 use super::plan::{burst_len, pieces, Granule, Piece, Side};
 use super::sched::Arbiter;
@@ -175,6 +176,8 @@ pub(crate) struct Engine {
     inflight: u32,
     pub track: Option<TrackId>,
     pub stats: EngineStats,
+    /// A swap-in watching the queues (None: one branch per part and packet, nothing else).
+    pub hook: Option<Box<dyn QueueHook>>,
     /// Queues served, in order (tests only).
     #[cfg(test)]
     pub picks: Vec<u8>,
@@ -210,13 +213,17 @@ impl Engine {
             poked: false,
             track: None,
             stats: EngineStats::default(),
+            hook: None,
             #[cfg(test)]
             picks: Vec::new(),
         }
     }
 
-    /// Appends a part to queue `q`.
-    pub fn enqueue(&mut self, q: usize, part: Part) {
+    /// Appends a part to queue `q` (arrived at `now`).
+    pub fn enqueue(&mut self, now: Time, q: usize, part: Part) {
+        if let Some(h) = self.hook.as_mut() {
+            h.enqueued(now, q, part.total, part.eligible);
+        }
         self.empty_parts += u32::from(part.total == 0);
         self.queues[q].push_back(part);
         if self.nonempty & (1 << q) == 0 {
@@ -368,10 +375,14 @@ impl Engine {
         let now = cx.now();
         self.finish_empty_parts(cx, book);
         while self.may_start() {
-            let Some(q) = self.arb.pick(self.ready(now)) else { break };
+            let ready = self.ready(now);
+            let Some(q) = self.arb.pick(ready) else { break };
             let head = self.queues[q].front_mut().expect("ready queue has a head");
             let (cmd, r0, r1, j) = (head.cmd, head.r0, head.r1, head.next);
             head.next += 1;
+            if let Some(h) = self.hook.as_mut() {
+                h.started(now, ready, q, j, head.next == head.total);
+            }
             if head.next == head.total {
                 self.queues[q].pop_front();
                 self.new_head(q);
@@ -417,6 +428,9 @@ impl Engine {
                     break;
                 }
                 self.queues[q].pop_front();
+                if let Some(hook) = self.hook.as_mut() {
+                    hook.retired_empty(now, q);
+                }
                 self.new_head(q);
                 if self.queues[q].is_empty() {
                     self.nonempty &= !(1 << q);

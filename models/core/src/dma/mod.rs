@@ -67,6 +67,7 @@
 
 mod book;
 mod engine;
+mod hook;
 mod params;
 mod plan;
 mod sched;
@@ -75,6 +76,7 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
+pub use hook::QueueHook;
 pub use params::{DmaParams, Scheduling};
 pub use sched::Arbiter as QueueArbiter;
 
@@ -212,6 +214,18 @@ impl DmaBlock {
         &self.p
     }
 
+    /// Puts `hook` on engine `engine`'s queues (a swap-in; the error names an engine that
+    /// does not exist or already has one).
+    pub fn attach_queue_hook(&mut self, engine: u32, hook: Box<dyn QueueHook>) -> Result<(), String> {
+        let n = self.engines.len();
+        let e = self.engines.get_mut(engine as usize).ok_or_else(|| format!("dma: no engine {engine} (0..{n})"))?;
+        if e.hook.is_some() {
+            return Err(format!("dma: engine {engine} already has a queue hook"));
+        }
+        e.hook = Some(hook);
+        Ok(())
+    }
+
     /// Bytes each engine has moved (completed packets).
     pub fn bytes_per_engine(&self) -> Vec<u64> {
         self.engines.iter().map(|e| e.stats.bytes).collect()
@@ -248,7 +262,7 @@ impl DmaBlock {
             c.left[e as usize] = total;
             c.parts_left += 1;
             let part = Part { cmd: slot, r0, r1, next: 0, total, eligible };
-            self.engines[e as usize].enqueue(q % p.queues as usize, part);
+            self.engines[e as usize].enqueue(now, q % p.queues as usize, part);
             self.book.queued += 1;
         }
         self.book.stats.queued.set(now, self.book.queued);

@@ -4,7 +4,7 @@
 //! `i / cores_per_stack`. Stacks address their own 0-based space (`StackConfig::stacks` = 1).
 
 use super::spec::Chip;
-use trnsim_core::core::{build_hooked, CollectiveHookup, CoreIds, CoreOptions, HbmHookup, MemBankHook};
+use trnsim_core::core::{build_hooked, CollectiveHookup, CoreHooks, CoreIds, CoreOptions, HbmHookup};
 use trnsim_core::engine::EngineUnit;
 use trnsim_core::isa::{Program, Sem};
 use trnsim_fabric::system::{node_name, ChipHooks, Nodes};
@@ -90,7 +90,7 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
     }
     use trnsim_rtl::swap_in::{bound_block, parse_binding, Instance};
     let rtl = trnsim_rtl::swap::Impl::Rtl;
-    let mut bank_hooks: Vec<Vec<MemBankHook>> = (0..programs.len()).map(|_| Vec::new()).collect();
+    let mut core_hooks: Vec<CoreHooks> = (0..programs.len()).map(|_| CoreHooks::default()).collect();
     let mut links = Vec::new();
     for (i, name) in s.rtl.iter().enumerate() {
         let bind = parse_binding(name).ok_or_else(|| format!("rtl: unknown instance {name:?}"))?;
@@ -110,8 +110,15 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
             Instance::SramBank(at) => {
                 let g = chip.core.sram(at.psum);
                 let hooks =
-                    bank_hooks.get_mut(at.core as usize).ok_or_else(|| format!("rtl: {name:?}: no such core"))?;
-                hooks.push((at.psum, swaps.swap_sram_bank(&instance, at, (g.read_ports, g.write_ports), rtl, block)?));
+                    core_hooks.get_mut(at.core as usize).ok_or_else(|| format!("rtl: {name:?}: no such core"))?;
+                hooks
+                    .banks
+                    .push((at.psum, swaps.swap_sram_bank(&instance, at, (g.read_ports, g.write_ports), rtl, block)?));
+            }
+            Instance::DmaQueue(at) => {
+                let hooks =
+                    core_hooks.get_mut(at.core as usize).ok_or_else(|| format!("rtl: {name:?}: no such core"))?;
+                hooks.dma_queues.push((at.engine, swaps.swap_dma_queue(&instance, at, &chip.dma, rtl, block)?));
             }
             Instance::Link(l) => {
                 let (src, dst) = l.split_once(" -> ").unwrap_or((&l, ""));
@@ -128,7 +135,7 @@ pub fn build_with(b: &mut SimBuilder, chip: &Chip, programs: &[Program], o: &Bui
         ..CoreOptions::default()
     };
     let mut cores = Vec::new();
-    for ((i, program), hooks) in programs.iter().enumerate().zip(bank_hooks) {
+    for ((i, program), hooks) in programs.iter().enumerate().zip(core_hooks) {
         let (id, st) = &mut stacks[chip.stack_of(i as u32) as usize];
         let hbm = Some(HbmHookup { id: *id, stack: st });
         cores.push(build_hooked(b, &format!("{}nc{i}", o.prefix), program, &opts, hbm, hooks)?);

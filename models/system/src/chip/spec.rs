@@ -508,10 +508,12 @@ impl Validator<'_> {
     /// that first), with its block built: the built-in one of its kind and size, or the block
     /// named by `INSTANCE=BLOCK`, registered and with the instance's port boundary. A link's
     /// name is checked when the chip is built.
-    fn rtl(&self, spec: &ChipSpec, hbm: &StackSpec, core: &CoreSpec) -> Result<(), ChipError> {
+    fn rtl(&self, spec: &ChipSpec, hbm: &StackSpec, core: &CoreSpec, dma: &DmaParams) -> Result<(), ChipError> {
         use trnsim_rtl::registry::{HAS_RTL, NO_RTL};
         use trnsim_rtl::swap_in::INSTANCE_FORMS;
-        use trnsim_rtl::swap_in::{bound_block, hbm_bank_block, parse_binding, sram_bank_block, Instance};
+        use trnsim_rtl::swap_in::{
+            bound_block, dma_queue_block, hbm_bank_block, parse_binding, sram_bank_block, Instance,
+        };
         let mut found: Vec<trnsim_rtl::swap_in::Binding> = Vec::new();
         for (i, name) in spec.rtl.iter().enumerate() {
             let at = |m: String| self.rtl_err(i, name, m);
@@ -534,6 +536,7 @@ impl Validator<'_> {
                     let g = core.sram(b.psum);
                     vec![("core nc", b.core, spec.cores), ("bank", b.bank, g.banks)]
                 }
+                Instance::DmaQueue(b) => vec![("core nc", b.core, spec.cores), ("engine", b.engine, dma.engines)],
                 Instance::Link(_) => Vec::new(),
             };
             for (what, v, n) in checks {
@@ -578,6 +581,10 @@ impl Validator<'_> {
                 Instance::SramBank(b) => {
                     let g = core.sram(b.psum);
                     sram_bank_block(b.psum, g.read_ports, g.write_ports).map_err(|e| at(format!("{name:?}: {e}")))?.name
+                }
+                Instance::DmaQueue(_) => {
+                    let qos = dma.scheduling == trnsim_core::dma::Scheduling::Qos4;
+                    dma_queue_block(dma.queues, qos).map_err(|e| at(format!("{name:?}: {e}")))?.name
                 }
                 Instance::Link(_) => "link_fifo",
             };
@@ -696,7 +703,7 @@ impl Validator<'_> {
         self.cc_and_efa(&spec)?;
         let neuronlink = self.neuronlink(&spec, &core)?;
         let host = self.encoding("host", &spec.host.encoding, "lanes", spec.host.lanes)?;
-        self.rtl(&spec, &hbm, &core)?;
+        self.rtl(&spec, &hbm, &core, &dma)?;
         let rtl_at = (0..spec.rtl.len())
             .map(|i| {
                 let e = self.rtl_err(i, &spec.rtl[i], String::new());

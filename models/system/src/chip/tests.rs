@@ -98,6 +98,16 @@ fn swap_in_lists_name_existing_instances_with_built_blocks_or_fail_located() {
         (TRN2_CHIP_RON, "\"hbm0.ch0.pc0.bank99\"", "bank99 does not exist (0..48)"),
         (
             TRN2_CHIP_RON,
+            "\"nc0.dma.engine16\"",
+            "rtl[0]: unknown instance \"nc0.dma.engine16\": engine16 does not exist (0..16)",
+        ),
+        (
+            TRN2_CHIP_RON,
+            "\"nc8.dma.engine0\"",
+            "rtl[0]: unknown instance \"nc8.dma.engine0\": core nc8 does not exist (0..8)",
+        ),
+        (
+            TRN2_CHIP_RON,
             "\"hbm0.ch0.pc0.bank1\", \"hbm0.ch0.pc0.bank1\"",
             "rtl[1]: \"hbm0.ch0.pc0.bank1\" is listed twice",
         ),
@@ -119,6 +129,7 @@ fn swap_in_lists_name_existing_instances_with_built_blocks_or_fail_located() {
         ("hbm3.ch7.pc1.bank15", "hbm_bank_hbm3_5700"),
         ("nc7.sbuf.bank15", "sbuf_bank"),
         ("nc7.psum.bank7", "psum_bank"),
+        ("nc7.dma.engine15", "dma_queue"),
         ("nc0.tensor.sem -> nc0.sem.tensor.op", "link_fifo"),
     ] {
         let (t, _) = with_rtl(TRN2_CHIP_RON, &format!("{name:?}"));

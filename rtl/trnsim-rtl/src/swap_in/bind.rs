@@ -57,6 +57,7 @@ pub fn boundary(inst: &Instance) -> &'static [(&'static str, bool)] {
             ("grant", false),
             ("stalls", false),
         ],
+        Instance::DmaQueue(_) => &super::dma::BOUNDARY,
     }
 }
 
@@ -66,6 +67,7 @@ pub fn kind(inst: &Instance) -> &'static str {
         Instance::Link(_) => "a link receive FIFO",
         Instance::HbmBank(_) => "an HBM bank timing FSM",
         Instance::SramBank(_) => "an SRAM bank arbiter",
+        Instance::DmaQueue(_) => "a DMA engine's queue arbiter",
     }
 }
 
@@ -88,6 +90,19 @@ pub fn check_boundary(inst: &Instance, entry: &BlockEntry) -> Result<(), String>
     }
     let w = |n: &str| find(n).map_or(0, |p: &PortInfo| p.width);
     let rule = match inst {
+        Instance::DmaQueue(_) => {
+            let q = w("ready");
+            (q == 0 || q > 64 || w("empty_ret") != q || w("start") != 1 || w("start_last") != 1 || w("count") % q.max(1) != 0)
+                .then(|| {
+                    format!(
+                        "ready {q} bits (1..=64 queues), empty_ret {} (one per queue), start and start_last {} and {} (1), count {} (a field per queue)",
+                        w("empty_ret"),
+                        w("start"),
+                        w("start_last"),
+                        w("count")
+                    )
+                })
+        }
         Instance::Link(_) => (w("in_data") != w("out_data")).then(|| {
             format!("in_data is {} bits and out_data {}: a FIFO passes its data through", w("in_data"), w("out_data"))
         }),
@@ -165,6 +180,14 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("(blocks with them: link_fifo, link_fifo_w100_d5)"), "{e}");
+        let dma = parse_instance("nc0.dma.engine3").unwrap();
+        assert_eq!(bound_block(&dma, "dma_queue_q6_qos").unwrap().name, "dma_queue_q6_qos");
+        let e = bound_block(&dma, "sbuf_bank").unwrap_err();
+        assert!(
+            e.starts_with("block sbuf_bank has no port enq_valid (an input): not a DMA engine's queue arbiter's ports"),
+            "{e}"
+        );
+        assert!(e.contains("(blocks with them: dma_queue, dma_queue_q6_qos, dma_queue_q16_qos)"), "{e}");
         let e = bound_block(&bank, "nope").unwrap_err();
         assert!(e.starts_with("no block called \"nope\" (blocks with an HBM bank timing FSM's ports: hbm_bank"), "{e}");
     }
