@@ -92,6 +92,21 @@ pub fn run_cores_with(
     run_cores_on(program, core, cores, order, trace, max_sim_time, fidelity, stack)
 }
 
+/// NC-v4 with its tensor engine's warm-up throttle off: the array at its full rate from the
+/// first matmul. The benchmarks whose references have no warm-up (AWS's peak TFLOPS, SCALE-Sim's
+/// closed form) run on it, so that they compare like with like; the others run the preset as
+/// it is, throttled (docs/neuroncore.md, "Throttle").
+pub fn nc_v4_full_rate() -> std::sync::Arc<trnsim_core::spec::CoreSpec> {
+    let mut core = (*trnsim_core::spec::nc_v4()).clone();
+    core.costs.tensor.throttle.enabled = false;
+    std::sync::Arc::new(core)
+}
+
+/// Whether benchmark `name` runs on [`nc_v4_full_rate`] (its reference has no warm-up).
+pub fn runs_at_full_rate(name: &str) -> bool {
+    matches!(name, "nc-matmul-bf16" | "nc-matmul-mxfp8" | "nc-matmul-8cores" | "nc-gemm-sweep")
+}
+
 /// [`run_cores_with`] on cores of the description `core` (a preset or a core file).
 #[allow(clippy::too_many_arguments)]
 pub fn run_cores_on(
@@ -342,7 +357,8 @@ fn gemm_sweep(order: TickOrder) -> Result<(Vec<(String, f64)>, Simulation), Stri
         (1024, 128, 256),
     ] {
         let program = assemble_text(&format!("gemm-{m}x{k}x{n}.asm (generated)"), &gemm_program(m, k, n))?;
-        let (sim, ids) = run_cores(&program, 1, order, None)?;
+        let (sim, ids) =
+            run_cores_on(&program, nc_v4_full_rate(), 1, order, None, DEFAULT_MAX_SIM_TIME, Fidelity::Cycle, &|_| {})?;
         let u = sim.component::<EngineUnit>(ids[0].engines[0].1).ok_or("tensor engine")?;
         let cycles = u.stats.last - u.stats.first.unwrap_or(0);
         let ideal = (m as f64 * k as f64 * n as f64) / (128.0 * 128.0);
@@ -561,7 +577,8 @@ pub fn run_named_at(
     };
     let program = assemble_text(&format!("{name}.asm (generated)"), &text)?;
     let sw = Stopwatch::start();
-    let (sim, ids) = run_cores_with(&program, cores, order, trace, DEFAULT_MAX_SIM_TIME, fidelity, &|_| {})?;
+    let core = if runs_at_full_rate(name) { nc_v4_full_rate() } else { trnsim_core::spec::nc_v4() };
+    let (sim, ids) = run_cores_on(&program, core, cores, order, trace, DEFAULT_MAX_SIM_TIME, fidelity, &|_| {})?;
     let (wall_s, cpu_s) = sw.elapsed();
     let mut headline = headline(&sim, &ids, peak);
     // Per engine kind, over every core: busy cycles over each engine's own span. Engines that

@@ -8,8 +8,10 @@ use crate::engine::EngineUnit;
 use crate::isa::{Accumulate, ActFn, AluOp, Dtype, Engine, Instr, Mem, Program, Stream};
 use trnsim_kernel::{Dur, SimBuilder};
 
+/// The cost rows are the full-rate intervals: measured on NC-v4 with its warm-up throttle off
+/// (`tests/matmul.rs` measures the throttle).
 fn measured_interval(engine: Engine, setup: &[Instr], instr: Instr) -> u64 {
-    measured_on(&CoreOptions::default(), engine, setup, instr).0
+    measured_on(&super::matmul::unthrottled(), engine, setup, instr).0
 }
 
 /// The issue interval of sixteen `instr`s after `setup` on a core of `opts`, and the cycle the
@@ -170,6 +172,7 @@ fn every_cost_row_is_the_measured_issue_interval() {
 /// A core of nc-v4 with `change` made to its costs.
 fn changed(change: impl Fn(&mut crate::spec::EngineCosts)) -> CoreOptions {
     let mut spec = (*crate::spec::nc_v4()).clone();
+    spec.costs.tensor.throttle.enabled = false;
     change(&mut spec.costs);
     spec.validate().unwrap();
     CoreOptions { spec: std::sync::Arc::new(spec), ..CoreOptions::default() }

@@ -25,11 +25,24 @@ pub(crate) fn matmul_stream(count: usize, n: u16, dtype: Dtype) -> Stream {
     s
 }
 
-/// Runs a tensor-engine-only program; returns (flops, seconds from first issue to last completion).
+/// NC-v4 with its warm-up throttle off: the array at its full rate from the first matmul.
+pub(crate) fn unthrottled() -> CoreOptions {
+    let mut spec = (*crate::spec::nc_v4()).clone();
+    spec.costs.tensor.throttle.enabled = false;
+    CoreOptions { spec: std::sync::Arc::new(spec), ..CoreOptions::default() }
+}
+
+/// Runs a tensor-engine-only program on NC-v4 as the preset is (its throttle on); returns
+/// (flops, seconds from first issue to last completion).
 pub(crate) fn run_te(stream: Stream) -> (u64, f64, EngineUnitStats) {
+    run_te_on(&CoreOptions::default(), stream)
+}
+
+/// [`run_te`] on the core of `opts`.
+pub(crate) fn run_te_on(opts: &CoreOptions, stream: Stream) -> (u64, f64, EngineUnitStats) {
     let program = Program { source: "test".into(), streams: vec![(Engine::Tensor, stream)] };
     let mut b = SimBuilder::new();
-    let ids = build(&mut b, "nc0", &program, &CoreOptions::default(), None).unwrap();
+    let ids = build(&mut b, "nc0", &program, opts, None).unwrap();
     let mut sim = b.build().unwrap();
     sim.run_until_idle(Dur::from_us(10_000)).unwrap();
     let te = sim.component::<EngineUnit>(ids.engines[0].1).unwrap();
@@ -78,9 +91,11 @@ fn a_matmul_the_cores_file_rates_apart_from_the_isa_is_refused_naming_the_field(
     build_with("nc-v4", Dtype::MxFp8E4m3).unwrap();
 }
 
-/// NC-v4 with a `n` x `n` tensor engine (SBUF and PSUM of `n` partitions, DMA engines widened).
+/// NC-v4 with a `n` x `n` tensor engine (SBUF and PSUM of `n` partitions, DMA engines
+/// widened), its throttle off: the closed form is the full-rate array's.
 fn square_core(n: u32) -> std::sync::Arc<crate::spec::CoreSpec> {
     let mut s = (*crate::spec::nc_v4()).clone();
+    s.costs.tensor.throttle.enabled = false;
     (s.tensor.rows, s.tensor.columns, s.sbuf.partitions, s.psum.partitions) = (n, n, n, n);
     s.dma.partitions_per_engine = n / s.dma.engines;
     s.validate().unwrap();
@@ -133,12 +148,11 @@ fn a_256_by_256_array_runs_the_weight_stationary_closed_form() {
     assert!(c256 > c128 && c256 - c128 <= 256, "fill {c128} -> {c256} cycles");
 }
 
-/// Runs `stream` on the tensor engine of nc-v4 with its throttle on; returns the engine's
-/// issue cycles of the first 64 data instructions and its statistics.
+/// Runs `stream` on the tensor engine of nc-v4 as the preset is (its throttle on); returns the
+/// engine's issue cycles of the first 64 data instructions and its statistics.
 fn run_throttled(stream: Stream) -> (Vec<u64>, u64, u64) {
-    let mut spec = (*crate::spec::nc_v4()).clone();
-    spec.costs.tensor.throttle.enabled = true;
-    let opts = CoreOptions { spec: std::sync::Arc::new(spec), ..CoreOptions::default() };
+    let opts = CoreOptions::default();
+    assert!(opts.spec.costs.tensor.throttle.enabled, "NC-v4 throttles as AWS documents for Trn3");
     let program = Program { source: "test".into(), streams: vec![(Engine::Tensor, stream)] };
     let mut b = SimBuilder::new();
     let ids = build(&mut b, "nc0", &program, &opts, None).unwrap();
@@ -169,7 +183,7 @@ fn a_throttled_array_starts_at_half_rate_and_ramps_to_full_over_3_us() {
     // The whole run: the full-rate run plus what the ramp added, the closed form's quarter of
     // the 7,200-cycle ramp (it averages 75 %: 1,800 cycles, 0.75 us) and a cycle of rounding
     // per matmul at most.
-    let full_cycles = run_te(matmul_stream(256, 512, Dtype::Bf16)).2.cycles;
+    let full_cycles = run_te_on(&unthrottled(), matmul_stream(256, 512, Dtype::Bf16)).2.cycles;
     let added = cycles - full_cycles;
     assert!((1800..=1800 + 14).contains(&added), "the ramp added {added} cycles");
     assert_eq!(busy, 256 * 512 + added, "busy cycles count the stretched intervals");
@@ -177,6 +191,6 @@ fn a_throttled_array_starts_at_half_rate_and_ramps_to_full_over_3_us() {
     // limit from 50 % to 73 % over it; the closed form 3,327 cycles for its work): 4,099
     // cycles against 2,884 unthrottled, fill and drain included.
     let (_, burst, _) = run_throttled(matmul_stream(4, 512, Dtype::Bf16));
-    let (_, _, full) = run_te(matmul_stream(4, 512, Dtype::Bf16));
+    let (_, _, full) = run_te_on(&unthrottled(), matmul_stream(4, 512, Dtype::Bf16));
     assert!(burst as f64 > 1.4 * full.cycles as f64, "a 4-matmul burst: {burst} cycles against {}", full.cycles);
 }
