@@ -22,8 +22,8 @@
 //! DMA engine per 8 partitions). With W stationary, a matmul of a few tokens waits on each
 //! 128 x 128 block's load through SBUF (about 190 cycles a block on NC-v4 against the
 //! matmul's 64), which bounds the stream below the DMA engines' rate. `X` is then one DMA,
-//! ahead of the weights. With `dma_piece`, the two cores of a stack read their weight pieces
-//! from one region, piece by piece in turn, so their streams share open rows.
+//! ahead of the weights, and with `dma_piece` the two cores of a stack read their weight
+//! pieces from one region, piece by piece in turn, so their streams share open rows.
 //!
 //! MXFP8 operands carry their E8M0 scales (one byte per 32 K-rows per column, on partitions
 //! 0..16), loaded by their own DMAs beside the elements'. MXFP4 weights ([`Variant::w_mxfp4`])
@@ -519,10 +519,11 @@ fn load_slab(sync: &mut String, s: &Shape, v: &Variant, l: &Layout, base: u64, s
     for q in 0..n {
         let (off, len) = (q * piece, piece.min(bytes - q * piece));
         let j = u64::from(sl * n + q);
-        // In pieces, the two cores of a stack take turns through one region, piece by piece,
-        // so their streams share open rows rather than close each other's (a weight matrix
-        // sharded over them is laid out so); whole slabs keep each core's own half.
-        let hbm = if v.dma_piece > 0 {
+        // The decode form in pieces: the two cores of a stack take turns through one region,
+        // piece by piece, so their streams share open rows rather than close each other's (a
+        // weight matrix sharded over them is laid out so). Otherwise each core keeps its own
+        // half (the benchmarks' layout, which the workload path reproduces to the cycle).
+        let hbm = if v.dma_piece > 0 && v.w_moving {
             W_HBM + (2 * j + base / CORE_HBM) * 128 * stride
         } else {
             base + W_HBM + j * 128 * stride
