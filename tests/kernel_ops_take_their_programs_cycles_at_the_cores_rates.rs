@@ -6,7 +6,7 @@
 use crate::common::{scratch, trnsim};
 use trnsim_harness::kernels::format::Format;
 use trnsim_harness::kernels::plan::{plan, GemmOp};
-use trnsim_harness::kernels::{elementwise, gemm, run};
+use trnsim_harness::kernels::{attention, elementwise, gemm, run};
 use trnsim_harness::workload::{self, Compute, Options};
 use trnsim_system::doc::{Resolved, SystemDoc};
 use trnsim_workloads::format::{parse, Checked};
@@ -66,6 +66,11 @@ fn an_op_through_the_workload_takes_its_programs_time_under_trnsim_core() {
         let ns = cycle_ns(&w, &sys);
         assert_eq!(format!("{:.3}", ns / 1e3), core_us(name, &text), "{name} GEMM: workload node and trnsim core");
     }
+    let a = attention::plan(1, 2, 4, 1024, 64, Format::Bf16).unwrap();
+    assert_eq!((a.units, a.reps_num, a.reps_den), (1, 1024, 1024), "one program");
+    let w = one_node("Attention(batch: 1, heads: 8, seq: 1, kv_seq: Some(1024), kv_heads: Some(2), head_dim: 64)");
+    let ns = cycle_ns(&w, &sys);
+    assert_eq!(format!("{:.3}", ns / 1e3), core_us("attention", &attention::program(&a, 0)), "flash attention");
     let p = elementwise::plan(1, 1 << 20, 8, Format::Bf16).unwrap();
     assert_eq!(p.reps, 1);
     let ns = cycle_ns(&one_node("Elementwise(elements: 1048576, ops: 8)"), &sys);

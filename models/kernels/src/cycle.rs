@@ -11,16 +11,16 @@
 //!   multiply in the slower of the two at the core's rates (the other operand's cast is not
 //!   charged).
 //! - **Elementwise**: [`crate::elementwise`] programs.
-//! - **Attention**: three kernels per node: the scores `QKᵀ` (a GEMM per sequence and KV
-//!   head: the head group's queries against K read from HBM, so a decode step reads the KV
-//!   cache), their softmax (elementwise, 5 operations a score), and `PV` (against V from
-//!   HBM); a causal mask halves the keys each query sees.
+//! - **Attention**: [`crate::attention`]'s flash kernel: per head group (a sequence and a KV
+//!   head, its query heads sharing K and V) and tile of 128 query rows, the scores and the
+//!   online softmax in SBUF and PSUM, K and V (in decode the KV cache) read from HBM once; a
+//!   causal mask halves the keys each query sees. Q, K and V move in BF16 (FP16 if the node's
+//!   dtype is).
 //! - **Kernel** (an opaque Chakra node: flops and bytes, no shape): the roofline.
 //!
-//! Left out: attention's scores go to HBM between its three programs (a flash kernel keeps
-//! them in SBUF, so the cycle-level attention is the slower bound of the two); nodes do not
-//! overlap one another on a chip.
+//! Left out: nodes do not overlap one another on a chip.
 
+use crate::attention::{self, AttnPlan};
 use crate::elementwise::{self, EltPlan};
 use crate::format::Format;
 use crate::gemm;
@@ -189,26 +189,20 @@ impl<'a> CycleCosts<'a> {
         let kvh = kv_heads.unwrap_or(*heads).max(1);
         let group = heads.div_ceil(kvh);
         let keys = if *causal { kv.div_ceil(2) } else { kv };
-        let count = u32::try_from(batch.saturating_mul(kvh))
-            .map_err(|_| format!("attention: {batch} sequences x {kvh} KV heads is more than 2^32 GEMMs"))?;
-        let (f, _) = self.gemm_format(dtype, dtype)?;
-        let m = seq.saturating_mul(group);
-        let g = |m, k, n| GemmOp {
-            m,
-            k,
-            n,
-            count,
-            a_resident: false,
-            b_resident: false,
-            format: f,
-            w_mxfp4: false,
-            w_native_mxfp4: false,
+        self.gemm_format(dtype, dtype)?;
+        // Q, K, V and O in a 2-byte format: the dtype's, else BF16.
+        let f = match elt_format(dtype) {
+            f @ (Format::Bf16 | Format::Fp16) => f,
+            _ => Format::Bf16,
         };
-        let scores = self.gemm_ns(&g(m, *head_dim, keys))?;
-        let elements = batch.saturating_mul(*heads).saturating_mul(*seq).saturating_mul(keys);
-        let softmax = self.elementwise_ns(elements, 5, dtype)?;
-        let pv = self.gemm_ns(&g(m, keys, *head_dim))?;
-        Ok(scores + softmax + pv)
+        let pairs = batch.saturating_mul(kvh);
+        let p = attention::plan(self.inner.chip.spec.cores, pairs, seq.saturating_mul(group), keys, *head_dim, f)?;
+        let key = format!("{}|attention|{:?}", self.chip_key, AttnPlan { reps_num: 1, reps_den: 1, ..p.clone() });
+        let chip = self.inner.chip;
+        let texts: Vec<String> = (0..chip.spec.cores).map(|i| attention::program(&p, i)).collect();
+        let (t, _) = cached(&key, || run_programs(chip, "attention", &texts))?;
+        self.programs.insert(key);
+        Ok(t * p.reps_num as f64 / p.reps_den as f64)
     }
 }
 

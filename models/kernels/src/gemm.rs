@@ -14,6 +14,17 @@
 //! HBM. HBM tensors are stored pre-tiled (row `p` of a DMA = SBUF partition `p`), each row
 //! padded by 512 B (`PAD`); the two cores on one stack use disjoint 4 GiB halves of its space.
 //!
+//! The decode form ([`Variant::w_moving`], `tokens` <= 128, as NKI's token-generation MLP
+//! kernels do) swaps the operands: each K-block of `Xᵀ` is the stationary matrix (`tokens`
+//! columns, a short LoadStationary) and each 128-column block of W streams through the array
+//! as the moving operand (a column a cycle), accumulating `Y` un-transposed on `tokens` PSUM
+//! partitions; the scalar engine activates those partitions and the store DMA moves them (one
+//! DMA engine per 8 partitions). With W stationary, a matmul of a few tokens waits on each
+//! 128 x 128 block's load through SBUF (about 190 cycles a block on NC-v4 against the
+//! matmul's 64), which bounds the stream below the DMA engines' rate. `X` is then one DMA,
+//! ahead of the weights, and with `dma_piece` the two cores of a stack read their weight
+//! pieces from one region, piece by piece in turn, so their streams share open rows.
+//!
 //! MXFP8 operands carry their E8M0 scales (one byte per 32 K-rows per column, on partitions
 //! 0..16), loaded by their own DMAs beside the elements'. MXFP4 weights ([`Variant::w_mxfp4`])
 //! on a core whose tensor engine takes MXFP4 at MXFP8's MACs per PE
@@ -28,7 +39,8 @@
 //! Per core, semaphores: s0 weight slabs landed (16 per slab, 18 with scales), s1 `X` blocks
 //! landed (16 per block, 18 with scales), s2 chunks multiplied (signalled once per group of
 //! chunks, and per chunk in the last group; their slabs consumed, their PSUM banks full), s3
-//! chunks activated, s4 chunks stored (16 per chunk), s6 slabs dequantized (MXFP4 only).
+//! chunks activated, s4 chunks stored (16 per chunk; in the decode form one per 8 tokens),
+//! s6 slabs dequantized (MXFP4 only).
 //! Queues: loads on q0 (QoS class 0), stores on q1 (class 1).
 //!
 //! Left out: the values (the programs time the work; `trnsim core --functional` runs values),
@@ -165,7 +177,8 @@ impl Shape {
             && u64::from(self.kb_in(f)) * u64::from(xb) <= u64::from(W_SBUF)
             && u64::from(self.slab_buffers) * u64::from(slab) <= u64::from(Y_SBUF - W_SBUF)
             && slab / f.bytes() <= 65535
-            && v.dma_piece.is_multiple_of(4);
+            && v.dma_piece.is_multiple_of(4)
+            && (!v.w_moving || (self.tokens <= 128 && self.kb_in(f) * xb / f.bytes() <= 65535));
         if f.is_mx() || v.w_mxfp4 {
             // Scales: X's per K-block on 16 partitions, W's in a ring like W's.
             ok &= u64::from(self.kb_in(f)) * u64::from(self.tokens) <= u64::from(WS_SBUF - XS_SBUF)
@@ -244,6 +257,12 @@ pub struct Variant {
     /// 128 padded rows, and loaded piece by piece: the rows the cores of a stack stream at
     /// once then stay within its open rows (`trnsim_workloads::costs::dma_bytes_per_partition`).
     pub dma_piece: u32,
+    /// The decode form (`tokens` <= 128): `Xᵀ`'s K-block is the stationary matrix (`tokens`
+    /// columns) and W's 128-column blocks stream through the array as the moving operand, as
+    /// NKI's token-generation MLP kernels do; `Y` lands un-transposed on `tokens` partitions.
+    /// A LoadStationary of `tokens` columns per matmul instead of 128: the array streams the
+    /// weights at a column a cycle rather than waiting on each weight block's load.
+    pub w_moving: bool,
 }
 
 impl Default for Variant {
@@ -258,6 +277,7 @@ impl Default for Variant {
             w_mxfp4: false,
             w_native_mxfp4: false,
             dma_piece: 0,
+            w_moving: false,
         }
     }
 }
@@ -285,6 +305,10 @@ struct Layout {
     per_slab: u32,
     per_x: u32,
     ws: u32,
+    /// Partitions of a stored chunk of Y (128 for `Yᵀ`; `tokens` in the decode form) and the
+    /// semaphore increments its store gives (one per DMA engine it touches).
+    y_parts: u32,
+    per_y: u32,
 }
 
 impl Layout {
@@ -297,11 +321,13 @@ impl Layout {
             kb: s.kb_in(f),
             slab: s.slab_bpp_in(f),
             xb: s.x_bpp_in(f),
-            yb: s.tok_bpp(),
+            yb: if v.w_moving { 256 } else { s.tok_bpp() },
             wblk: 128 * f.rows_per_partition() * f.bytes(),
             per_slab: 16 * pieces(dma_bytes(s, v, f), v.dma_piece) + scales,
             per_x: 16 + if f.is_mx() { 2 } else { 0 },
             ws: w_scale_bpp(s, f),
+            y_parts: if v.w_moving { s.tokens } else { 128 },
+            per_y: if v.w_moving { s.tokens.div_ceil(8) } else { 16 },
         }
     }
 }
@@ -337,23 +363,29 @@ pub fn program_with(s: &Shape, core: u32, v: &Variant) -> String {
     if v.x_after > 0 {
         let _ = writeln!(sync, "    sem_wait s{CC_DONE_SEM} >= {}", v.x_after);
     }
-    for k in (0..kb).filter(|_| !v.x_resident) {
+    // The decode form loads all of X (a few KiB) in one DMA (and its scales in one more), so
+    // the weights do not queue behind a DMA per K-block.
+    let x_dmas = if v.w_moving { 1 } else { kb };
+    let x_len = l.xb * (kb / x_dmas);
+    let x_stride = if v.w_moving { u64::from(x_len + PAD) } else { x_stride };
+    for k in (0..x_dmas).filter(|_| !v.x_resident) {
         let hbm = base + X_HBM + u64::from(k) * 128 * x_stride;
         let _ = writeln!(
             sync,
             "    dma_start q0 hbm {hbm:#x} stride {x_stride} -> sbuf[0:128] +{:#x} [{}:1] {}, sem=s1",
             X_SBUF + k * l.xb,
-            l.xb / l.f.bytes(),
+            x_len / l.f.bytes(),
             l.dt
         );
         if l.f.is_mx() {
-            let hbm = base + XS_HBM + u64::from(k) * 16 * u64::from(s.tokens + PAD);
+            let xs_len = s.tokens * (kb / x_dmas);
+            let hbm = base + XS_HBM + u64::from(k) * 16 * u64::from(xs_len + PAD);
             let _ = writeln!(
                 sync,
                 "    dma_start q0 hbm {hbm:#x} stride {} -> sbuf[0:16] +{:#x} [{}:1] fp8e4m3, sem=s1",
-                s.tokens + PAD,
+                xs_len + PAD,
                 XS_SBUF + k * s.tokens,
-                s.tokens
+                xs_len
             );
         }
     }
@@ -384,7 +416,7 @@ pub fn program_with(s: &Shape, core: u32, v: &Variant) -> String {
             let _ = writeln!(te, "    sem_wait s3 >= {}", (g - 1) * cpg); // group g - 2's banks drained by the activation
         }
         for k in 0..kb {
-            if c == 0 && !v.x_resident {
+            if c == 0 && !v.x_resident && k < x_dmas {
                 let _ = writeln!(te, "    sem_wait s1 >= {}", l.per_x * (k + 1));
             }
             let w = w_buf(sl) + (j * kb + k) * l.wblk;
@@ -397,15 +429,16 @@ pub fn program_with(s: &Shape, core: u32, v: &Variant) -> String {
             } else {
                 (String::new(), String::new())
             };
-            let _ = writeln!(te, "    ldweights sbuf[0:128] +{w:#x} [{}:1] {}{wsc}", l.wblk / l.f.bytes(), l.dt);
+            let w_ap = format!("sbuf[0:128] +{w:#x} [{}:1] {}", l.wblk / l.f.bytes(), l.dt);
+            let x_ap = format!("sbuf[0:128] +{:#x} [{}:1] {}", X_SBUF + k * l.xb, l.xb / l.f.bytes(), l.dt);
+            let (stat, stat_sc, mov, mov_sc) = if v.w_moving { (x_ap, xsc, w_ap, wsc) } else { (w_ap, wsc, x_ap, xsc) };
+            let _ = writeln!(te, "    ldweights {stat}{stat_sc}");
             let _ = writeln!(
                 te,
-                "    matmul sbuf[0:128] +{:#x} [{}:1] {} -> psum[0:128] bank{} +0 [{}:1] fp32, {acc}{xsc}",
-                X_SBUF + k * l.xb,
-                l.xb / l.f.bytes(),
-                l.dt,
+                "    matmul {mov} -> psum[0:{}] bank{} +0 [{}:1] fp32, {acc}{mov_sc}",
+                l.y_parts,
                 bank(c),
-                s.tokens
+                l.yb / 2
             );
         }
         if s.signals_after(c) {
@@ -416,28 +449,28 @@ pub fn program_with(s: &Shape, core: u32, v: &Variant) -> String {
     for c in 0..chunks {
         let _ = writeln!(act, "    sem_wait s2 >= {}", c + 1);
         if c >= Y_BUFS {
-            let _ = writeln!(act, "    sem_wait s4 >= {}", 16 * (c - Y_BUFS + 1));
+            let _ = writeln!(act, "    sem_wait s4 >= {}", l.per_y * (c - Y_BUFS + 1));
             // output buffer stored
         }
+        let (yp, ye) = (l.y_parts, l.yb / 2);
         let _ = writeln!(
             act,
-            "    activation {act_fn} psum[0:128] bank{} +0 [{}:1] fp32 -> sbuf[0:128] +{:#x} [{}:1] bf16, scale=1.0, bias=0.0",
+            "    activation {act_fn} psum[0:{yp}] bank{} +0 [{ye}:1] fp32 -> sbuf[0:{yp}] +{:#x} [{ye}:1] bf16, scale=1.0, bias=0.0",
             bank(c),
-            s.tokens,
             y_buf(c),
-            s.tokens
         );
         let _ = writeln!(act, "    sem_inc s3, 1");
         let _ = writeln!(pool, "    sem_wait s3 >= {}", c + 1);
-        let hbm = base + Y_HBM + u64::from(c) * 128 * tok_stride;
+        let hbm = base + Y_HBM + u64::from(c) * u64::from(l.y_parts) * tok_stride;
         let _ = writeln!(
             pool,
-            "    dma_start q1 sbuf[0:128] +{:#x} [{}:1] bf16 -> hbm {hbm:#x} stride {tok_stride}, sem=s4",
+            "    dma_start q1 sbuf[0:{}] +{:#x} [{}:1] bf16 -> hbm {hbm:#x} stride {tok_stride}, sem=s4",
+            l.y_parts,
             y_buf(c),
-            s.tokens
+            l.yb / 2
         );
     }
-    let _ = writeln!(pool, "    sem_wait s4 >= {}", 16 * chunks);
+    let _ = writeln!(pool, "    sem_wait s4 >= {}", l.per_y * chunks);
     if collectives > 0 {
         let _ = writeln!(pool, "    sem_wait s{CC_DONE_SEM} >= {collectives}");
     }
@@ -485,7 +518,16 @@ fn load_slab(sync: &mut String, s: &Shape, v: &Variant, l: &Layout, base: u64, s
     let stride = u64::from(piece + PAD);
     for q in 0..n {
         let (off, len) = (q * piece, piece.min(bytes - q * piece));
-        let hbm = base + W_HBM + u64::from(sl * n + q) * 128 * stride;
+        let j = u64::from(sl * n + q);
+        // The decode form in pieces: the two cores of a stack take turns through one region,
+        // piece by piece, so their streams share open rows rather than close each other's (a
+        // weight matrix sharded over them is laid out so). Otherwise each core keeps its own
+        // half (the benchmarks' layout, which the workload path reproduces to the cycle).
+        let hbm = if v.dma_piece > 0 && v.w_moving {
+            W_HBM + (2 * j + base / CORE_HBM) * 128 * stride
+        } else {
+            base + W_HBM + j * 128 * stride
+        };
         let _ = writeln!(
             sync,
             "    dma_start q0 hbm {hbm:#x} stride {stride} -> sbuf[0:128] +{:#x} [{}:1] {dt}, sem=s0",
@@ -563,20 +605,23 @@ mod tests {
     #[test]
     fn every_format_and_mxfp4_weights_assemble() {
         let s = Shape { tokens: 8, d_model: 1024, d_ff_per_core: 1024, ..SHAPE };
-        for f in Format::ALL {
-            for w_mxfp4 in [false, true] {
-                let v = Variant { format: f, w_mxfp4, ..Variant::default() };
-                s.check_for(&v).unwrap();
-                let src = program_with(&s, 1, &v);
-                assembles(&src);
-                assert!(src.contains(&format!(
-                    "matmul sbuf[0:128] +0x0 [{}:1] {}",
-                    8 * f.rows_per_partition(),
-                    f.asm()
-                )));
-                assert_eq!(src.contains(".engine vector"), w_mxfp4);
-                assert_eq!(src.contains("scales="), f.is_mx());
+        for (f, w_mxfp4, w_moving) in
+            Format::ALL.iter().flat_map(|&f| [(f, false, false), (f, true, false), (f, false, true), (f, true, true)])
+        {
+            let v = Variant { format: f, w_mxfp4, w_moving, dma_piece: 2048, ..Variant::default() };
+            s.check_for(&v).unwrap();
+            let src = program_with(&s, 1, &v);
+            assembles(&src);
+            let x = format!("sbuf[0:128] +0x0 [{}:1] {}", 8 * f.rows_per_partition(), f.asm());
+            if w_moving {
+                assert!(src.contains(&format!("ldweights {x}")), "X stationary");
+                assert!(src.contains("-> psum[0:8] bank0 +0 [128:1] fp32"), "Y on the tokens' partitions");
+                assert_eq!(src.matches("sem=s1").count(), if f.is_mx() { 2 } else { 1 }, "X in one DMA");
+            } else {
+                assert!(src.contains(&format!("matmul {x}")), "X moving");
             }
+            assert_eq!(src.contains(".engine vector"), w_mxfp4);
+            assert_eq!(src.contains("scales="), f.is_mx());
         }
     }
 

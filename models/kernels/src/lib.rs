@@ -11,10 +11,13 @@
 //!   as tiles of [`gemm`] programs.
 //! - [`elementwise`]: activations, norms and softmax as tiles streamed through the vector and
 //!   scalar engines.
+//! - [`attention`]: flash attention (prefill and decode, GQA) with the online softmax in
+//!   SBUF and PSUM, K and V read once.
 //! - [`run`]: a kernel's programs on the chip, and the op cache.
 //! - [`cycle`]: `--compute cycle`: a workload's compute nodes timed by these kernels.
 #![warn(missing_docs)]
 
+pub mod attention;
 pub mod cycle;
 pub mod elementwise;
 pub mod format;
