@@ -11,11 +11,13 @@
 //!   as tiles of [`gemm`] programs.
 //! - [`elementwise`]: activations, norms and softmax as tiles streamed through the vector and
 //!   scalar engines.
-//! - [`run`]: a kernel's programs on the chip, and the op cache.
+//! - [`run`]: a kernel's programs on the chip, the op cache, and its threads.
+//! - [`disk`]: the op cache on disk (`--op-cache DIR`).
 //! - [`cycle`]: `--compute cycle`: a workload's compute nodes timed by these kernels.
 #![warn(missing_docs)]
 
 pub mod cycle;
+pub mod disk;
 pub mod elementwise;
 pub mod format;
 pub mod gemm;
