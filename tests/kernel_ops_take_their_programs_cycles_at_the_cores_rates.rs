@@ -24,7 +24,7 @@ fn one_node(op: &str) -> Checked {
 }
 
 fn cycle_ns(w: &Checked, sys: &Resolved) -> f64 {
-    let opts = Options { efficiency: Some(0.5), compute: Compute::Cycle };
+    let opts = Options { efficiency: Some(0.5), compute: Compute::Cycle, ..Default::default() };
     workload::run(w, sys, &opts).unwrap().report.step_ns
 }
 
@@ -109,7 +109,7 @@ fn reports_are_byte_identical_with_the_op_cache_cold_and_warm_and_name_their_mod
         ])",
     )
     .unwrap();
-    let opts = Options { efficiency: Some(0.5), compute: Compute::Both };
+    let opts = Options { efficiency: Some(0.5), compute: Compute::Both, ..Default::default() };
     run::clear_cache();
     let cold = workload::run(&w, &sys, &opts).unwrap();
     let warm = workload::run(&w, &sys, &opts).unwrap();

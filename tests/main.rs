@@ -48,6 +48,7 @@ mod nc_gemm_sweep_pays_fill_and_drain_once;
 mod nc_matmul_reaches_spec_tflops;
 mod nc_runs_are_deterministic;
 mod nc_trace_loads_in_perfetto;
+mod op_runs_give_the_same_times_on_any_threads_and_through_the_op_cache;
 mod outputs_are_files_in_range_written_one_way;
 mod parallel_allreduce_nl72x2_matches_serial;
 mod profile_shows_where_host_time_goes;

@@ -131,6 +131,11 @@ struct RunArgs {
     /// Default: roofline.
     #[arg(long, value_name = "MODEL", value_parser = trnsim_harness::workload::Compute::parse)]
     compute: Option<trnsim_harness::workload::Compute>,
+    /// With --workload FILE: keep each simulated kernel program's time in DIR (created if
+    /// needed) and read the ones an earlier run of this build simulated on the same chip there
+    /// (docs/whatif.md).
+    #[arg(long, value_name = "DIR")]
+    op_cache: Option<PathBuf>,
     /// With --workload FILE and --sweep: print each collective's bus bandwidth per point after
     /// the summary (one row per collective).
     #[arg(long)]
@@ -721,9 +726,9 @@ fn cmd_run(mut a: RunArgs) -> Result<(), Failure> {
     if let Some(w) = &a.workload {
         return cmd_run_workload(&a, w);
     }
-    if a.compute.is_some() || a.gemm_efficiency.is_some() {
+    if a.compute.is_some() || a.gemm_efficiency.is_some() || a.op_cache.is_some() {
         return Err(Failure::Usage(
-            "--compute and --gemm-efficiency time a workload's nodes: give --workload FILE".into(),
+            "--compute, --gemm-efficiency and --op-cache time a workload's nodes: give --workload FILE".into(),
         ));
     }
     if let Some(kind) = system_file_kind(a.config.as_deref()) {
@@ -971,11 +976,17 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
         loads.iter().enumerate().map(|(k, l)| (k, l.as_ref().unwrap_or(&w))).collect();
     trnsim_harness::progress::set_enabled(workers == 1);
     let done = std::sync::atomic::AtomicUsize::new(0);
+    // The --jobs threads not running points simulate a point's kernel programs.
+    let ops = crate::workload_cmd::op_runs(Some((a.jobs as usize / workers).max(1) as u32), a.op_cache.as_deref())
+        .map_err(code)?;
     let mut runs = run_pool(&jobs, workers, |&(k, w)| {
         let system = systems.get(k).map_err(Failure::Usage)?;
         let (doc, sys) = (&system.0, &system.1);
-        let opts =
-            trnsim_harness::workload::Options { efficiency: a.gemm_efficiency, compute: a.compute.unwrap_or_default() };
+        let opts = trnsim_harness::workload::Options {
+            efficiency: a.gemm_efficiency,
+            compute: a.compute.unwrap_or_default(),
+            ops: ops.clone(),
+        };
         let r = crate::workload_cmd::run_resolved(w, doc, sys, &opts).map_err(code)?;
         if let Some(t) = a.trace.as_deref().filter(|_| k == 0) {
             // Refused before the report prints: a trace past its range would be wrong.
@@ -991,6 +1002,7 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
         }
         Ok(r)
     })?;
+    crate::workload_cmd::note_op_cache(&ops);
     let label = |p: &Vec<(String, String)>| p.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
     if points.len() > 1 {
         let named: Vec<(String, trnsim_harness::workload::WorkloadRun)> =

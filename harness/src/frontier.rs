@@ -50,21 +50,60 @@ pub struct Grid {
 }
 
 /// The points that ran (frontier marked), and the ones refused with their reasons.
-/// With `cycle`, compute nodes run as the kernel library's programs on the cycle-level chip
-/// (each distinct program once for the whole sweep), else the roofline at `efficiency`.
+/// With `cycle` (its threads and on-disk cache), compute nodes run as the kernel library's
+/// programs on the cycle-level chip, each distinct program once for the whole sweep: every
+/// point's nodes are gathered first and their programs simulated on the threads, then the
+/// points run in grid order; else the roofline at `efficiency`.
 pub fn sweep(
     base: &Llm,
     sys: &Resolved,
     grid: &Grid,
     efficiency: f64,
-    cycle: bool,
+    cycle: Option<&crate::kernels::run::OpRuns>,
 ) -> Result<(Vec<Point>, Vec<String>), String> {
     let chip = sys.chip().ok_or("the frontier runs on a system with chips")?;
     let roofline = SystemCosts::new(chip, sys.fabric(), efficiency);
-    let mut costs: Box<dyn trnsim_workloads::exec::Costs + '_> =
-        if cycle { Box::new(crate::kernels::cycle::CycleCosts::new(roofline)) } else { Box::new(roofline) };
+    let mut costs: Box<dyn trnsim_workloads::exec::Costs + '_> = match cycle {
+        Some(ops) => Box::new(crate::kernels::cycle::CycleCosts::new(roofline).with_op_runs(ops.clone())),
+        None => Box::new(roofline),
+    };
+    let (runs, refused) = points(base, chip, grid)?;
+    let ops: Vec<&format::Op> = runs
+        .iter()
+        .flat_map(|(_, c)| c.w.nodes.iter().map(|n| &n.op))
+        .filter(|op| op.queue() == format::Queue::Compute)
+        .collect();
+    costs.prepare(&ops);
+    let mut points = Vec::with_capacity(runs.len());
+    for (llm, c) in &runs {
+        let r = exec::run(c, grid.chips as usize, costs.as_mut())?;
+        let f = crate::workload::serving_figures(&c.w, r.step_ns);
+        let get = |k: &str| f.iter().find(|x| x.0 == k).map_or(0.0, |x| x.1);
+        points.push(Point {
+            tp: llm.tp,
+            ep: llm.ep,
+            dp: llm.dp,
+            batch: llm.batch,
+            step_ms: r.step_ns / 1e6,
+            tokens_per_s_per_chip: get("tokens_per_s_per_chip"),
+            tokens_per_s_per_user: get("tokens_per_s_per_user"),
+            frontier: false,
+        });
+    }
+    mark_frontier(&mut points);
+    Ok((points, refused))
+}
+
+/// The grid's points as checked workloads (in grid order), and the ones refused with their
+/// reasons.
+#[allow(clippy::type_complexity)]
+fn points(
+    base: &Llm,
+    chip: &trnsim_system::chip::Chip,
+    grid: &Grid,
+) -> Result<(Vec<(Llm, format::Checked)>, Vec<String>), String> {
     let have = chip.hbm_capacity_bytes();
-    let (mut points, mut refused) = (Vec::new(), Vec::new());
+    let (mut runs, mut refused) = (Vec::new(), Vec::new());
     for &tp in &grid.tps {
         if tp == 0 || !grid.chips.is_multiple_of(tp) {
             refused.push(format!("tp {tp}: does not divide {} chips", grid.chips));
@@ -92,24 +131,11 @@ pub fn sweep(
                 let text = format::to_ron(&w)?;
                 let c = format::parse("frontier.ron", &text).map_err(|e| e.to_string())?;
                 trnsim_workloads::costs::check_formats(&c, chip)?;
-                let r = exec::run(&c, grid.chips as usize, costs.as_mut())?;
-                let f = crate::workload::serving_figures(&c.w, r.step_ns);
-                let get = |k: &str| f.iter().find(|x| x.0 == k).map_or(0.0, |x| x.1);
-                points.push(Point {
-                    tp,
-                    ep,
-                    dp,
-                    batch: llm.batch,
-                    step_ms: r.step_ns / 1e6,
-                    tokens_per_s_per_chip: get("tokens_per_s_per_chip"),
-                    tokens_per_s_per_user: get("tokens_per_s_per_user"),
-                    frontier: false,
-                });
+                runs.push((llm, c));
             }
         }
     }
-    mark_frontier(&mut points);
-    Ok((points, refused))
+    Ok((runs, refused))
 }
 
 /// Marks the points no other point beats on both tokens/s per user and per chip.

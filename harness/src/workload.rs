@@ -106,12 +106,14 @@ fn roofline_models(w: &Checked) -> Vec<(String, String)> {
 }
 
 /// How to run a workload.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct Options {
     /// The GEMM efficiency of the roofline (None: measured on the cycle-level chip).
     pub efficiency: Option<f64>,
     /// How compute nodes are timed.
     pub compute: Compute,
+    /// The cycle-level op runs' threads and on-disk cache (`--jobs`, `--op-cache`).
+    pub ops: crate::kernels::run::OpRuns,
 }
 
 /// What a workload run gives back: the report and the figures the tables print.
@@ -224,7 +226,7 @@ pub fn run(w: &Checked, sys: &Resolved, opts: &Options) -> Result<WorkloadRun, S
                 Compute::Both => Some(exec::run(w, chips, &mut SystemCosts::new(chip, sys.fabric(), eff))?),
                 _ => None,
             };
-            let mut cycle = crate::kernels::cycle::CycleCosts::new(costs);
+            let mut cycle = crate::kernels::cycle::CycleCosts::new(costs).with_op_runs(opts.ops.clone());
             let report = exec::run(w, chips, &mut cycle)?;
             let models = cycle.models().iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
             let both = roofline.map_or_else(Vec::new, |r| {

@@ -93,6 +93,14 @@ pub struct FrontierArgs {
     /// program simulated once for the whole sweep).
     #[arg(long, value_name = "MODEL", default_value = "roofline", value_parser = parse_sweep_compute)]
     compute: workload::Compute,
+    /// Simulate up to N distinct kernel programs at the same time, each on its own thread
+    /// (default: the host's cores; results do not depend on it).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    jobs: Option<u32>,
+    /// Keep each simulated kernel program's time in DIR (created if needed) and read the
+    /// ones an earlier run of this build simulated on the same chip there (docs/whatif.md).
+    #[arg(long, value_name = "DIR")]
+    op_cache: Option<PathBuf>,
     /// Also print the point of most tokens/s per chip whose step (time per output token, or
     /// time to first token) is at most this many ms: the throughput at a given interactivity.
     #[arg(long, value_name = "MS")]
@@ -258,6 +266,34 @@ pub struct CompareArgs {
     /// Print each collective's bus bandwidth after the summary (one row per collective).
     #[arg(long)]
     collectives: bool,
+    /// Simulate up to N distinct kernel programs at the same time, each on its own thread
+    /// (default: the host's cores; results do not depend on it).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    jobs: Option<u32>,
+    /// Keep each simulated kernel program's time in DIR (created if needed) and read the
+    /// ones an earlier run of this build simulated on the same chip there (docs/whatif.md).
+    #[arg(long, value_name = "DIR")]
+    op_cache: Option<PathBuf>,
+}
+
+/// The op runs' threads (`--jobs`, default the host's cores) and on-disk cache (`--op-cache
+/// DIR`, opened: a path that is not a directory, or cannot be made one, is exit 2).
+pub fn op_runs(jobs: Option<u32>, dir: Option<&Path>) -> Result<trnsim_harness::kernels::run::OpRuns, (String, i32)> {
+    let disk = match dir {
+        Some(d) => Some(std::sync::Arc::new(
+            trnsim_harness::kernels::disk::DiskCache::open(d, "--op-cache").map_err(|e| (e, 2))?,
+        )),
+        None => None,
+    };
+    let jobs = jobs.unwrap_or_else(trnsim_kernel::host::cores) as usize;
+    Ok(trnsim_harness::kernels::run::OpRuns { jobs, disk })
+}
+
+/// The on-disk op cache's line on stderr (what was read and stored), if one was used.
+pub fn note_op_cache(ops: &trnsim_harness::kernels::run::OpRuns) {
+    if let Some(d) = &ops.disk {
+        eprintln!("{}", d.summary());
+    }
 }
 
 /// A GEMM efficiency: a number in [0.001, 1] (a thousandth of peak already makes a step
@@ -377,6 +413,7 @@ fn frontier(a: FrontierArgs) -> Result<(), (String, i32)> {
     trnsim_workloads::costs::check_formats(&c, chip)
         .map_err(|e| (e.replacen("probe.ron", "--dtype/--expert-weights", 1), 2))?;
     let cycle = a.compute == workload::Compute::Cycle;
+    let ops = op_runs(a.jobs, a.op_cache.as_deref())?;
     let eff = match a.gemm_efficiency {
         Some(e) => e,
         // Only opaque kernel nodes would use it, and the generator writes none.
@@ -384,7 +421,8 @@ fn frontier(a: FrontierArgs) -> Result<(), (String, i32)> {
         None => workload::gemm_efficiency(chip).map_err(|e| (e, 1))?,
     };
     let grid = frontier::Grid { tps: a.tps.clone(), eps: a.eps.clone(), per_replica: a.per_replica.clone(), chips };
-    let (points, refused) = frontier::sweep(&base, &sys, &grid, eff, cycle).map_err(|e| (e, 1))?;
+    let (points, refused) = frontier::sweep(&base, &sys, &grid, eff, cycle.then_some(&ops)).map_err(|e| (e, 1))?;
+    note_op_cache(&ops);
     let time = if a.mode == Mode::Decode { "tpot(ms)" } else { "ttft(ms)" };
     let timed = if cycle {
         "compute as kernel programs on the cycle-level chip".to_string()
@@ -596,12 +634,14 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
         }
         runs.push((doc.name(), doc));
     }
+    let ops = op_runs(a.jobs, a.op_cache.as_deref())?;
     let mut done = Vec::new();
     for (k, (name, doc)) in runs.iter().enumerate() {
         eprintln!("[{}/{}] {} on {name}", k + 1, runs.len(), trnsim_system::doc::suggest::clip(&w.w.name));
-        let opts = workload::Options { efficiency: a.gemm_efficiency, compute: a.compute };
+        let opts = workload::Options { efficiency: a.gemm_efficiency, compute: a.compute, ops: ops.clone() };
         done.push((name.clone(), run_file(&w, doc, &opts)?));
     }
+    note_op_cache(&ops);
     print!("{}", side_by_side(&w.w.name, &done, a.collectives));
     if let Some(dir) = &a.plots {
         std::fs::create_dir_all(dir).map_err(|e| (format!("--plots {}: {e}", dir.display()), 2))?;

@@ -25,7 +25,7 @@ use crate::elementwise::{self, EltPlan};
 use crate::format::Format;
 use crate::gemm;
 use crate::plan::{self, GemmOp, Plan};
-use crate::run::{cached, chip_key, run_programs};
+use crate::run::{chip_key, on_threads, program_time, OpRuns};
 use std::collections::{BTreeMap, BTreeSet};
 use trnsim_workloads::costs::SystemCosts;
 use trnsim_workloads::exec::Costs;
@@ -40,6 +40,7 @@ pub struct CycleCosts<'a> {
     dma_piece: u32,
     programs: BTreeSet<String>,
     models: BTreeMap<&'static str, &'static str>,
+    op_runs: OpRuns,
 }
 
 impl<'a> CycleCosts<'a> {
@@ -52,7 +53,15 @@ impl<'a> CycleCosts<'a> {
             inner,
             programs: BTreeSet::new(),
             models: BTreeMap::new(),
+            op_runs: OpRuns::default(),
         }
+    }
+
+    /// Simulates distinct programs on `r.jobs` threads ([`Costs::prepare`]) and keeps their
+    /// times in `r.disk` too; neither changes a time.
+    pub fn with_op_runs(mut self, r: OpRuns) -> Self {
+        self.op_runs = r;
+        self
     }
 
     /// Distinct programs this run's nodes ran as (simulated, or found in the op cache).
@@ -99,11 +108,8 @@ impl<'a> CycleCosts<'a> {
     /// One program of plan `p`, in ns (cached).
     pub fn gemm_program_ns(&mut self, p: &Plan) -> Result<f64, String> {
         let key = format!("{}|gemm|{:?}|{:?}", self.chip_key, p.shape, p.variant);
-        let chip = self.inner.chip;
-        let texts = || self.gemm_texts(p);
         p.shape.check_for(&p.variant)?;
-        let texts = texts();
-        let (t, _) = cached(&key, || run_programs(chip, "gemm", &texts))?;
+        let (t, _) = program_time(&self.op_runs, self.inner.chip, &self.chip_key, &key, "gemm", || self.gemm_texts(p))?;
         self.programs.insert(key);
         Ok(t)
     }
@@ -113,8 +119,8 @@ impl<'a> CycleCosts<'a> {
         let p = elementwise::plan(self.inner.chip.spec.cores, elements, ops, elt_format(dtype))?;
         let key = format!("{}|elementwise|{:?}", self.chip_key, EltPlan { reps: 1, ..p });
         let chip = self.inner.chip;
-        let texts: Vec<String> = (0..chip.spec.cores).map(|i| elementwise::program(&p, i)).collect();
-        let (t, _) = cached(&key, || run_programs(chip, "elementwise", &texts))?;
+        let texts = || (0..chip.spec.cores).map(|i| elementwise::program(&p, i)).collect();
+        let (t, _) = program_time(&self.op_runs, chip, &self.chip_key, &key, "elementwise", texts)?;
         self.programs.insert(key);
         Ok(t * p.reps as f64)
     }
@@ -199,8 +205,8 @@ impl<'a> CycleCosts<'a> {
         let p = attention::plan(self.inner.chip.spec.cores, pairs, seq.saturating_mul(group), keys, *head_dim, f)?;
         let key = format!("{}|attention|{:?}", self.chip_key, AttnPlan { reps_num: 1, reps_den: 1, ..p.clone() });
         let chip = self.inner.chip;
-        let texts: Vec<String> = (0..chip.spec.cores).map(|i| attention::program(&p, i)).collect();
-        let (t, _) = cached(&key, || run_programs(chip, "attention", &texts))?;
+        let texts = || (0..chip.spec.cores).map(|i| attention::program(&p, i)).collect();
+        let (t, _) = program_time(&self.op_runs, chip, &self.chip_key, &key, "attention", texts)?;
         self.programs.insert(key);
         Ok(t * p.reps_num as f64 / p.reps_den as f64)
     }
@@ -216,6 +222,29 @@ fn elt_format(dtype: &str) -> Format {
 }
 
 impl Costs for CycleCosts<'_> {
+    /// Simulates the programs of `ops`' distinct compute nodes with a shape (GEMM, attention,
+    /// elementwise) on [`CycleCosts::with_op_runs`]' threads, into the op cache: the nodes'
+    /// times, asked for in order afterwards, are then found there. Errors are left for that
+    /// pass to meet in order (the first failure stops the threads).
+    fn prepare(&mut self, ops: &[&Op]) {
+        let mut distinct: Vec<&Op> = Vec::new();
+        for &op in ops {
+            if matches!(op, Op::Gemm { .. } | Op::Elementwise { .. } | Op::Attention { .. }) && !distinct.contains(&op)
+            {
+                distinct.push(op);
+            }
+        }
+        if self.op_runs.jobs <= 1 || distinct.len() <= 1 {
+            return;
+        }
+        let (chip, fabric, eff) = (self.inner.chip, self.inner.fabric, self.inner.gemm_efficiency);
+        let runs = &self.op_runs;
+        on_threads(distinct.len(), runs.jobs, &|i| {
+            let mut c = CycleCosts::new(SystemCosts::new(chip, fabric, eff)).with_op_runs(runs.clone());
+            c.compute_ns(distinct[i]).is_ok()
+        });
+    }
+
     fn compute_ns(&mut self, op: &Op) -> Result<f64, String> {
         let kind = op.kind();
         match op {

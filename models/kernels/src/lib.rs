@@ -13,12 +13,14 @@
 //!   scalar engines.
 //! - [`attention`]: flash attention (prefill and decode, GQA) with the online softmax in
 //!   SBUF and PSUM, K and V read once.
-//! - [`run`]: a kernel's programs on the chip, and the op cache.
+//! - [`run`]: a kernel's programs on the chip, the op cache, and its threads.
+//! - [`disk`]: the op cache on disk (`--op-cache DIR`).
 //! - [`cycle`]: `--compute cycle`: a workload's compute nodes timed by these kernels.
 #![warn(missing_docs)]
 
 pub mod attention;
 pub mod cycle;
+pub mod disk;
 pub mod elementwise;
 pub mod format;
 pub mod gemm;

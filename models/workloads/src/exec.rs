@@ -13,6 +13,9 @@ use std::collections::BTreeMap;
 
 /// Timing models for the three kinds of node.
 pub trait Costs {
+    /// Told every compute node of a run before any is asked for ([`run`] calls it first): a
+    /// model may work out their times ahead, e.g. on several threads. It changes no time.
+    fn prepare(&mut self, _ops: &[&Op]) {}
     /// A compute node's time on one rank, in ns.
     fn compute_ns(&mut self, op: &Op) -> Result<f64, String>;
     /// A memory node's time on one rank, in ns.
@@ -117,6 +120,8 @@ pub fn run(c: &Checked, chips: usize, costs: &mut dyn Costs) -> Result<Report, S
     let n = w.nodes.len();
     let index: BTreeMap<u32, usize> = w.nodes.iter().enumerate().map(|(i, nd)| (nd.id, i)).collect();
     // Durations do not change between repetitions: one cost query per node.
+    let compute: Vec<&Op> = w.nodes.iter().map(|nd| &nd.op).filter(|op| op.queue() == Queue::Compute).collect();
+    costs.prepare(&compute);
     let mut dur: Vec<Vec<f64>> = Vec::with_capacity(n); // per node, per rank
     let mut stats = Vec::new();
     for (i, nd) in w.nodes.iter().enumerate() {
