@@ -28,7 +28,8 @@
 //!   `alias trnsim=...` lines are the reader's set-up: `trnsim` is the test's binary.
 //! - A command that reads and writes no file of its folder (`trnsim` with no path among its
 //!   words: [`shareable`]) runs once per test process: docs that show the same command check
-//!   what each shows against that one run.
+//!   what each shows against that one run. A doc's test starts its shareable commands on a
+//!   second thread ([`prefetch`]), beside the commands that must run in order.
 //!
 //! What this leaves out: figures quoted in prose (a doc restates them from a checked block);
 //! commands shown inline in a sentence; indented code blocks (refused in a checked doc, so a
@@ -401,6 +402,7 @@ fn nearest<'a>(shown: &str, out: &[&'a str]) -> &'a str {
 
 /// Where commands run: a scratch folder with the repository's `models` and `scripts` linked
 /// in, `traces/out` for outputs, and `trnsim` on the path as the test build's binary.
+#[derive(Clone)]
 pub struct Workspace {
     /// The folder commands run in.
     pub dir: PathBuf,
@@ -502,6 +504,28 @@ fn run_shared(ws: &Workspace, cmd: &str, limit: Duration) -> Result<(i32, String
         m.get_or_insert_with(HashMap::new).entry(cmd.to_string()).or_default().clone()
     };
     cell.get_or_init(|| ws.run(cmd, limit)).clone()
+}
+
+/// Starts a doc's [`shareable`] commands (those of `steps` that need nothing beyond the test
+/// build) in order on a thread of their own, so that they run beside the doc's other commands,
+/// which [`run_steps`] runs in order: it takes each shareable result from its cell, waiting for
+/// a run under way, or runs the command itself if the thread has not reached it. Join the
+/// thread once the doc's steps have run.
+pub fn prefetch(steps: &[Step], ws: &Workspace, limit: Duration) -> std::thread::JoinHandle<()> {
+    let cmds: Vec<String> = steps
+        .iter()
+        .filter(|s| s.needs.is_none())
+        .filter_map(|s| match &s.run {
+            Run::Cmd(c) if shareable(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect();
+    let ws = ws.clone();
+    std::thread::spawn(move || {
+        for c in cmds {
+            let _ = run_shared(&ws, &c, limit);
+        }
+    })
 }
 
 /// What running a doc's steps gave.

@@ -2,10 +2,11 @@
 //! within the stated tolerance (the rules: `doc_blocks.rs` and README.md, "Docs are
 //! executed"). One test per doc, so the docs run side by side on the test threads; each
 //! doc's commands run in order in a scratch folder of their own (a later command may read
-//! what an earlier one wrote). Commands run the test build's `trnsim`.
+//! what an earlier one wrote), but for those that name no file, which a second thread runs
+//! ahead (`doc_blocks::prefetch`). Commands run the test build's `trnsim`.
 
 use crate::common::{root, trnsim};
-use crate::doc_blocks::{check_output, line_matches, parse, run_steps, shareable, Expect, Run, Workspace};
+use crate::doc_blocks::{check_output, line_matches, parse, prefetch, run_steps, shareable, Expect, Run, Workspace};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -27,7 +28,10 @@ fn check_doc(doc: &str) {
     let text = std::fs::read_to_string(root().join(doc)).unwrap_or_else(|e| panic!("{doc}: {e}"));
     let steps = parse(doc, &text).unwrap_or_else(|e| panic!("{e}"));
     let ws = Workspace::new(&format!("docs/{}", doc.replace('/', "_")), &bin());
+    // The commands that name no file run beside the others, on a thread of their own.
+    let ahead = prefetch(&steps, &ws, LIMIT);
     let out = run_steps(doc, &steps, &ws, LIMIT);
+    let _ = ahead.join();
     let total = out.times.iter().fold(0.0, |a, t| a + t.1); // (0.0, not the empty sum's -0.0)
     eprintln!("{doc}: {} commands in {total:.1} s", out.times.len());
     for (line, t) in &out.times {
