@@ -26,13 +26,19 @@
 //!   tool built outside the repository (found on `PATH`, e.g. `dramsim3main`), or
 //!   `outside-block`, the example block crate's binary, where the test build made it.
 //!   `alias trnsim=...` lines are the reader's set-up: `trnsim` is the test's binary.
+//! - A command that reads and writes no file of its folder (`trnsim` with no path among its
+//!   words: [`shareable`]) runs once per test process: docs that show the same command check
+//!   what each shows against that one run. A doc's test starts its shareable commands on a
+//!   second thread ([`prefetch`]), beside the commands that must run in order.
 //!
 //! What this leaves out: figures quoted in prose (a doc restates them from a checked block);
 //! commands shown inline in a sentence; indented code blocks (refused in a checked doc, so a
 //! command cannot hide in one).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// What a step does when the test runs it.
@@ -396,6 +402,7 @@ fn nearest<'a>(shown: &str, out: &[&'a str]) -> &'a str {
 
 /// Where commands run: a scratch folder with the repository's `models` and `scripts` linked
 /// in, `traces/out` for outputs, and `trnsim` on the path as the test build's binary.
+#[derive(Clone)]
 pub struct Workspace {
     /// The folder commands run in.
     pub dir: PathBuf,
@@ -466,6 +473,61 @@ fn drain<R: std::io::Read + Send + 'static>(pipe: Option<R>) -> std::thread::Joi
     })
 }
 
+/// A command's result, once per test process, for the commands [`shareable`] admits.
+type Shared = Arc<OnceLock<Result<(i32, String), String>>>;
+static SHARED: Mutex<Option<HashMap<String, Shared>>> = Mutex::new(None);
+
+/// Whether `cmd` reads and writes no file of its workspace, so that its result in one
+/// workspace is its result in any: `trnsim` with no path among its words (no `/`, no file
+/// extension), no redirection, pipe, variable or quoting. The repository's models and the
+/// binary are the same in every workspace, and a run is deterministic (its figures and
+/// words; a time it measures is shown as `[..]`), so docs that show the same command check
+/// their figures against one run of it.
+pub fn shareable(cmd: &str) -> bool {
+    let file_like = |w: &str| {
+        w.contains('/')
+            || w.char_indices().any(|(i, c)| c == '.' && w[i + 1..].starts_with(|n: char| n.is_ascii_alphabetic()))
+    };
+    cmd.starts_with("trnsim ")
+        && !cmd.contains(|c: char| "<>|;&$`'\"\\*?(){}~".contains(c))
+        && !cmd.split_whitespace().any(file_like)
+}
+
+/// Runs `cmd` in `ws`, or, when it is [`shareable`], gives the result of its first run in
+/// this process (a doc running it while another runs it waits for that run).
+fn run_shared(ws: &Workspace, cmd: &str, limit: Duration) -> Result<(i32, String), String> {
+    if !shareable(cmd) {
+        return ws.run(cmd, limit);
+    }
+    let cell = {
+        let mut m = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+        m.get_or_insert_with(HashMap::new).entry(cmd.to_string()).or_default().clone()
+    };
+    cell.get_or_init(|| ws.run(cmd, limit)).clone()
+}
+
+/// Starts a doc's [`shareable`] commands (those of `steps` that need nothing beyond the test
+/// build) in order on a thread of their own, so that they run beside the doc's other commands,
+/// which [`run_steps`] runs in order: it takes each shareable result from its cell, waiting for
+/// a run under way, or runs the command itself if the thread has not reached it. Join the
+/// thread once the doc's steps have run.
+pub fn prefetch(steps: &[Step], ws: &Workspace, limit: Duration) -> std::thread::JoinHandle<()> {
+    let cmds: Vec<String> = steps
+        .iter()
+        .filter(|s| s.needs.is_none())
+        .filter_map(|s| match &s.run {
+            Run::Cmd(c) if shareable(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect();
+    let ws = ws.clone();
+    std::thread::spawn(move || {
+        for c in cmds {
+            let _ = run_shared(&ws, &c, limit);
+        }
+    })
+}
+
 /// What running a doc's steps gave.
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -516,7 +578,7 @@ pub fn run_steps(doc: &str, steps: &[Step], ws: &Workspace, limit: Duration) -> 
             }
         }
         let t0 = Instant::now();
-        let result = ws.run(cmd, limit);
+        let result = run_shared(ws, cmd, limit);
         times.push((s.line, t0.elapsed().as_secs_f64()));
         let (code, output) = match result {
             Ok(r) => r,

@@ -2,10 +2,11 @@
 //! within the stated tolerance (the rules: `doc_blocks.rs` and README.md, "Docs are
 //! executed"). One test per doc, so the docs run side by side on the test threads; each
 //! doc's commands run in order in a scratch folder of their own (a later command may read
-//! what an earlier one wrote). Commands run the test build's `trnsim`.
+//! what an earlier one wrote), but for those that name no file, which a second thread runs
+//! ahead (`doc_blocks::prefetch`). Commands run the test build's `trnsim`.
 
 use crate::common::{root, trnsim};
-use crate::doc_blocks::{check_output, line_matches, parse, run_steps, Expect, Run, Workspace};
+use crate::doc_blocks::{check_output, line_matches, parse, prefetch, run_steps, shareable, Expect, Run, Workspace};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -15,11 +16,7 @@ const LIMIT: Duration = Duration::from_secs(240);
 
 /// Docs whose commands the test does not run yet, and why. Every other doc under docs/ (and
 /// README.md) is checked; `every_doc_is_checked_or_named_here` keeps the two lists whole.
-const NOT_CHECKED: &[(&str, &str)] = &[(
-    "docs/rtl.md",
-    "its commands are marked and run on an RTL build, but two of its outputs differ from the binary's: \
-     a mistyped link after --rtl exits 1, not 2, and `run tp-matmul-2 --rtl LINK` prints no line for the unprefixed link",
-)];
+const NOT_CHECKED: &[(&str, &str)] = &[];
 
 fn bin() -> PathBuf {
     let cmd = trnsim();
@@ -31,8 +28,11 @@ fn check_doc(doc: &str) {
     let text = std::fs::read_to_string(root().join(doc)).unwrap_or_else(|e| panic!("{doc}: {e}"));
     let steps = parse(doc, &text).unwrap_or_else(|e| panic!("{e}"));
     let ws = Workspace::new(&format!("docs/{}", doc.replace('/', "_")), &bin());
+    // The commands that name no file run beside the others, on a thread of their own.
+    let ahead = prefetch(&steps, &ws, LIMIT);
     let out = run_steps(doc, &steps, &ws, LIMIT);
-    let total: f64 = out.times.iter().map(|t| t.1).sum();
+    let _ = ahead.join();
+    let total = out.times.iter().fold(0.0, |a, t| a + t.1); // (0.0, not the empty sum's -0.0)
     eprintln!("{doc}: {} commands in {total:.1} s", out.times.len());
     for (line, t) in &out.times {
         eprintln!("  {doc}:{line}: {t:.1} s");
@@ -95,6 +95,7 @@ doc_tests! {
     validation => "docs/validation.md",
     parallel => "docs/parallel.md",
     tutorial_verification => "docs/tutorial-verification.md",
+    rtl => "docs/rtl.md",
 }
 
 #[test]
@@ -287,7 +288,8 @@ fn a_command_needing_a_missing_tool_is_skipped_not_passed() {
 
 /// validation.md's saturated HBM figure against Ramulator 2, doctored by 2 % (beyond the
 /// block's 1 % tolerance): the doc as written passes, the doctored one fails at that line.
-/// Runs the doc's own trace command first (the figure's input).
+/// Runs the doc's own trace command first (the figure's input), then the run once: both
+/// expectations are checked against its one output, as `run_steps` checks a doc's.
 #[test]
 fn a_doctored_reference_comparison_in_validation_fails_at_its_line() {
     let doc = "docs/validation.md";
@@ -305,18 +307,50 @@ fn a_doctored_reference_comparison_in_validation_fails_at_its_line() {
     };
     let step = steps.iter().find(shows).expect("validation.md shows the saturated all-bank run").clone();
     let ws = Workspace::new("docs/doctored-validation", &bin());
-    let errors = run_steps(doc, &[trace.clone(), step.clone()], &ws, LIMIT).errors;
-    assert!(errors.is_empty(), "the doc as written fails: {errors:?}");
+    let errors = run_steps(doc, std::slice::from_ref(&trace), &ws, LIMIT).errors;
+    assert!(errors.is_empty(), "the doc's trace command fails: {errors:?}");
+    let Run::Cmd(cmd) = &step.run else { panic!("the saturated run is run as shown") };
+    let (code, output) = ws.run(cmd, LIMIT).expect("runs");
+    assert_eq!(code, 0, "{output}");
+    let expect = step.expect.as_ref().expect("output shown");
+    assert!(
+        check_output(doc, expect, &output).is_ok(),
+        "the doc as written fails: {:?}",
+        check_output(doc, expect, &output)
+    );
 
-    let mut doctored = step.clone();
-    let expect = doctored.expect.as_mut().expect("output shown");
-    assert!(expect.tolerance > 0.0 && expect.tolerance < 0.02, "a tolerance under 2 %: {}", expect.tolerance);
+    let mut doctored = expect.clone();
+    assert!(doctored.tolerance > 0.0 && doctored.tolerance < 0.02, "a tolerance under 2 %: {}", doctored.tolerance);
     let (line, shown) =
-        expect.lines.iter_mut().find(|(_, l)| l.contains("bandwidth_GBps")).expect("the bandwidth line");
+        doctored.lines.iter_mut().find(|(_, l)| l.contains("bandwidth_GBps")).expect("the bandwidth line");
     let v: f64 = shown.split_whitespace().last().and_then(|t| t.parse().ok()).expect("a figure");
     *shown = format!("  bandwidth_GBps {:.3}", v * 1.02);
     let line = *line;
-    let errors = run_steps(doc, &[trace, doctored], &ws, LIMIT).errors;
-    assert_eq!(errors.len(), 1, "a figure 2 % off passes: {errors:?}");
-    assert!(errors[0].starts_with(&format!("{doc}:{line}: ")), "names the doc's line: {}", errors[0]);
+    let err = check_output(doc, &doctored, &output).expect_err("a figure 2 % off passes");
+    assert!(err.starts_with(&format!("{doc}:{line}: ")), "names the doc's line: {err}");
+}
+
+/// A command that names no file (so reads and writes none of its folder) runs once for every
+/// doc that shows it; one that names a file, redirects or is not `trnsim` runs in each.
+#[test]
+fn a_command_naming_no_file_is_run_once_for_every_doc() {
+    for c in [
+        "trnsim run moe-alltoall-144 --fidelity fast",
+        "trnsim bench parallel --threads 2 --reps 1",
+        "trnsim diff --swap sw --cycles 200000 --load 1.0 --seed 7",
+    ] {
+        assert!(shareable(c), "{c}");
+    }
+    for c in [
+        "trnsim run tp-matmul-4 --trace traces/out/tp.pftrace",
+        "trnsim hbm --preset hbm3-6400 --trace lines.trace",
+        "trnsim workload llm --layers 2 -o w.ron",
+        "trnsim run tp-matmul-2 --sweep fabric.switch.latency=120ns,480ns",
+        "trnsim run e2e-llm-layer > out.txt",
+        "trnsim run e2e-llm-layer --rtl \"nc0.tensor.sem -> nc0.sem.tensor.op\"",
+        "scripts/mpirun.sh -np 2 trnsim run --mpi dp-step-2:1M:1",
+        "echo trnsim run e2e-llm-layer",
+    ] {
+        assert!(!shareable(c), "{c}");
+    }
 }

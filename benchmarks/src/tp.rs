@@ -430,8 +430,10 @@ pub fn run_on(
     std::thread::scope(|s| {
         // The headline's compute-alone reference (one chip alone) runs on a spare core, if the
         // host has one, while the system runs: the headline then finds it done or waits for it
-        // (`compute_alone_ns`); its result does not depend on where it ran.
-        if trnsim_kernel::host::cores() > 1 {
+        // (`compute_alone_ns`); its result does not depend on where it ran. A chip with RTL
+        // blocks swapped in runs it after the system, so that the blocks' reports print in
+        // one order (the system's chips, then the reference's) on every host.
+        if trnsim_kernel::host::cores() > 1 && chip.spec.rtl.is_empty() {
             s.spawn(|| compute_alone_ns(chip, &SHAPE, n).map(|_| ()));
         }
         if trace.is_none() {

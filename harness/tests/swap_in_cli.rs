@@ -55,10 +55,13 @@ const LINK: &str = "nc0.tensor.sem -> nc0.sem.tensor.op";
 #[cfg(feature = "rtl")]
 #[test]
 fn rtl_names_a_link_that_does_not_exist_with_its_neighbours() {
+    // A usage error found before the run (exit 2, one located line, nothing printed on stdout).
     let o = trnsim(&["run", "e2e-llm-layer", "--system", "trn2-chip", "--rtl", "nc0.tensor.sem -> nc0.sem.tensr.op"]);
-    assert_ne!(o.status.code(), Some(0));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
-    assert!(e.contains("rtl[0]: no link called \"nc0.tensor.sem -> nc0.sem.tensr.op\" (links out of that port: nc0.tensor.sem -> nc0.sem.tensor.op)"), "{e}");
+    assert!(e.starts_with("error: trn2-chip.ron (built in):1:1: rtl[0]: no link called \"nc0.tensor.sem -> nc0.sem.tensr.op\" (links out of that port: nc0.tensor.sem -> nc0.sem.tensor.op)"), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(o.stdout.is_empty(), "nothing runs: {}", String::from_utf8_lossy(&o.stdout));
 }
 
 #[cfg(feature = "rtl")]

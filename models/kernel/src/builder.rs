@@ -510,19 +510,7 @@ impl SimBuilder {
     /// [`crate::LinkInfo`] names it): `make` gets the link's spec and its receiver's clock.
     /// The error names a link that does not exist.
     pub fn hook_link(&mut self, name: &str, make: &mut crate::link::MakeLinkHook<'_>) -> Result<(), String> {
-        let i = self.links.iter().find(|(_, l)| l.name == name).map(|(i, _)| i).ok_or_else(|| {
-            let (src, dst) = name.split_once(" -> ").unwrap_or((name, name));
-            let near = |keep: &dyn Fn(&str) -> bool| -> Vec<&str> {
-                self.links.iter().map(|(_, l)| l.name.as_str()).filter(|n| keep(n)).take(3).collect()
-            };
-            let (into, from) =
-                (near(&|n| n.ends_with(&format!(" -> {dst}"))), near(&|n| n.starts_with(&format!("{src} -> "))));
-            let (what, near) = if into.is_empty() { ("out of that port", from) } else { ("into that port", into) };
-            format!(
-                "no link called {name:?}{}",
-                if near.is_empty() { String::new() } else { format!(" (links {what}: {})", near.join(", ")) }
-            )
-        })?;
+        let i = self.find_link(name)?;
         let info = &self.links[i];
         let clock = &self.clocks[self.domain_of[info.dst.index()] as usize];
         let r = self.refs[i];
@@ -535,6 +523,24 @@ impl SimBuilder {
         let hook = make(&info.spec, clock)?;
         self.arenas[r.arena as usize].set_hook(r.slot, hook);
         Ok(())
+    }
+
+    /// The index of the link called `name` (`"src.port -> dst.port"`) among those declared so
+    /// far; the error names it and up to three links into (or out of) the port asked for.
+    pub fn find_link(&self, name: &str) -> Result<usize, String> {
+        self.links.iter().find(|(_, l)| l.name == name).map(|(i, _)| i).ok_or_else(|| {
+            let (src, dst) = name.split_once(" -> ").unwrap_or((name, name));
+            let near = |keep: &dyn Fn(&str) -> bool| -> Vec<&str> {
+                self.links.iter().map(|(_, l)| l.name.as_str()).filter(|n| keep(n)).take(3).collect()
+            };
+            let (into, from) =
+                (near(&|n| n.ends_with(&format!(" -> {dst}"))), near(&|n| n.starts_with(&format!("{src} -> "))));
+            let (what, near) = if into.is_empty() { ("out of that port", from) } else { ("into that port", into) };
+            format!(
+                "no link called {name:?}{}",
+                if near.is_empty() { String::new() } else { format!(" (links {what}: {})", near.join(", ")) }
+            )
+        })
     }
 
     /// Statistics of only some links: every link declared so far whose name

@@ -285,3 +285,53 @@ pub fn whole_chip_trace(
 ) -> Option<(Box<dyn TraceSink>, TraceOptions)> {
     trace.map(|(sink, o)| (sink, TraceOptions { link_occupancy: false, ..o }))
 }
+
+/// Checks, before any run, that every link of the chip's `rtl` list exists: the chip is
+/// declared (nothing installed or run) with a program that gives every engine a stream and
+/// starts a DMA from every engine that can, so that every link a core can have is declared,
+/// and each listed link is looked up by name. The error is the entry's index and a message
+/// naming the links into, or out of, the port asked for. Leaves out: the links a system adds
+/// around a chip (its collective engine's doorbells), which the build checks.
+pub fn check_rtl_links(chip: &Chip) -> Result<(), (usize, String)> {
+    use trnsim_rtl::swap_in::{parse_binding, Instance};
+    let links: Vec<(usize, String)> = (chip.spec.rtl.iter().enumerate())
+        .filter_map(|(i, n)| match parse_binding(n)?.instance {
+            Instance::Link(l) => Some((i, l)),
+            _ => None,
+        })
+        .collect();
+    let Some(&(first, _)) = links.first() else { return Ok(()) };
+    let mut bare = chip.clone();
+    bare.spec.rtl.clear();
+    bare.rtl_at.clear();
+    let programs = vec![every_link_program(); chip.spec.cores as usize];
+    let mut b = SimBuilder::new();
+    build(&mut b, &bare, &programs, false).map_err(|e| (first, e))?;
+    for (i, l) in links {
+        b.find_link(&l).map_err(|e| (i, e))?;
+    }
+    Ok(())
+}
+
+/// A core program that declares every link a core can have: a stream per engine, and a DMA
+/// started from each engine that may start one.
+fn every_link_program() -> Program {
+    use trnsim_core::isa::{DmaAddr, Engine, Instr, Stream};
+    let dma = Instr::DmaStart {
+        queue: 0,
+        src: DmaAddr::Hbm { addr: 0, partition_stride: 0 },
+        dst: DmaAddr::Hbm { addr: 0, partition_stride: 0 },
+        bytes_per_partition: 0,
+        sem: None,
+    };
+    let streams = Engine::ALL
+        .iter()
+        .map(|&e| {
+            let mut instrs = if dma.engines().contains(&e) { vec![dma] } else { Vec::new() };
+            instrs.push(Instr::Halt);
+            let lines = (1..=instrs.len() as u32).collect();
+            (e, Stream { instrs, lines })
+        })
+        .collect();
+    Program { source: "(every link)".into(), streams }
+}

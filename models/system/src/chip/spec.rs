@@ -507,7 +507,7 @@ impl Validator<'_> {
     /// The `rtl` list: each a swappable instance that exists, once (every entry checked for
     /// that first), with its block built: the built-in one of its kind and size, or the block
     /// named by `INSTANCE=BLOCK`, registered and with the instance's port boundary. A link's
-    /// name is checked when the chip is built.
+    /// name is checked once the chip is assembled (`build::check_rtl_links`).
     fn rtl(&self, spec: &ChipSpec, hbm: &StackSpec, core: &CoreSpec, dma: &DmaParams) -> Result<(), ChipError> {
         use trnsim_rtl::registry::{HAS_RTL, NO_RTL};
         use trnsim_rtl::swap_in::INSTANCE_FORMS;
@@ -710,6 +710,9 @@ impl Validator<'_> {
                 format!("{}:{}:{}: {}", e.file, e.line, e.col, e.field)
             })
             .collect();
-        Ok(Chip { spec, core, hbm, dma, neuronlink, host, rtl_at, energy: None })
+        let chip = Chip { spec, core, hbm, dma, neuronlink, host, rtl_at, energy: None };
+        // A link that does not exist is found here, before anything runs.
+        super::build::check_rtl_links(&chip).map_err(|(i, m)| self.rtl_err(i, &chip.spec.rtl[i], m))?;
+        Ok(chip)
     }
 }

@@ -143,6 +143,25 @@ fn swap_in_lists_name_existing_instances_with_built_blocks_or_fail_located() {
     }
 }
 
+/// A link the chip does not have is refused when the chip is read, located at its entry and
+/// naming the links out of the port asked for (or into it), before anything is built to run;
+/// its neighbours on the list, and a DMA engine's link, read fine.
+#[test]
+fn a_swapped_link_that_does_not_exist_is_refused_where_the_chip_is_read() {
+    if !trnsim_rtl::registry::HAS_RTL {
+        return; // (without the RTL a link entry is refused as not built: the test above)
+    }
+    let (t, line) = with_rtl(TRN2_CHIP_RON, "\"nc0.sbuf.bank0\", \"nc0.tensor.sem -> nc0.sem.tensr.op\"");
+    let e = err(&t);
+    let want = "rtl[1]: no link called \"nc0.tensor.sem -> nc0.sem.tensr.op\" (links out of that port: nc0.tensor.sem -> nc0.sem.tensor.op)";
+    assert!(e.starts_with(&format!("chip.ron:{line}:")) && e.contains(want), "{e}");
+    let (t, _) = with_rtl(TRN2_CHIP_RON, "\"nc9.tensor.sem -> nc0.sem.tensor.op\"");
+    assert!(err(&t).contains("rtl[0]: no link called \"nc9.tensor.sem -> nc0.sem.tensor.op\" (links into that port: nc0.tensor.sem -> nc0.sem.tensor.op)"), "{}", err(&t));
+    let dma = "nc3.dma.sbuf0 -> nc3.sbuf.dma0.req";
+    let (t, _) = with_rtl(TRN2_CHIP_RON, &format!("\"nc0.sbuf.bank0\", {dma:?}"));
+    assert_eq!(parse("chip.ron", &t).unwrap().spec.rtl, ["nc0.sbuf.bank0", dma]);
+}
+
 /// The 1-based line of the first line of `text` containing `needle` after the first containing
 /// `section` (the line a located error must name).
 fn line_of(text: &str, section: &str, needle: &str) -> usize {
