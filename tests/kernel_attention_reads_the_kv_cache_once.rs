@@ -17,7 +17,10 @@ fn decode_attention_takes_at_most_3x_its_kv_caches_load() {
         let w =
             parse("op.ron", &format!("Workload(name: \"op\", ranks: 1, nodes: [Node(id: 0, name: \"n\", op: {op})])"))
                 .unwrap();
-        workload::run(&w, &sys, &Options { efficiency: Some(0.5), compute: Compute::Cycle }).unwrap().report.step_ns
+        workload::run(&w, &sys, &Options { efficiency: Some(0.5), compute: Compute::Cycle, ..Default::default() })
+            .unwrap()
+            .report
+            .step_ns
     };
     let (batch, kv_heads, keys, d) = (8u64, 8u64, 2049u64, 64u64);
     let op = format!(

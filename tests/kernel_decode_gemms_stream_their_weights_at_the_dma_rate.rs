@@ -21,7 +21,10 @@ fn a_decode_gemm_takes_at_most_1_35x_its_weights_load_and_beats_the_stationary_f
         let w =
             parse("op.ron", &format!("Workload(name: \"op\", ranks: 1, nodes: [Node(id: 0, name: \"n\", op: {op})])"))
                 .unwrap();
-        workload::run(&w, &sys, &Options { efficiency: Some(0.5), compute: Compute::Cycle }).unwrap().report.step_ns
+        workload::run(&w, &sys, &Options { efficiency: Some(0.5), compute: Compute::Cycle, ..Default::default() })
+            .unwrap()
+            .report
+            .step_ns
     };
     let (k, n) = (2880u64, 5120u64);
     let load = step(&format!("Load(bytes: {})", k * n * 2));

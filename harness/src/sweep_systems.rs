@@ -33,8 +33,9 @@ pub struct PointSystems<'a> {
 impl<'a> PointSystems<'a> {
     /// The systems of `points` on `base`, where `in_system(path)` says whether a swept path is
     /// a field of the system (the others are left to the caller); `workers` points run at
-    /// once. Validates every distinct system, in the order of the points that first use it;
-    /// the first error is returned.
+    /// once. Checks every distinct setting's fields and energy table first, then validates
+    /// every distinct system in the order of the points that first use it; the first error
+    /// is returned.
     pub fn new(
         base: &'a SystemDoc,
         points: &[Vec<(String, String)>],
@@ -65,6 +66,12 @@ impl<'a> PointSystems<'a> {
             cache: Mutex::new(Vec::new()),
             keep: workers.max(1),
         };
+        // A cheap pass first: each distinct setting's own fields (set and type-checked) and its
+        // energy table, so that a bad value late in a long sweep is refused before the systems
+        // ahead of it are validated in full.
+        for d in 0..s.distinct.len() {
+            s.with_settings(d)?.energy()?;
+        }
         let mut checked = vec![false; s.distinct.len()];
         for k in 0..s.of_point.len() {
             match s.of_point[k] {
@@ -120,12 +127,18 @@ impl<'a> PointSystems<'a> {
 
     /// The base system with distinct setting `d` applied, validated.
     fn build(&self, d: usize) -> Result<(SystemDoc, Resolved), String> {
+        let doc = self.with_settings(d)?;
+        let sys = doc.resolve()?;
+        Ok((doc, sys))
+    }
+
+    /// The base document with distinct setting `d` applied (each field set and type-checked).
+    fn with_settings(&self, d: usize) -> Result<SystemDoc, String> {
         let mut doc = self.base.clone();
         for s in &self.distinct[d] {
             doc.set_from("--sweep", s)?;
         }
-        let sys = doc.resolve()?;
-        Ok((doc, sys))
+        Ok(doc)
     }
 }
 
@@ -167,5 +180,18 @@ mod tests {
         bad.push(pt(&[(HOST, "-1")]));
         let e = PointSystems::new(&base, &bad, in_system, 1).err().unwrap();
         assert!(e.contains("energy.static_w.host_per_chip: -1 is not allowed"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_field_late_in_a_sweep_is_refused_before_the_systems_ahead_of_it_are_validated() {
+        let base = SystemDoc::open("trn3-chip").unwrap();
+        // The first point's system fails only when validated in full (stacks x cores_per_stack
+        // must equal cores); the last point's value fails its own field's check. The cheap pass
+        // over every point's fields runs first, so the last point's error is the one returned.
+        let points = vec![pt(&[("chip.hbm.stacks", "3")]), pt(&[("energy.static_w.host_per_chip", "-1")])];
+        let e = PointSystems::new(&base, &points, |_| true, 1).err().unwrap();
+        assert!(e.contains("energy.static_w.host_per_chip: -1 is not allowed"), "{e}");
+        let e = PointSystems::new(&base, &points[..1], |_| true, 1).err().unwrap();
+        assert!(e.contains("must equal cores"), "{e}");
     }
 }

@@ -193,8 +193,9 @@ fn point_doc(base: &SystemDoc, point: &[(String, String)]) -> Result<SystemDoc, 
 }
 
 /// The jobs of `benches` on `system` (each benchmark's default when None) with `sets` and every
-/// point of `sweeps`. Every system is validated here, before anything runs, one at a time:
-/// a job keeps the shared base and its point, not its system.
+/// point of `sweeps`. Every point's fields and energy table are checked first, then every
+/// system is validated, before anything runs, one at a time: a job keeps the shared base and
+/// its point, not its system.
 pub fn jobs(benches: &[String], system: Option<&str>, sets: &[String], sweeps: &[Sweep]) -> Result<Vec<Job>, String> {
     let pts = points(sweeps)?;
     let mut out = Vec::new();
@@ -206,6 +207,12 @@ pub fn jobs(benches: &[String], system: Option<&str>, sets: &[String], sweeps: &
             base.set(s)?;
         }
         let base = std::sync::Arc::new(base);
+        // A cheap pass first: each point's fields (set and type-checked) and its energy table,
+        // so that a bad value late in a long sweep is refused before the systems ahead of it
+        // are validated in full.
+        for p in &pts {
+            point_doc(&base, p)?.energy()?;
+        }
         for p in &pts {
             let doc = point_doc(&base, p)?;
             let resolved = doc.resolve()?;
