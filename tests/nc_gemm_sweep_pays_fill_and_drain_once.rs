@@ -4,8 +4,11 @@
 //! streams. So cycles = sum of initiation intervals + a constant, for every shape.
 
 use trnsim_core::engine::EngineUnit;
-use trnsim_harness::neuroncore::{assemble_text, gemm_program, run_cores, scalesim_ws_cycles};
+use trnsim_harness::neuroncore::{
+    assemble_text, gemm_program, nc_v4_full_rate, run_cores_on, scalesim_ws_cycles, DEFAULT_MAX_SIM_TIME,
+};
 use trnsim_kernel::TickOrder;
+use trnsim_mem::hbm::Fidelity;
 
 #[test]
 fn gemm_cycles_are_intervals_plus_one_fill_and_drain() {
@@ -14,7 +17,11 @@ fn gemm_cycles_are_intervals_plus_one_fill_and_drain() {
         [(128, 128, 128), (128, 128, 512), (256, 256, 512), (512, 512, 512), (1024, 1024, 1024), (1024, 128, 256)]
     {
         let p = assemble_text("gemm", &gemm_program(m, k, n)).unwrap();
-        let (sim, ids) = run_cores(&p, 1, TickOrder::Structural, None).unwrap();
+        // At full rate, as nc-gemm-sweep runs it: SCALE-Sim's array has no warm-up throttle.
+        let core = nc_v4_full_rate();
+        let (sim, ids) =
+            run_cores_on(&p, core, 1, TickOrder::Structural, None, DEFAULT_MAX_SIM_TIME, Fidelity::Cycle, &|_| {})
+                .unwrap();
         let u = sim.component::<EngineUnit>(ids[0].engines[0].1).unwrap();
         let cycles = u.stats.last - u.stats.first.unwrap();
         // Sum of MultiplyMoving intervals: one max(min(64, M), N) per (M, K, N) block.
