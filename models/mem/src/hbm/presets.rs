@@ -134,7 +134,13 @@ impl StackSpec {
                 return Err(SpecError { field: format!("timing.{name}"), message });
             }
         }
-        t.validate().map_err(|m| split("timing", m))
+        t.validate().map_err(|m| split("timing", m))?;
+        // What the stack model needs beyond the ranges: its default address map decodes this
+        // organization (a fuzzed `dq_bits: 7` passed every range and failed here).
+        crate::hbm::StackConfig::from_preset(self).validate().map(|_| ()).map_err(|m| SpecError {
+            field: "org".into(),
+            message: format!("the stack model cannot address this organization: {m}"),
+        })
     }
 
     /// Parses RON text (no location: the loaders in `trnsim-system` locate errors).
