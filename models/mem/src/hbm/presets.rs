@@ -234,6 +234,17 @@ mod tests {
     }
 
     #[test]
+    fn an_organization_the_stack_cannot_address_is_refused_at_org() {
+        // Every field in range, but no address map the stack model has decodes a 7-bit-wide
+        // column (found by the fuzz pass on hbm4-8000.ron).
+        let mut p = HBM4_8000.clone();
+        p.org.dq_bits = 7;
+        let e = p.validate().unwrap_err();
+        assert_eq!(e.field, "org", "{e}");
+        assert!(e.message.contains("cannot address"), "{e}");
+    }
+
+    #[test]
     fn capacities_and_peaks_match_the_spec() {
         let gib = 1u64 << 30;
         assert_eq!(HBM2_2000.org.stack_bytes(), 4 * gib);
