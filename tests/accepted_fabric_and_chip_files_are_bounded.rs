@@ -46,7 +46,7 @@ fn fuzz_chips_and_ultraservers_are_refused_located_or_consistent() {
         let text = mutate(base, &mut u);
         let r = std::panic::catch_unwind(|| {
             if name.ends_with("-chip.ron") {
-                match trnsim_harness::chip::parse("c.ron", &text) {
+                match trnsim_system::chip::parse("c.ron", &text) {
                     Ok(c) => {
                         assert!((1..=64).contains(&c.spec.cores), "{} cores accepted", c.spec.cores);
                         assert!(c.peak_dma_gbps().is_finite() && c.peak_dma_gbps() > 0.0);
@@ -55,7 +55,7 @@ fn fuzz_chips_and_ultraservers_are_refused_located_or_consistent() {
                     Err(e) => Err(e.to_string()),
                 }
             } else {
-                trnsim_harness::chip::ultraserver::parse("u.ron", &text).map(|u| {
+                trnsim_system::chip::ultraserver::parse("u.ron", &text).map(|u| {
                     assert!(u.spec.chips as usize == u.topology.chips && u.topology.chips <= 4096);
                 })
             }

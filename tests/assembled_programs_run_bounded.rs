@@ -5,7 +5,7 @@
 
 use crate::common::{fuzz_bytes, mutate, root, FuzzBudget};
 use arbitrary::Unstructured;
-use trnsim_harness::neuroncore::{assemble_text, run_cores_for};
+use trnsim_benchmarks::neuroncore::{assemble_text, run_cores_for};
 use trnsim_kernel::{Dur, TickOrder};
 
 const LOOP: &str = ".engine vector\nloop:\n    sem_inc s1, 1\n    branch always loop\n    halt\n";

@@ -3,7 +3,7 @@
 //! e2e-llm-layer's workload takes the benchmark's own time is checked beside the benchmark's
 //! figures, in e2e_llm_layer_matches_its_analytic_estimate.rs).
 
-use trnsim_harness::bench_workloads;
+use trnsim_benchmarks::bench_workloads;
 use trnsim_workloads::format::{self, Op};
 
 fn round_trip(name: &str) -> format::Checked {
@@ -16,7 +16,7 @@ fn round_trip(name: &str) -> format::Checked {
 #[test]
 fn tp_matmul_and_moe_workloads_carry_the_benchmarks_shapes() {
     let tp = round_trip("tp-matmul-4");
-    let s = trnsim_harness::tp::SHAPE;
+    let s = trnsim_benchmarks::tp::SHAPE;
     let gemms: Vec<&Op> = tp.w.nodes.iter().map(|n| &n.op).filter(|o| matches!(o, Op::Gemm { .. })).collect();
     assert_eq!(gemms.len() as u32, s.phases);
     for (p, g) in gemms.iter().enumerate() {
@@ -25,7 +25,7 @@ fn tp_matmul_and_moe_workloads_carry_the_benchmarks_shapes() {
         assert_eq!(*a_resident, p > 0, "A is loaded by the first phase only");
     }
     let moe = round_trip("moe-alltoall-144");
-    let shape = trnsim_harness::moe::SHAPE;
+    let shape = trnsim_benchmarks::moe::SHAPE;
     let routing = shape.route(144);
     let Op::AllToAllV(d) = &moe.w.nodes[1].op else { panic!("dispatch is an all-to-allv") };
     let tok = u64::from(shape.d_model) * 2;

@@ -104,9 +104,9 @@ fn each_format_and_memory_has_its_own_price() {
 /// serial run and a run in windows.
 #[test]
 fn a_run_of_whole_chips_counts_every_chip() {
-    use trnsim_harness::parallel::{run_in_windows, tp_system};
-    use trnsim_harness::tp;
-    let mut chip = trnsim_harness::chip::trn3().unwrap();
+    use trnsim_benchmarks::parallel::{run_in_windows, tp_system};
+    use trnsim_benchmarks::tp;
+    let mut chip = trnsim_system::chip::trn3().unwrap();
     chip.spec.hbm.fidelity = trnsim_mem::hbm::Fidelity::Fast;
     chip.dma.bulk = true;
     let t = trnsim_fabric::topo::load(&trnsim_fabric::topo::presets_dir().join("trn3-gen1-nl32x2.ron")).unwrap();

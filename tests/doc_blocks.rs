@@ -31,8 +31,11 @@
 //!   what each shows against that one run. A doc's test starts its shareable commands on a
 //!   second thread ([`prefetch`]), beside the commands that must run in order.
 //!
-//! What this leaves out: figures quoted in prose (a doc restates them from a checked block);
-//! commands shown inline in a sentence; indented code blocks (refused in a checked doc, so a
+//! - Figures quoted in a table or a sentence are tied to a command's output by a comment
+//!   before the block (`<!-- figure: CMD ==> OUTPUT LINE -->`, `doc_figures.rs`).
+//!
+//! What this leaves out: figures in prose without such a comment; commands shown inline in a
+//! sentence; indented code blocks (refused in a checked doc, so a
 //! command cannot hide in one).
 
 use std::collections::HashMap;
@@ -75,6 +78,8 @@ pub struct Step {
     /// The exit code it must give when not the usual one (`[exits: N]`: a check that finds a
     /// failure exits 1, not a usage error's 2).
     pub exits: Option<i32>,
+    /// The figures of its output a table or sentence quotes (`<!-- figure: ... -->`).
+    pub figure: Option<crate::doc_figures::Figure>,
 }
 
 /// `path:line: message` for a doc's errors.
@@ -98,6 +103,16 @@ pub fn parse(doc: &str, text: &str) -> Result<Vec<Step>, String> {
             block(doc, i + 1, info.trim(), &body, &mut steps)?;
             i = end + 1;
             prev_blank = false;
+            continue;
+        }
+        if let Some((cmd, figure)) = crate::doc_figures::parse_comment(doc, i + 1, l.trim(), &lines, i + 1)? {
+            let mut s = step(doc, i + 1, &cmd)?;
+            if s.run != Run::Cmd(s.shown.clone()) {
+                return Err(at(doc, i + 1, "a figure's command is run as written"));
+            }
+            s.figure = Some(figure);
+            steps.push(s);
+            i += 1;
             continue;
         }
         let indented = l.starts_with("    ") && !l.trim().is_empty();
@@ -280,7 +295,7 @@ fn step(doc: &str, line: usize, text: &str) -> Result<Step, String> {
         None => None,
         Some(n) => Some(n.parse::<i32>().map_err(|_| at(doc, line, format!("[exits: {n}] is not an exit code")))?),
     };
-    Ok(Step { line, shown, run, expect: None, needs, exits })
+    Ok(Step { line, shown, run, expect: None, needs, exits, figure: None })
 }
 
 /// A piece of a token: a number (value, half a unit of its last digit) or other text.
@@ -339,6 +354,13 @@ fn pieces(tok: &str) -> Vec<Piece> {
         out.push(Piece::Text(text));
     }
     out
+}
+
+/// The numbers of `text`, each with half a unit of its last digit shown.
+pub fn numbers_of(text: &str) -> Vec<(f64, f64)> {
+    let nums =
+        |t: &str| pieces(t).into_iter().filter_map(|p| if let Piece::Num(v, h) = p { Some((v, h)) } else { None });
+    text.split_whitespace().flat_map(nums).collect()
 }
 
 /// Whether an output line matches a line shown, within `tolerance`.
@@ -554,6 +576,9 @@ pub fn has(ws: &Workspace, what: &str) -> bool {
     }
 }
 
+/// A command's exit code and output, or why it did not run.
+type RunResult = Result<(i32, String), String>;
+
 /// Runs every step of a doc in order in `ws`: the errors (`doc:line: ...`), each step's time
 /// and the steps skipped for want of what they need.
 pub fn run_steps(doc: &str, steps: &[Step], ws: &Workspace, limit: Duration) -> Outcome {
@@ -561,6 +586,7 @@ pub fn run_steps(doc: &str, steps: &[Step], ws: &Workspace, limit: Duration) -> 
     let mut times = Vec::new();
     let mut skipped = Vec::new();
     let mut present: Vec<(String, bool)> = Vec::new();
+    let mut last_figure: Option<(String, RunResult)> = None;
     for s in steps {
         let Run::Cmd(cmd) = &s.run else { continue };
         if let Some(what) = &s.needs {
@@ -578,7 +604,12 @@ pub fn run_steps(doc: &str, steps: &[Step], ws: &Workspace, limit: Duration) -> 
             }
         }
         let t0 = Instant::now();
-        let result = run_shared(ws, cmd, limit);
+        // Figure comments stacked before one block that name the same command share its run.
+        let result = match &last_figure {
+            Some((c, r)) if s.figure.is_some() && c == cmd => r.clone(),
+            _ => run_shared(ws, cmd, limit),
+        };
+        last_figure = s.figure.as_ref().map(|_| (cmd.clone(), result.clone()));
         times.push((s.line, t0.elapsed().as_secs_f64()));
         let (code, output) = match result {
             Ok(r) => r,
@@ -594,6 +625,11 @@ pub fn run_steps(doc: &str, steps: &[Step], ws: &Workspace, limit: Duration) -> 
             errors.push(at(doc, s.line, format!("`{cmd}` exited {code}, not {want}: {}", tail.join(" / "))));
         } else if let Some(e) = &s.expect {
             if let Err(msg) = check_output(doc, e, &output) {
+                errors.push(format!("{msg}\n  (command `{cmd}`)"));
+            }
+        }
+        if let (true, Some(f)) = (code == want, &s.figure) {
+            if let Err(msg) = crate::doc_figures::check(doc, s.line, f, &output) {
                 errors.push(format!("{msg}\n  (command `{cmd}`)"));
             }
         }

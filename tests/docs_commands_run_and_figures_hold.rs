@@ -145,6 +145,80 @@ fn a_doctored_figure_fails_and_the_true_one_passes() {
     }
 }
 
+/// A figure quoted in a table row, tied to its command by a figure comment: the true figure
+/// passes, the same figure doctored by 10 % fails at the row's line, and a figure the output
+/// does not hold fails too. A real command of the binary, run once (shared).
+#[test]
+fn a_doctored_figure_in_a_table_fails_and_the_true_one_passes() {
+    let ws = Workspace::new("docs/doctored-prose", &bin());
+    let cmd = "trnsim describe hbm hbm3e-9600";
+    let (code, out) = ws.run(cmd, LIMIT).expect("runs");
+    assert_eq!(code, 0, "{out}");
+    let figure = |t: &str| {
+        let n = crate::doc_blocks::numbers_of(t);
+        n.len() == 1 && t.chars().all(|c| c.is_ascii_digit() || c == '.' || c == ',') && t.len() > 1
+    };
+    let line = out.lines().find(|l| l.split_whitespace().any(figure)).expect("a line with a figure");
+    let tok = line.split_whitespace().find(|t| figure(t)).expect("its figure");
+    let mut done = false;
+    let pattern: Vec<&str> = line
+        .split_whitespace()
+        .map(|t| {
+            if !done && t == tok {
+                done = true;
+                "{}"
+            } else {
+                t
+            }
+        })
+        .collect();
+    let pattern = pattern.join(" ");
+    let doc = |cell: &str| {
+        format!("Prose.\n\n<!-- figure: {cmd} ==> {pattern} ==> hbm3e -->\n| stack | figure |\n|---|---|\n| hbm3e | {cell} |\n")
+    };
+    let check = |name: &str, text: String| {
+        let steps = parse(name, &text).expect("parses");
+        assert_eq!(steps.len(), 1, "the comment is a step");
+        run_steps(name, &steps, &ws, LIMIT).errors
+    };
+    assert!(check("true.md", doc(tok)).is_empty(), "the true figure `{tok}` of `{line}` fails");
+    for bad in [doctor(tok), "1".into()] {
+        let errors = check("doctored.md", doc(&bad));
+        assert_eq!(errors.len(), 1, "a doctored figure `{bad}` passes against `{line}`");
+        assert!(errors[0].starts_with("doctored.md:6: "), "names the row's line: {}", errors[0]);
+    }
+    // A figure comment that names no figure, or stands before nothing, is refused, located.
+    for (bad, why) in [
+        (format!("<!-- figure: {cmd} ==> {line} -->\n| a |\n"), "b.md:1: a figure comment names"),
+        (format!("<!-- figure: {cmd} ==> {pattern} -->\n"), "b.md:1: no table or paragraph"),
+        (format!("<!-- figure tol=1%: {cmd} ==> {pattern} -->\n| a |\n"), "b.md:1: `tol=1%`"),
+    ] {
+        let e = parse("b.md", &bad).expect_err(&bad);
+        assert!(e.starts_with(why), "{bad:?}: {e}");
+    }
+}
+
+/// The docs whose tables quote figures of long runs tie them to their commands: every such
+/// figure comment parses into a step, and the rows the lead asked for are covered.
+#[test]
+fn tables_of_figures_are_tied_to_their_commands() {
+    for (doc, rows) in [
+        ("docs/validation.md", &["`trnsim run e2e-llm-layer`", "`trn3-chip` | BF16 GEMMs"][..]),
+        (
+            "docs/scaleout.md",
+            &["`e2e-llm-layer` (every core", "dense 2-layer prefill", "dense training step", "MoE inference"][..],
+        ),
+    ] {
+        let text = std::fs::read_to_string(root().join(doc)).unwrap_or_else(|e| panic!("{doc}: {e}"));
+        let steps = parse(doc, &text).unwrap_or_else(|e| panic!("{e}"));
+        for row in rows {
+            let tied =
+                steps.iter().filter_map(|s| s.figure.as_ref()).any(|f| f.target.iter().any(|(_, l)| l.contains(row)));
+            assert!(tied, "{doc}: the row `{row}` has no figure comment");
+        }
+    }
+}
+
 /// `line` with its first number of two or more digits made 10 % larger.
 fn doctor(line: &str) -> String {
     let start = line.find(|c: char| c.is_ascii_digit()).expect("a digit");

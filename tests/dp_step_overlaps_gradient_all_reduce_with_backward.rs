@@ -2,8 +2,8 @@
 //! backward pass bucket by bucket, the step is identical serially, on threads and over bytes
 //! (each partition making only its own components), and bad names are refused.
 
-use trnsim_harness::dp::{DpStep, DpSystem};
-use trnsim_harness::parallel::system;
+use trnsim_benchmarks::dp::{DpStep, DpSystem};
+use trnsim_benchmarks::parallel::system;
 use trnsim_kernel::{
     run_threads, run_transport, BuildScope, LoopbackTransport, ParallelConfig, PartitionRule, TickOrder,
 };

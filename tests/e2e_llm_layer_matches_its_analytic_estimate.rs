@@ -70,8 +70,8 @@ fn e2e_llm_layer_is_deterministic_and_within_tolerance_of_the_estimate() {
     }
     let h = headline(&a);
     let f = |name: &str| h.iter().find(|x| x.0 == name).unwrap_or_else(|| panic!("no figure {name}")).1;
-    let chip = trnsim_harness::chip::trn3().unwrap();
-    let shape = trnsim_harness::e2e::SHAPE;
+    let chip = trnsim_system::chip::trn3().unwrap();
+    let shape = trnsim_benchmarks::e2e::SHAPE;
     assert_eq!(f("hbm_bytes") as u64, 8 * shape.hbm_bytes(), "W and X read once, Y written once, per core");
     assert!((f("peak_tflops") - 8.0 * 78.6432).abs() < 1e-3);
     for (sim, est) in
@@ -80,7 +80,7 @@ fn e2e_llm_layer_is_deterministic_and_within_tolerance_of_the_estimate() {
         let (s, e) = (f(sim), f(est));
         assert!((s / e - 1.0).abs() <= TOLERANCE, "{sim} = {s:.1}, analytic {e:.1}: off by more than {TOLERANCE}");
     }
-    let est = trnsim_harness::e2e::estimate(&shape, &chip);
+    let est = trnsim_benchmarks::e2e::estimate(&shape, &chip);
     assert!((est.total_ns() - f("analytic_sim_time_ns")).abs() < 1e-6);
     for i in 0..8 {
         let u = f(&format!("nc{i}_tensor_utilization_pct"));
@@ -109,17 +109,17 @@ fn e2e_llm_layer_is_deterministic_and_within_tolerance_of_the_estimate() {
 /// The layer's program on a quarter of the benchmark's FFN width and half its model width (an
 /// eighth of its trace: the trace processor's load is most of this test's time), on the whole
 /// chip: every engine, DMA engine and pseudo-channel is still used.
-const TRACED: trnsim_harness::e2e::Shape =
-    trnsim_harness::e2e::Shape { d_model: 512, d_ff_per_core: 512, ..trnsim_harness::e2e::SHAPE };
+const TRACED: trnsim_benchmarks::e2e::Shape =
+    trnsim_benchmarks::e2e::Shape { d_model: 512, d_ff_per_core: 512, ..trnsim_benchmarks::e2e::SHAPE };
 
 #[test]
 fn e2e_llm_layer_trace_loads_with_a_track_per_engine_queue_and_pseudo_channel() {
     let dir = scratch("e2e_llm_layer_trace");
     let trace = dir.join("e2e.pftrace");
-    let chip = trnsim_harness::chip::trn3().unwrap();
+    let chip = trnsim_system::chip::trn3().unwrap();
     let sink = trnsim_traces::create_sink(&trace).unwrap();
     let order = trnsim_kernel::TickOrder::Structural;
-    trnsim_harness::e2e::run_program(&chip, &TRACED, "gelu", order, Some((sink, Default::default()))).unwrap();
+    trnsim_benchmarks::e2e::run_program(&chip, &TRACED, "gelu", order, Some((sink, Default::default()))).unwrap();
     let sql = [
         // 0: compute engines with a stream, per core
         "select count(*) from track t join track p on t.parent_id = p.id where p.name glob 'nc[0-7]' and t.name in ('Sync Engine - Row 0', 'Tensor Engine - Row 0', 'Scalar Engine - Row 0', 'GpSimd Engine - Row 0')",

@@ -51,7 +51,7 @@ fn dma_streams_agree_across_fidelities_with_refresh_off() {
     // 2 % (measured 1.0 % at most): the differences are how each model's refresh meets the
     // streams. The short 1 and 4 KiB runs (each row opened once) stay within 5 % either way
     // (4 KiB: -0.5 % with refresh, +4.8 % without).
-    use trnsim_harness::neuroncore::dma_bandwidths;
+    use trnsim_benchmarks::neuroncore::dma_bandwidths;
     use trnsim_kernel::TickOrder;
     use trnsim_mem::hbm::Fidelity;
     let off = |c: &mut trnsim_mem::hbm::StackConfig| c.controller.refresh = "none".into();

@@ -8,7 +8,7 @@
 use crate::common::{fuzz_bytes, hostile_number, is_located, mutate, scratch, FuzzBudget};
 use arbitrary::Unstructured;
 use std::path::{Path, PathBuf};
-use trnsim_harness::outputs::{self, named};
+use trnsim_benchmarks::outputs::{self, named};
 use trnsim_harness::whatif::{self, Sweep, MAX_POINTS};
 use trnsim_workloads::chakra;
 use trnsim_workloads::format::{MAX_NODES, MAX_RANKS};

@@ -187,3 +187,24 @@ fn the_module_check_finds_a_circle_through_groups_and_paths() {
     std::fs::write(src.join("c/inner.rs"), "use super::X;").unwrap();
     assert_eq!(find_cycle(&module_graph(&src)), None);
 }
+
+/// The harness names what it uses by the crate that owns it: no `pub use` of a crate of ours
+/// below it (a module moved down is imported from its crate, not re-exported as a shim), so a
+/// caller sees where each module lives.
+#[test]
+fn the_harness_re_exports_nothing_of_the_crates_below_it() {
+    let mut files = Vec::new();
+    rust_files(&root().join("harness/src"), &mut files);
+    let mut shims = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, l) in text.lines().enumerate() {
+            let l = l.trim_start();
+            let re_export = l.starts_with("pub use trnsim_") || l.starts_with("pub extern crate trnsim_");
+            if re_export {
+                shims.push(format!("{}:{}: {l}", f.strip_prefix(root()).unwrap_or(f).display(), i + 1));
+            }
+        }
+    }
+    assert!(shims.is_empty(), "re-exports of lower crates in the harness:\n{}", shims.join("\n"));
+}

@@ -2,7 +2,7 @@
 //! preset, replayed live through the independent checker, give zero violations; other
 //! controller policies (closed page, all-bank refresh, FCFS) are covered with fewer requests.
 
-use trnsim_harness::memory::{self, HbmSpec};
+use trnsim_benchmarks::memory::{self, HbmSpec};
 use trnsim_kernel::{Dur, TickOrder};
 use trnsim_mem::hbm::checker::Checker;
 use trnsim_mem::hbm::presets;

@@ -1,7 +1,7 @@
 //! Same preset, pattern and seed: identical statistics and identical Perfetto bytes, under
 //! any tick order.
 
-use trnsim_harness::memory::{self, HbmSpec};
+use trnsim_benchmarks::memory::{self, HbmSpec};
 use trnsim_kernel::{Dur, LinkSelection, TickOrder, TraceOptions};
 use trnsim_mem::hbm::presets;
 use trnsim_mem::hbm::traffic::{GenParams, Pattern};

@@ -2,7 +2,7 @@
 //! come within 10% of AWS's 4.9 TB/s (spec §1), and each preset's lone stack streams at >= 90%
 //! of its pin bandwidth with refresh on; the same-bank pattern runs at the tRC bound.
 
-use trnsim_harness::memory::{self, HbmSpec};
+use trnsim_benchmarks::memory::{self, HbmSpec};
 use trnsim_kernel::{Dur, TickOrder};
 use trnsim_mem::hbm::presets;
 use trnsim_mem::hbm::traffic::{GenParams, Pattern};

@@ -5,8 +5,8 @@
 //! 10 tiles are too few to fill the engines' two-deep rings, so the hand-offs between the
 //! engines bound it), and the same node run twice gives the same time.
 
-use trnsim_harness::kernels::run;
 use trnsim_harness::workload::{self, Compute, Options};
+use trnsim_kernels::run;
 use trnsim_system::doc::SystemDoc;
 use trnsim_workloads::format::parse;
 

@@ -6,10 +6,10 @@
 //! beats the form with the weights stationary, whose matmuls wait on each 128 x 128 block's
 //! load.
 
-use trnsim_harness::kernels::format::Format;
-use trnsim_harness::kernels::plan::{plan, GemmOp};
-use trnsim_harness::kernels::{gemm, run};
 use trnsim_harness::workload::{self, Compute, Options};
+use trnsim_kernels::format::Format;
+use trnsim_kernels::plan::{plan, GemmOp};
+use trnsim_kernels::{gemm, run};
 use trnsim_system::doc::SystemDoc;
 use trnsim_workloads::format::parse;
 

@@ -4,10 +4,10 @@
 //! cold and warm; every report says which model timed each node kind.
 
 use crate::common::{scratch, trnsim};
-use trnsim_harness::kernels::format::Format;
-use trnsim_harness::kernels::plan::{plan, GemmOp};
-use trnsim_harness::kernels::{attention, elementwise, gemm, run};
 use trnsim_harness::workload::{self, Compute, Options};
+use trnsim_kernels::format::Format;
+use trnsim_kernels::plan::{plan, GemmOp};
+use trnsim_kernels::{attention, elementwise, gemm, run};
 use trnsim_system::doc::{Resolved, SystemDoc};
 use trnsim_workloads::format::{parse, Checked};
 

@@ -2,8 +2,8 @@
 //! clock frequencies give bit-identical statistics and trace bytes whatever the tick order
 //! within a time step; credits are never exceeded; no message is lost or duplicated.
 
-pub(crate) use trnsim_harness::random_graph::builder;
-use trnsim_harness::random_graph::{acc, Chatter, Msg};
+pub(crate) use trnsim_benchmarks::random_graph::builder;
+use trnsim_benchmarks::random_graph::{acc, Chatter, Msg};
 use trnsim_kernel::{Dur, Simulation, TickOrder, TraceOptions};
 
 struct Graph {

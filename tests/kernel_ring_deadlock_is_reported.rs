@@ -1,7 +1,7 @@
 //! A ring whose every buffer is full (zero free credits anywhere) is reported as a deadlock
 //! that names its components and the cycle of full links.
 
-use trnsim_harness::ring::{self, RingParams};
+use trnsim_benchmarks::ring::{self, RingParams};
 use trnsim_kernel::{Dur, RunError, SimOptions};
 
 #[test]

@@ -3,8 +3,8 @@
 //! (The completely full ring, where SystemC counts 0 hops, is a deadlock here: see
 //! kernel_ring_deadlock_is_reported.rs.)
 
-use trnsim_harness::ring::RingParams;
-use trnsim_harness::suite::{run_ring, RunOpts};
+use trnsim_benchmarks::ring::RingParams;
+use trnsim_benchmarks::suite::{run_ring, RunOpts};
 use trnsim_kernel::TickOrder;
 
 fn hops(modules: u32, tokens: u32, depth: u32, cycles: u64) -> f64 {

@@ -3,10 +3,10 @@
 //! the tensor-parallel all-reduces overlap the compute exactly as the pipeline model says, an
 //! MoE step conserves tokens and bytes, and both are identical under another tick order.
 
+use trnsim_benchmarks::moe::{self, MoeShape};
+use trnsim_benchmarks::tp::{self, TpShape};
 use trnsim_fabric::system::ChipNode;
 use trnsim_fabric::topo::{self, Topology};
-use trnsim_harness::moe::{self, MoeShape};
-use trnsim_harness::tp::{self, TpShape};
 use trnsim_kernel::TickOrder;
 
 use crate::kernel_random_graphs_are_order_independent::SharedBuf;
@@ -21,7 +21,7 @@ const TP: TpShape = TpShape { tokens: 128, d_in: 1024, d_out: 4096, phases: 4 };
 
 #[test]
 fn tp_allreduces_overlap_the_compute_as_the_pipeline_model_says() {
-    let chip = trnsim_harness::chip::trn3().unwrap();
+    let chip = trnsim_system::chip::trn3().unwrap();
     let t = preset("trn3-gen1-nl32x2");
     let r = tp::run(&chip, &t, &TP, 4, TickOrder::Structural, None, &|_| true).unwrap();
     let h = tp::headline(&r, &chip, &t, &TP, 4).unwrap();
@@ -48,7 +48,7 @@ fn tp_allreduces_overlap_the_compute_as_the_pipeline_model_says() {
 
 #[test]
 fn tp_run_is_identical_under_a_shuffled_tick_order() {
-    let chip = trnsim_harness::chip::trn3().unwrap();
+    let chip = trnsim_system::chip::trn3().unwrap();
     let t = preset("trn3-gen1-nl32x2");
     // Traced into memory: the suite's determinism check (`make test`) leaves `tp-matmul-4` out,
     // so this test is where a multi-chip run's trace bytes are compared.
@@ -71,7 +71,7 @@ const MOE: MoeShape =
 
 #[test]
 fn moe_step_conserves_tokens_and_bytes_and_runs_its_phases_in_order() {
-    let chip = trnsim_harness::chip::trn3().unwrap();
+    let chip = trnsim_system::chip::trn3().unwrap();
     let t = preset("trn2-server-4x4");
     let r = moe::run(&chip, &t, &MOE, TickOrder::Structural, None, &|_| true).unwrap();
     let n = t.chips;
@@ -113,7 +113,7 @@ fn moe_step_conserves_tokens_and_bytes_and_runs_its_phases_in_order() {
 
 #[test]
 fn moe_step_is_identical_under_a_shuffled_tick_order() {
-    let chip = trnsim_harness::chip::trn3().unwrap();
+    let chip = trnsim_system::chip::trn3().unwrap();
     let t = preset("trn2-server-4x4");
     let a = moe::run(&chip, &t, &MOE, TickOrder::Structural, None, &|_| true).unwrap();
     let b = moe::run(&chip, &t, &MOE, TickOrder::Shuffled(5), None, &|_| true).unwrap();
@@ -127,7 +127,7 @@ fn tp_trace_loads_with_a_track_per_engine_queue_pseudo_channel_and_link_used() {
     use trnsim_traces::TraceProcessor;
     let dir = scratch("multichip_tp_trace");
     let path = dir.join("tp.pftrace");
-    let chip = trnsim_harness::chip::trn3().unwrap();
+    let chip = trnsim_system::chip::trn3().unwrap();
     let t = preset("trn3-gen1-nl32x2");
     let sink = trnsim_traces::create_sink(&path).unwrap();
     let r = tp::run(&chip, &t, &TP, 4, TickOrder::Structural, Some((sink, Default::default())), &|_| true).unwrap();
@@ -174,9 +174,9 @@ fn tp_trace_loads_with_a_track_per_engine_queue_pseudo_channel_and_link_used() {
 /// run's; a rule that would split a chip is refused, naming the chip.
 #[test]
 fn tp_run_partitioned_by_chip_equals_the_serial_run() {
-    use trnsim_harness::parallel::tp_system;
+    use trnsim_benchmarks::parallel::tp_system;
     use trnsim_kernel::PartitionRule;
-    let chip = trnsim_harness::chip::trn3().unwrap();
+    let chip = trnsim_system::chip::trn3().unwrap();
     let t = preset("trn3-gen1-nl32x2");
     let sys = tp_system(chip.clone(), t.clone(), TP, 4, TickOrder::Structural).unwrap().full_reports();
     let (serial, _) = sys.run_serial(None).unwrap();
@@ -200,9 +200,9 @@ fn tp_run_partitioned_by_chip_equals_the_serial_run() {
 /// on three partitions as on two; a rule that would split a chip is refused.
 #[test]
 fn moe_run_partitioned_by_chip_equals_the_serial_run() {
-    use trnsim_harness::parallel::moe_system;
+    use trnsim_benchmarks::parallel::moe_system;
     use trnsim_kernel::PartitionRule;
-    let chip = trnsim_harness::chip::trn3().unwrap();
+    let chip = trnsim_system::chip::trn3().unwrap();
     let t = preset("trn2-server-4x4");
     let filtered = moe_system(chip.clone(), t.clone(), MOE, TickOrder::Structural).unwrap();
     let sys = moe_system(chip.clone(), t.clone(), MOE, TickOrder::Structural).unwrap().full_reports();
@@ -222,7 +222,8 @@ fn moe_run_partitioned_by_chip_equals_the_serial_run() {
         let (part, _) = filtered.run_parallel(parts, &rule, None).unwrap();
         assert!(part.report.owners.len() < run.report.owners.len(), "the filter left nothing out");
         assert_eq!(filtered.headline(&part.report).unwrap(), want, "{parts} partitions, filtered");
-        let kept = |r: trnsim_kernel::ParallelRun| json(&trnsim_harness::suite::keep_first_chip(r.report, r.left_out));
+        let kept =
+            |r: trnsim_kernel::ParallelRun| json(&trnsim_benchmarks::suite::keep_first_chip(r.report, r.left_out));
         assert!(kept(part) == kept(run), "{parts} partitions: the filtered result differs");
     }
     let err = sys.run_parallel(3, &PartitionRule::ByName { depth: 2 }, None).unwrap_err();
@@ -235,11 +236,11 @@ fn moe_run_partitioned_by_chip_equals_the_serial_run() {
 /// run is serial), and the same under another tick order.
 #[test]
 fn named_runs_in_windows_equal_the_serial_runs() {
-    use trnsim_harness::parallel::{moe_system, run_in_windows, tp_system};
-    let mut chip = trnsim_harness::chip::trn3().unwrap();
+    use trnsim_benchmarks::parallel::{moe_system, run_in_windows, tp_system};
+    let mut chip = trnsim_system::chip::trn3().unwrap();
     chip.spec.hbm.fidelity = trnsim_mem::hbm::Fidelity::Fast;
     chip.dma.bulk = true;
-    let json = |r: &trnsim_harness::suite::BenchResult| {
+    let json = |r: &trnsim_benchmarks::suite::BenchResult| {
         (serde_json::to_string(&r.headline).unwrap(), serde_json::to_string(&r.stats).unwrap())
     };
     let traced = || {
@@ -268,7 +269,7 @@ fn named_runs_in_windows_equal_the_serial_runs() {
     // a chip a partition, or three for the MoE step.
     let few = tp_system(chip.clone(), preset("trn3-gen1-nl32x2"), tp::SHAPE, 4, TickOrder::Structural).unwrap();
     assert_eq!(few.window_parts(), None);
-    let cycle = trnsim_harness::chip::trn3().unwrap();
+    let cycle = trnsim_system::chip::trn3().unwrap();
     let tp4 = tp_system(cycle.clone(), preset("trn3-gen1-nl32x2"), tp::SHAPE, 4, TickOrder::Structural).unwrap();
     assert_eq!(tp4.window_parts(), Some(4));
     // A chip with RTL blocks swapped in runs serially: its blocks are checked after the run.

@@ -3,10 +3,10 @@
 //! LoadStationary runs in the background and PSUM accumulation drains while the next fold
 //! streams. So cycles = sum of initiation intervals + a constant, for every shape.
 
-use trnsim_core::engine::EngineUnit;
-use trnsim_harness::neuroncore::{
+use trnsim_benchmarks::neuroncore::{
     assemble_text, gemm_program, nc_v4_full_rate, run_cores_on, scalesim_ws_cycles, DEFAULT_MAX_SIM_TIME,
 };
+use trnsim_core::engine::EngineUnit;
 use trnsim_kernel::TickOrder;
 use trnsim_mem::hbm::Fidelity;
 

@@ -2,10 +2,10 @@
 //! least 98 % of 78.6 TFLOPS per core, MXFP8 at least 98 % of 314.6, and 8 cores 8x one core;
 //! the programs go through the text assembler.
 
-use trnsim_harness::neuroncore::run_named;
+use trnsim_benchmarks::neuroncore::run_named;
 use trnsim_kernel::TickOrder;
 
-fn figure(r: &trnsim_harness::suite::BenchResult, name: &str) -> f64 {
+fn figure(r: &trnsim_benchmarks::suite::BenchResult, name: &str) -> f64 {
     r.headline.iter().find(|h| h.0 == name).unwrap().1
 }
 

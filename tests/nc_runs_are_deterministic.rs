@@ -1,7 +1,7 @@
 //! A NeuronCore run with DMA, HBM, semaphores and four engines on two clocks gives identical
 //! statistics and identical Perfetto bytes under any tick order.
 
-use trnsim_harness::neuroncore::{assemble_text, attention_program, run_cores};
+use trnsim_benchmarks::neuroncore::{assemble_text, attention_program, run_cores};
 use trnsim_kernel::{LinkSelection, TickOrder, TraceOptions};
 
 fn once(order: TickOrder, path: &std::path::Path) -> (String, Vec<u8>) {

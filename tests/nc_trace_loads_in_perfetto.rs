@@ -64,8 +64,8 @@ fn attention_trace_has_engine_dma_and_hbm_tracks_and_flows() {
 
 /// The rows of core nc0 as Neuron Explorer shows a device profile's: instruction rows per
 /// engine (Tensor for loads, TensorMatrix for multiplies), DMA engine rows, DMA queue rows, a
-/// counter per semaphore named for its engine, the DMA throughput, pending DMA count and HFU
-/// counters, with values a reader can check (Perfetto's trace processor); the slice rows in
+/// counter per semaphore named for its engine, the DMA throughput, pending DMA count, MFU and
+/// HFU counters, with values a reader can check (Perfetto's trace processor); the slice rows in
 /// that order (the Chrome JSON writer's `thread_sort_index`, which follows declaration order
 /// as Perfetto's `sibling_order_rank` does; the counters' order is checked where they are
 /// declared, in trnsim-core's layout tests).
@@ -110,7 +110,7 @@ fn a_core_trace_has_neuron_explorers_rows_in_its_order() {
         "select count(distinct t.name) from track t join track p on t.parent_id = p.id where p.name = 'nc0' and (t.name glob '* Engine - Row 0' or t.name glob 'DMA Engine [0-9]* - Row 0' or t.name glob 'DMA Queue [0-9]*')",
         "select max(c.value) from counter c join counter_track t on c.track_id = t.id where t.name = 'Pending DMA Count'",
         "select max(c.value), min(c.value) from counter c join counter_track t on c.track_id = t.id where t.name = 'DMA Throughput'",
-        "select max(c.value), min(c.value) from counter c join counter_track t on c.track_id = t.id where t.name = 'HFU'",
+        "select max(c.value), min(c.value) from counter c join counter_track t on c.track_id = t.id where t.name = 'MFU'",
         "select count(*), max(c.value) from counter c join counter_track t on c.track_id = t.id where t.name = 'S[4] (Tensor)'",
     ];
     let Some(tp) = TraceProcessor::for_tests(&root()) else { return };
@@ -124,6 +124,6 @@ fn a_core_trace_has_neuron_explorers_rows_in_its_order() {
     );
     assert!(v(1, 0) >= 2.0, "DMAs overlap: pending count {}", v(1, 0));
     assert!(v(2, 0) > 10.0 && v(2, 1) == 0.0, "throughput in GB/s, back to 0 when idle: {:?}", rows[2]);
-    assert!(v(3, 0) <= 100.0 && v(3, 1) > 0.0, "HFU in %: {:?}", rows[3]);
+    assert!(v(3, 0) <= 100.0 && v(3, 1) > 0.0, "MFU in %: {:?}", rows[3]);
     assert_eq!((v(4, 0), v(4, 1)), (16.0, 16.0), "S[4] counts the 16 tiles' loads the tensor engine waits for");
 }

@@ -4,8 +4,8 @@
 //! simulated again, a cache path that is not a directory refused with exit 2.
 
 use crate::common::{scratch, trnsim};
-use trnsim_harness::kernels::run::{self, OpRuns};
 use trnsim_harness::workload::{self, Compute, Options};
+use trnsim_kernels::run::{self, OpRuns};
 use trnsim_system::doc::SystemDoc;
 use trnsim_workloads::format::parse;
 

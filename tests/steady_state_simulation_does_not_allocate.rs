@@ -9,11 +9,11 @@
 //! that asks, so concurrent tests do not disturb it (the integration binary's global
 //! allocator).
 
-use trnsim_harness::chip::{self, Chip};
-use trnsim_harness::e2e;
-use trnsim_harness::neuroncore::assemble_text;
+use trnsim_benchmarks::e2e;
+use trnsim_benchmarks::neuroncore::assemble_text;
 use trnsim_kernel::alloc_count::CountingAlloc;
 use trnsim_kernel::{Dur, SimBuilder};
+use trnsim_system::chip::{self, Chip};
 
 #[global_allocator]
 static COUNTING: CountingAlloc = CountingAlloc;

@@ -17,7 +17,6 @@
 //! group; their slabs consumed, their PSUM banks full), s3 chunks activated, s4 chunks stored
 //! (16 per chunk). Queues: loads on q0 (QoS class 0), stores on q1 (class 1).
 
-use crate::chip::{self, Chip, ChipIds};
 use crate::cpu::Stopwatch;
 use crate::neuroncore::assemble_text;
 use crate::result::{BenchResult, Speed};
@@ -27,6 +26,7 @@ use trnsim_kernel::{Dur, SimBuilder, SimOptions, Simulation, TickOrder, TraceOpt
 /// The layer's program lives in the kernel library (`trnsim_kernels::gemm`), which
 /// `--compute cycle` runs too.
 pub use trnsim_kernels::gemm::{program, program_with, Shape, Variant, CC_DONE_SEM, DOORBELL_SEM, SHAPE};
+use trnsim_system::chip::{self, Chip, ChipIds};
 
 /// The analytic estimate of a run (docs/validation.md, "The chip end to end"), in ns.
 #[derive(Clone, Copy, Debug)]

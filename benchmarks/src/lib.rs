@@ -7,7 +7,6 @@
 #![warn(missing_docs)]
 
 pub mod bench_workloads;
-pub use trnsim_system::chip;
 pub mod cpu;
 pub mod dp;
 pub mod e2e;

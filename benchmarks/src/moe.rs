@@ -21,7 +21,6 @@
 //! all `capacity` slots (padding, as GShard-style capacity-based dispatch does); the collective
 //! engine's HBM reads and writes are folded into its per-step overhead, as in `tp-matmul-*`.
 
-use crate::chip::{self, Chip, ChipIds};
 use crate::cpu::Stopwatch;
 use crate::e2e::{self, Shape, Variant, CC_DONE_SEM, DOORBELL_SEM};
 use crate::neuroncore::assemble_text;
@@ -33,6 +32,7 @@ use trnsim_fabric::collective::Params;
 use trnsim_fabric::system::{self as fsys, ChipNode, Job};
 use trnsim_fabric::topo::Topology;
 use trnsim_kernel::{Dur, SimBuilder, SimOptions, SimRng, Simulation, TickOrder, TraceOptions, TraceSink};
+use trnsim_system::chip::{self, Chip, ChipIds};
 
 /// The step's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -103,7 +103,7 @@ pub fn system(name: &str, order: TickOrder) -> Result<System, String> {
             tp_system(us.chip, us.topology, crate::tp::SHAPE, chips, order)
         }
         "moe-alltoall-144" => {
-            let us = crate::chip::trn3_gen2()?;
+            let us = trnsim_system::chip::trn3_gen2()?;
             moe_system(us.chip, us.topology, crate::moe::SHAPE, order)
         }
         n if n.starts_with("dp-step-") => {

@@ -24,7 +24,6 @@
 //! the buffers is folded into its per-step overhead (see docs/fabric.md), so it does not
 //! contend with the matmuls' DMA traffic (listed in docs/system.md as left out).
 
-use crate::chip::{self, Chip, ChipIds};
 use crate::cpu::Stopwatch;
 use crate::e2e::{self, Shape, CC_DONE_SEM, DOORBELL_SEM};
 use crate::neuroncore::assemble_text;
@@ -37,6 +36,7 @@ use trnsim_fabric::collective::{Algo, Collective, Op, Params};
 use trnsim_fabric::system::{self as fsys, ChipNode, Job};
 use trnsim_fabric::topo::Topology;
 use trnsim_kernel::{Dur, SimBuilder, SimOptions, Simulation, TickOrder, TraceOptions, TraceSink};
+use trnsim_system::chip::{self, Chip, ChipIds};
 
 /// The layer's global shape (the benchmark splits it over N chips).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -517,7 +517,7 @@ mod tests {
     #[test]
     fn a_compute_alone_run_is_kept_for_the_same_chip_and_shape_only() {
         use super::compute_alone_key;
-        let chip = crate::chip::trn3().unwrap();
+        let chip = trnsim_system::chip::trn3().unwrap();
         let cs = SHAPE.chip_shape(4, chip.spec.cores).unwrap();
         assert_eq!(compute_alone_key(&chip, &cs), compute_alone_key(&chip.clone(), &cs));
         let mut fast = chip.clone();

@@ -2,7 +2,7 @@
 //! HBM3-6400 stack (256 in flight, 16 offered per cycle). Throughput is in requests.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use trnsim_harness::memory::{self, HbmSpec};
+use trnsim_benchmarks::memory::{self, HbmSpec};
 use trnsim_kernel::{Dur, TickOrder};
 use trnsim_mem::hbm::presets;
 use trnsim_mem::hbm::traffic::{GenParams, Pattern};

@@ -2,7 +2,7 @@
 //! 2 tokens (sparse), 20k cycles per iteration. Throughput is reported in token hops.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use trnsim_harness::ring::{self, RingParams};
+use trnsim_benchmarks::ring::{self, RingParams};
 use trnsim_kernel::{ClockId, SimOptions};
 
 fn ring_bench(c: &mut Criterion) {

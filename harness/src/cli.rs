@@ -5,10 +5,10 @@
 
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
+use trnsim_benchmarks::outputs::{self, Named, Staged};
+use trnsim_benchmarks::ring::RingParams;
+use trnsim_benchmarks::suite::{self, BenchResult, RunOpts, BENCHES};
 use trnsim_harness::config;
-use trnsim_harness::outputs::{self, Named, Staged};
-use trnsim_harness::ring::RingParams;
-use trnsim_harness::suite::{self, BenchResult, RunOpts, BENCHES};
 use trnsim_kernel::{LinkSelection, PartitionRule, TickOrder, TraceOptions, TraceSink};
 
 /// `trnsim --version`: the release and the git revision it was built from.
@@ -771,7 +771,7 @@ fn cmd_run(mut a: RunArgs) -> Result<(), Failure> {
     }
     let workers = (a.jobs as usize).min(jobs.len()).max(1);
     // One benchmark at a time: progress on a terminal (never with parallel jobs).
-    trnsim_harness::progress::set_enabled(workers == 1);
+    trnsim_benchmarks::progress::set_enabled(workers == 1);
     let done = std::sync::atomic::AtomicUsize::new(0);
     let run_bench = |name: &String| -> Result<BenchResult, Failure> {
         let _span = tracing::info_span!("bench", name = name.as_str()).entered();
@@ -888,7 +888,7 @@ fn run_pool_emitting<J: Sync, R: Send>(
 /// or no file. An unreadable file is left to the config loader, which locates the error.
 fn system_file_kind(config: Option<&Path>) -> Option<&'static str> {
     let text = trnsim_kernel::input::read_text(config?).ok()?;
-    match trnsim_harness::chip::top_level_name(&text).as_deref() {
+    match trnsim_system::chip::top_level_name(&text).as_deref() {
         Some("ChipSpec") => Some("a chip"),
         Some("UltraServerSpec") => Some("an UltraServer"),
         Some("UltraClusterSpec") => Some("an UltraCluster"),
@@ -974,7 +974,7 @@ fn cmd_run_workload(a: &RunArgs, path: &Path) -> Result<(), Failure> {
     }
     let jobs: Vec<(usize, &trnsim_workloads::format::Checked)> =
         loads.iter().enumerate().map(|(k, l)| (k, l.as_ref().unwrap_or(&w))).collect();
-    trnsim_harness::progress::set_enabled(workers == 1);
+    trnsim_benchmarks::progress::set_enabled(workers == 1);
     let done = std::sync::atomic::AtomicUsize::new(0);
     // The --jobs threads not running points simulate a point's kernel programs.
     let ops = crate::workload_cmd::op_runs(Some((a.jobs as usize / workers).max(1) as u32), a.op_cache.as_deref())
@@ -1073,7 +1073,7 @@ fn cmd_whatif(a: &RunArgs, names: Vec<String>, system: Option<String>) -> Result
     }
     let workers = (a.jobs as usize).min(jobs.len()).max(1);
     let many = jobs.len() > 1;
-    trnsim_harness::progress::set_enabled(workers == 1 && !many);
+    trnsim_benchmarks::progress::set_enabled(workers == 1 && !many);
     let done = std::sync::atomic::AtomicUsize::new(0);
     let results = run_pool(&jobs, workers, |job| {
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, &job.label, many));
@@ -1113,7 +1113,7 @@ fn whatif_partitioned(a: &RunArgs, jobs: &[trnsim_harness::whatif::Job], threads
         return Err(Failure::Usage(why));
     }
     warn_oversubscribed(threads);
-    trnsim_harness::progress::set_enabled(true);
+    trnsim_benchmarks::progress::set_enabled(true);
     let mut results = Vec::with_capacity(jobs.len());
     for (k, job) in jobs.iter().enumerate() {
         let (r, table) = whatif::run_partitioned(job, a.order, threads, a.partition.as_ref(), a.plots.as_deref())
@@ -1131,7 +1131,7 @@ fn whatif_partitioned(a: &RunArgs, jobs: &[trnsim_harness::whatif::Job], threads
 fn whatif_output(
     a: &RunArgs,
     jobs: &[trnsim_harness::whatif::Job],
-    results: &[trnsim_harness::suite::BenchResult],
+    results: &[trnsim_benchmarks::suite::BenchResult],
 ) -> Result<(), Failure> {
     use trnsim_harness::whatif;
     if a.sweeps.is_empty() {
@@ -1178,7 +1178,7 @@ fn partitioned_names(a: &RunArgs, names: &[String]) -> Result<Vec<String>, Failu
         return Err(Failure::Usage("--threads and --mpi work with named partitionable benchmarks only (no --config, no --vcd: link waveforms need a serial run)".into()));
     }
     let names: Vec<String> = if a.benches.is_empty() {
-        trnsim_harness::parallel::PARTITIONABLE
+        trnsim_benchmarks::parallel::PARTITIONABLE
             .iter()
             .filter(|(n, _)| !n.contains(':') && !n.ends_with("-N"))
             .map(|(n, _)| n.to_string())
@@ -1187,7 +1187,7 @@ fn partitioned_names(a: &RunArgs, names: &[String]) -> Result<Vec<String>, Failu
         names.to_vec()
     };
     for n in &names {
-        trnsim_harness::parallel::system(n, a.order).map_err(Failure::Usage)?;
+        trnsim_benchmarks::parallel::system(n, a.order).map_err(Failure::Usage)?;
     }
     Ok(names)
 }
@@ -1228,19 +1228,19 @@ fn run_mpi_ranks(a: &RunArgs, names: &[String], t: &mut trnsim_harness::mpi::Mpi
     let ranks = trnsim_kernel::Transport::size(t);
     // Rank 0's progress, if its standard error is a terminal (under `mpirun` it is a pipe:
     // nothing shows); one benchmark at a time.
-    trnsim_harness::progress::set_enabled(rank == 0);
+    trnsim_benchmarks::progress::set_enabled(rank == 0);
     let mut results = Vec::new();
     for name in names {
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, names.len() > 1));
         let (sink, staged) = if rank == 0 { open_sink(tp.as_deref(), None)? } else { (None, Vec::new()) };
         let tracing = tp.as_ref().map(|_| TraceOptions::default());
-        let sys = trnsim_harness::parallel::system(name, a.order).map_err(Failure::Usage)?;
+        let sys = trnsim_benchmarks::parallel::system(name, a.order).map_err(Failure::Usage)?;
         let rule = a.partition.clone().unwrap_or_else(|| sys.default_rule(ranks));
         let run = sys.run_transport(t, &rule, tracing.as_ref(), sink).map_err(Failure::Run);
         commit_all(staged)?;
         let run = run?;
         if let Some((run, wall_s)) = run {
-            let (mut r, table) = trnsim_harness::parallel::result(name, &sys, run, wall_s, Some(("ranks", ranks)))
+            let (mut r, table) = trnsim_benchmarks::parallel::result(name, &sys, run, wall_s, Some(("ranks", ranks)))
                 .map_err(Failure::Run)?;
             trnsim_harness::whatif::add_builtin_energy(&mut r).map_err(Failure::Run)?;
             eprint!("{name}: {table}");
@@ -1262,7 +1262,7 @@ fn run_mpi_ranks(a: &RunArgs, names: &[String], t: &mut trnsim_harness::mpi::Mpi
 /// Notes when `threads` exceed the host's cores: the partitions then take turns on one
 /// thread per core, which is slower for most systems but faster for whole chips.
 fn warn_oversubscribed(threads: u32) {
-    if let Some(cores) = trnsim_harness::parallel::workers_for(threads) {
+    if let Some(cores) = trnsim_benchmarks::parallel::workers_for(threads) {
         eprintln!(
             "note: --threads {threads} is more than this host's {cores} cores: the {threads} partitions run on {cores} threads, each taking several in turn. Whole chips (tp-matmul-N, moe-alltoall-144, in either fidelity) often run faster so, each partition's chips staying in cache through a window; other systems run slower than with fewer partitions (docs/parallel.md)"
         );
@@ -1279,13 +1279,13 @@ fn run_partitioned(a: &RunArgs, names: &[String], threads: u32) -> Result<(), Fa
     }
     warn_oversubscribed(threads);
     // One benchmark at a time: each shows its progress on a terminal.
-    trnsim_harness::progress::set_enabled(true);
+    trnsim_benchmarks::progress::set_enabled(true);
     let mut results = Vec::new();
     for name in &names {
         let tp = a.trace.as_deref().map(|p| per_bench_path(p, name, names.len() > 1));
         let (sink, staged) = open_sink(tp.as_deref(), None)?;
         let trace = sink.map(|s| (s, TraceOptions::default()));
-        let r = trnsim_harness::parallel::run_named(name, a.order, threads, a.partition.as_ref(), trace)
+        let r = trnsim_benchmarks::parallel::run_named(name, a.order, threads, a.partition.as_ref(), trace)
             .map_err(Failure::Run);
         commit_all(staged)?;
         let (mut r, table) = r?;
@@ -1307,11 +1307,11 @@ fn run_partitioned(a: &RunArgs, names: &[String], threads: u32) -> Result<(), Fa
 /// `dp-step-N[:...]`) as its run reads them; other names pass.
 fn check_family(name: &str) -> Result<(), String> {
     if name.starts_with("tp-matmul-") {
-        trnsim_harness::tp::check_named(name)
+        trnsim_benchmarks::tp::check_named(name)
     } else if name.starts_with("kernel-random-graph:") {
-        trnsim_harness::random_graph::seed_of(name).map(|_| ())
+        trnsim_benchmarks::random_graph::seed_of(name).map(|_| ())
     } else if name.starts_with("dp-step-") {
-        trnsim_harness::dp::DpStep::parse(name).map(|_| ())
+        trnsim_benchmarks::dp::DpStep::parse(name).map(|_| ())
     } else {
         Ok(())
     }
@@ -1325,16 +1325,18 @@ fn run_one(
 ) -> Result<BenchResult, String> {
     let ring = |tokens| RingParams { modules: 64, tokens, depth: 4 };
     match name {
-        "sbuf-bandwidth" => trnsim_harness::memory::sbuf_bandwidth(),
+        "sbuf-bandwidth" => trnsim_benchmarks::memory::sbuf_bandwidth(),
         "fabric-allreduce-nl72x2-nodes" | "fabric-allreduce-ultracluster-nodes" => suite::run_partitionable(name, opts),
         n if n.starts_with("kernel-random-graph:") || n.starts_with("dp-step-") => suite::run_partitionable(name, opts),
-        n if n.starts_with("fabric-") => trnsim_harness::fabric::run_named(n, plots),
-        "e2e-llm-layer" => trnsim_harness::e2e::run_named(name, opts.order, opts.trace),
-        n if n.starts_with("tp-matmul-") => trnsim_harness::tp::run_named(n, opts.order, opts.trace, plots),
-        "moe-alltoall-144" => trnsim_harness::moe::run_named(name, opts.order, opts.trace),
-        n if n.starts_with("nc-") => trnsim_harness::neuroncore::run_named_at(n, opts.order, opts.trace, opts.fidelity),
+        n if n.starts_with("fabric-") => trnsim_benchmarks::fabric::run_named(n, plots),
+        "e2e-llm-layer" => trnsim_benchmarks::e2e::run_named(name, opts.order, opts.trace),
+        n if n.starts_with("tp-matmul-") => trnsim_benchmarks::tp::run_named(n, opts.order, opts.trace, plots),
+        "moe-alltoall-144" => trnsim_benchmarks::moe::run_named(name, opts.order, opts.trace),
+        n if n.starts_with("nc-") => {
+            trnsim_benchmarks::neuroncore::run_named_at(n, opts.order, opts.trace, opts.fidelity)
+        }
         n if n.starts_with("hbm-") => {
-            trnsim_harness::memory::run_named_at(n, opts.order, opts.trace, plots, opts.fidelity)
+            trnsim_benchmarks::memory::run_named_at(n, opts.order, opts.trace, plots, opts.fidelity)
         }
         "kernel-ring" => suite::run_ring(name, ring(16), 200_000, opts),
         "kernel-ring-sparse" => suite::run_ring(name, ring(2), 200_000, opts),
@@ -1445,7 +1447,7 @@ fn cmd_nc_gemm(m: u32, k: u32, n: u32, trace: Option<PathBuf>) -> Result<(), Fai
             "--n {n} is out of range (allowed: 512..={MAX_GEMM_N}, a multiple of 512)"
         )));
     }
-    use trnsim_harness::neuroncore as nc;
+    use trnsim_benchmarks::neuroncore as nc;
     let program = nc::assemble_text(&format!("gemm {m}x{k}x{n} (generated)"), &nc::tiled_gemm_program(m, k, n))
         .map_err(Failure::Run)?;
     let staged = trace.as_deref().map(Staged::new);
@@ -1489,10 +1491,10 @@ fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
     let (modules, tokens, depth, cycles, json) = match which {
         BenchCmd::NcGemm { m, k, n, trace } => return cmd_nc_gemm(m, k, n, trace),
         BenchCmd::Parallel { system, threads, partition, reps } => {
-            trnsim_harness::parallel::system(&system, TickOrder::Structural).map_err(Failure::Usage)?;
+            trnsim_benchmarks::parallel::system(&system, TickOrder::Structural).map_err(Failure::Usage)?;
             threads.iter().for_each(|&t| warn_oversubscribed(t));
-            let out =
-                trnsim_harness::parallel::bench(&system, &threads, partition.as_ref(), reps).map_err(Failure::Run)?;
+            let out = trnsim_benchmarks::parallel::bench(&system, &threads, partition.as_ref(), reps)
+                .map_err(Failure::Run)?;
             print!("{out}");
             return Ok(());
         }
@@ -1503,7 +1505,7 @@ fn cmd_bench(which: BenchCmd) -> Result<(), Failure> {
     }
     // Measured: about 2.7 KiB per module (component, link, trace track) and 80 B per token.
     let bytes = u64::from(modules) * 3 * 1024 + u64::from(tokens) * 96;
-    trnsim_harness::limits::check_fits(&format!("--modules {modules} --tokens {tokens}"), bytes)
+    trnsim_benchmarks::limits::check_fits(&format!("--modules {modules} --tokens {tokens}"), bytes)
         .map_err(Failure::Usage)?;
     let p = RingParams { modules, tokens, depth };
     let opts = RunOpts { order: TickOrder::Structural, trace: None, progress: true, fidelity: Default::default() };

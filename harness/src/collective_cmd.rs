@@ -87,7 +87,7 @@ fn parse_step_overhead(s: &str) -> Result<trnsim_kernel::Dur, String> {
     Ok(d)
 }
 
-pub use trnsim_harness::limits::parse_size;
+use trnsim_benchmarks::limits::parse_size;
 
 /// The largest size per rank `-b` and `-e` accept: 16 GiB. Simulation time grows with the
 /// bytes moved (~25 CPU-s for a 1 GiB all-reduce on 144 chips), so this bounds one row to
@@ -340,14 +340,14 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
             "trnsim": env!("CARGO_PKG_VERSION"), "op": op.name(), "system": doc.name(),
             "ranks": members, "datatype": a.datatype, "rows": rows, "avg_busbw_GBps": avg,
         });
-        let body = trnsim_harness::outputs::json_text(&doc).map_err(|e| (e, 1))?;
-        trnsim_harness::outputs::write_atomic(p, body.as_bytes())
+        let body = trnsim_benchmarks::outputs::json_text(&doc).map_err(|e| (e, 1))?;
+        trnsim_benchmarks::outputs::write_atomic(p, body.as_bytes())
             .map_err(|e| (format!("--json {}: {e}", p.display()), 1))?;
     }
     if let Some(p) = &a.output_file {
         let body = nccl_json(&a, op, &members, &doc.name(), &rows, avg);
-        let body = trnsim_harness::outputs::json_text(&body).map_err(|e| (e, 1))?;
-        trnsim_harness::outputs::write_atomic(p, body.as_bytes())
+        let body = trnsim_benchmarks::outputs::json_text(&body).map_err(|e| (e, 1))?;
+        trnsim_benchmarks::outputs::write_atomic(p, body.as_bytes())
             .map_err(|e| (format!("--output-file {}: {e}", p.display()), 1))?;
     }
     Ok(())

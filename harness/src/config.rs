@@ -18,7 +18,7 @@
 use serde::Deserialize;
 use std::path::Path;
 use trnsim_kernel::{Bandwidth, Dur, Frequency};
-pub use trnsim_system::located::{field_at, from_ron, line_col, read_ron_file, ConfigError};
+use trnsim_system::located::{from_ron, line_col, read_ron_file, ConfigError};
 
 /// A whole system description.
 #[derive(Clone, Debug, Deserialize)]

@@ -3,9 +3,9 @@
 
 use clap::Args;
 use std::path::PathBuf;
+use trnsim_benchmarks::neuroncore::{assemble_for, run_cores_on};
+use trnsim_benchmarks::outputs::Staged;
 use trnsim_core::engine::EngineUnit;
-use trnsim_harness::neuroncore::{assemble_for, run_cores_on};
-use trnsim_harness::outputs::Staged;
 use trnsim_kernel::{Dur, LinkSelection, TickOrder, TraceOptions};
 use trnsim_mem::hbm::Fidelity;
 
@@ -47,7 +47,7 @@ pub(crate) fn parse_max_sim_time(s: &str) -> Result<Dur, String> {
 
 impl CoreArgs {
     /// (inputs, outputs) named on the command line, with their flags.
-    pub(crate) fn io_paths(&self) -> trnsim_harness::outputs::IoPaths {
+    pub(crate) fn io_paths(&self) -> trnsim_benchmarks::outputs::IoPaths {
         let mut inputs = vec![("PROGRAM", self.program.clone())];
         if trnsim_system::chip::core_file::is_path(&self.core) {
             inputs.push(("--core", PathBuf::from(&self.core)));

@@ -150,14 +150,14 @@ pub fn run(a: DescribeArgs) -> Result<(), String> {
             }
         }
         "chip" => {
-            for (n, text) in trnsim_harness::chip::ultraserver::BUILTIN_CHIPS.iter().filter(|(n, _)| want(n)) {
+            for (n, text) in trnsim_system::chip::ultraserver::BUILTIN_CHIPS.iter().filter(|(n, _)| want(n)) {
                 found = true;
-                let c = trnsim_harness::chip::parse(&format!("{n}.ron (built in)"), text).map_err(|e| e.to_string())?;
+                let c = trnsim_system::chip::parse(&format!("{n}.ron (built in)"), text).map_err(|e| e.to_string())?;
                 describe_chip(&c, full);
             }
         }
         "ultraserver" => {
-            use trnsim_harness::chip::ultraserver as us;
+            use trnsim_system::chip::ultraserver as us;
             if let Some(path) = a.name.as_deref().filter(|n| n.ends_with(".ron")) {
                 describe_ultraserver(&us::load(std::path::Path::new(path))?, true);
                 return Ok(());
@@ -241,7 +241,7 @@ fn describe_stack(p: &trnsim_mem::hbm::presets::StackSpec, arg: &str, full: bool
 }
 
 /// One chip preset: its parts, the model's peaks beside the documented figures, estimates.
-fn describe_chip(c: &trnsim_harness::chip::Chip, full: bool) {
+fn describe_chip(c: &trnsim_system::chip::Chip, full: bool) {
     let s = &c.spec;
     let est: Vec<&str> = s.estimated.iter().map(String::as_str).collect();
     let what =
@@ -280,7 +280,7 @@ fn describe_chip(c: &trnsim_harness::chip::Chip, full: bool) {
 
 /// One UltraServer: chips, servers, per-chip links against the chip's ports, documented
 /// figures, estimates.
-fn describe_ultraserver(u: &trnsim_harness::chip::UltraServer, full: bool) {
+fn describe_ultraserver(u: &trnsim_system::chip::UltraServer, full: bool) {
     let s = &u.spec;
     let what = format!("{} x {} on fabric {}", s.chips, s.chip, s.fabric);
     let est: Vec<&str> = s.estimated.iter().map(String::as_str).collect();

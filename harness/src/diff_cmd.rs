@@ -296,8 +296,8 @@ fn report(
                         "block": name, "cycles": r.cycles, "stimulus": what,
                         "model": model, "rtl": rtl, "model_percent": model.percent(), "rtl_percent": rtl.percent(),
                     });
-                    let body = crate::outputs::json_text(&doc).map_err(|e| (e, 1))?;
-                    crate::outputs::write_atomic(p, body.as_bytes())
+                    let body = trnsim_benchmarks::outputs::json_text(&doc).map_err(|e| (e, 1))?;
+                    trnsim_benchmarks::outputs::write_atomic(p, body.as_bytes())
                         .map_err(|e| (format!("--coverage-json {}: {e}", p.display()), 1))?;
                 }
             }

@@ -9,7 +9,7 @@
 //! run. Left out: pipeline parallelism (serving runs one stage), and batching policies
 //! (continuous batching, chunked prefill): each point is one step at one batch.
 
-use crate::plot::{Plot, Series};
+use trnsim_benchmarks::plot::{Plot, Series};
 use trnsim_system::doc::Resolved;
 use trnsim_workloads::costs::SystemCosts;
 use trnsim_workloads::exec;
@@ -59,12 +59,12 @@ pub fn sweep(
     sys: &Resolved,
     grid: &Grid,
     efficiency: f64,
-    cycle: Option<&crate::kernels::run::OpRuns>,
+    cycle: Option<&trnsim_kernels::run::OpRuns>,
 ) -> Result<(Vec<Point>, Vec<String>), String> {
     let chip = sys.chip().ok_or("the frontier runs on a system with chips")?;
     let roofline = SystemCosts::new(chip, sys.fabric(), efficiency);
     let mut costs: Box<dyn trnsim_workloads::exec::Costs + '_> = match cycle {
-        Some(ops) => Box::new(crate::kernels::cycle::CycleCosts::new(roofline).with_op_runs(ops.clone())),
+        Some(ops) => Box::new(trnsim_kernels::cycle::CycleCosts::new(roofline).with_op_runs(ops.clone())),
         None => Box::new(roofline),
     };
     let (runs, refused) = points(base, chip, grid)?;

@@ -6,9 +6,9 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
 use std::rc::Rc;
-use trnsim_harness::memory::{self, HbmSpec};
+use trnsim_benchmarks::memory::{self, HbmSpec};
+use trnsim_benchmarks::outputs::Staged;
 use trnsim_harness::memtrace::{TraceError, TraceFormat, TraceReader};
-use trnsim_harness::outputs::Staged;
 use trnsim_kernel::{Dur, TickOrder};
 use trnsim_mem::hbm::checker::Checker;
 use trnsim_mem::hbm::cmdtrace::CmdTraceWriter;
@@ -116,7 +116,7 @@ pub struct HbmArgs {
 
 impl HbmArgs {
     /// (inputs, outputs) named on the command line, with their flags.
-    pub(crate) fn io_paths(&self) -> trnsim_harness::outputs::IoPaths {
+    pub(crate) fn io_paths(&self) -> trnsim_benchmarks::outputs::IoPaths {
         let ins = self.trace.iter().map(|p| ("--trace", p.clone())).collect();
         let mut outs: Vec<(&'static str, PathBuf)> =
             self.cmd_trace.iter().map(|p| ("--cmd-trace", p.clone())).collect();
@@ -322,8 +322,8 @@ pub fn run(a: HbmArgs) -> Result<(), (String, i32)> {
         let body = serde_json::json!({ "preset": p.name, "requester": req.name, "request_bytes": line,
             "notes": notes, "headline": r.headline, "stats": r.stats,
             "host_cpu_s": r.speed.cpu_s, "host_requests_per_cpu_s": reqs / r.speed.cpu_s.max(1e-9) });
-        let text = trnsim_harness::outputs::json_text(&body).map_err(|e| (e, 1))?;
-        trnsim_harness::outputs::write_atomic(path, text.as_bytes())
+        let text = trnsim_benchmarks::outputs::json_text(&body).map_err(|e| (e, 1))?;
+        trnsim_benchmarks::outputs::write_atomic(path, text.as_bytes())
             .map_err(|e| (format!("--json {}: {e}", path.display()), 1))?;
     }
     match verdict {

@@ -60,7 +60,7 @@ pub struct RegressArgs {
 
 impl RegressArgs {
     /// The output files it names (checked against each other before anything runs).
-    pub fn io_paths(&self) -> crate::outputs::IoPaths {
+    pub fn io_paths(&self) -> trnsim_benchmarks::outputs::IoPaths {
         let mut outs: Vec<(&'static str, PathBuf)> = Vec::new();
         outs.extend(self.junit.clone().map(|p| ("--junit", p)));
         outs.extend(self.coverage_json.clone().map(|p| ("--coverage-json", p)));
@@ -149,7 +149,7 @@ pub fn run_with(a: RegressArgs, extra: &[BlockEntry], prog: &str) -> Result<(), 
         return Err(usage(format!("{total} runs asked for (at most {MAX_RUNS}): fewer blocks, stimuli or --seeds")));
     }
     if let Some(dir) = &a.vcd {
-        crate::outputs::check_dir("--vcd", dir).map_err(usage)?;
+        trnsim_benchmarks::outputs::check_dir("--vcd", dir).map_err(usage)?;
     }
     let base = a.base_seed.unwrap_or_else(fresh_base_seed);
     let seeds: Vec<u64> = (0..a.seeds).map(|i| run_seed(base, i)).collect();
@@ -176,12 +176,12 @@ pub fn run_with(a: RegressArgs, extra: &[BlockEntry], prog: &str) -> Result<(), 
     print!("{}", report.table());
     let failed = outcomes.iter().filter(|o| !matches!(o, Outcome::Pass { .. })).count();
     if let Some(p) = &a.junit {
-        crate::outputs::write_atomic(p, report.junit(prog).as_bytes())
+        trnsim_benchmarks::outputs::write_atomic(p, report.junit(prog).as_bytes())
             .map_err(|e| (format!("--junit {}: {e}", p.display()), 1))?;
     }
     if let Some(p) = &a.coverage_json {
-        let body = crate::outputs::json_text(&report.coverage_json()).map_err(|e| (e, 1))?;
-        crate::outputs::write_atomic(p, body.as_bytes())
+        let body = trnsim_benchmarks::outputs::json_text(&report.coverage_json()).map_err(|e| (e, 1))?;
+        trnsim_benchmarks::outputs::write_atomic(p, body.as_bytes())
             .map_err(|e| (format!("--coverage-json {}: {e}", p.display()), 1))?;
     }
     println!("{} runs in {secs:.1} s wall: {} passed, {failed} failed", runs.len(), runs.len() - failed);

@@ -8,8 +8,8 @@
 //! them on a run's results; rows whose benchmark did not run are left out. Nothing here runs
 //! a model: it only reads [`BenchResult`] headlines.
 
-use crate::suite::BenchResult;
 use serde::Serialize;
+use trnsim_benchmarks::suite::BenchResult;
 
 /// How a row's model value is taken from its benchmark's headline.
 #[derive(Clone, Copy, Debug)]
@@ -404,7 +404,7 @@ pub fn to_table(rows: &[SummaryRow]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::suite::Speed;
+    use trnsim_benchmarks::suite::Speed;
     use trnsim_kernel::StatsReport;
 
     fn result(name: &str, headline: &[(&str, f64)]) -> BenchResult {
@@ -467,7 +467,7 @@ mod tests {
     #[test]
     fn every_row_names_a_suite_benchmark_and_a_reason() {
         for r in ROWS {
-            let known = crate::suite::BENCHES.iter().any(|(n, _)| *n == r.bench);
+            let known = trnsim_benchmarks::suite::BENCHES.iter().any(|(n, _)| *n == r.bench);
             assert!(known, "{}", r.bench);
             assert!(!r.source.is_empty() && !r.why.is_empty() && r.scale > 0.0, "{}", r.figure);
         }
@@ -475,7 +475,7 @@ mod tests {
 
     #[test]
     fn the_ping_pong_benchmark_reports_what_its_rows_read() {
-        let r = crate::fabric::run_named("fabric-link-pingpong", None).unwrap();
+        let r = trnsim_benchmarks::fabric::run_named("fabric-link-pingpong", None).unwrap();
         let rows = summary(&[r]);
         assert_eq!(rows.len(), 3, "{rows:?}");
         // Two checks and one bound (the round trip across servers, against AWS's "under 10 us").

@@ -2,8 +2,8 @@
 
 use crate::blocks::{Packet, Relay, Sink, Source};
 use crate::config::{KindCfg, System};
-use crate::suite::{drive, BenchResult, RunOpts};
 use fxhash::FxHashMap;
+use trnsim_benchmarks::suite::{drive, BenchResult, RunOpts};
 use trnsim_kernel::{
     ClockId, ComponentId, Cycles, InPort, LinkSpec, OutPort, SimBuilder, SimOptions, SimRng, Simulation, Stop,
     TickOrder,

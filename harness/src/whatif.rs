@@ -6,8 +6,8 @@
 //! at once with a located error. Each point runs as its own job (in parallel with `--jobs`);
 //! its label is the benchmark name followed by the swept values, `tp-matmul-4[chip.hbm.stacks=2]`.
 
-use crate::plot::{Plot, Series};
-use crate::suite::{BenchResult, RunOpts};
+use trnsim_benchmarks::plot::{Plot, Series};
+use trnsim_benchmarks::suite::{BenchResult, RunOpts};
 use trnsim_fabric::topo::Topology;
 use trnsim_system::chip::{Chip, UltraServer};
 use trnsim_system::doc::{Resolved, SystemDoc};
@@ -73,7 +73,7 @@ pub fn fitting(sys: &Resolved) -> String {
         match (n.strip_suffix("-N"), sys.chip()) {
             (Some(family), Some(chip)) => {
                 let counts: Vec<String> = (2..=chips as u32)
-                    .filter(|&k| crate::tp::SHAPE.chip_shape(k, chip.spec.cores).is_ok())
+                    .filter(|&k| trnsim_benchmarks::tp::SHAPE.chip_shape(k, chip.spec.cores).is_ok())
                     .map(|k| k.to_string())
                     .collect();
                 if !counts.is_empty() {
@@ -278,16 +278,16 @@ pub fn run(job: &Job, opts: RunOpts, plots: Option<&std::path::Path>) -> Result<
     let js = job.resolve()?;
     let sys = &js.resolved;
     let mut r = match job.bench.as_str() {
-        "e2e-llm-layer" => crate::e2e::run_on(&job.bench, chip(sys)?, opts.order, opts.trace)?,
+        "e2e-llm-layer" => trnsim_benchmarks::e2e::run_on(&job.bench, chip(sys)?, opts.order, opts.trace)?,
         "moe-alltoall-144" => {
             let u = ultraserver(sys)?;
-            crate::moe::run_on(&job.bench, &u.chip, &u.topology, opts.order, opts.trace)?
+            trnsim_benchmarks::moe::run_on(&job.bench, &u.chip, &u.topology, opts.order, opts.trace)?
         }
         n if n.starts_with("tp-matmul-") => {
             let u = ultraserver(sys)?;
-            crate::tp::run_on(n, &u.chip, &u.topology, opts.order, opts.trace, plots)?
+            trnsim_benchmarks::tp::run_on(n, &u.chip, &u.topology, opts.order, opts.trace, plots)?
         }
-        n if n.starts_with("fabric-") => crate::fabric::run_on(n, fabric(sys)?)?,
+        n if n.starts_with("fabric-") => trnsim_benchmarks::fabric::run_on(n, fabric(sys)?)?,
         other => return Err(format!("{other} does not run on a system (those that do: {})", names())),
     };
     r.name = job.label.clone();
@@ -361,23 +361,35 @@ pub fn run_partitioned(
     let system = match job.bench.as_str() {
         "moe-alltoall-144" => {
             let u = ultraserver(&js.resolved)?;
-            crate::parallel::moe_system(u.chip.clone(), u.topology.clone(), crate::moe::SHAPE, order)?
+            trnsim_benchmarks::parallel::moe_system(
+                u.chip.clone(),
+                u.topology.clone(),
+                trnsim_benchmarks::moe::SHAPE,
+                order,
+            )?
         }
         n if n.starts_with("tp-matmul-") => {
             let u = ultraserver(&js.resolved)?;
-            let chips = crate::tp::chips_of(n, u.topology.chips)?;
-            crate::parallel::tp_system(u.chip.clone(), u.topology.clone(), crate::tp::SHAPE, chips, order)?
+            let chips = trnsim_benchmarks::tp::chips_of(n, u.topology.chips)?;
+            trnsim_benchmarks::parallel::tp_system(
+                u.chip.clone(),
+                u.topology.clone(),
+                trnsim_benchmarks::tp::SHAPE,
+                chips,
+                order,
+            )?
         }
         other => return Err(format!("{other} cannot be split with --threads")),
     };
     let rule = rule.cloned().unwrap_or_else(|| system.default_rule(threads));
     let (run, wall_s) = system.run_parallel(threads, &rule, None)?;
-    let (mut r, table) = crate::parallel::result(&job.bench, &system, run, wall_s, Some(("threads", threads)))?;
+    let (mut r, table) =
+        trnsim_benchmarks::parallel::result(&job.bench, &system, run, wall_s, Some(("threads", threads)))?;
     // Before the last figure, the thread count, as a serial run's figures end.
     let at = r.headline.len().saturating_sub(1);
     add_energy(&js, &mut r, at);
     if let (Some(dir), true) = (plots, job.bench.starts_with("tp-matmul-")) {
-        crate::tp::write_plot(dir, &job.bench, &r.headline)?;
+        trnsim_benchmarks::tp::write_plot(dir, &job.bench, &r.headline)?;
     }
     r.name = job.label.clone();
     Ok((r, table))
@@ -405,7 +417,7 @@ pub fn table(jobs: &[Job], results: &[BenchResult], max_figures: usize) -> Strin
         row.extend(j.point.iter().map(|(_, v)| v.clone()));
         for f in &figures {
             let v = r.headline.iter().find(|(n, _)| n == f).map_or(f64::NAN, |x| x.1);
-            row.push(crate::suite::fmt_figure(v));
+            row.push(trnsim_benchmarks::suite::fmt_figure(v));
         }
         rows.push(row);
     }

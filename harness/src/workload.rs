@@ -4,10 +4,10 @@
 //! collective's bus bandwidth, an SVG of the breakdown and a Perfetto trace with a track per
 //! rank and queue.
 
-use crate::e2e;
-use crate::plot::Bars;
 use std::collections::HashMap;
 use std::sync::Mutex;
+use trnsim_benchmarks::e2e;
+use trnsim_benchmarks::plot::Bars;
 use trnsim_kernel::{Time, TraceRecord, TraceSink, TrackDecl, TrackId, TrackKind};
 use trnsim_system::chip::Chip;
 use trnsim_system::doc::Resolved;
@@ -54,7 +54,7 @@ pub enum Compute {
     Roofline,
     /// Every compute node with a shape (GEMM, attention, elementwise) as the kernel
     /// library's NeuronCore programs on the cycle-level chip, one simulation per distinct
-    /// program ([`crate::kernels::cycle`]); opaque kernels by the roofline.
+    /// program ([`trnsim_kernels::cycle`]); opaque kernels by the roofline.
     Cycle,
     /// Both: the cycle-level run is the report; the roofline's beside it, per node kind.
     Both,
@@ -113,7 +113,7 @@ pub struct Options {
     /// How compute nodes are timed.
     pub compute: Compute,
     /// The cycle-level op runs' threads and on-disk cache (`--jobs`, `--op-cache`).
-    pub ops: crate::kernels::run::OpRuns,
+    pub ops: trnsim_kernels::run::OpRuns,
 }
 
 /// What a workload run gives back: the report and the figures the tables print.
@@ -198,7 +198,7 @@ pub fn check_compute(w: &Checked, sys: &Resolved, compute: Compute) -> Result<()
     if compute == Compute::Roofline {
         return Ok(());
     }
-    crate::kernels::cycle::CycleCosts::new(SystemCosts::new(chip, sys.fabric(), 1.0)).check(w)
+    trnsim_kernels::cycle::CycleCosts::new(SystemCosts::new(chip, sys.fabric(), 1.0)).check(w)
 }
 
 /// Runs workload `w` on `sys`. The workload's ranks must fit the system's chips and its HBM
@@ -226,7 +226,7 @@ pub fn run(w: &Checked, sys: &Resolved, opts: &Options) -> Result<WorkloadRun, S
                 Compute::Both => Some(exec::run(w, chips, &mut SystemCosts::new(chip, sys.fabric(), eff))?),
                 _ => None,
             };
-            let mut cycle = crate::kernels::cycle::CycleCosts::new(costs).with_op_runs(opts.ops.clone());
+            let mut cycle = trnsim_kernels::cycle::CycleCosts::new(costs).with_op_runs(opts.ops.clone());
             let report = exec::run(w, chips, &mut cycle)?;
             let models = cycle.models().iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
             let both = roofline.map_or_else(Vec::new, |r| {

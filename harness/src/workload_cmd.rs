@@ -278,19 +278,19 @@ pub struct CompareArgs {
 
 /// The op runs' threads (`--jobs`, default the host's cores) and on-disk cache (`--op-cache
 /// DIR`, opened: a path that is not a directory, or cannot be made one, is exit 2).
-pub fn op_runs(jobs: Option<u32>, dir: Option<&Path>) -> Result<trnsim_harness::kernels::run::OpRuns, (String, i32)> {
+pub fn op_runs(jobs: Option<u32>, dir: Option<&Path>) -> Result<trnsim_kernels::run::OpRuns, (String, i32)> {
     let disk = match dir {
-        Some(d) => Some(std::sync::Arc::new(
-            trnsim_harness::kernels::disk::DiskCache::open(d, "--op-cache").map_err(|e| (e, 2))?,
-        )),
+        Some(d) => {
+            Some(std::sync::Arc::new(trnsim_kernels::disk::DiskCache::open(d, "--op-cache").map_err(|e| (e, 2))?))
+        }
         None => None,
     };
     let jobs = jobs.unwrap_or_else(trnsim_kernel::host::cores) as usize;
-    Ok(trnsim_harness::kernels::run::OpRuns { jobs, disk })
+    Ok(trnsim_kernels::run::OpRuns { jobs, disk })
 }
 
 /// The on-disk op cache's line on stderr (what was read and stored), if one was used.
-pub fn note_op_cache(ops: &trnsim_harness::kernels::run::OpRuns) {
+pub fn note_op_cache(ops: &trnsim_kernels::run::OpRuns) {
     if let Some(d) = &ops.disk {
         eprintln!("{}", d.summary());
     }
@@ -313,8 +313,8 @@ pub fn run(cmd: WorkloadCmd) -> Result<(), (String, i32)> {
         WorkloadCmd::Frontier(f) => return frontier(*f),
         WorkloadCmd::Bench(b) => {
             let chip = trnsim_system::chip::trn3().map_err(|e| (e, 1))?;
-            let w = trnsim_harness::bench_workloads::workload(&b.name, chip.spec.cores).map_err(|e| (e, 2))?;
-            let system = trnsim_harness::bench_workloads::system_of(&b.name);
+            let w = trnsim_benchmarks::bench_workloads::workload(&b.name, chip.spec.cores).map_err(|e| (e, 2))?;
+            let system = trnsim_benchmarks::bench_workloads::system_of(&b.name);
             return write_workload(&w, b.out.as_deref(), &format!("run it on --system {system}"));
         }
     };
@@ -469,7 +469,7 @@ fn frontier(a: FrontierArgs) -> Result<(), (String, i32)> {
     }
     if let Some(p) = &a.json {
         let doc = serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "title": title, "points": points, "refused": refused });
-        write_new(p, &trnsim_harness::outputs::json_text(&doc).map_err(|e| (e, 1))?)?;
+        write_new(p, &trnsim_benchmarks::outputs::json_text(&doc).map_err(|e| (e, 1))?)?;
     }
     Ok(())
 }
@@ -517,7 +517,7 @@ fn write_workload(w: &format::Workload, out: Option<&Path>, hint: &str) -> Resul
 
 /// Writes `text` to `p` through a temporary file renamed into place.
 fn write_new(p: &Path, text: &str) -> Result<(), (String, i32)> {
-    trnsim_harness::outputs::write_atomic(p, text.as_bytes()).map_err(|e| (format!("{}: {e}", p.display()), 1))
+    trnsim_benchmarks::outputs::write_atomic(p, text.as_bytes()).map_err(|e| (format!("{}: {e}", p.display()), 1))
 }
 
 impl WorkloadCmd {
@@ -647,7 +647,7 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
         std::fs::create_dir_all(dir).map_err(|e| (format!("--plots {}: {e}", dir.display()), 2))?;
         let reports: Vec<(String, &trnsim_workloads::exec::Report)> =
             done.iter().map(|(n, r)| (n.clone(), &r.report)).collect();
-        let p = dir.join(format!("compare-{}.svg", trnsim_harness::outputs::file_safe(&w.w.name)));
+        let p = dir.join(format!("compare-{}.svg", trnsim_benchmarks::outputs::file_safe(&w.w.name)));
         write_new(&p, &workload::breakdown_svg(&w.w.name, &reports))?;
         eprintln!("plot: {}", p.display());
     }
@@ -657,7 +657,7 @@ pub fn compare(a: CompareArgs) -> Result<(), (String, i32)> {
             .map(|(n, r)| serde_json::json!({ "system": n, "figures": workload::headline(r), "report": r.report, "energy": r.energy }))
             .collect();
         let doc = serde_json::json!({ "trnsim": env!("CARGO_PKG_VERSION"), "workload": w.w.name, "systems": rows });
-        let body = trnsim_harness::outputs::json_text(&doc).map_err(|e| (e, 1))?;
+        let body = trnsim_benchmarks::outputs::json_text(&doc).map_err(|e| (e, 1))?;
         write_new(p, &body)?;
     }
     Ok(())
@@ -692,7 +692,7 @@ pub fn side_by_side(workload: &str, runs: &[(String, WorkloadRun)], per_collecti
             }
         }
     }
-    let fmt = trnsim_harness::suite::fmt_figure;
+    let fmt = trnsim_benchmarks::suite::fmt_figure;
     for k in keys {
         let mut row = vec![k.clone()];
         row.extend(by_name.iter().map(|h| h.get(k.as_str()).map_or("n/a".into(), |x| fmt(*x))));

@@ -194,11 +194,12 @@ pub fn build_hooked(
             let p = opts.dma.as_ref().unwrap_or(&opts.spec.dma);
             (p.engines, p.queues)
         });
-        let mut l = crate::layout::Layout::declare(b, name, program, dma);
-        if opts.spec.costs.tensor.throttle.enabled {
-            l.declare_throttling(b, name);
-        }
-        l
+        let shape = crate::layout::CoreShape {
+            dma,
+            throttles: opts.spec.costs.tensor.throttle.enabled,
+            collectives: opts.collective.is_some(),
+        };
+        crate::layout::Layout::declare(b, name, program, shape)
     });
     let fast = clock(b, "mem", opts.spec.clocks.mem)?;
     // (Names joined with `concat`, not `format!`: a 144-chip system builds a quarter of a
@@ -315,14 +316,20 @@ pub fn build_hooked(
     }
     let (sbuf, psum) = (opts.spec.sbuf, opts.spec.psum);
     let (functional, core_name) = (opts.functional, name.to_string());
+    // Occupancy is worked out from the program only where the unit is made.
+    let usage = layout.as_ref().filter(|_| b.builds(mem)).map(|l| (l.usage, program.clone()));
     b.install_with(mem, move || {
         let mut unit = CoreMem::new(&core_name, sbuf, psum, &clients, mem_ports, dma_from, functional)?;
+        if let Some((tracks, program)) = usage {
+            unit.set_occupancy(crate::occupancy::Occupancy::new(&program, sbuf, psum, tracks));
+        }
         for (psum, hook) in bank_hooks {
             unit.attach_bank_hook(psum, hook)?;
         }
         Ok(unit)
     })
     .map_err(e)?;
+    let cc_track = layout.as_ref().and_then(|l| l.cc);
     let mut unit = SemUnit::new(sem_ports).with_tracks(layout.map(|l| l.sems).unwrap_or_default());
     let mut collective = None;
     if let Some(h) = opts.collective {
@@ -330,7 +337,7 @@ pub fn build_hooked(
             b.link::<u32>(sem, "cc.ring", h.engine, ["doorbell.", name], link(h.latency, 64)).map_err(e)?;
         let (done, done_in) =
             b.link::<u32>(h.engine, ["done.", name], sem, "cc.done", link(h.latency, 64)).map_err(e)?;
-        unit = unit.with_collective(SemCollective { doorbell: h.doorbell, ring, done_in, done: h.done });
+        unit = unit.with_collective(SemCollective { doorbell: h.doorbell, ring, done_in, done: h.done }, cc_track);
         collective = Some(CollectivePorts { doorbell, done });
     }
     b.install(sem, unit).map_err(e)?;

@@ -56,6 +56,8 @@ pub struct CoreMem {
     refused: Vec<(usize, MemDone)>,
     accesses: u64,
     bytes: u64,
+    /// The `Sb Usage` and `PSUM Usage` counters' state, when traced so.
+    occupancy: Option<Box<crate::occupancy::Occupancy>>,
 }
 
 /// Converts an ISA access pattern to the SRAM model's, byte for byte (for data); a DMA
@@ -146,6 +148,7 @@ impl CoreMem {
             refused: Vec::new(),
             accesses: 0,
             bytes: 0,
+            occupancy: None,
         })
     }
 
@@ -163,6 +166,11 @@ impl CoreMem {
         }
     }
 
+    /// Shows occupancy on the `Sb Usage` and `PSUM Usage` counters (a traced core).
+    pub fn set_occupancy(&mut self, o: crate::occupancy::Occupancy) {
+        self.occupancy = Some(Box::new(o));
+    }
+
     /// Functional contents of SBUF (None in timing-only mode).
     pub fn sbuf_data(&mut self) -> Option<&mut SramData> {
         self.sbuf_data.as_mut()
@@ -174,6 +182,9 @@ impl CoreMem {
     }
 
     fn finish(&mut self, p: Pending) -> MemDone {
+        if let Some(o) = &mut self.occupancy {
+            o.access(&p.ap, p.write);
+        }
         let pattern = to_pattern_for(&p.ap, p.dma);
         let store = if p.ap.mem == Mem::Sbuf { self.sbuf_data.as_mut() } else { self.psum_data.as_mut() };
         let mut out = Vec::new();
@@ -207,6 +218,9 @@ impl Component for CoreMem {
                 let done = self.finish(p);
                 self.ready.push((port, done));
             }
+        }
+        if let Some(o) = &mut self.occupancy {
+            o.show(cx);
         }
         // Only the ports that may hold a request.
         let pending = cx.pending_in(&self.req_index);

@@ -71,8 +71,11 @@ struct InFlight {
     start: Time,
     flow: u64,
     /// MultiplyMoving: its flops over the array's peak flops per tensor cycle in its format
-    /// (the cycles it would take at full rate), for the HFU counter.
+    /// (the cycles it would take at full rate), for the MFU counter.
     full_rate_cycles: f64,
+    /// MultiplyMoving: the cycles it held the array (its interval as issued, throttled
+    /// cycles included), for the HFU counter.
+    array_cycles: u64,
     /// Functional mode, MultiplyMoving: the weights it multiplies by (copied at issue, since the
     /// array may load the next ones before this one's inputs arrive).
     weights: Option<(Ap, Vec<Vec<u8>>)>,
@@ -167,7 +170,8 @@ pub struct EngineUnit {
     dma_seq: u64,
     /// The Explorer layout's tracks ([`crate::layout`]), when traced so.
     tracks: Option<EngineTracks>,
-    /// When the previous MultiplyMoving retired (the HFU counter's interval starts there).
+    /// When the previous MultiplyMoving retired (the MFU and HFU counters' interval starts
+    /// there).
     hfu_from: Option<Time>,
     /// Statistics.
     pub stats: EngineStats,
@@ -403,13 +407,19 @@ impl EngineUnit {
             };
             let flow = if f.flow != 0 { Flow::End(f.flow) } else { Flow::None };
             tr.slice(track, name, f.start, end, flow, None);
-            if let (true, Some(hfu)) = (matrix, self.tracks.and_then(|t| t.hfu)) {
+            if let (true, Some(t)) = (matrix, self.tracks) {
                 // Over the time since the previous matmul ended (this one's own span the first
-                // time): the share of the array's peak this matmul's flops make.
+                // time): the share of the array's peak this matmul's flops make (MFU), and the
+                // share of the time it held the array (HFU).
                 let from = hfu_from.unwrap_or(f.start);
                 let cycles = end.since(from).as_ps() as f64 / period_ps.max(1) as f64;
-                let pct = if cycles > 0.0 { (100.0 * f.full_rate_cycles / cycles).min(100.0) } else { 100.0 };
-                tr.counter(hfu, pct);
+                let pct = |x: f64| if cycles > 0.0 { (100.0 * x / cycles).min(100.0) } else { 100.0 };
+                if let Some(mfu) = t.mfu {
+                    tr.counter(mfu, pct(f.full_rate_cycles));
+                }
+                if let Some(hfu) = t.hfu {
+                    tr.counter(hfu, pct(f.array_cycles as f64));
+                }
             }
         }
     }
@@ -612,6 +622,7 @@ impl EngineUnit {
             start,
             flow: std::mem::take(&mut self.released_by),
             full_rate_cycles: if is_mm { self.full_rate_cycles(&instr, m) } else { 0.0 },
+            array_cycles: if is_mm { ii } else { 0 },
             weights: if is_mm && self.functional { self.active.as_ref().map(|w| (w.ap, w.data.clone())) } else { None },
         });
         self.pc += 1;

@@ -79,7 +79,7 @@ pub fn overlaps(a: &Ap, b: &Ap) -> bool {
 }
 
 /// [first byte, one past the last byte] of a pattern within a partition.
-fn extent(ap: &Ap) -> (i64, i64) {
+pub fn extent(ap: &Ap) -> (i64, i64) {
     let eb = ap.dtype.bytes() as i64;
     let (mut lo, mut hi) = (0i64, 0i64);
     for d in ap.dims() {

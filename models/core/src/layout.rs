@@ -9,21 +9,27 @@
 //! 2. `DMA Engine <n> - Row 0` per DMA engine (a `packet` slice per packet, with its bytes),
 //!    numbered as the core's engines are, then `DMA Queue <q>` per queue (a `dma` slice per
 //!    command, from its arrival to its last write);
-//! 3. a counter per semaphore the program uses, `S[<k>] (<Engine>)`, named for the engine
+//! 3. `CC-core 0` on a core hooked to its chip's collective engine: a `collective` slice
+//!    per collective the core starts, from the doorbell its semaphore unit rings to the
+//!    completion it hears back (collectives in flight together spill onto further rows);
+//! 4. a counter per semaphore the program uses, `S[<k>] (<Engine>)`, named for the engine
 //!    that waits on it (or, if none waits, the one that signals it), its value over time;
-//! 4. counters: `DMA Throughput` (GB/s: bytes the core's DMA engines completed in the
-//!    trailing microsecond, written at a packet at most every 100 ns, 0 when the last command
-//!    completes),
-//!    `Pending DMA Count` (commands accepted and not yet complete), `HFU` (the tensor array's
-//!    hardware FLOPs utilization in %: each matmul's flops over the array's peak for the time
-//!    since the previous matmul ended), and on a core whose array throttles
-//!    (`costs.tensor.throttle`) `Throttling` (the % of the full rate each matmul issued under).
+//! 5. counters, in this order: `DMA Throughput` (GB/s: bytes the core's DMA engines
+//!    completed in the trailing microsecond, written at a packet at most every 100 ns, 0 when
+//!    the last command completes), `Sb Usage` and `PSUM Usage` (% of the State Buffer and of
+//!    PSUM holding live data, [`crate::occupancy`]), `Throttling` on a core whose array
+//!    throttles (`costs.tensor.throttle`: the % of the full rate each matmul issued under),
+//!    `Pending DMA Count` (commands accepted and not yet complete), `MFU` (each matmul's
+//!    flops over the array's peak in its format, for the time since the previous matmul
+//!    ended, in %) and `HFU` (the cycles each matmul held the array, throttled cycles
+//!    included, over the same time, in %: the array's hardware use, padding and throttle
+//!    included, where MFU counts only the multiply-adds the program asked for).
 //!
-//! Left out, with the reason: `Sb Usage` and `PSUM Usage` (the model does not allocate SBUF
-//! or PSUM: programs address them directly, so there is no occupancy to show), MFU (model FLOPs
-//! need the model, which a core program does not have), CC-core rows (collectives run on the
-//! chip's collective engine, traced on the fabric's tracks). HBM throughput is on the HBM
-//! stack's own tracks (`chN.pcM bandwidth`), which follow the core's.
+//! Neuron Explorer's screenshots show these names; the order of its counter rows is not
+//! documented, so the counters keep the order above. Left out, with the reason: model FLOPs
+//! in the profiler's sense (MFU there counts the model's FLOPs, which a core program does not
+//! carry; here MFU counts the multiply-adds the program's matmuls do). HBM throughput is on the HBM stack's own
+//! tracks (`chN.pcM bandwidth`), which follow the core's.
 //!
 //! Only a traced run with [`crate::core::CoreOptions::trace_tracks`] declares these; otherwise
 //! engines write to their component's own track.
@@ -53,6 +59,8 @@ pub struct EngineTracks {
     pub instr: TrackId,
     /// The tensor engine's `TensorMatrix Engine - Row 0` (MultiplyMoving).
     pub matrix: Option<TrackId>,
+    /// The tensor engine's `MFU` counter.
+    pub mfu: Option<TrackId>,
     /// The tensor engine's `HFU` counter.
     pub hfu: Option<TrackId>,
     /// The tensor engine's `Throttling` counter (a core whose array throttles).
@@ -72,6 +80,17 @@ pub struct DmaLayout {
     pub pending: TrackId,
 }
 
+/// What the core has besides its program, for its layout.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CoreShape {
+    /// The DMA block's (engines, queues), when the program starts DMAs.
+    pub dma: Option<(u32, u32)>,
+    /// The tensor array throttles (`costs.tensor.throttle`).
+    pub throttles: bool,
+    /// The core is hooked to its chip's collective engine.
+    pub collectives: bool,
+}
+
 /// A core's tracks in the Explorer's order.
 #[derive(Clone, Debug)]
 pub struct Layout {
@@ -79,15 +98,20 @@ pub struct Layout {
     pub engines: Vec<(Engine, EngineTracks)>,
     /// The DMA block's, if the program starts DMAs.
     pub dma: Option<DmaLayout>,
+    /// `CC-core 0`, on a core hooked to a collective engine.
+    pub cc: Option<TrackId>,
     /// `S[k] (Engine)` counter per semaphore the program uses (index = semaphore).
     pub sems: Vec<Option<TrackId>>,
+    /// `Sb Usage` and `PSUM Usage` (%).
+    pub usage: (TrackId, TrackId),
 }
 
 impl Layout {
-    /// Declares core `name`'s tracks for `program` (DMA: `dma` = (engines, queues) when it
-    /// starts DMAs), in the Explorer's order, in group `name`.
-    pub fn declare(b: &mut SimBuilder, name: &str, program: &Program, dma: Option<(u32, u32)>) -> Layout {
+    /// Declares core `name`'s tracks for `program` on a core of `shape`, in the Explorer's
+    /// order, in group `name`.
+    pub fn declare(b: &mut SimBuilder, name: &str, program: &Program, shape: CoreShape) -> Layout {
         let mut t = |row: &str, kind: TrackKind| b.group_track(&format!("{name}.{row}"), kind);
+        let pct = || TrackKind::Counter { unit: "%" };
         let mut engines = Vec::new();
         for e in ENGINE_ORDER {
             if !program.streams.iter().any(|(x, _)| *x == e) {
@@ -95,42 +119,37 @@ impl Layout {
             }
             let instr = t(&format!("{} Engine - Row 0", engine_row(e)), TrackKind::Slice);
             let matrix = (e == Engine::Tensor).then(|| t("TensorMatrix Engine - Row 0", TrackKind::Slice));
-            engines.push((e, EngineTracks { instr, matrix, hfu: None, throttling: None }));
+            engines.push((e, EngineTracks { instr, matrix, mfu: None, hfu: None, throttling: None }));
         }
-        let dma = dma.map(|(n, q)| {
+        let dma = shape.dma.map(|(n, q)| {
             let engines = (0..n).map(|k| t(&format!("DMA Engine {k} - Row 0"), TrackKind::Slice)).collect();
             let queues = (0..q).map(|k| t(&format!("DMA Queue {k}"), TrackKind::Slice)).collect();
             (engines, queues)
         });
+        let cc = shape.collectives.then(|| t("CC-core 0", TrackKind::Slice));
         let mut sems = vec![None; SEMAPHORES];
         for (k, owner) in sem_owners(program).into_iter().enumerate() {
             if let Some(owner) = owner {
                 sems[k] = Some(t(&format!("S[{k}] ({owner})"), TrackKind::Counter { unit: "" }));
             }
         }
-        let dma = dma.map(|(engines, queues)| DmaLayout {
+        let throughput = dma.as_ref().map(|_| t("DMA Throughput", TrackKind::Counter { unit: "GB/s" }));
+        let usage = (t("Sb Usage", pct()), t("PSUM Usage", pct()));
+        let tensor = engines.iter().any(|(e, _)| *e == Engine::Tensor);
+        let throttling = (tensor && shape.throttles).then(|| t("Throttling", pct()));
+        let dma = dma.zip(throughput).map(|((engines, queues), throughput)| DmaLayout {
             engines,
             queues,
-            throughput: t("DMA Throughput", TrackKind::Counter { unit: "GB/s" }),
+            throughput,
             pending: t("Pending DMA Count", TrackKind::Counter { unit: "" }),
         });
-        let hfu = engines.iter().any(|(e, _)| *e == Engine::Tensor).then(|| t("HFU", TrackKind::Counter { unit: "%" }));
+        let (mfu, hfu) = if tensor { (Some(t("MFU", pct())), Some(t("HFU", pct()))) } else { (None, None) };
         for (e, tr) in &mut engines {
             if *e == Engine::Tensor {
-                tr.hfu = hfu;
+                (tr.mfu, tr.hfu, tr.throttling) = (mfu, hfu, throttling);
             }
         }
-        Layout { engines, dma, sems }
-    }
-
-    /// Declares the tensor engine's `Throttling` counter (% of the array's full rate it is
-    /// held to), after the other counters, when the program has a tensor stream.
-    pub fn declare_throttling(&mut self, b: &mut SimBuilder, name: &str) {
-        for (e, tr) in &mut self.engines {
-            if *e == Engine::Tensor {
-                tr.throttling = Some(b.group_track(&format!("{name}.Throttling"), TrackKind::Counter { unit: "%" }));
-            }
-        }
+        Layout { engines, dma, cc, sems, usage }
     }
 
     /// The tracks of engine `e`, if it has a stream.
@@ -192,7 +211,8 @@ mod tests {
     fn rows_are_declared_in_the_profilers_order() {
         let program = assemble("t.asm", PROGRAM, &AsmOptions::default()).unwrap();
         let mut b = SimBuilder::new();
-        let l = Layout::declare(&mut b, "nc0", &program, Some((16, 16)));
+        let shape = CoreShape { dma: Some((16, 16)), throttles: true, collectives: true };
+        let l = Layout::declare(&mut b, "nc0", &program, shape);
         let mut ids: Vec<u32> = Vec::new();
         let engines: Vec<Engine> = l.engines.iter().map(|(e, _)| *e).collect();
         assert_eq!(engines, [Engine::Vector, Engine::Scalar, Engine::Sync]);
@@ -200,12 +220,41 @@ mod tests {
         let dma = l.dma.as_ref().unwrap();
         ids.extend(dma.engines.iter().map(|t| t.0));
         ids.extend(dma.queues.iter().map(|t| t.0));
+        ids.push(l.cc.unwrap().0);
         let sems: Vec<(usize, u32)> = l.sems.iter().enumerate().filter_map(|(k, t)| t.map(|t| (k, t.0))).collect();
         assert_eq!(sems.iter().map(|s| s.0).collect::<Vec<_>>(), [0, 3, 7], "the semaphores the program names");
         ids.extend(sems.iter().map(|s| s.1));
-        ids.extend([dma.throughput.0, dma.pending.0]);
+        ids.extend([dma.throughput.0, l.usage.0 .0, l.usage.1 .0, dma.pending.0]);
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "declaration order: {ids:?}");
-        assert!(l.engines.iter().all(|(_, t)| t.hfu.is_none() && t.matrix.is_none()), "no tensor engine, no HFU");
+        assert!(
+            l.engines
+                .iter()
+                .all(|(_, t)| t.hfu.is_none() && t.mfu.is_none() && t.matrix.is_none() && t.throttling.is_none()),
+            "no tensor engine: no MFU, HFU or Throttling"
+        );
+    }
+
+    /// A tensor engine's counters: `Throttling` after the usage counters, before `Pending DMA
+    /// Count`; `MFU` and `HFU` last.
+    #[test]
+    fn a_tensor_engines_counters_follow_in_the_profilers_order() {
+        let text = ".engine sync\n    dma_start q0 hbm 0x0 stride 256 -> sbuf[0:128] +0x0 [128:1] bf16, bytes=256\n    halt\n\n.engine tensor\n    ldweights sbuf[0:128] +0x0 [128:1] bf16\n    matmul sbuf[0:128] +0x0 [128:1] bf16 -> psum[0:128] bank0 [128:1] fp32, overwrite\n    halt\n";
+        let program = assemble("t.asm", text, &AsmOptions::default()).unwrap();
+        let mut b = SimBuilder::new();
+        let shape = CoreShape { dma: Some((16, 16)), throttles: true, collectives: false };
+        let l = Layout::declare(&mut b, "nc0", &program, shape);
+        let (t, dma) = (l.engine(Engine::Tensor).unwrap(), l.dma.as_ref().unwrap());
+        let ids = [
+            dma.throughput.0,
+            l.usage.0 .0,
+            l.usage.1 .0,
+            t.throttling.unwrap().0,
+            dma.pending.0,
+            t.mfu.unwrap().0,
+            t.hfu.unwrap().0,
+        ];
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "declaration order: {ids:?}");
+        assert!(l.cc.is_none(), "no collective engine, no CC-core row");
     }
 
     #[test]

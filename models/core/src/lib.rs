@@ -17,6 +17,7 @@ pub mod isa;
 pub mod layout;
 pub mod msg;
 pub mod numeric;
+pub mod occupancy;
 pub mod sem;
 pub mod spec;
 pub mod throttle;

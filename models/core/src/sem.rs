@@ -7,7 +7,7 @@
 
 use crate::isa::Sem;
 use crate::msg::{SemGrant, SemOp};
-use trnsim_kernel::{Activity, Component, Ctx, InPort, OutPort, StatsWriter, TrackId};
+use trnsim_kernel::{Activity, Component, Ctx, Flow, InPort, OutPort, StatsWriter, Time, TrackId};
 
 /// Semaphores per core (spec §10 estimate: the profiler shows `S[47]`; 64 is the next power of
 /// two).
@@ -36,6 +36,12 @@ pub struct SemUnit {
     doorbells: u64,
     /// A counter track per semaphore shown (the Explorer layout's `S[k] (Engine)`).
     tracks: Vec<Option<TrackId>>,
+    /// The Explorer layout's `CC-core 0` row, when traced so.
+    cc_track: Option<TrackId>,
+    /// The first doorbell since the last completion (traced only).
+    rung_at: Option<Time>,
+    /// The last completion.
+    done_at: Option<Time>,
 }
 
 /// The semaphore unit's ends of the collective hookup (see the module doc).
@@ -66,6 +72,9 @@ impl SemUnit {
             unrung: 0,
             doorbells: 0,
             tracks: Vec::new(),
+            cc_track: None,
+            rung_at: None,
+            done_at: None,
         }
     }
 
@@ -86,10 +95,26 @@ impl SemUnit {
     }
 
     /// The unit hooked to its chip's collective engine (see the module doc); doorbell deltas
-    /// that find the link full are summed and sent together when it frees.
-    pub fn with_collective(mut self, c: SemCollective) -> SemUnit {
+    /// that find the link full are summed and sent together when it frees. With `cc_track`
+    /// (the Explorer layout's `CC-core 0`), each completion ends a `collective` slice there
+    /// that starts at the first doorbell rung since the previous completion (at the previous
+    /// completion when none was: a collective that needs no doorbell follows the one before;
+    /// at time 0 for the first). The collective engine's own steps are on the fabric's tracks.
+    pub fn with_collective(mut self, c: SemCollective, cc_track: Option<TrackId>) -> SemUnit {
         self.collective = Some(c);
+        self.cc_track = cc_track;
         self
+    }
+
+    /// A collective completed: its slice on the `CC-core` row.
+    fn show_done(&mut self, cx: &mut Ctx<'_>) {
+        let Some(track) = self.cc_track else { return };
+        let end = cx.now();
+        let start = self.rung_at.take().or(self.done_at).unwrap_or(Time::ZERO);
+        self.done_at = Some(end);
+        if let Some(mut tr) = cx.tracer() {
+            tr.slice(track, "collective", start, end, Flow::None, None);
+        }
     }
 
     /// Current value of semaphore `i`.
@@ -101,12 +126,14 @@ impl SemUnit {
 impl Component for SemUnit {
     fn tick(&mut self, cx: &mut Ctx<'_>) -> Activity {
         if let Some(c) = &self.collective {
+            let c = *c;
             while let Some(v) = cx.recv(c.done_in) {
                 let s = &mut self.values[c.done.0 as usize];
                 *s = s.wrapping_add(v);
                 self.flows[c.done.0 as usize] = 0;
                 let done = c.done.0 as usize;
                 self.show(cx, done);
+                self.show_done(cx);
             }
         }
         for (k, p) in self.ports.iter().enumerate() {
@@ -146,6 +173,9 @@ impl Component for SemUnit {
         if let (Some(c), true) = (&self.collective, self.unrung > 0) {
             if cx.send(c.ring, self.unrung).is_ok() {
                 self.doorbells += u64::from(self.unrung);
+                if self.cc_track.is_some() && self.rung_at.is_none() {
+                    self.rung_at = Some(cx.now());
+                }
                 self.unrung = 0;
             }
         }
