@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The system comparison of docs/whatif.md: a dense tensor-parallel layer and an MoE layer
 # (inference forward pass, and the dense one as a training step) on the Trn2 64-chip torus,
-# the Trn3 Gen1 64-chip and the Trn3 Gen2 144-chip UltraServers, side by side.
+# the Trn3 Gen1 64-chip and the Trn3 Gen2 144-chip UltraServers, side by side, by the roofline
+# (--compute roofline: the figures docs/whatif.md's table shows).
 # Usage: scripts/compare-study.sh [OUT_DIR]   (default traces/out/study; about a minute after
 # `cargo build --release -p trnsim-harness`; TRNSIM=path picks another binary)
 set -euo pipefail
@@ -19,5 +20,5 @@ T=$TRNSIM
 for w in dense-tp8-dp8 dense-tp8-dp8-train moe-ep64; do
   echo "== $w"
   "$T" compare --workload "$OUT/$w.ron" --system trn2-ultraserver --system trn3-gen1-ultraserver \
-    --system trn3-gen2-ultraserver --collectives --json "$OUT/$w.json" --plots "$OUT"
+    --system trn3-gen2-ultraserver --compute roofline --collectives --json "$OUT/$w.json" --plots "$OUT"
 done

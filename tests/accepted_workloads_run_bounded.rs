@@ -107,7 +107,12 @@ const REAL_PASS_MAX_MESSAGE: u64 = 1 << 22;
 fn fuzz_workloads_on_a_real_system_run_or_are_refused_in_one_line() {
     let bases = bases();
     let sys = SystemDoc::open("trn3-gen2-ultraserver").unwrap().resolve().unwrap();
-    let opts = trnsim_harness::workload::Options { efficiency: Some(0.6), ..Default::default() };
+    // The roofline: what is checked is the schedule's bounds, not the op programs.
+    let opts = trnsim_harness::workload::Options {
+        efficiency: Some(0.6),
+        compute: trnsim_harness::workload::Compute::Roofline,
+        ..Default::default()
+    };
     // (Most mutations are refused by the loader or send more than the pass takes: 400 cases
     // run about 50 workloads, in about a second.)
     let budget = FuzzBudget::from_env(400);

@@ -87,7 +87,9 @@ fn outputs_never_overwrite_the_chip_ultraserver_or_switch_a_system_file_reads() 
     let (code, _, err) = run(&["config", "check", p(&cl_f)]);
     assert_eq!(code, 0, "{err}");
     // Elsewhere the same run writes its output.
-    let (code, _, err) = run(&["compare", "--workload", p(&w), "--system", p(&us_f), "--json", p(&d.join("r.json"))]);
+    let r = d.join("r.json");
+    let (code, _, err) =
+        run(&["compare", "--compute", "roofline", "--workload", p(&w), "--system", p(&us_f), "--json", p(&r)]);
     assert_eq!(code, 0, "{err}");
     assert!(d.join("r.json").is_file());
 }

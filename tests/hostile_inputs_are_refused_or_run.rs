@@ -293,7 +293,7 @@ fn a_collective_too_large_for_memory_is_a_located_error() {
     std::fs::write(&w, format!("{}{}{}", &text[..first], 1u64 << 48, &text[end..])).unwrap();
     let line = text[..first].lines().count();
     for cmd in [&["run", "--workload", p(&w)][..], &["compare", "--workload", p(&w)][..]] {
-        let (code, out, err) = run(&[cmd, &["--system", "trn3-gen1-ultraserver"]].concat());
+        let (code, out, err) = run(&[cmd, &["--system", "trn3-gen1-ultraserver", "--compute", "roofline"]].concat());
         assert_eq!(code, 1, "{cmd:?}: {out}{err}");
         let want = format!("{}:{line}:", p(&w));
         assert!(err.contains(&want) && err.contains(".op.bytes") && err.contains("needs about"), "{cmd:?}: {err}");

@@ -140,7 +140,7 @@ fn workload_files_are_checked_located_and_told_apart_by_content() {
     // `--workload` names a file, always: an upper-case or other extension runs as its content
     // says, and a benchmark name is told where it goes.
     let json = |f: &Path, out: &Path| {
-        let (code, _, err) = run(&["run", "--workload", p(f), "--json", p(out)]);
+        let (code, _, err) = run(&["run", "--compute", "roofline", "--workload", p(f), "--json", p(out)]);
         assert_eq!(code, 0, "{f:?}: {err}");
         let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out).unwrap()).unwrap();
         v["points"].clone()
@@ -186,7 +186,8 @@ fn names_from_files_are_escaped_and_never_leave_the_plots_directory() {
     let bad = d.join("bad.ron");
     std::fs::write(&bad, text.replacen(&name, "    name: \"../../escaped\\u{1b}[31m\",", 1)).unwrap();
     let plots = d.join("plots");
-    let (code, out, err) = run(&["run", "--workload", p(&bad), "--gemm-efficiency", "0.5", "--plots", p(&plots)]);
+    let (code, out, err) =
+        run(&["run", "--workload", p(&bad), "--compute", "roofline", "--gemm-efficiency", "0.5", "--plots", p(&plots)]);
     assert_eq!(code, 0, "{err}");
     assert!(!out.contains('\u{1b}') && !err.contains('\u{1b}'), "a raw escape reached the terminal: {out}{err}");
     assert!(out.contains("workload ../../escaped\\u{1b}[31m on"), "{out}");

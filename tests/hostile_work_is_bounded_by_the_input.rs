@@ -138,7 +138,7 @@ fn a_workload_naming_one_dependency_a_million_times_checks_and_runs() {
     let (code, out, err) = bounded(&["config", "check", p(&f)]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("ok (workload"), "{out}");
-    let (code, _, err) = bounded(&["run", "--workload", p(&f), "--gemm-efficiency", "0.5"]);
+    let (code, _, err) = bounded(&["run", "--workload", p(&f), "--compute", "roofline", "--gemm-efficiency", "0.5"]);
     assert_eq!(code, 0, "{err}");
 }
 
@@ -153,7 +153,8 @@ fn sweep_points_share_the_workload_text_and_the_systems_validation() {
     std::fs::write(&big, text).unwrap();
     let ms: Vec<String> = (1..=5000).map(|i| (128 * i).to_string()).collect();
     let sweep = format!("workload.nodes[0].m={}", ms.join(","));
-    let (code, out, err) = bounded(&["run", "--workload", p(&big), "--system", "trn3-chip", "--sweep", &sweep]);
+    let (code, out, err) =
+        bounded(&["run", "--workload", p(&big), "--system", "trn3-chip", "--compute", "roofline", "--sweep", &sweep]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("m=640000"), "every point reported");
     // 10,000 points on a 128-chip cluster that sweep only the workload: the cluster is
@@ -164,7 +165,10 @@ fn sweep_points_share_the_workload_text_and_the_systems_validation() {
     let reps: Vec<String> = (1..=100).map(|i| i.to_string()).collect();
     let ms: Vec<String> = (1..=100).map(|i| (128 * i).to_string()).collect();
     let (a, b) = (format!("workload.repeat={}", reps.join(",")), format!("workload.nodes[0].m={}", ms.join(",")));
-    let args = ["run", "--workload", p(&small), "--system", "trn3-gen1-ultracluster-2", "--sweep", &a, "--sweep", &b];
+    // The roofline: 100 GEMM shapes would be 100 programs on the cycle-level chip, and what is
+    // checked is the sweep's memory.
+    let args = ["run", "--workload", p(&small), "--system", "trn3-gen1-ultracluster-2", "--compute", "roofline"];
+    let args = [&args[..], &["--sweep", &a, "--sweep", &b]].concat();
     let (code, out, err) = bounded(&args);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("repeat=100,workload.nodes[0].m=12800"), "the last point reported");
@@ -182,7 +186,18 @@ fn sweep_points_that_change_the_system_hold_a_few_systems_at_a_time() {
         .unwrap();
     let vals: Vec<String> = (100..1100).map(|v| v.to_string()).collect();
     let sweep = format!("energy.static_w.host_per_chip={}", vals.join(","));
-    let args = ["run", "--workload", p(&w), "--system", "trn3-gen1-ultracluster-2", "--sweep", &sweep];
+    // The roofline: what is checked is the systems a sweep holds, not the op programs.
+    let args = [
+        "run",
+        "--workload",
+        p(&w),
+        "--system",
+        "trn3-gen1-ultracluster-2",
+        "--compute",
+        "roofline",
+        "--sweep",
+        &sweep,
+    ];
     let (code, out, err) = bounded_mb(256, &args);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("host_per_chip=1099"), "the last point reported");

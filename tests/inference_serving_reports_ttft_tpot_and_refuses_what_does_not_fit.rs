@@ -102,8 +102,11 @@ fn serving_runs_report_ttft_tpot_and_tokens_per_second() {
     let f = |n: &str| dir.join(n).to_string_lossy().into_owned();
     let (dec, pre, json) = (f("decode.ron"), f("prefill.ron"), f("d.json"));
     let small = ["--model", "gpt-oss-20b", "--layers", "2", "--tp", "2", "--dp", "2", "--ep", "4", "--batch", "8"];
+    // Every op on the cycle-level chip (the default): the prefill's prompts are short so that
+    // its programs stay quick to simulate; the decode's second run reads the first's op cache.
     let gen = |mode: &str, out: &str, extra: &[&str]| {
-        let mut a = vec!["workload", "llm", "--mode", mode, "--context", "2048", "-o", out];
+        let context = if mode == "prefill" { "256" } else { "2048" };
+        let mut a = vec!["workload", "llm", "--mode", mode, "--context", context, "-o", out];
         a.extend(small);
         a.extend(extra);
         let (code, _, err) = run(&a);
@@ -111,8 +114,16 @@ fn serving_runs_report_ttft_tpot_and_tokens_per_second() {
     };
     gen("decode", &dec, &["--expert-weights", "bf16"]);
     gen("prefill", &pre, &["--expert-weights", "bf16"]);
-    let (code, out, err) = run(&["run", "--workload", &dec, "--system", "trn3-gen1-ultraserver", "--json", &json]);
+    let ops = f("ops");
+    let (code, out, err) =
+        run(&["run", "--workload", &dec, "--system", "trn3-gen1-ultraserver", "--op-cache", &ops, "--json", &json]);
     assert_eq!(code, 0, "{err}");
+    // By default every op with a shape is timed on the cycle-level chip.
+    let timed = out.lines().find(|l| l.trim_start().starts_with("timed by")).expect(&out);
+    for kind in ["attention cycle", "elementwise cycle", "gemm cycle"] {
+        assert!(timed.contains(kind), "{kind}: {timed}");
+    }
+    assert!(!timed.contains("roofline"), "{timed}");
     let tpot = out.lines().find(|l| l.contains("time per output token")).expect(&out);
     let ms: f64 = tpot.split_whitespace().nth(4).unwrap().parse().unwrap();
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -125,18 +136,26 @@ fn serving_runs_report_ttft_tpot_and_tokens_per_second() {
     // 8 sequences, one token each, on 4 chips; a user gets a token per step.
     assert!((chip - 8.0 / 4.0 / (t / 1e3)).abs() / chip < 1e-9 && (user - 1e3 / t).abs() / user < 1e-9);
     assert!(fig("ttft_ms").is_none());
-    // Deterministic: the same flags write the same workload, and it runs to the same bytes.
+    // Deterministic: the same flags write the same workload, and it runs to the same bytes
+    // (with its programs' times read from the op cache).
     let (dec2, json2) = (f("decode2.ron"), f("d2.json"));
     gen("decode", &dec2, &["--expert-weights", "bf16"]);
     let same = |a: &str, b: &str| std::fs::read(a).unwrap() == std::fs::read(b).unwrap();
-    let (code, _, err) = run(&["run", "--workload", &dec, "--system", "trn3-gen1-ultraserver", "--json", &json2]);
+    let (code, _, err) =
+        run(&["run", "--workload", &dec, "--system", "trn3-gen1-ultraserver", "--op-cache", &ops, "--json", &json2]);
     assert_eq!(code, 0, "{err}");
     let body = |p: &str| std::fs::read_to_string(p).unwrap().replace(&dec2, &dec);
     assert!(body(&dec) == body(&dec2) && same(&json, &json2), "not byte-identical");
     let (code, out, err) =
         run(&["compare", "--workload", &pre, "--system", "trn2-ultraserver", "--system", "trn3-gen2-ultraserver"]);
     assert_eq!(code, 0, "{err}");
-    for row in ["ttft_ms", "tokens_per_s_per_chip", "tokens_per_s_per_user", "kv_cache_GiB_per_rank"] {
+    for row in [
+        "ttft_ms",
+        "tokens_per_s_per_chip",
+        "tokens_per_s_per_user",
+        "kv_cache_GiB_per_rank",
+        "kernel_programs_simulated",
+    ] {
         let line = out.lines().find(|l| l.starts_with(row)).unwrap_or_else(|| panic!("no {row} row: {out}"));
         assert_eq!(line.split_whitespace().count(), 3, "{line}");
     }

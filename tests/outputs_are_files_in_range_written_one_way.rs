@@ -55,7 +55,18 @@ fn a_traced_workload_beyond_the_traces_range_is_refused_before_its_report() {
     )
     .unwrap();
     let t = dir.join("huge.pftrace");
-    let args = ["run", "--workload", w.to_str().unwrap(), "--system", "trn3-chip", "--trace", t.to_str().unwrap()];
+    // The roofline: a cycle-level run of a GEMM this size would simulate its tile first.
+    let args = [
+        "run",
+        "--workload",
+        w.to_str().unwrap(),
+        "--system",
+        "trn3-chip",
+        "--compute",
+        "roofline",
+        "--trace",
+        t.to_str().unwrap(),
+    ];
     let (code, out, err) = run_in(&dir, &args);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--trace") && err.contains("beyond a trace's range (2^64 ps"), "{err}");
@@ -63,7 +74,7 @@ fn a_traced_workload_beyond_the_traces_range_is_refused_before_its_report() {
     assert!(out.is_empty(), "the report is not printed: {out}");
     assert!(!t.exists(), "no trace is written");
     // Untraced, the same workload runs and reports.
-    let (code, out, err) = run_in(&dir, &args[..5]);
+    let (code, out, err) = run_in(&dir, &args[..7]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("step time"), "{out}");
 }

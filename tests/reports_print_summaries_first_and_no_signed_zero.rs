@@ -27,7 +27,8 @@ fn compare_prints_a_summary_and_collectives_on_request_and_no_signed_zero() {
     assert_eq!(code, 0, "{err}");
     let systems = ["--system", "trn3-gen1-ultraserver", "--system", "trn3-gen2-ultraserver"];
     let json = d.join("c.json");
-    let (code, out, err) = run(&[&["compare", "--workload", p(&w), "--json", p(&json)][..], &systems].concat());
+    let (code, out, err) =
+        run(&[&["compare", "--compute", "roofline", "--workload", p(&w), "--json", p(&json)][..], &systems].concat());
     assert_eq!(code, 0, "{err}");
     // Six layers, two all-reduces each: twelve collectives, summarised in two rows.
     assert!(out.lines().any(|l| l.starts_with("collectives ") && l.ends_with(" 12")), "{out}");
@@ -38,7 +39,8 @@ fn compare_prints_a_summary_and_collectives_on_request_and_no_signed_zero() {
     // per kW).
     assert!(out.lines().count() < 25, "a summary: {out}");
     assert!(out.contains("12 collectives; each one's bus bandwidth: --collectives"), "{out}");
-    let (code, all, err) = run(&[&["compare", "--workload", p(&w), "--collectives"][..], &systems].concat());
+    let (code, all, err) =
+        run(&[&["compare", "--compute", "roofline", "--workload", p(&w), "--collectives"][..], &systems].concat());
     assert_eq!(code, 0, "{err}");
     assert_eq!(all.lines().filter(|l| l.contains("_busbw_GBps")).count(), 12, "{all}");
     assert!(all.starts_with(out.lines().next().unwrap_or("?")), "the summary comes first: {all}");
@@ -47,7 +49,7 @@ fn compare_prints_a_summary_and_collectives_on_request_and_no_signed_zero() {
     assert!(text.contains("\"memory_us\""), "{text}");
     assert!(!text.contains("-0.0") && !text.contains("-0,") && !out.contains("-0 "), "a signed zero: {text}");
     let rj = d.join("r.json");
-    let (code, out, err) = run(&["run", "--workload", p(&w), "--json", p(&rj)]);
+    let (code, out, err) = run(&["run", "--compute", "roofline", "--workload", p(&w), "--json", p(&rj)]);
     assert_eq!(code, 0, "{err}");
     assert!(!out.contains("-0.0"), "{out}");
     assert!(!std::fs::read_to_string(&rj).unwrap().contains("-0.0"), "a signed zero in run --json");

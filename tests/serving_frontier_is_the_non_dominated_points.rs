@@ -12,7 +12,7 @@ fn the_frontier_marks_exactly_the_non_dominated_points() {
         let out = trnsim()
             .args(["workload", "frontier", "--model", "gpt-oss-20b", "--system", "trn3-gen1-ultraserver"])
             .args(["--layers", "2", "--tp", "1,2,4", "--ep", "1,4,64", "--per-replica", "1,8", "--dtype", "mxfp8"])
-            .args(["--gemm-efficiency", "0.6", "--svg", svg, "--json", json])
+            .args(["--compute", "roofline", "--gemm-efficiency", "0.6", "--svg", svg, "--json", json])
             .current_dir(root())
             .output()
             .unwrap();

@@ -87,8 +87,11 @@ fn a_two_by_three_sweep_gives_six_rows_and_six_results() {
     assert!(std::fs::read_dir(&dir).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with("sweep-")));
 }
 
+/// Runs a workload by the roofline (these tests check the schedule, files and overrides, not
+/// the op programs) and reads its `--json`.
 fn workload_json(args: &[&str], json: &std::path::Path) -> Value {
-    let (code, _, err) = run(&[args, &["--gemm-efficiency", "0.6", "--json", json.to_str().unwrap()]].concat());
+    let roofline = ["--compute", "roofline", "--gemm-efficiency", "0.6", "--json", json.to_str().unwrap()];
+    let (code, _, err) = run(&[args, &roofline[..]].concat());
     assert_eq!(code, 0, "{args:?}: {err}");
     serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap()
 }

@@ -22,7 +22,16 @@ fn run_json(w: &Path, json: &Path, jobs: &str) {
     let out = trnsim()
         .args(["run", "--workload"])
         .arg(w)
-        .args(["--system", "trn3-gen1-ultraserver", "--gemm-efficiency", "0.7", "--sweep", "workload.repeat=1,2"])
+        .args([
+            "--system",
+            "trn3-gen1-ultraserver",
+            "--compute",
+            "roofline",
+            "--gemm-efficiency",
+            "0.7",
+            "--sweep",
+            "workload.repeat=1,2",
+        ])
         .args(["--jobs", jobs, "--json"])
         .arg(json)
         .current_dir(root())
@@ -79,7 +88,7 @@ fn the_trace_holds_a_power_counter_per_rank_and_component() {
     let out = trnsim()
         .args(["run", "--workload"])
         .arg(&w)
-        .args(["--system", "trn3-gen1-ultraserver", "--gemm-efficiency", "0.7", "--trace"])
+        .args(["--system", "trn3-gen1-ultraserver", "--compute", "roofline", "--gemm-efficiency", "0.7", "--trace"])
         .arg(&trace)
         .current_dir(root())
         .output()
@@ -92,7 +101,7 @@ fn the_trace_holds_a_power_counter_per_rank_and_component() {
     let out = trnsim()
         .args(["run", "--workload"])
         .arg(&w)
-        .args(["--system", "trn3-gen1-ultraserver", "--gemm-efficiency", "0.7", "--trace"])
+        .args(["--system", "trn3-gen1-ultraserver", "--compute", "roofline", "--gemm-efficiency", "0.7", "--trace"])
         .arg(&again)
         .current_dir(root())
         .output()
@@ -104,7 +113,7 @@ fn the_trace_holds_a_power_counter_per_rank_and_component() {
     let out = trnsim()
         .args(["run", "--workload"])
         .arg(&w)
-        .args(["--system", "trn3-gen1-ultraserver", "--gemm-efficiency", "0.7", "--trace"])
+        .args(["--system", "trn3-gen1-ultraserver", "--compute", "roofline", "--gemm-efficiency", "0.7", "--trace"])
         .arg(&json)
         .current_dir(root())
         .output()
@@ -142,7 +151,7 @@ fn a_negative_energy_figure_is_one_located_error() {
     let out = trnsim()
         .args(["run", "--workload"])
         .arg(&w)
-        .args(["--system", "trn3-gen1-ultraserver", "--gemm-efficiency", "0.7"])
+        .args(["--system", "trn3-gen1-ultraserver", "--compute", "roofline", "--gemm-efficiency", "0.7"])
         .args(["--set", "energy.fabric_switch.pj_per_flit=-5"])
         .current_dir(root())
         .output()

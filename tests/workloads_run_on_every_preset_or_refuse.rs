@@ -42,7 +42,11 @@ fn every_preset_runs_or_refuses_every_generated_workload() {
             match trnsim_harness::workload::run(
                 &c,
                 &sys,
-                &trnsim_harness::workload::Options { efficiency: Some(0.6), ..Default::default() },
+                &trnsim_harness::workload::Options {
+                    efficiency: Some(0.6),
+                    compute: trnsim_harness::workload::Compute::Roofline,
+                    ..Default::default()
+                },
             ) {
                 Ok(r) => {
                     assert!(r.report.step_ns > 0.0, "{preset} {}", w.name);

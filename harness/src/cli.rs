@@ -120,15 +120,16 @@ struct RunArgs {
     /// one row per point, all points in --json, and with --plots an SVG per figure.
     #[arg(long = "sweep", value_name = "PATH=V1,V2,...", value_parser = parse_sweep)]
     sweeps: Vec<trnsim_harness::whatif::Sweep>,
-    /// With --workload FILE: the fraction of the tensor engines' peak GEMMs reach (0.001 <= F <= 1),
-    /// instead of measuring it on the cycle-level chip.
+    /// With --workload FILE: the roofline's fraction of the tensor engines' peak (0.001 <= F
+    /// <= 1; with `--compute roofline` or `both`, and for opaque kernel nodes), instead of
+    /// measuring it on the cycle-level chip.
     #[arg(long, value_name = "F", value_parser = crate::workload_cmd::parse_efficiency)]
     gemm_efficiency: Option<f64>,
-    /// With --workload FILE: how compute nodes are timed: `roofline` (at the GEMM
-    /// efficiency), `cycle` (GEMM, attention and elementwise nodes as the kernel library's
-    /// NeuronCore programs on the cycle-level chip, each distinct program simulated once;
-    /// docs/whatif.md), or `both` (cycle, with the roofline per node kind beside it).
-    /// Default: roofline.
+    /// With --workload FILE: how compute nodes are timed: `cycle` (GEMM, attention and
+    /// elementwise nodes as the kernel library's NeuronCore programs on the cycle-level chip,
+    /// each distinct program simulated once; docs/whatif.md), `roofline` (the quick
+    /// estimate, at the GEMM efficiency), or `both` (cycle, with the roofline per node kind
+    /// beside it). Default: cycle.
     #[arg(long, value_name = "MODEL", value_parser = trnsim_harness::workload::Compute::parse)]
     compute: Option<trnsim_harness::workload::Compute>,
     /// With --workload FILE: keep each simulated kernel program's time in DIR (created if

@@ -49,12 +49,13 @@ pub fn gemm_efficiency(chip: &Chip) -> Result<f64, String> {
 /// How a run times compute nodes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Compute {
-    /// A roofline per node at the GEMM efficiency measured (or given) for the chip.
-    #[default]
+    /// The quick estimate: a roofline per node at the GEMM efficiency measured (or given)
+    /// for the chip.
     Roofline,
-    /// Every compute node with a shape (GEMM, attention, elementwise) as the kernel
-    /// library's NeuronCore programs on the cycle-level chip, one simulation per distinct
-    /// program ([`trnsim_kernels::cycle`]); opaque kernels by the roofline.
+    /// The default: every compute node with a shape (GEMM, attention, elementwise) as the
+    /// kernel library's NeuronCore programs on the cycle-level chip, one simulation per
+    /// distinct program ([`trnsim_kernels::cycle`]); opaque kernels by the roofline.
+    #[default]
     Cycle,
     /// Both: the cycle-level run is the report; the roofline's beside it, per node kind.
     Both,

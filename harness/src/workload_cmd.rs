@@ -84,14 +84,14 @@ pub struct FrontierArgs {
     /// Format of the experts' weights (default: the model's).
     #[arg(long = "expert-weights")]
     expert_weights: Option<String>,
-    /// The fraction of the tensor engines' peak GEMMs reach (0.001 <= F <= 1), instead of
-    /// measuring it on the system's cycle-level chip.
+    /// The roofline's fraction of the tensor engines' peak (0.001 <= F <= 1; with `--compute
+    /// roofline`), instead of measuring it on the system's cycle-level chip.
     #[arg(long, value_name = "F", value_parser = parse_efficiency)]
     gemm_efficiency: Option<f64>,
-    /// How compute nodes are timed: `roofline` (at the GEMM efficiency) or `cycle` (the
-    /// kernel library's NeuronCore programs on the system's cycle-level chip, each distinct
-    /// program simulated once for the whole sweep).
-    #[arg(long, value_name = "MODEL", default_value = "roofline", value_parser = parse_sweep_compute)]
+    /// How compute nodes are timed: `cycle` (the default: the kernel library's NeuronCore
+    /// programs on the system's cycle-level chip, each distinct program simulated once for
+    /// the whole sweep) or `roofline` (the quick estimate, at the GEMM efficiency).
+    #[arg(long, value_name = "MODEL", default_value = "cycle", value_parser = parse_sweep_compute)]
     compute: workload::Compute,
     /// Simulate up to N distinct kernel programs at the same time, each on its own thread
     /// (default: the host's cores; results do not depend on it).
@@ -253,15 +253,16 @@ pub struct CompareArgs {
     /// Write the breakdown of every system as one SVG here.
     #[arg(long, value_name = "DIR")]
     plots: Option<PathBuf>,
-    /// The fraction of the tensor engines' peak GEMMs reach (0.001 <= F <= 1), instead of
-    /// measuring it on each system's cycle-level chip.
+    /// The roofline's fraction of the tensor engines' peak (0.001 <= F <= 1; with `--compute
+    /// roofline` or `both`, and for opaque kernel nodes), instead of measuring it on each
+    /// system's cycle-level chip.
     #[arg(long, value_name = "F", value_parser = parse_efficiency)]
     gemm_efficiency: Option<f64>,
-    /// How compute nodes are timed: `roofline` (at the GEMM efficiency), `cycle` (GEMM,
-    /// attention and elementwise nodes as the kernel library's NeuronCore programs on each
-    /// system's cycle-level chip), or `both` (cycle, with the roofline's time per node kind
-    /// beside it).
-    #[arg(long, value_name = "MODEL", default_value = "roofline", value_parser = workload::Compute::parse)]
+    /// How compute nodes are timed: `cycle` (the default: GEMM, attention and elementwise
+    /// nodes as the kernel library's NeuronCore programs on each system's cycle-level chip),
+    /// `roofline` (the quick estimate, at the GEMM efficiency), or `both` (cycle, with the
+    /// roofline's time per node kind beside it).
+    #[arg(long, value_name = "MODEL", default_value = "cycle", value_parser = workload::Compute::parse)]
     compute: workload::Compute,
     /// Print each collective's bus bandwidth after the summary (one row per collective).
     #[arg(long)]
