@@ -2,7 +2,8 @@
 //! GEMM through `--compute cycle` in the cycles of the weight-stationary closed form for that
 //! array, as the 128 x 128 one does, and faster on a compute-bound shape; a larger SBUF gives
 //! larger tiles (fewer program runs); an SBUF that holds no tile is one located error naming
-//! the field, nothing run.
+//! the field, nothing run; so is an attention node on an array the attention kernel is not
+//! written for.
 
 use crate::common::{scratch, trnsim};
 use trnsim_harness::kernels::format::Format;
@@ -140,5 +141,27 @@ fn an_sbuf_that_holds_no_tile_is_one_located_error() {
         err.contains("g.ron:2:") && err.contains("nodes[0].op") && err.contains("core.sbuf.partition_bytes"),
         "{err}"
     );
+    assert!(out.stdout.is_empty(), "nothing ran");
+}
+
+#[test]
+fn an_attention_node_on_another_array_is_one_located_error() {
+    // The attention kernel packs head groups 32 partitions apart: a 128 x 128 array's kernel.
+    let dir = scratch("kernel-tiles-attention");
+    let f = dir.join("a.ron");
+    std::fs::write(
+        &f,
+        "Workload(name: \"a\", ranks: 1, nodes: [\n  Node(id: 0, name: \"att\", op: Attention(batch: 4, heads: 8, seq: 1, kv_seq: Some(1024), kv_heads: Some(1), head_dim: 64)),\n])\n",
+    )
+    .unwrap();
+    let mut cmd = trnsim();
+    cmd.args(["run", "--workload"]).arg(&f).args(["--system", "trn3-chip", "--compute", "cycle"]);
+    for s in square(256, 131_072) {
+        cmd.args(["--set", &s]);
+    }
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("a.ron:2:") && err.contains("core.tensor.rows") && err.contains("128 x 128"), "{err}");
     assert!(out.stdout.is_empty(), "nothing ran");
 }

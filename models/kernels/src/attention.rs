@@ -120,16 +120,18 @@ pub fn plan(
 /// Bytes per partition the program's SBUF layout takes (its output ring's end).
 const SBUF_BYTES: u32 = OUT_SBUF + 2 * 512;
 
-/// Whether the program runs on a core of geometry `g`: an array of at least 128 x 128 (it
-/// addresses 128 partitions), 8 PSUM banks of at least 2 KiB and its SBUF layout; `Err` names
-/// the core field that falls short.
+/// Whether the program runs on a core of geometry `g`: a 128 x 128 array (it addresses 128
+/// partitions and packs head groups 32 apart, a quarter of them: a larger PSUM's quarters
+/// start elsewhere), 8 PSUM banks of at least 2 KiB and its SBUF layout; `Err` names the core
+/// field that does not hold.
 pub fn fits(g: &crate::geometry::Geometry) -> Result<(), (&'static str, String)> {
     let short = |field, what: String| Err((field, format!("{what}: the attention kernel needs more")));
-    if g.partitions < 128 {
-        return short("tensor.rows", format!("{} rows (it contracts over 128)", g.partitions));
-    }
-    if g.columns < 128 {
-        return short("tensor.columns", format!("{} columns (it transposes 128 keys at a time)", g.columns));
+    if (g.partitions, g.columns) != (128, 128) {
+        let m = format!(
+            "the attention kernel is written for a 128 x 128 array, not {} x {} (use --compute roofline)",
+            g.partitions, g.columns
+        );
+        return Err(("tensor.rows", m));
     }
     if g.psum_banks < 8 || g.psum_bank_bytes < 2048 {
         return short(
@@ -158,7 +160,7 @@ pub fn program(p: &AttnPlan, core: u32) -> String {
 
 /// [`program`] on a core of `dma_ppe` partitions per DMA engine (its semaphore counts: one
 /// increment per engine a DMA touches). The program addresses 128 partitions and 8 PSUM banks
-/// of 2 KiB whatever the core: on a larger array it runs on a 128 x 128 corner.
+/// of 2 KiB: it runs on 128 x 128 arrays ([`fits`]).
 pub fn program_on(p: &AttnPlan, core: u32, dma_ppe: u32) -> String {
     let g = Gen::new(p, core, dma_ppe.max(1));
     let mut e = Streams::default();

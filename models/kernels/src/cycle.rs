@@ -16,8 +16,8 @@
 //!   head, its query heads sharing K and V) and tile of 128 query rows, the scores and the
 //!   online softmax in SBUF and PSUM, K and V (in decode the KV cache) read from HBM once; a
 //!   causal mask halves the keys each query sees. Q, K and V move in BF16 (FP16 if the node's
-//!   dtype is). Its program addresses 128 partitions on any core (a larger array's 128 x 128
-//!   corner); a core too small for it is refused, naming the field.
+//!   dtype is). Its program is written for a 128 x 128 array: on another core an attention
+//!   node is refused at its line, naming the field.
 //! - **Kernel** (an opaque Chakra node: flops and bytes, no shape): the roofline.
 //!
 //! Left out: nodes do not overlap one another on a chip.
