@@ -117,19 +117,52 @@ pub fn plan(
     })
 }
 
+/// Bytes per partition the program's SBUF layout takes (its output ring's end).
+const SBUF_BYTES: u32 = OUT_SBUF + 2 * 512;
+
+/// Whether the program runs on a core of geometry `g`: a 128 x 128 array (it addresses 128
+/// partitions and packs head groups 32 apart, a quarter of them: a larger PSUM's quarters
+/// start elsewhere), 8 PSUM banks of at least 2 KiB and its SBUF layout; `Err` names the core
+/// field that does not hold.
+pub fn fits(g: &crate::geometry::Geometry) -> Result<(), (&'static str, String)> {
+    let short = |field, what: String| Err((field, format!("{what}: the attention kernel needs more")));
+    if (g.partitions, g.columns) != (128, 128) {
+        let m = format!(
+            "the attention kernel is written for a 128 x 128 array, not {} x {} (use --compute roofline)",
+            g.partitions, g.columns
+        );
+        return Err(("tensor.rows", m));
+    }
+    if g.psum_banks < 8 || g.psum_bank_bytes < 2048 {
+        return short(
+            "psum.banks",
+            format!("{} banks of {} bytes (it takes 8 of 2 KiB)", g.psum_banks, g.psum_bank_bytes),
+        );
+    }
+    if g.sbuf_bpp < SBUF_BYTES {
+        return short(
+            "sbuf.partition_bytes",
+            format!("{} bytes per partition (its layout takes {SBUF_BYTES})", g.sbuf_bpp),
+        );
+    }
+    Ok(())
+}
+
 /// Key tiles of a unit: (first key, width) with widths of 512 and a last of the rest.
 fn tiles(keys: u32) -> Vec<(u32, u32)> {
     (0..keys.div_ceil(KEYS as u32)).map(|t| (t * 512, (keys - t * 512).min(512))).collect()
 }
 
-/// DMA engines a transfer over partitions `0..parts` touches (8 partitions each).
-fn engines(parts: u32) -> u32 {
-    parts.div_ceil(8)
+/// Core `core`'s program of plan `p` on a core of 8 partitions per DMA engine (every preset).
+pub fn program(p: &AttnPlan, core: u32) -> String {
+    program_on(p, core, 8)
 }
 
-/// Core `core`'s program of plan `p`.
-pub fn program(p: &AttnPlan, core: u32) -> String {
-    let g = Gen::new(p, core);
+/// [`program`] on a core of `dma_ppe` partitions per DMA engine (its semaphore counts: one
+/// increment per engine a DMA touches). The program addresses 128 partitions and 8 PSUM banks
+/// of 2 KiB: it runs on 128 x 128 arrays ([`fits`]).
+pub fn program_on(p: &AttnPlan, core: u32, dma_ppe: u32) -> String {
+    let g = Gen::new(p, core, dma_ppe.max(1));
     let mut e = Streams::default();
     let tiles = tiles(p.keys);
     let nt = tiles.len() as u32;
@@ -202,10 +235,17 @@ struct Gen<'a> {
     pack: u32,
     slot: u32,
     r: u32,
+    /// Partitions per DMA engine.
+    ppe: u32,
 }
 
 impl<'a> Gen<'a> {
-    fn new(p: &'a AttnPlan, core: u32) -> Gen<'a> {
+    /// DMA engines a transfer over partitions `0..parts` touches.
+    fn engines(&self, parts: u32) -> u32 {
+        parts.div_ceil(self.ppe)
+    }
+
+    fn new(p: &'a AttnPlan, core: u32, ppe: u32) -> Gen<'a> {
         Gen {
             p,
             dt: p.format.asm(),
@@ -216,6 +256,7 @@ impl<'a> Gen<'a> {
             pack: p.pack,
             slot: 128 / p.pack,
             r: (p.pack - 1) * (128 / p.pack) + p.rows,
+            ppe,
         }
     }
 
@@ -275,8 +316,8 @@ impl<'a> Gen<'a> {
     fn tensor_s(&self, s: &mut String, jobs: &[Job], j: usize) {
         let (job, j) = (jobs[j], j as u32);
         let (m, d, dt) = (self.m, self.d, self.dt);
-        let _ = writeln!(s, "    sem_wait s2 >= {}", engines(d) * (job.u + 1));
-        let _ = writeln!(s, "    sem_wait s0 >= {}", engines(d) * (j + 1));
+        let _ = writeln!(s, "    sem_wait s2 >= {}", self.engines(d) * (job.u + 1));
+        let _ = writeln!(s, "    sem_wait s0 >= {}", self.engines(d) * (j + 1));
         if j >= 2 {
             let _ = writeln!(s, "    sem_wait s4 >= {}", j - 1);
         }
@@ -319,7 +360,7 @@ impl<'a> Gen<'a> {
     fn tensor_pv(&self, s: &mut String, job: &Job, j: u32) {
         let (m, d, e, dt) = (self.m, self.d, self.e, self.dt);
         let _ = writeln!(s, "    sem_wait s7 >= {}", j + 1);
-        let _ = writeln!(s, "    sem_wait s1 >= {}", 16 * (j + 1));
+        let _ = writeln!(s, "    sem_wait s1 >= {}", self.engines(128) * (j + 1));
         if j >= 2 {
             let _ = writeln!(s, "    sem_wait s9 >= {}", j - 1);
         }
@@ -385,7 +426,7 @@ impl<'a> Gen<'a> {
         s.push_str("    sem_inc s9, 1\n");
         if last {
             if job.u >= 2 {
-                let _ = writeln!(s, "    sem_wait s11 >= {}", engines(m) * (job.u - 1));
+                let _ = writeln!(s, "    sem_wait s11 >= {}", self.engines(m) * (job.u - 1));
             }
             let lb = format!("sbuf[0:{m}] +{:#x} [{d}:0] fp32", STAT_SBUF + 64);
             let _ = writeln!(
@@ -434,7 +475,7 @@ impl<'a> Gen<'a> {
                 self.base + O_HBM + u64::from(u) * u64::from(m) * stride
             );
         }
-        let _ = writeln!(s, "    sem_wait s11 >= {}", engines(m) * self.p.units);
+        let _ = writeln!(s, "    sem_wait s11 >= {}", self.engines(m) * self.p.units);
     }
 }
 

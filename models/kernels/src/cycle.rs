@@ -1,7 +1,8 @@
 //! [`CycleCosts`]: a workload's compute nodes as kernel-library programs on the cycle-level
 //! chip (`--compute cycle`), every other node as [`SystemCosts`] gives it.
 //!
-//! - **Gemm**: [`crate::gemm`] programs planned by [`crate::plan`], in the node's format
+//! - **Gemm**: [`crate::gemm`] programs planned by [`crate::plan`] for the chip's core
+//!   ([`crate::geometry`]: its array, SBUF and PSUM), in the node's format
 //!   (bf16, fp16, fp32, fp8, mxfp8). Weights stored in mxfp4 (`weight_dtype: "mxfp4"`) against
 //!   mxfp8 activations on a core whose `tensor.formats.mxfp4` has MXFP8's MACs per PE (nc-v4,
 //!   nc-v5) move at 4 bits a weight and multiply at the MXFP8 rate (the core file's MXFP4
@@ -10,12 +11,13 @@
 //!   format, the work a core without MXFP4 matmuls does. Activations and weights in two other formats
 //!   multiply in the slower of the two at the core's rates (the other operand's cast is not
 //!   charged).
-//! - **Elementwise**: [`crate::elementwise`] programs.
+//! - **Elementwise**: [`crate::elementwise`] programs (128 partitions on any core).
 //! - **Attention**: [`crate::attention`]'s flash kernel: per head group (a sequence and a KV
 //!   head, its query heads sharing K and V) and tile of 128 query rows, the scores and the
 //!   online softmax in SBUF and PSUM, K and V (in decode the KV cache) read from HBM once; a
 //!   causal mask halves the keys each query sees. Q, K and V move in BF16 (FP16 if the node's
-//!   dtype is).
+//!   dtype is). Its program is written for a 128 x 128 array: on another core an attention
+//!   node is refused at its line, naming the field.
 //! - **Kernel** (an opaque Chakra node: flops and bytes, no shape): the roofline.
 //!
 //! Left out: nodes do not overlap one another on a chip.
@@ -24,6 +26,7 @@ use crate::attention::{self, AttnPlan};
 use crate::elementwise::{self, EltPlan};
 use crate::format::Format;
 use crate::gemm;
+use crate::geometry::Geometry;
 use crate::plan::{self, GemmOp, Plan};
 use crate::run::{chip_key, on_threads, program_time, OpRuns};
 use std::collections::{BTreeMap, BTreeSet};
@@ -80,35 +83,79 @@ impl<'a> CycleCosts<'a> {
     pub fn check(&self, w: &trnsim_workloads::format::Checked) -> Result<(), String> {
         for (i, n) in w.w.nodes.iter().enumerate() {
             let r = match &n.op {
-                Op::Gemm { dtype, weight_dtype, .. } => self
-                    .check_array()
-                    .and_then(|_| self.gemm_format(dtype, weight_dtype.as_deref().unwrap_or(dtype)).map(|_| ())),
-                Op::Attention { dtype, .. } => {
-                    self.check_array().and_then(|_| self.gemm_format(dtype, dtype).map(|_| ()))
+                Op::Gemm { dtype, weight_dtype, .. } => {
+                    self.gemm_format(dtype, weight_dtype.as_deref().unwrap_or(dtype)).map(|_| ())
                 }
+                Op::Attention { dtype, .. } => self.gemm_format(dtype, dtype).map(|_| ()),
                 _ => Ok(()),
             };
             r.map_err(|e| w.node_error(i, "op.dtype", &e))?;
+            // The core's geometry: a tile of the node fits its SBUF, PSUM and array.
+            let r = match &n.op {
+                Op::Gemm { .. } => self.gemm_op(&n.op).and_then(|g| {
+                    let geo = self.geometry()?;
+                    plan::plan_on(self.inner.chip.spec.cores, &geo, &g).map(|_| ())
+                }),
+                Op::Attention { .. } => self.check_attention(),
+                _ => Ok(()),
+            };
+            r.map_err(|e| w.node_error(i, "op", &e))?;
         }
         Ok(())
     }
 
+    /// The kernel-library GEMM of a workload GEMM node: its format (checked against the
+    /// core's) and weight storage.
+    fn gemm_op(&self, op: &Op) -> Result<GemmOp, String> {
+        let Op::Gemm { m, k, n, dtype, count, a_resident, b_resident, weight_dtype } = op else {
+            return Err("not a gemm".into());
+        };
+        let weights = weight_dtype.as_deref().unwrap_or(dtype);
+        let (format, mxfp4) = self.gemm_format(dtype, weights)?;
+        let native = mxfp4 && format == Format::Mxfp8 && self.native_mxfp4();
+        Ok(GemmOp {
+            m: *m,
+            k: *k,
+            n: *n,
+            count: *count,
+            a_resident: *a_resident,
+            b_resident: *b_resident,
+            format,
+            w_mxfp4: mxfp4 && !native,
+            w_native_mxfp4: native,
+        })
+    }
+
+    /// Whether the attention kernel runs on this chip's core (`core.FIELD: ...` where not).
+    fn check_attention(&self) -> Result<(), String> {
+        let geo = self.geometry()?;
+        attention::fits(&geo).map_err(|(field, m)| format!("core {}: core.{field}: {m}", self.inner.chip.core.name))
+    }
+
+    /// The chip's core geometry the kernels tile by; `Err` names the core field it cannot tile
+    /// on (`core.FIELD: ...`).
+    pub fn geometry(&self) -> Result<Geometry, String> {
+        let core = &self.inner.chip.core;
+        Geometry::of(core).map_err(|(field, m)| format!("core {}: core.{field}: {m}", core.name))
+    }
+
     /// A GEMM node's time in ns.
     pub fn gemm_ns(&mut self, g: &GemmOp) -> Result<f64, String> {
-        let mut p = plan::plan(self.inner.chip.spec.cores, g)?;
+        let geo = self.geometry()?;
+        let mut p = plan::plan_on(self.inner.chip.spec.cores, &geo, g)?;
         p.variant.dma_piece = self.dma_piece;
         Ok(self.gemm_program_ns(&p)? * p.reps as f64)
     }
 
     /// Per-core program texts of a GEMM plan on this chip.
     pub fn gemm_texts(&self, p: &Plan) -> Vec<String> {
-        (0..self.inner.chip.spec.cores).map(|i| gemm::program_with(&p.shape, i, &p.variant)).collect()
+        (0..self.inner.chip.spec.cores).map(|i| gemm::program_in(&p.shape, i, &p.variant, &p.geometry)).collect()
     }
 
     /// One program of plan `p`, in ns (cached).
     pub fn gemm_program_ns(&mut self, p: &Plan) -> Result<f64, String> {
         let key = format!("{}|gemm|{:?}|{:?}", self.chip_key, p.shape, p.variant);
-        p.shape.check_for(&p.variant)?;
+        p.shape.check_in(&p.variant, &p.geometry)?;
         let (t, _) = program_time(&self.op_runs, self.inner.chip, &self.chip_key, &key, "gemm", || self.gemm_texts(p))?;
         self.programs.insert(key);
         Ok(t)
@@ -119,7 +166,8 @@ impl<'a> CycleCosts<'a> {
         let p = elementwise::plan(self.inner.chip.spec.cores, elements, ops, elt_format(dtype))?;
         let key = format!("{}|elementwise|{:?}", self.chip_key, EltPlan { reps: 1, ..p });
         let chip = self.inner.chip;
-        let texts = || (0..chip.spec.cores).map(|i| elementwise::program(&p, i)).collect();
+        let ppe = chip.core.dma.partitions_per_engine;
+        let texts = || (0..chip.spec.cores).map(|i| elementwise::program_on(&p, i, ppe)).collect();
         let (t, _) = program_time(&self.op_runs, chip, &self.chip_key, &key, "elementwise", texts)?;
         self.programs.insert(key);
         Ok(t * p.reps as f64)
@@ -129,17 +177,6 @@ impl<'a> CycleCosts<'a> {
     fn native_mxfp4(&self) -> bool {
         let f = &self.inner.chip.core.tensor.formats;
         matches!((f.mxfp4, f.mxfp8), (Some(a), Some(b)) if a.macs_per_pe == b.macs_per_pe)
-    }
-
-    fn check_array(&self) -> Result<(), String> {
-        let t = &self.inner.chip.core.tensor;
-        if (t.rows, t.columns) != (128, 128) {
-            return Err(format!(
-                "--compute cycle's kernels are written for a 128 x 128 tensor engine, not {} x {} (use --compute roofline, which takes the core's rates)",
-                t.rows, t.columns
-            ));
-        }
-        Ok(())
     }
 
     /// The matmul format of a GEMM in `dtype` against weights in `weights`, and whether the
@@ -205,7 +242,8 @@ impl<'a> CycleCosts<'a> {
         let p = attention::plan(self.inner.chip.spec.cores, pairs, seq.saturating_mul(group), keys, *head_dim, f)?;
         let key = format!("{}|attention|{:?}", self.chip_key, AttnPlan { reps_num: 1, reps_den: 1, ..p.clone() });
         let chip = self.inner.chip;
-        let texts = || (0..chip.spec.cores).map(|i| attention::program(&p, i)).collect();
+        let ppe = chip.core.dma.partitions_per_engine;
+        let texts = || (0..chip.spec.cores).map(|i| attention::program_on(&p, i, ppe)).collect();
         let (t, _) = program_time(&self.op_runs, chip, &self.chip_key, &key, "attention", texts)?;
         self.programs.insert(key);
         Ok(t * p.reps_num as f64 / p.reps_den as f64)
@@ -248,24 +286,9 @@ impl Costs for CycleCosts<'_> {
     fn compute_ns(&mut self, op: &Op) -> Result<f64, String> {
         let kind = op.kind();
         match op {
-            Op::Gemm { m, k, n, dtype, count, a_resident, b_resident, weight_dtype } => {
-                self.check_array()?;
-                let weights = weight_dtype.as_deref().unwrap_or(dtype);
-                let (format, mxfp4) = self.gemm_format(dtype, weights)?;
-                let native = mxfp4 && format == Format::Mxfp8 && self.native_mxfp4();
-                let (w_mxfp4, w_native_mxfp4) = (mxfp4 && !native, native);
+            Op::Gemm { .. } => {
+                let g = self.gemm_op(op)?;
                 self.models.insert(kind, "cycle");
-                let g = GemmOp {
-                    m: *m,
-                    k: *k,
-                    n: *n,
-                    count: *count,
-                    a_resident: *a_resident,
-                    b_resident: *b_resident,
-                    format,
-                    w_mxfp4,
-                    w_native_mxfp4,
-                };
                 self.gemm_ns(&g).map_err(|e| format!("{e} (use --compute roofline)"))
             }
             Op::Elementwise { elements, ops, dtype } => {
@@ -273,7 +296,7 @@ impl Costs for CycleCosts<'_> {
                 self.elementwise_ns(*elements, *ops, dtype)
             }
             Op::Attention { .. } => {
-                self.check_array()?;
+                self.check_attention()?;
                 self.models.insert(kind, "cycle");
                 self.attention_ns(op)
             }

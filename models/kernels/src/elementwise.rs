@@ -64,8 +64,16 @@ pub fn plan(cores: u32, elements: u64, ops: u32, format: Format) -> Result<EltPl
     })
 }
 
-/// Core `core`'s program of plan `p`.
+/// Core `core`'s program of plan `p` on a core of 8 partitions per DMA engine (every preset).
 pub fn program(p: &EltPlan, core: u32) -> String {
+    program_on(p, core, 8)
+}
+
+/// [`program`] on a core of `dma_ppe` partitions per DMA engine: a tile's DMA over 128
+/// partitions gives one semaphore increment per engine it touches. The program addresses 128
+/// partitions whatever the core's.
+pub fn program_on(p: &EltPlan, core: u32, dma_ppe: u32) -> String {
+    let per_tile = 128u32.div_ceil(dma_ppe.max(1));
     let dt = p.format.asm();
     let bpp = u64::from(p.free) * u64::from(p.format.bytes());
     let stride = bpp + PAD;
@@ -78,7 +86,7 @@ pub fn program(p: &EltPlan, core: u32) -> String {
     let mut pool = String::from(".engine gpsimd\n");
     for t in 0..p.tiles {
         if t >= BUFS {
-            let _ = writeln!(sync, "    sem_wait s3 >= {}", 16 * (t - BUFS + 1));
+            let _ = writeln!(sync, "    sem_wait s3 >= {}", per_tile * (t - BUFS + 1));
         }
         let hbm = base + IN_HBM + u64::from(t) * 128 * stride;
         let _ = writeln!(
@@ -88,7 +96,7 @@ pub fn program(p: &EltPlan, core: u32) -> String {
             p.free
         );
         let ap = format!("sbuf[0:128] +{:#x} [{}:1] {dt}", buf(t), p.free);
-        let _ = writeln!(vec, "    sem_wait s0 >= {}", 16 * (t + 1));
+        let _ = writeln!(vec, "    sem_wait s0 >= {}", per_tile * (t + 1));
         for _ in 0..v_ops {
             let _ = writeln!(vec, "    tensor_scalar mul {ap}, 1.0 -> {ap}");
         }
@@ -102,7 +110,7 @@ pub fn program(p: &EltPlan, core: u32) -> String {
         let hbm = base + OUT_HBM + u64::from(t) * 128 * stride;
         let _ = writeln!(pool, "    dma_start q1 {ap} -> hbm {hbm:#x} stride {stride}, sem=s3");
     }
-    let _ = writeln!(pool, "    sem_wait s3 >= {}", 16 * p.tiles);
+    let _ = writeln!(pool, "    sem_wait s3 >= {}", per_tile * p.tiles);
     for st in [&mut sync, &mut vec, &mut act, &mut pool] {
         st.push_str("    halt\n");
     }

@@ -43,10 +43,17 @@
 //! s6 slabs dequantized (MXFP4 only).
 //! Queues: loads on q0 (QoS class 0), stores on q1 (class 1).
 //!
+//! On another core ([`program_in`] with its [`Geometry`]) every 128 above is the array's: a
+//! K-block is `rows` rows, a chunk `columns` columns, the SBUF regions are shares of its
+//! partition ([`Geometry::layout`]), the MX scales of a K-block sit on `rows / 8` partitions and
+//! each DMA's semaphore increments are the DMA engines it touches; the presets' geometry gives
+//! the text above byte for byte.
+//!
 //! Left out: the values (the programs time the work; `trnsim core --functional` runs values),
-//! a K-block split across cores, and anything but a 128-partition array.
+//! a K-block split across cores, and arrays wider than they are tall.
 
 use crate::format::{Format, MX_BLOCK};
+use crate::geometry::{Geometry, SbufLayout};
 use std::fmt::Write as _;
 
 /// The layer's shape, per core.
@@ -74,19 +81,10 @@ pub struct Shape {
 pub const SHAPE: Shape =
     Shape { tokens: 512, d_model: 1024, d_ff_per_core: 2048, chunks_per_slab: 2, chunks_per_group: 4, slab_buffers: 4 };
 
-const X_SBUF: u32 = 0x0;
-const W_SBUF: u32 = 0x10000;
-const Y_SBUF: u32 = 0x20000;
+/// Most output buffers of Y (fewer where Y's region holds fewer chunks).
 const Y_BUFS: u32 = 8;
-/// MXFP4 staging ring (packed weights, 2 buffers) and its scales' (2 buffers).
-const STAGE_SBUF: u32 = 0x22000;
-const STAGE_BYTES: u32 = 0x8000;
+/// The MXFP4 staging ring's buffers (packed weights, and their scales').
 const STAGE_BUFS: u32 = 2;
-const STAGE_SCALES_SBUF: u32 = 0x2a000;
-/// MX scales: X's (per K-block, `tokens` bytes on 16 partitions) and W's (a ring like W's).
-const XS_SBUF: u32 = 0x2c000;
-const WS_SBUF: u32 = 0x30000;
-const SBUF_END: u32 = 0x40000;
 /// Padding after each HBM row: a DMA engine's packet covers 512 B of each of its 8 partitions,
 /// and rows a power of two apart would put all 8 on one pseudo-channel and bank group (default
 /// address map: 32 B bursts over 16 channels, then 2 PCs, then 4 bank groups); 512 B more per
@@ -101,6 +99,23 @@ const XS_HBM: u64 = 0x3800_0000;
 const CORE_HBM: u64 = 0x1_0000_0000;
 
 impl Shape {
+    /// K-blocks of `d_model` in format `f` on a core of geometry `g` (`g.partitions` rows,
+    /// 4x in MXFP8).
+    pub fn kb_at(&self, f: Format, g: &Geometry) -> u32 {
+        self.d_model / (g.partitions * f.rows_per_partition())
+    }
+    /// Chunks of `W` (and of `Yᵀ`) per core on a core of geometry `g` (`g.columns` wide).
+    pub fn chunks_at(&self, g: &Geometry) -> u32 {
+        self.d_ff_per_core / g.columns
+    }
+    /// Weight slabs per core on a core of geometry `g`.
+    pub fn slabs_at(&self, g: &Geometry) -> u32 {
+        self.chunks_at(g) / self.chunks_per_slab
+    }
+    /// Bytes per partition of one weight slab in format `f` on a core of geometry `g`.
+    pub fn slab_bpp_at(&self, f: Format, g: &Geometry) -> u32 {
+        self.chunks_per_slab * self.kb_at(f, g) * g.columns * f.rows_per_partition() * f.bytes()
+    }
     /// K-blocks of `d_model` in BF16 (128 rows each).
     pub fn kb(&self) -> u32 {
         self.d_model / 128
@@ -149,12 +164,12 @@ impl Shape {
     /// True if the tensor engine signals after chunk `c`: at the end of each group, and after
     /// every chunk of the last group (so the activation and the stores overlap the last
     /// matmuls).
-    fn signals_after(&self, c: u32) -> bool {
-        c % self.chunks_per_group == self.chunks_per_group - 1 || c + self.chunks_per_group >= self.chunks()
+    fn signals_after(&self, c: u32, chunks: u32) -> bool {
+        c % self.chunks_per_group == self.chunks_per_group - 1 || c + self.chunks_per_group >= chunks
     }
     /// Tensor-engine signals per core.
     pub fn signals(&self) -> u32 {
-        (0..self.chunks()).filter(|&c| self.signals_after(c)).count() as u32
+        (0..self.chunks()).filter(|&c| self.signals_after(c, self.chunks())).count() as u32
     }
     /// Checks the shape fits the BF16 program's SBUF layout and the ISA's limits.
     pub fn check(&self) -> Result<(), String> {
@@ -162,34 +177,42 @@ impl Shape {
     }
     /// Checks the shape fits the SBUF layout of the program `v` makes and the ISA's limits.
     pub fn check_for(&self, v: &Variant) -> Result<(), String> {
+        self.check_in(v, &Geometry::NC_128)
+    }
+    /// Checks the shape fits the SBUF layout of the program `v` makes on a core of geometry
+    /// `g` ([`Geometry::layout`]) and the ISA's limits.
+    pub fn check_in(&self, v: &Variant, g: &Geometry) -> Result<(), String> {
         let f = v.format;
-        let kblk = 128 * f.rows_per_partition();
-        let (slab, xb) = (self.slab_bpp_in(f), self.x_bpp_in(f));
-        let mut ok = (1..=512).contains(&self.tokens)
+        let kblk = g.partitions * f.rows_per_partition();
+        let l = g.layout();
+        let (slab, xb, kb) = (u64::from(self.slab_bpp_at(f, g)), u64::from(self.x_bpp_in(f)), self.kb_at(f, g));
+        let yb = u64::from(if v.w_moving { 2 * g.columns } else { self.tok_bpp() });
+        let mut ok = (1..=g.max_tokens()).contains(&self.tokens)
             && self.d_model.is_multiple_of(kblk)
             && self.d_model > 0
             && self.chunks_per_slab > 0
-            && (1..=4).contains(&self.chunks_per_group)
+            && (1..=g.max_group()).contains(&self.chunks_per_group)
             && self.chunks_per_group.is_multiple_of(self.chunks_per_slab)
             && self.slab_buffers >= 2 * self.chunks_per_group / self.chunks_per_slab
-            && self.d_ff_per_core.is_multiple_of(128 * self.chunks_per_group)
+            && self.d_ff_per_core.is_multiple_of(g.columns * self.chunks_per_group)
             && self.d_ff_per_core > 0
-            && u64::from(self.kb_in(f)) * u64::from(xb) <= u64::from(W_SBUF)
-            && u64::from(self.slab_buffers) * u64::from(slab) <= u64::from(Y_SBUF - W_SBUF)
-            && slab / f.bytes() <= 65535
+            && u64::from(kb) * xb <= u64::from(l.size(l.x))
+            && u64::from(self.slab_buffers) * slab <= u64::from(l.size(l.w))
+            && 2 * yb <= u64::from(l.size(l.y))
+            && slab / u64::from(f.bytes()) <= 65535
             && v.dma_piece.is_multiple_of(4)
-            && (!v.w_moving || (self.tokens <= 128 && self.kb_in(f) * xb / f.bytes() <= 65535));
+            && (!v.w_moving || (self.tokens <= g.columns && u64::from(kb) * xb / u64::from(f.bytes()) <= 65535));
         if f.is_mx() || v.w_mxfp4 {
-            // Scales: X's per K-block on 16 partitions, W's in a ring like W's.
-            ok &= u64::from(self.kb_in(f)) * u64::from(self.tokens) <= u64::from(WS_SBUF - XS_SBUF)
-                && u64::from(self.slab_buffers) * u64::from(w_scale_bpp(self, f)) <= u64::from(SBUF_END - WS_SBUF);
+            // Scales: X's per K-block on a 32nd of K's rows' partitions, W's in a ring like W's.
+            ok &= u64::from(kb) * u64::from(self.tokens) <= u64::from(l.size(l.xs))
+                && u64::from(self.slab_buffers) * u64::from(w_scale_bpp(self, f, g)) <= u64::from(l.size(l.ws));
         }
         if v.w_native_mxfp4 {
             ok &= f == Format::Mxfp8 && !v.w_mxfp4;
         }
         if v.w_mxfp4 {
-            ok &= STAGE_BUFS * packed_bpp(self, f) <= STAGE_BYTES
-                && STAGE_BUFS * stage_scale_bpp(self, f) <= XS_SBUF - STAGE_SCALES_SBUF;
+            ok &= STAGE_BUFS * packed_bpp(self, f, g) <= l.size(l.stage)
+                && STAGE_BUFS * stage_scale_bpp(self, f, g) <= l.size(l.stage_scales);
         }
         if ok {
             Ok(())
@@ -203,24 +226,30 @@ impl Shape {
     }
 }
 
-/// Bytes per partition (on partitions 0..16) of one slab's MX scales in the matmul's layout:
-/// one per 32 K-rows per column.
-fn w_scale_bpp(s: &Shape, f: Format) -> u32 {
-    s.chunks_per_slab * s.kb_in(f) * 128 * 128 * f.rows_per_partition() / MX_BLOCK / 16
+/// Partitions of the MX scales of a K-block ([`scale_parts`]).
+fn scale_parts(g: &Geometry) -> u32 {
+    // One scale per 32 K-rows: a K-block of `partitions` x 4 rows has `partitions / 8`.
+    (g.partitions * Format::Mxfp8.rows_per_partition() / MX_BLOCK).max(1)
+}
+
+/// Bytes per partition (on the [`scale_parts`] first partitions) of one slab's MX scales in
+/// the matmul's layout: one per 32 K-rows per column.
+fn w_scale_bpp(s: &Shape, f: Format, g: &Geometry) -> u32 {
+    s.chunks_per_slab * s.kb_at(f, g) * g.columns * g.partitions * f.rows_per_partition() / MX_BLOCK / scale_parts(g)
 }
 
 /// Bytes per partition of one slab packed in MXFP4 (two elements a byte).
-fn packed_bpp(s: &Shape, f: Format) -> u32 {
-    s.chunks_per_slab * s.kb_in(f) * 128 * f.rows_per_partition() / 2
+fn packed_bpp(s: &Shape, f: Format, g: &Geometry) -> u32 {
+    s.chunks_per_slab * s.kb_at(f, g) * g.columns * f.rows_per_partition() / 2
 }
 
 /// Bytes per partition of one MXFP4 slab's scales as the dequantization reads them: MXFP8's
-/// layout (16 partitions) when the matmul is MXFP8, else one per 32 elements of a partition.
-fn stage_scale_bpp(s: &Shape, f: Format) -> u32 {
+/// layout ([`scale_parts`]) when the matmul is MXFP8, else one per 32 elements of a partition.
+fn stage_scale_bpp(s: &Shape, f: Format, g: &Geometry) -> u32 {
     if f.is_mx() {
-        w_scale_bpp(s, f)
+        w_scale_bpp(s, f, g)
     } else {
-        (s.chunks_per_slab * s.kb_in(f) * 128).div_ceil(MX_BLOCK)
+        (s.chunks_per_slab * s.kb_at(f, g) * g.columns).div_ceil(MX_BLOCK)
     }
 }
 
@@ -292,6 +321,10 @@ const DEQUANT_SEM: u8 = 6;
 
 /// Per-core layout figures of one program.
 struct Layout {
+    g: Geometry,
+    sb: SbufLayout,
+    /// Output buffers of Y.
+    y_bufs: u32,
     f: Format,
     dt: &'static str,
     kb: u32,
@@ -312,22 +345,27 @@ struct Layout {
 }
 
 impl Layout {
-    fn of(s: &Shape, v: &Variant) -> Layout {
+    fn of(s: &Shape, v: &Variant, g: &Geometry) -> Layout {
         let f = v.format;
-        let scales = if f.is_mx() || v.w_mxfp4 { 2 } else { 0 };
+        let (sb, p, c) = (g.layout(), g.partitions, g.columns);
+        let scales = if f.is_mx() || v.w_mxfp4 { g.engines(scale_parts(g)) } else { 0 };
+        let yb = if v.w_moving { 2 * c } else { s.tok_bpp() };
         Layout {
+            g: *g,
+            sb,
+            y_bufs: (sb.size(sb.y) / yb.max(1)).min(Y_BUFS),
             f,
             dt: f.asm(),
-            kb: s.kb_in(f),
-            slab: s.slab_bpp_in(f),
+            kb: s.kb_at(f, g),
+            slab: s.slab_bpp_at(f, g),
             xb: s.x_bpp_in(f),
-            yb: if v.w_moving { 256 } else { s.tok_bpp() },
-            wblk: 128 * f.rows_per_partition() * f.bytes(),
-            per_slab: 16 * pieces(dma_bytes(s, v, f), v.dma_piece) + scales,
-            per_x: 16 + if f.is_mx() { 2 } else { 0 },
-            ws: w_scale_bpp(s, f),
-            y_parts: if v.w_moving { s.tokens } else { 128 },
-            per_y: if v.w_moving { s.tokens.div_ceil(8) } else { 16 },
+            yb,
+            wblk: c * f.rows_per_partition() * f.bytes(),
+            per_slab: g.engines(p) * pieces(dma_bytes(s, v, f, g), v.dma_piece) + scales,
+            per_x: g.engines(p) + if f.is_mx() { g.engines(scale_parts(g)) } else { 0 },
+            ws: w_scale_bpp(s, f, g),
+            y_parts: if v.w_moving { s.tokens } else { c },
+            per_y: g.engines(if v.w_moving { s.tokens } else { c }),
         }
     }
 }
@@ -338,17 +376,27 @@ impl Layout {
 /// `v.x_after` completions, and MXFP4 weights dequantized by the vector engine. The text of a
 /// BF16 program is e2e-llm-layer's, byte for byte.
 pub fn program_with(s: &Shape, core: u32, v: &Variant) -> String {
+    program_in(s, core, v, &Geometry::NC_128)
+}
+
+/// [`program_with`] on a core of geometry `g`: K-blocks of `g.partitions` rows, chunks of
+/// `g.columns`, the SBUF regions of [`Geometry::layout`], PSUM's halves of `g.psum_banks`,
+/// semaphore counts of `g.dma_ppe` partitions per DMA engine. On [`Geometry::NC_128`] it is
+/// [`program_with`]'s text.
+pub fn program_in(s: &Shape, core: u32, v: &Variant, g: &Geometry) -> String {
     let (act_fn, collectives) = (v.act_fn, v.collectives);
     let base = u64::from(core % 2) * CORE_HBM;
-    let l = Layout::of(s, v);
-    let (kb, chunks, cps, cpg) = (l.kb, s.chunks(), s.chunks_per_slab, s.chunks_per_group);
-    let (slab, tok) = (l.slab, l.yb);
+    let l = Layout::of(s, v, g);
+    let (kb, chunks, cps, cpg) = (l.kb, s.chunks_at(g), s.chunks_per_slab, s.chunks_per_group);
+    let (slab, tok, sb, p) = (l.slab, l.yb, l.sb, g.partitions);
     let tok_stride = u64::from(tok + PAD);
     let x_stride = u64::from(l.xb + PAD);
-    let w_buf = |sl: u32| W_SBUF + (sl % s.slab_buffers) * slab;
-    let ws_buf = |sl: u32| WS_SBUF + (sl % s.slab_buffers) * l.ws;
-    let y_buf = |c: u32| Y_SBUF + (c % Y_BUFS) * tok;
-    let bank = |c: u32| (c / cpg % 2) * 4 + c % cpg;
+    let w_buf = |sl: u32| sb.w + (sl % s.slab_buffers) * slab;
+    let ws_buf = |sl: u32| sb.ws + (sl % s.slab_buffers) * l.ws;
+    let y_buf = |c: u32| sb.y + (c % l.y_bufs) * tok;
+    let half = g.psum_half();
+    let bank = |c: u32| (c / cpg % 2) * half + c % cpg;
+    let sp = scale_parts(g);
     let mut sync = String::from(".engine sync\n");
     let mut te = String::from(".engine tensor\n");
     let mut act = String::from(".engine scalar\n");
@@ -369,27 +417,27 @@ pub fn program_with(s: &Shape, core: u32, v: &Variant) -> String {
     let x_len = l.xb * (kb / x_dmas);
     let x_stride = if v.w_moving { u64::from(x_len + PAD) } else { x_stride };
     for k in (0..x_dmas).filter(|_| !v.x_resident) {
-        let hbm = base + X_HBM + u64::from(k) * 128 * x_stride;
+        let hbm = base + X_HBM + u64::from(k) * u64::from(p) * x_stride;
         let _ = writeln!(
             sync,
-            "    dma_start q0 hbm {hbm:#x} stride {x_stride} -> sbuf[0:128] +{:#x} [{}:1] {}, sem=s1",
-            X_SBUF + k * l.xb,
+            "    dma_start q0 hbm {hbm:#x} stride {x_stride} -> sbuf[0:{p}] +{:#x} [{}:1] {}, sem=s1",
+            sb.x + k * l.xb,
             x_len / l.f.bytes(),
             l.dt
         );
         if l.f.is_mx() {
             let xs_len = s.tokens * (kb / x_dmas);
-            let hbm = base + XS_HBM + u64::from(k) * 16 * u64::from(xs_len + PAD);
+            let hbm = base + XS_HBM + u64::from(k) * u64::from(sp) * u64::from(xs_len + PAD);
             let _ = writeln!(
                 sync,
-                "    dma_start q0 hbm {hbm:#x} stride {} -> sbuf[0:16] +{:#x} [{}:1] fp8e4m3, sem=s1",
+                "    dma_start q0 hbm {hbm:#x} stride {} -> sbuf[0:{sp}] +{:#x} [{}:1] fp8e4m3, sem=s1",
                 xs_len + PAD,
-                XS_SBUF + k * s.tokens,
+                sb.xs + k * s.tokens,
                 xs_len
             );
         }
     }
-    for sl in (1..s.slabs()).filter(|_| loads_w) {
+    for sl in (1..s.slabs_at(g)).filter(|_| loads_w) {
         if v.w_mxfp4 {
             // The staging buffer this slab lands in was dequantized.
             if sl >= STAGE_BUFS {
@@ -423,14 +471,18 @@ pub fn program_with(s: &Shape, core: u32, v: &Variant) -> String {
             let acc = if k == 0 { "overwrite" } else { "accumulate" };
             let (wsc, xsc) = if l.f.is_mx() {
                 (
-                    format!(", scales=sbuf[0:16] +{:#x} [128:1] fp8e4m3", ws_buf(sl) + (j * kb + k) * 128),
-                    format!(", scales=sbuf[0:16] +{:#x} [{}:1] fp8e4m3", XS_SBUF + k * s.tokens, s.tokens),
+                    format!(
+                        ", scales=sbuf[0:{sp}] +{:#x} [{}:1] fp8e4m3",
+                        ws_buf(sl) + (j * kb + k) * l.g.columns,
+                        l.g.columns
+                    ),
+                    format!(", scales=sbuf[0:{sp}] +{:#x} [{}:1] fp8e4m3", sb.xs + k * s.tokens, s.tokens),
                 )
             } else {
                 (String::new(), String::new())
             };
-            let w_ap = format!("sbuf[0:128] +{w:#x} [{}:1] {}", l.wblk / l.f.bytes(), l.dt);
-            let x_ap = format!("sbuf[0:128] +{:#x} [{}:1] {}", X_SBUF + k * l.xb, l.xb / l.f.bytes(), l.dt);
+            let w_ap = format!("sbuf[0:{p}] +{w:#x} [{}:1] {}", l.wblk / l.f.bytes(), l.dt);
+            let x_ap = format!("sbuf[0:{p}] +{:#x} [{}:1] {}", sb.x + k * l.xb, l.xb / l.f.bytes(), l.dt);
             let (stat, stat_sc, mov, mov_sc) = if v.w_moving { (x_ap, xsc, w_ap, wsc) } else { (w_ap, wsc, x_ap, xsc) };
             let _ = writeln!(te, "    ldweights {stat}{stat_sc}");
             let _ = writeln!(
@@ -441,15 +493,15 @@ pub fn program_with(s: &Shape, core: u32, v: &Variant) -> String {
                 l.yb / 2
             );
         }
-        if s.signals_after(c) {
+        if s.signals_after(c, chunks) {
             let _ = writeln!(te, "    sem_inc s2, {}", c + 1 - signalled);
             signalled = c + 1;
         }
     }
     for c in 0..chunks {
         let _ = writeln!(act, "    sem_wait s2 >= {}", c + 1);
-        if c >= Y_BUFS {
-            let _ = writeln!(act, "    sem_wait s4 >= {}", l.per_y * (c - Y_BUFS + 1));
+        if c >= l.y_bufs {
+            let _ = writeln!(act, "    sem_wait s4 >= {}", l.per_y * (c - l.y_bufs + 1));
             // output buffer stored
         }
         let (yp, ye) = (l.y_parts, l.yb / 2);
@@ -485,11 +537,11 @@ pub fn program_with(s: &Shape, core: u32, v: &Variant) -> String {
 }
 
 /// Bytes per partition one weight slab's DMAs move.
-fn dma_bytes(s: &Shape, v: &Variant, f: Format) -> u32 {
+fn dma_bytes(s: &Shape, v: &Variant, f: Format, g: &Geometry) -> u32 {
     if v.w_mxfp4 || v.w_native_mxfp4 {
-        packed_bpp(s, f)
+        packed_bpp(s, f, g)
     } else {
-        s.slab_bpp_in(f)
+        s.slab_bpp_at(f, g)
     }
 }
 
@@ -505,13 +557,15 @@ fn pieces(bytes: u32, piece: u32) -> u32 {
 /// The DMAs of weight slab `sl` (and its scales): into W's ring, or packed MXFP4 into the
 /// staging ring; in pieces of at most `v.dma_piece` bytes per partition.
 fn load_slab(sync: &mut String, s: &Shape, v: &Variant, l: &Layout, base: u64, sl: u32) {
-    let bytes = dma_bytes(s, v, l.f);
+    let (g, sb) = (&l.g, &l.sb);
+    let p = g.partitions;
+    let bytes = dma_bytes(s, v, l.f, g);
     let (sbuf, dt, elem) = if v.w_mxfp4 {
-        (STAGE_SBUF + (sl % STAGE_BUFS) * bytes, "fp8e4m3", 1)
+        (sb.stage + (sl % STAGE_BUFS) * bytes, "fp8e4m3", 1)
     } else if v.w_native_mxfp4 {
-        (W_SBUF + (sl % s.slab_buffers) * l.slab, "fp8e4m3", 1)
+        (sb.w + (sl % s.slab_buffers) * l.slab, "fp8e4m3", 1)
     } else {
-        (W_SBUF + (sl % s.slab_buffers) * l.slab, l.dt, l.f.bytes())
+        (sb.w + (sl % s.slab_buffers) * l.slab, l.dt, l.f.bytes())
     };
     let n = pieces(bytes, v.dma_piece);
     let piece = if n == 1 { bytes } else { v.dma_piece };
@@ -524,23 +578,23 @@ fn load_slab(sync: &mut String, s: &Shape, v: &Variant, l: &Layout, base: u64, s
         // weight matrix sharded over them is laid out so). Otherwise each core keeps its own
         // half (the benchmarks' layout, which the workload path reproduces to the cycle).
         let hbm = if v.dma_piece > 0 && v.w_moving {
-            W_HBM + (2 * j + base / CORE_HBM) * 128 * stride
+            W_HBM + (2 * j + base / CORE_HBM) * u64::from(p) * stride
         } else {
-            base + W_HBM + j * 128 * stride
+            base + W_HBM + j * u64::from(p) * stride
         };
         let _ = writeln!(
             sync,
-            "    dma_start q0 hbm {hbm:#x} stride {stride} -> sbuf[0:128] +{:#x} [{}:1] {dt}, sem=s0",
+            "    dma_start q0 hbm {hbm:#x} stride {stride} -> sbuf[0:{p}] +{:#x} [{}:1] {dt}, sem=s0",
             sbuf + off,
             len / elem
         );
     }
     if l.f.is_mx() || v.w_mxfp4 {
         let (parts, bpp, sbuf) = if v.w_mxfp4 {
-            let b = stage_scale_bpp(s, l.f);
-            (if l.f.is_mx() { 16u32 } else { 128 }, b, STAGE_SCALES_SBUF + (sl % STAGE_BUFS) * b)
+            let b = stage_scale_bpp(s, l.f, g);
+            (if l.f.is_mx() { scale_parts(g) } else { p }, b, sb.stage_scales + (sl % STAGE_BUFS) * b)
         } else {
-            (16u32, l.ws, WS_SBUF + (sl % s.slab_buffers) * l.ws)
+            (scale_parts(g), l.ws, sb.ws + (sl % s.slab_buffers) * l.ws)
         };
         let stride = u64::from(bpp + PAD);
         let hbm = base + WS_HBM + u64::from(sl) * u64::from(parts) * stride;
@@ -556,32 +610,34 @@ fn load_slab(sync: &mut String, s: &Shape, v: &Variant, l: &Layout, base: u64, s
 fn dequant_stream(s: &Shape, v: &Variant, l: &Layout) -> String {
     let mut out = String::from(".engine vector\n");
     let elems = l.slab / l.f.bytes();
-    let packed = packed_bpp(s, l.f);
-    let ssz = stage_scale_bpp(s, l.f);
-    for sl in 0..s.slabs() {
+    let (g, sb) = (&l.g, &l.sb);
+    let (p, sp) = (g.partitions, scale_parts(g));
+    let packed = packed_bpp(s, l.f, g);
+    let ssz = stage_scale_bpp(s, l.f, g);
+    for sl in 0..s.slabs_at(g) {
         let _ = writeln!(out, "    sem_wait s0 >= {}", l.per_slab * (sl + 1));
         if sl >= s.slab_buffers {
             let _ = writeln!(out, "    sem_wait s2 >= {}", (sl - s.slab_buffers + 1) * s.chunks_per_slab);
         }
-        let (stage, w) = (STAGE_SBUF + (sl % STAGE_BUFS) * packed, W_SBUF + (sl % s.slab_buffers) * l.slab);
-        let scales = STAGE_SCALES_SBUF + (sl % STAGE_BUFS) * ssz;
+        let (stage, w) = (sb.stage + (sl % STAGE_BUFS) * packed, sb.w + (sl % s.slab_buffers) * l.slab);
+        let scales = sb.stage_scales + (sl % STAGE_BUFS) * ssz;
         // Each packed byte read twice: its two nibbles.
         let _ = writeln!(
             out,
-            "    tensor_copy sbuf[0:128] +{stage:#x} [{}:1, 2:0] fp8e4m3 -> sbuf[0:128] +{w:#x} [{elems}:1] {}",
+            "    tensor_copy sbuf[0:{p}] +{stage:#x} [{}:1, 2:0] fp8e4m3 -> sbuf[0:{p}] +{w:#x} [{elems}:1] {}",
             elems / 2,
             l.dt
         );
         if l.f.is_mx() {
-            let ws = WS_SBUF + (sl % s.slab_buffers) * l.ws;
+            let ws = sb.ws + (sl % s.slab_buffers) * l.ws;
             let _ = writeln!(
                 out,
-                "    tensor_copy sbuf[0:16] +{scales:#x} [{ssz}:1] fp8e4m3 -> sbuf[0:16] +{ws:#x} [{ssz}:1] fp8e4m3"
+                "    tensor_copy sbuf[0:{sp}] +{scales:#x} [{ssz}:1] fp8e4m3 -> sbuf[0:{sp}] +{ws:#x} [{ssz}:1] fp8e4m3"
             );
         } else {
             let _ = writeln!(
                 out,
-                "    tensor_tensor mul sbuf[0:128] +{w:#x} [{elems}:1] {dt}, sbuf[0:128] +{scales:#x} [{}:1, {MX_BLOCK}:0] fp8e4m3 -> sbuf[0:128] +{w:#x} [{elems}:1] {dt}",
+                "    tensor_tensor mul sbuf[0:{p}] +{w:#x} [{elems}:1] {dt}, sbuf[0:{p}] +{scales:#x} [{}:1, {MX_BLOCK}:0] fp8e4m3 -> sbuf[0:{p}] +{w:#x} [{elems}:1] {dt}",
                 elems / MX_BLOCK,
                 dt = l.dt
             );

@@ -7,6 +7,8 @@
 //!   dtype's.
 //! - [`gemm`]: the GEMM kernel (the chip benchmarks' program), in any of those formats, MXFP4
 //!   weights dequantized on the vector engine.
+//! - [`geometry`]: the core figures (array rows and columns, SBUF bytes per partition, PSUM
+//!   banks, DMA engines' partitions) the GEMM kernel tiles by, and its SBUF layout.
 //! - [`plan`]: a GEMM node of any shape (decode's m = 1..64 too, batched, resident operands)
 //!   as tiles of [`gemm`] programs.
 //! - [`elementwise`]: activations, norms and softmax as tiles streamed through the vector and
@@ -24,5 +26,6 @@ pub mod disk;
 pub mod elementwise;
 pub mod format;
 pub mod gemm;
+pub mod geometry;
 pub mod plan;
 pub mod run;

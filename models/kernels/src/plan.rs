@@ -1,7 +1,10 @@
 //! How a GEMM node of a workload maps onto [`crate::gemm`] programs on one chip.
 //!
 //! A node `C[m x n] = A[m x k] x B[k x n]` (`count` of them) maps onto a per-core program
-//! shape:
+//! shape, tiled by the core's [`Geometry`] (below for every preset: a 128 x 128 array, 256 KiB
+//! of SBUF per partition, 8 PSUM banks of 2 KiB; a `C`-column array takes chunks of `C`
+//! columns, an `R`-row one K-blocks of `R` rows, a larger SBUF larger regions, as NKI's
+//! kernels take their tiles from the hardware):
 //! - the `count` GEMMs share the chip's cores evenly (`cores / count` cores each; more GEMMs
 //!   than cores run in rounds of one per core, the rounds back to back in one program as
 //!   more columns), each core taking `n / cores-per-GEMM` columns per round, in 128-column
@@ -9,9 +12,11 @@
 //! - the tokens (`m`) are at most 512 per program (one PSUM bank of FP32), split evenly into
 //!   tiles: a decode GEMM of m = 8 is one program of 8 tokens; tiles of at most 128 tokens
 //!   whose weights stream from HBM run the decode form ([`crate::gemm::Variant::w_moving`]:
-//!   the tokens stationary, the weights the moving operand); the contraction (`k`) at most what
-//!   SBUF's A region holds (`k x m x bytes <= 8 MiB` over 128 partitions), rounded up to the
-//!   format's K-block (128 rows, 512 in MXFP8); the columns at most 64 chunks per core;
+//!   the tokens stationary, the weights the moving operand; at most the array's columns); the
+//!   contraction (`k`) at most what SBUF's A region (a quarter of each partition,
+//!   [`Geometry::layout`]) holds (`k x m x bytes <= 8 MiB` over 128 partitions of 256 KiB),
+//!   rounded up to the format's K-block (128 rows, 512 in MXFP8); the columns at most 64
+//!   chunks per core;
 //! - a node larger than that is tiled: its time is the tile program's time times the tiles
 //!   (tiles run one after the other, each reading its operands; a split contraction's
 //!   partial sums are not re-read). A node that fits is one program, its time the program's
@@ -25,14 +30,10 @@
 
 use crate::format::Format;
 use crate::gemm::{Shape, Variant};
+use crate::geometry::Geometry;
 
-/// Most 128-column chunks per core in one program (larger GEMMs are tiled).
+/// Most chunks (of the array's columns) per core in one program (larger GEMMs are tiled).
 pub const MAX_CHUNKS: u64 = 64;
-/// Most tokens per program: one PSUM bank of FP32.
-pub const MAX_TOKENS: u64 = 512;
-/// Bytes per partition of SBUF's A region (the program's X area), and of W's.
-const A_REGION_BPP: u64 = 0x1_0000;
-const W_REGION_BPP: u64 = 0x1_0000;
 
 /// How a GEMM node runs as programs: one program shape, run `reps` times.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -43,6 +44,8 @@ pub struct Plan {
     pub variant: Variant,
     /// Programs run one after the other for the whole node.
     pub reps: u64,
+    /// The core geometry the shape is tiled for.
+    pub geometry: Geometry,
 }
 
 /// What a GEMM node asks for.
@@ -68,27 +71,35 @@ pub struct GemmOp {
     pub w_native_mxfp4: bool,
 }
 
-/// The plan of `g` on `cores` cores.
+/// The plan of `g` on `cores` cores of the presets' geometry ([`Geometry::NC_128`]).
 pub fn plan(cores: u32, g: &GemmOp) -> Result<Plan, String> {
+    plan_on(cores, &Geometry::NC_128, g)
+}
+
+/// The plan of `g` on `cores` cores of geometry `geo`.
+pub fn plan_on(cores: u32, geo: &Geometry, g: &GemmOp) -> Result<Plan, String> {
     let GemmOp { m, k, n, count, .. } = *g;
     let what = || format!("gemm {m} x {k} x {n} (count {count}) in {}", g.format.asm());
     if cores == 0 || m == 0 || k == 0 || n == 0 || count == 0 {
         return Err(format!("{}: every dimension, the count and the chip's cores must be at least 1", what()));
     }
     let f = g.format;
-    let kblk = 128 * u64::from(f.rows_per_partition());
+    let (rows, cols) = (u64::from(geo.partitions), u64::from(geo.columns));
+    let kblk = rows * u64::from(f.rows_per_partition());
+    let layout = geo.layout();
+    let (a_region, w_region) = (u64::from(layout.size(layout.x)), u64::from(layout.size(layout.w)));
     let (cores, c) = (u64::from(cores), u64::from(count));
     let (rounds, cores_per) = if c >= cores { (c.div_ceil(cores), 1) } else { (1, cores / c) };
     // GEMMs beyond one per core run back to back in one program, as more columns: their
     // weights stream on without a new program's start (their A, one per GEMM, is loaded
     // once: left out).
     let n_pc = n.div_ceil(cores_per).checked_mul(rounds).ok_or_else(|| format!("{}: too many columns", what()))?;
-    let m_tiles = m.div_ceil(MAX_TOKENS);
+    let m_tiles = m.div_ceil(u64::from(geo.max_tokens()));
     let m_t = m.div_ceil(m_tiles);
     let kb = k.div_ceil(kblk);
     // Chunks in groups of 4 (a signal per group, not per chunk: each drains the array);
     // the padding is at most 3 chunks of a node of 8 or more.
-    let chunks = match n_pc.div_ceil(128) {
+    let chunks = match n_pc.div_ceil(cols) {
         c if c >= 8 => c.div_ceil(4) * 4,
         c => c,
     };
@@ -105,11 +116,11 @@ pub fn plan(cores: u32, g: &GemmOp) -> Result<Plan, String> {
         // the stationary form: no stream to keep up with, and its `Yᵀ` tail (activation and
         // store over 128 partitions of `tokens` each) is the shorter one (the MoE benchmark's
         // 64 x 512 x 512 resident experts: 9.252 us a step against 9.659 in the decode form).
-        w_moving: m_t <= 128 && !g.b_resident,
+        w_moving: m_t <= cols && !g.b_resident,
         ..Variant::default()
     };
     // The largest contraction block and column tile that fit, halving each until they do.
-    let mut kb_t = kb.min(A_REGION_BPP / x_block);
+    let mut kb_t = kb.min(a_region / x_block);
     while kb_t >= 1 {
         // Column tiles of equal size (rounded up to a group of 4 where that is how they run).
         let col_tiles = chunks.div_ceil(MAX_CHUNKS);
@@ -119,36 +130,41 @@ pub fn plan(cores: u32, g: &GemmOp) -> Result<Plan, String> {
         };
         while ch >= 1 {
             for (cpg, cps) in [(4u64, 2u64), (2, 2), (2, 1), (1, 1)] {
-                if ch % cpg != 0 {
+                if ch % cpg != 0 || cpg > u64::from(geo.max_group()) {
                     continue;
                 }
                 let min_bufs = (2 * cpg / cps).max(2);
                 // As many slab buffers as W's region holds (up to every slab): the deeper the
                 // ring, the more weight DMAs in flight.
-                let slab = cps * kb_t.min(kb) * 128 * u64::from(f.rows_per_partition()) * u64::from(f.bytes());
-                let fit = (W_REGION_BPP / slab.max(1)).min(ch / cps);
+                let slab = cps * kb_t.min(kb) * cols * u64::from(f.rows_per_partition()) * u64::from(f.bytes());
+                let fit = (w_region / slab.max(1)).min(ch / cps);
                 let bufs = if g.b_resident { (ch / cps).max(min_bufs) } else { fit.max(min_bufs) };
                 let shape = Shape {
                     tokens: u(m_t)?,
                     d_model: u(kb_t * kblk)?,
-                    d_ff_per_core: u(ch * 128)?,
+                    d_ff_per_core: u(ch * cols)?,
                     chunks_per_slab: u(cps)?,
                     chunks_per_group: u(cpg)?,
                     slab_buffers: u(bufs)?,
                 };
-                if shape.check_for(&variant).is_ok() && (!g.b_resident || shape.slab_buffers >= shape.slabs()) {
+                if shape.check_in(&variant, geo).is_ok() && (!g.b_resident || shape.slab_buffers >= shape.slabs_at(geo))
+                {
                     let reps = [m_tiles, kb.div_ceil(kb_t), chunks.div_ceil(ch)]
                         .iter()
                         .try_fold(1u64, |a, &b| a.checked_mul(b))
                         .ok_or_else(|| format!("{}: more than 2^64 program runs", what()))?;
-                    return Ok(Plan { shape, variant, reps });
+                    return Ok(Plan { shape, variant, reps, geometry: *geo });
                 }
             }
             ch /= 2;
         }
         kb_t /= 2;
     }
-    Err(format!("{}: no program shape fits SBUF (tokens {m_t})", what()))
+    Err(format!(
+        "{}: core.sbuf.partition_bytes: {} bytes per partition hold no tile of it (tokens {m_t}; the kernel gives A and W a quarter each, Y a 32nd)",
+        what(),
+        geo.sbuf_bpp
+    ))
 }
 
 #[cfg(test)]
