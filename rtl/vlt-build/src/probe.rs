@@ -1,0 +1,163 @@
+//! What a testbench sees inside a model beyond its ports: public signals (read, deposit,
+//! force), the counts of the RTL's `cover property` statements, and the messages of failing
+//! assertions (severity, label, text).
+//!
+//! - Public signals: those a model declares with [`crate::Model::public`] (written to a
+//!   Verilator configuration file, `public_flat_rw -module M -var V`) and any the sources mark
+//!   `/*verilator public_flat_rw*/` (or `public_flat_rd`: read only). The shim lists every
+//!   public variable of every scope at construction, named by its path below the top module
+//!   (`cnt`, `u_core.acc`); unpacked arrays, parameters and signals wider than 128 bits are not
+//!   listed.
+//! - `cover property`: the model is verilated with `--coverage-user`; the build reads the
+//!   cover points Verilator registers (`__vlCoverInsert` in the generated C++: counter index,
+//!   file, line, hierarchy, label) into a table, and the shim reads the counters.
+//! - Assertion messages: the runtime's `VL_PRINTF` is `vlt_printf` (runtime_shim.cpp), which
+//!   keeps Verilator's `Assertion failed in ...` lines for the model to collect and prints
+//!   everything else (`$display`) as before.
+//!
+//! Leaves out: sequences in cover properties (Verilator 5.006 parses no `##`), per-element
+//! access to unpacked arrays, forcing a signal Verilator did not make writable (`public_flat_rd`,
+//! or a signal it folded away).
+
+use crate::Model;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+
+/// One `cover property` of the model, as Verilator registers it.
+pub(crate) struct CoverPoint {
+    /// Index into the model's `__Vcoverage` counters.
+    pub index: u32,
+    /// Source file name and line.
+    pub file: String,
+    pub line: u32,
+    /// Its hierarchy below the top, which ends in its label (`.top.c_full` becomes `c_full`;
+    /// in a submodule `u_core.c_full`).
+    pub path: String,
+}
+
+/// The Verilator configuration file that makes `m`'s declared signals public and writable.
+/// `None` when it declares none.
+pub(crate) fn public_config(m: &Model) -> Option<String> {
+    if m.public.is_empty() {
+        return None;
+    }
+    let mut s = String::from("`verilator_config\n");
+    for (module, var) in &m.public {
+        let module = module.as_deref().unwrap_or(&m.top);
+        writeln!(s, "public_flat_rw -module \"{module}\" -var \"{var}\"").unwrap();
+    }
+    Some(s)
+}
+
+/// Writes [`public_config`] into `dir` and returns its path (Verilator reads it before the
+/// sources).
+pub(crate) fn write_public_config(m: &Model, dir: &Path) -> Result<Option<std::path::PathBuf>, String> {
+    let Some(text) = public_config(m) else { return Ok(None) };
+    fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join(format!("{}_public.vlt", m.name));
+    fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Some(path))
+}
+
+/// The cover points of a verilated model: every `__vlCoverInsert(&(vlSymsp->__Vcoverage[N]),
+/// first, "FILE", LINE, COL, ".HIER", "PAGE", "COMMENT", "")` of its C++ in `mdir`, by index.
+pub(crate) fn cover_points(mdir: &Path, top: &str) -> Result<Vec<CoverPoint>, String> {
+    let mut points = Vec::new();
+    let rd = fs::read_dir(mdir).map_err(|e| format!("{}: {e}", mdir.display()))?;
+    let mut files: Vec<_> =
+        rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension() == Some("cpp".as_ref())).collect();
+    files.sort();
+    for f in files {
+        let text = fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+        for line in text.lines() {
+            let Some(rest) = line.trim().strip_prefix("vlSelf->__vlCoverInsert(&(vlSymsp->__Vcoverage[") else {
+                continue;
+            };
+            if let Some(p) = parse_insert(rest, top) {
+                points.push(p);
+            }
+        }
+    }
+    points.sort_by_key(|p| p.index);
+    points.dedup_by_key(|p| p.index);
+    Ok(points)
+}
+
+/// `N]), first, "FILE", LINE, COL, ".HIER", "PAGE", "COMMENT", "");`
+fn parse_insert(rest: &str, top: &str) -> Option<CoverPoint> {
+    let (index, rest) = rest.split_once(']')?;
+    let index: u32 = index.parse().ok()?;
+    let fields = split_args(rest.split_once(',')?.1);
+    // first, "FILE", LINE, COL, ".HIER", "PAGE", "COMMENT", ...
+    let unq = |s: &str| s.trim().trim_matches('"').to_string();
+    let file = unq(fields.get(1)?);
+    let line: u32 = fields.get(2)?.trim().parse().ok()?;
+    let hier = unq(fields.get(4)?);
+    let hier = hier.trim_start_matches('.');
+    let path = hier.strip_prefix(top).map(|h| h.trim_start_matches('.')).unwrap_or(hier).to_string();
+    let file = Path::new(&file).file_name()?.to_string_lossy().into_owned();
+    Some(CoverPoint { index, file, line, path })
+}
+
+/// Comma-separated C arguments, commas inside string literals kept.
+fn split_args(s: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted, mut escaped) = (Vec::new(), String::new(), false, false);
+    for c in s.chars() {
+        match c {
+            '\\' if quoted && !escaped => {
+                escaped = true;
+                cur.push(c);
+                continue;
+            }
+            '"' if !escaped => quoted = !quoted,
+            ',' if !quoted => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        escaped = false;
+        cur.push(c);
+    }
+    out.push(cur);
+    out
+}
+
+/// The shim's cover-count body (reads each counter) and the Rust table of the points.
+pub(crate) fn cover_code(points: &[CoverPoint]) -> (String, String) {
+    let mut body = String::new();
+    for (k, p) in points.iter().enumerate() {
+        writeln!(body, "    if ({k} < n) out[{k}] = s->top->rootp->vlSymsp->__Vcoverage[{}].load();", p.index).unwrap();
+    }
+    let mut table = String::new();
+    for p in points {
+        writeln!(table, "        ({:?}, {:?}, {}),", p.path, p.file, p.line).unwrap();
+    }
+    (body, table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cover_inserts_parse_with_their_labels_and_paths() {
+        let line = r#"5]), first, "/x/t.sv", 10, 11, ".t.c_wrap", "v_user/t", "c_wrap", "");"#;
+        let p = parse_insert(line, "t").unwrap();
+        assert_eq!((p.index, p.file.as_str(), p.line, p.path.as_str()), (5, "t.sv", 10, "c_wrap"));
+        let sub = r#"0]), first, "a.sv", 3, 1, ".t.u_core.c_x", "v_user/core", "c_x", "");"#;
+        assert_eq!(parse_insert(sub, "t").unwrap().path, "u_core.c_x");
+        assert_eq!(split_args(r#"a, "b,c", d"#), vec!["a", r#" "b,c""#, " d"]);
+    }
+
+    #[test]
+    fn declared_signals_become_a_verilator_config() {
+        let m = Model::new("m", "M", "top", ["top.sv"]).public("cnt").public_in("core", "acc");
+        let c = public_config(&m).unwrap();
+        assert!(c.starts_with("`verilator_config\n"), "{c}");
+        assert!(c.contains("public_flat_rw -module \"top\" -var \"cnt\""), "{c}");
+        assert!(c.contains("public_flat_rw -module \"core\" -var \"acc\""), "{c}");
+        assert!(public_config(&Model::new("m", "M", "top", ["top.sv"])).is_none());
+    }
+}
