@@ -94,6 +94,11 @@ pub trait Block {
     fn cover_properties(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+    /// How often each labelled concurrent assertion (`LABEL: assert property`) passed:
+    /// evaluations not disabled where the property held, vacuous ones included.
+    fn assertion_passes(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
     /// The assertions that failed since the last call (warnings and infos, which do not stop
     /// the RTL, and the error that did), oldest first.
     fn take_assertion_notes(&mut self) -> Vec<AssertionNote> {
@@ -173,6 +178,9 @@ impl<B: Block + ?Sized> Block for Box<B> {
     }
     fn cover_properties(&self) -> Vec<(&'static str, u64)> {
         (**self).cover_properties()
+    }
+    fn assertion_passes(&self) -> Vec<(&'static str, u64)> {
+        (**self).assertion_passes()
     }
     fn take_assertion_notes(&mut self) -> Vec<AssertionNote> {
         (**self).take_assertion_notes()

@@ -9,6 +9,9 @@ use crate::block::{AssertionNote, Block, PortInfo, ResetInfo, SignalInfo, VltErr
 use std::path::Path;
 use verilator_sys::Verilated;
 
+/// The build's name for the cover property beside assertion `L`: `L__pass` (trnsim-vlt-build).
+const PASS_SUFFIX: &str = "__pass";
+
 /// Any Verilated model, driven through the [`Block`] interface.
 pub struct Rtl<V: Verilated> {
     model: V,
@@ -46,6 +49,13 @@ impl<V: Verilated> Rtl<V> {
         } else {
             Err(format!("{}: signal {name} is public read-only (public_flat_rd): declare it public_flat_rw", V::TOP))
         }
+    }
+    /// Every cover counter of the model: its `cover property` statements and the pass covers
+    /// the build adds beside labelled concurrent assertions.
+    fn covers(&self) -> impl Iterator<Item = (&'static str, u64)> {
+        let mut counts = vec![0u32; V::COVERS.len()];
+        self.model.cover_counts(&mut counts);
+        V::COVERS.iter().zip(counts).map(|(&(label, _, _), n)| (label, u64::from(n)))
     }
     #[inline]
     fn apply_forces(&mut self) {
@@ -132,9 +142,10 @@ impl<V: Verilated> Block for Rtl<V> {
         Ok(())
     }
     fn cover_properties(&self) -> Vec<(&'static str, u64)> {
-        let mut counts = vec![0u32; V::COVERS.len()];
-        self.model.cover_counts(&mut counts);
-        V::COVERS.iter().zip(counts).map(|(&(label, _, _), n)| (label, u64::from(n))).collect()
+        self.covers().filter(|(l, _)| !l.ends_with(PASS_SUFFIX)).collect()
+    }
+    fn assertion_passes(&self) -> Vec<(&'static str, u64)> {
+        self.covers().filter_map(|(l, n)| l.strip_suffix(PASS_SUFFIX).map(|l| (l, n))).collect()
     }
     fn take_assertion_notes(&mut self) -> Vec<AssertionNote> {
         self.model.take_notes().iter().filter_map(|l| AssertionNote::parse(l)).collect()

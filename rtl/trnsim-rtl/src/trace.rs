@@ -357,6 +357,9 @@ impl<B: Block> Block for Recorder<B> {
     fn cover_properties(&self) -> Vec<(&'static str, u64)> {
         self.inner.cover_properties()
     }
+    fn assertion_passes(&self) -> Vec<(&'static str, u64)> {
+        self.inner.assertion_passes()
+    }
     fn take_assertion_notes(&mut self) -> Vec<crate::block::AssertionNote> {
         self.inner.take_assertion_notes()
     }

@@ -38,6 +38,11 @@ fn internal_signal_bins_are_reached_on_the_rtl_side_and_cover_properties_counted
     assert_eq!(props, ["c_pop_when_full", "c_push_and_pop"]);
     assert!(r.cover_properties.iter().all(|&(_, n)| n > 100), "{:?}", r.cover_properties);
     assert!(r.rtl_checks().contains("cover property c_pop_when_full: "), "{}", r.rtl_checks());
+    // Each assertion passed on every edge out of reset (none failed: the diff is clean).
+    let passes = &r.assertion_passes;
+    assert_eq!(passes.iter().map(|(l, _)| *l).collect::<Vec<_>>(), ["a_count_bounded", "a_credit_follows_pop"]);
+    assert_eq!(passes[0].1, passes[1].1);
+    assert!(passes[0].1 > r.cycles * 9 / 10 && passes[0].1 < r.cycles, "{passes:?} of {}", r.cycles);
 
     // A cover point on a signal neither side has is an error naming it and the public ones.
     cfg.coverage = vec![Cover::values("x", Expr::signal("rd_ptrr"), 0..=3)];
@@ -70,6 +75,8 @@ fn internal_signals_can_be_peeked_deposited_and_forced() {
     for _ in 0..2 {
         cycle(&mut f);
     }
+    // Both assertions are disabled in reset and held on the two edges since.
+    assert_eq!(f.assertion_passes(), [("a_count_bounded", 2), ("a_credit_follows_pop", 2)]);
     f.settle().unwrap();
     assert_eq!((f.peek("cnt"), f.peek("wr_ptr")), (Ok(2), Ok(2)));
     // Deposit: the register takes the value once; the logic goes on from it.
@@ -119,4 +126,6 @@ fn assertion_warnings_and_infos_are_counted_by_label_and_the_run_goes_on() {
     let props = m.cover_properties();
     assert_eq!(props, [("c_ticks_wrap", 0), ("c_phase_top", 5)]);
     assert!(m.peek("phase").is_ok());
+    // Passes and failures add up to the 80 edges: the warning and the info failed once each.
+    assert_eq!(m.assertion_passes(), [("a_ticks_not_100", 80), ("a_ticks_not_50", 79), ("a_ticks_not_60", 79)]);
 }

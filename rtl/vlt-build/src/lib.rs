@@ -39,7 +39,7 @@ pub use profile::profile_advice;
 use wrapper::{rust_wrapper, shim_cpp};
 
 /// Bumped whenever the generated shim or Rust wrapper changes shape.
-const GENERATOR_VERSION: u32 = 8;
+const GENERATOR_VERSION: u32 = 10;
 const CXX_FLAGS: &[&str] = &[
     "-faligned-new",
     "-fcf-protection=none",
@@ -397,7 +397,7 @@ fn verilate(vlt: &Verilator, m: &Model, args: &[String], mdir: &Path) -> Result<
     if let Some(cfg) = probe::write_public_config(m, mdir)? {
         cmd.arg(cfg);
     }
-    cmd.args(&m.sources);
+    cmd.args(probe::sources_with_pass_covers(m, mdir)?);
     let out = cmd.output().map_err(|e| format!("running verilator: {e}"))?;
     if !out.status.success() {
         return Err(format!("verilator failed on model {}:\n{}", m.name, String::from_utf8_lossy(&out.stderr)));

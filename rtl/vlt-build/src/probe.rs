@@ -11,6 +11,10 @@
 //! - `cover property`: the model is verilated with `--coverage-user`; the build reads the
 //!   cover points Verilator registers (`__vlCoverInsert` in the generated C++: counter index,
 //!   file, line, hierarchy, label) into a table, and the shim reads the counters.
+//! - Assertion passes: beside each labelled concurrent assertion (`LABEL: assert property
+//!   (SPEC) ...;`) the build adds `LABEL__pass: cover property (SPEC);` to the copy of the
+//!   source Verilator reads, on the same line; its matches are the assertion's passes
+//!   (evaluations not disabled where the property held, vacuous ones included).
 //! - Assertion messages: the runtime's `VL_PRINTF` is `vlt_printf` (runtime_shim.cpp), which
 //!   keeps Verilator's `Assertion failed in ...` lines for the model to collect and prints
 //!   everything else (`$display`) as before.
@@ -94,7 +98,9 @@ fn parse_insert(rest: &str, top: &str) -> Option<CoverPoint> {
     let file = unq(fields.get(1)?);
     let line: u32 = fields.get(2)?.trim().parse().ok()?;
     let hier = unq(fields.get(4)?);
-    let hier = hier.trim_start_matches('.');
+    // Verilator writes `__` in a name as `___05F`.
+    let hier = hier.trim_start_matches('.').replace("___05F", "__");
+    let hier = hier.as_str();
     let path = hier.strip_prefix(top).map(|h| h.trim_start_matches('.')).unwrap_or(hier).to_string();
     let file = Path::new(&file).file_name()?.to_string_lossy().into_owned();
     Some(CoverPoint { index, file, line, path })
@@ -124,6 +130,137 @@ fn split_args(s: &str) -> Vec<String> {
     out
 }
 
+/// Suffix of the cover property added beside each labelled concurrent assertion: its matches
+/// are the assertion's passes.
+pub(crate) const PASS_SUFFIX: &str = "__pass";
+
+/// `text` with `LABEL__pass: cover property (SPEC);` added after every labelled concurrent
+/// assertion `LABEL: assert property (SPEC) ...;`, on the line where the assertion ends (so
+/// every line keeps its number). An assertion whose end cannot be found is left alone.
+pub(crate) fn with_pass_covers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 256);
+    let (mut i, mut copied) = (0, 0);
+    while let Some(k) = text[i..].find("assert").map(|k| k + i) {
+        i = k + 6;
+        let Some((label, spec, end)) = assertion_at(text, k) else { continue };
+        out.push_str(&text[copied..end]);
+        // On one line (`//` comments dropped), so that no line moves.
+        let spec: Vec<&str> = spec.lines().map(|l| l.split_once("//").map_or(l, |(code, _)| code).trim()).collect();
+        out.push_str(&format!(" {label}{PASS_SUFFIX}: cover property {};", spec.join(" ")));
+        copied = end;
+        i = end;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
+/// The labelled concurrent assertion whose `assert` keyword is at `k`: (label, the
+/// parenthesized property, the byte just past its closing `;`).
+fn assertion_at(text: &str, k: usize) -> Option<(&str, &str, usize)> {
+    let is_id = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let before = text[..k].trim_end();
+    let before = before.strip_suffix(':')?.trim_end();
+    let start = before.rfind(|c: char| !is_id(c)).map_or(0, |p| p + 1);
+    let label = &before[start..];
+    if label.is_empty() || !label.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        return None;
+    }
+    let rest = text[k + 6..].trim_start();
+    let rest = rest.strip_prefix("property")?;
+    let open = k + 6 + (text[k + 6..].len() - rest.len()) + (rest.len() - rest.trim_start().len());
+    if !text[open..].starts_with('(') {
+        return None;
+    }
+    let close = matching_paren(text, open)?;
+    let spec = &text[open..=close];
+    let end = statement_end(text, close + 1)?;
+    Some((label, spec, end))
+}
+
+/// The sources Verilator reads for `m`: each with its pass covers added ([`with_pass_covers`])
+/// written under `dir` (the original's folder added to the include path, for its relative
+/// `` `include ``s), or the original when it has no labelled concurrent assertion.
+pub(crate) fn sources_with_pass_covers(m: &Model, dir: &Path) -> Result<Vec<std::ffi::OsString>, String> {
+    let mut args = Vec::new();
+    for (k, src) in m.sources.iter().enumerate() {
+        let text = fs::read_to_string(src).map_err(|e| format!("{}: {e}", src.display()))?;
+        let with = with_pass_covers(&text);
+        if with == text {
+            args.push(src.as_os_str().to_owned());
+            continue;
+        }
+        let sub = dir.join(format!("src{k}"));
+        fs::create_dir_all(&sub).map_err(|e| format!("{}: {e}", sub.display()))?;
+        let copy = sub.join(src.file_name().ok_or_else(|| format!("{}: not a file", src.display()))?);
+        fs::write(&copy, with).map_err(|e| format!("{}: {e}", copy.display()))?;
+        if let Some(parent) = src.parent().filter(|p| !p.as_os_str().is_empty()) {
+            args.push(format!("-I{}", parent.display()).into());
+        }
+        args.push(copy.into_os_string());
+    }
+    Ok(args)
+}
+
+/// The index of the `)` closing the `(` at `open` (strings skipped).
+fn matching_paren(text: &str, open: usize) -> Option<usize> {
+    let (mut depth, mut quoted) = (0i32, false);
+    let mut chars = text[open..].char_indices();
+    while let Some((j, c)) = chars.next() {
+        match c {
+            '\\' if quoted => {
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            '(' if !quoted => depth += 1,
+            ')' if !quoted => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + j);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Just past the `;` ending a statement from `from` (an action block's parentheses, strings
+/// and `begin`/`end` skipped).
+fn statement_end(text: &str, from: usize) -> Option<usize> {
+    let (mut depth, mut blocks, mut quoted) = (0i32, 0i32, false);
+    let bytes = text.as_bytes();
+    let mut j = from;
+    while j < bytes.len() {
+        let c = bytes[j] as char;
+        if quoted {
+            match c {
+                '\\' => j += 1,
+                '"' => quoted = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            quoted = true;
+        } else if c == '(' {
+            depth += 1;
+        } else if c == ')' {
+            depth -= 1;
+        } else if c == ';' && depth == 0 && blocks == 0 {
+            return Some(j + 1);
+        } else if c.is_ascii_alphabetic() && (j == 0 || !(bytes[j - 1] as char).is_ascii_alphanumeric()) {
+            let w: String = text[j..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            match w.as_str() {
+                "begin" => blocks += 1,
+                "end" => blocks -= 1,
+                _ => {}
+            }
+            j += w.len();
+            continue;
+        }
+        j += 1;
+    }
+    None
+}
+
 /// The shim's cover-count body (reads each counter) and the Rust table of the points.
 pub(crate) fn cover_code(points: &[CoverPoint]) -> (String, String) {
     let mut body = String::new();
@@ -148,7 +285,26 @@ mod tests {
         assert_eq!((p.index, p.file.as_str(), p.line, p.path.as_str()), (5, "t.sv", 10, "c_wrap"));
         let sub = r#"0]), first, "a.sv", 3, 1, ".t.u_core.c_x", "v_user/core", "c_x", "");"#;
         assert_eq!(parse_insert(sub, "t").unwrap().path, "u_core.c_x");
+        let pass = r#"1]), first, "a.sv", 3, 1, ".t.a_x___05Fpass", "v_user/t", "a_x___05Fpass", "");"#;
+        assert_eq!(parse_insert(pass, "t").unwrap().path, "a_x__pass");
         assert_eq!(split_args(r#"a, "b,c", d"#), vec!["a", r#" "b,c""#, " d"]);
+    }
+
+    #[test]
+    fn labelled_concurrent_assertions_get_a_pass_cover_on_their_last_line() {
+        let src = "module m;\n  a_one: assert property (@(posedge clk) disable iff (rst) x |-> (y));\n  a_two: assert property (@(posedge clk)\n      z != 1) else $warning(\"z; (is 1\");\n  a_imm: assert (q);\n  assert property (@(posedge clk) w);\nendmodule\n";
+        let out = with_pass_covers(src);
+        assert_eq!(out.lines().count(), src.lines().count(), "{out}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(
+            lines[1].ends_with("; a_one__pass: cover property (@(posedge clk) disable iff (rst) x |-> (y));"),
+            "{out}"
+        );
+        assert!(lines[3].ends_with("\"); a_two__pass: cover property (@(posedge clk) z != 1);"), "{out}");
+        assert_eq!(lines[4], "  a_imm: assert (q);", "immediate assertions are left alone");
+        assert_eq!(lines[5], "  assert property (@(posedge clk) w);", "unlabelled ones too");
+        let unterminated = "  a_x: assert property (@(posedge clk) w)\n";
+        assert_eq!(with_pass_covers(unterminated), unterminated);
     }
 
     #[test]

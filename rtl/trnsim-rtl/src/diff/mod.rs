@@ -538,8 +538,17 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
     };
     let high_cycles = one_bit.iter().zip(high).map(|(&i, h)| (r.ports()[i].name, h)).collect();
     let coverage = cover.map(|(m, t)| (m.report(), t.report()));
-    let cover_properties = d.cover_properties();
-    Ok(DiffReport { cycles: ran, high_cycles, transactions, coverage, waves: None, cover_properties, assertions })
+    let (cover_properties, assertion_passes) = (d.cover_properties(), d.assertion_passes());
+    Ok(DiffReport {
+        cycles: ran,
+        high_cycles,
+        transactions,
+        coverage,
+        waves: None,
+        cover_properties,
+        assertions,
+        assertion_passes,
+    })
 }
 
 /// Every internal signal a cover point reads is on one side at least.

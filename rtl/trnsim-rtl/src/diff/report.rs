@@ -274,6 +274,8 @@ pub struct DiffReport {
     pub cover_properties: Vec<(&'static str, u64)>,
     /// The RTL's assertions that failed without stopping it (`$warning`, `$info`), by label.
     pub assertions: Vec<AssertionCount>,
+    /// How often each of the RTL's labelled concurrent assertions passed.
+    pub assertion_passes: Vec<(&'static str, u64)>,
 }
 
 /// How often one assertion failed with one severity, and its first failure.
@@ -317,6 +319,9 @@ impl DiffReport {
         let mut s = String::new();
         for (label, n) in &self.cover_properties {
             s.push_str(&format!("  cover property {label}: {n} matches\n"));
+        }
+        for (label, n) in &self.assertion_passes {
+            s.push_str(&format!("  assertion {label}: {n} passes\n"));
         }
         for a in &self.assertions {
             s.push_str(&format!(
