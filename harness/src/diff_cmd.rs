@@ -284,6 +284,7 @@ fn report(
             if let Some((m, rtl, merged)) = &r.waves {
                 println!("  vcds: model {} rtl {} merged {}", m.display(), rtl.display(), merged.display());
             }
+            print!("{}", r.rtl_checks());
             if let Some((model, rtl)) = &r.coverage {
                 // The two sides sample their own ports; they agree unless a don't-care port
                 // differs, so the RTL's table is printed only then.

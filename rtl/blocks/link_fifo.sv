@@ -66,4 +66,7 @@ module link_fifo #(
   // reports it by its label, with the cycle and the last cycles of port values.
   a_count_bounded: assert property (@(posedge clk) disable iff (rst) cnt <= CW'(DEPTH));
   a_credit_follows_pop: assert property (@(posedge clk) disable iff (rst) credit_ret == $past(pop && !rst));
+  // Cover properties, counted by `trnsim diff` (a pop from a full buffer; both ends at once).
+  c_pop_when_full: cover property (@(posedge clk) disable iff (rst) full && pop);
+  c_push_and_pop: cover property (@(posedge clk) disable iff (rst) push && pop);
 endmodule

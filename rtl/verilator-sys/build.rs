@@ -80,8 +80,15 @@ fn run() -> Result<(), String> {
         model(name, rust, "sbuf_bank", blocks.join("sbuf_bank.sv"), &params)
     };
     let models = [
-        model("link_fifo", "LinkFifoW64D4", "link_fifo", fifo.clone(), &[("WIDTH", 64), ("DEPTH", 4)]),
-        model("link_fifo_w100_d5", "LinkFifoW100D5", "link_fifo", fifo, &[("WIDTH", 100), ("DEPTH", 5)]),
+        // The FIFO's pointers and count are public: cover points on them, peek and force.
+        model("link_fifo", "LinkFifoW64D4", "link_fifo", fifo.clone(), &[("WIDTH", 64), ("DEPTH", 4)])
+            .public("rd_ptr")
+            .public("wr_ptr")
+            .public("cnt"),
+        model("link_fifo_w100_d5", "LinkFifoW100D5", "link_fifo", fifo, &[("WIDTH", 100), ("DEPTH", 5)])
+            .public("rd_ptr")
+            .public("wr_ptr")
+            .public("cnt"),
         arb("islip_n4_i1", "IslipArbiterN4I1", 4, 1, 0),
         arb("islip_n4_i3", "IslipArbiterN4I3", 4, 3, 0),
         arb("islip_n8_i1", "IslipArbiterN8I1", 8, 1, 0),

@@ -18,4 +18,12 @@ module finish_demo (
 
   // Fails on the edge where ticks reads 100 (it is 0 after the first edge: x-initial fast).
   a_ticks_not_100: assert property (@(posedge clk) ticks != 8'd100);
+  // Severities: a warning at 50 and an $info at 60 are counted and the run goes on.
+  a_ticks_not_50: assert property (@(posedge clk) ticks != 8'd50) else $warning("ticks reached 50");
+  a_ticks_not_60: assert property (@(posedge clk) ticks != 8'd60) else $info("ticks reached 60");
+  // Covered once per 256 edges; `phase` is public (peek and force from the testbench).
+  logic [3:0] phase /*verilator public_flat_rw*/;
+  always_ff @(posedge clk) phase <= phase + 4'd1;
+  c_ticks_wrap: cover property (@(posedge clk) ticks == 8'd255);
+  c_phase_top: cover property (@(posedge clk) phase == 4'hf);
 endmodule

@@ -11,7 +11,29 @@
 
 use crate::vcd_out::VcdOut;
 use std::path::Path;
-pub use verilator_sys::{PortInfo, ResetInfo, VltError};
+pub use verilator_sys::{AssertionNote, PortInfo, ResetInfo, Severity, SignalInfo, VltError};
+
+/// `signals` as port descriptions (outputs), for cover points on them: each distinct name is
+/// kept once for the whole process (cover points and reports hold `&'static str` names).
+pub fn signal_ports(signals: &[SignalInfo]) -> Vec<PortInfo> {
+    static NAMES: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    signals
+        .iter()
+        .map(|s| {
+            let name = match names.get(s.name.as_str()) {
+                Some(&n) => n,
+                None => {
+                    let n: &'static str = Box::leak(s.name.clone().into_boxed_str());
+                    names.insert(n);
+                    n
+                }
+            };
+            PortInfo { name, input: false, width: s.width }
+        })
+        .collect()
+}
 
 /// A clocked block seen at its ports (`clk` itself is implicit in `posedge`).
 pub trait Block {
@@ -42,6 +64,45 @@ pub trait Block {
     /// (by default: looked up among trnsim's own blocks).
     fn failed_assertion(&self, e: &VltError) -> Option<(&'static str, String)> {
         verilator_sys::failed_assertion(e)
+    }
+    /// Internal signals the block exposes (the RTL's Verilator public signals; none by
+    /// default). Cover points name them with `Expr::signal`.
+    fn signals(&self) -> &[SignalInfo] {
+        &[]
+    }
+    /// Reads every signal of [`Block::signals`] into `out` (one slot each), after `settle`.
+    fn read_signals(&self, _out: &mut [u128]) {}
+    /// The value of internal signal `name`.
+    fn peek(&self, name: &str) -> Result<u128, String> {
+        Err(format!("no internal signal {name}: the block exposes none"))
+    }
+    /// Writes internal signal `name` once: the logic sees it at the next `settle` or
+    /// `posedge`, and a register keeps it until the logic assigns it again.
+    fn deposit(&mut self, name: &str, _v: u128) -> Result<(), String> {
+        Err(format!("no internal signal {name}: the block exposes none"))
+    }
+    /// Holds internal signal `name` at `v` (written before and after every evaluation) until
+    /// [`Block::release`].
+    fn force(&mut self, name: &str, _v: u128) -> Result<(), String> {
+        Err(format!("no internal signal {name}: the block exposes none"))
+    }
+    /// Ends a [`Block::force`]; the signal keeps its value until the logic assigns it.
+    fn release(&mut self, name: &str) -> Result<(), String> {
+        Err(format!("no internal signal {name}: the block exposes none"))
+    }
+    /// The RTL's `cover property` statements and how often each matched: (label, count).
+    fn cover_properties(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+    /// How often each labelled concurrent assertion (`LABEL: assert property`) passed:
+    /// evaluations not disabled where the property held, vacuous ones included.
+    fn assertion_passes(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+    /// The assertions that failed since the last call (warnings and infos, which do not stop
+    /// the RTL, and the error that did), oldest first.
+    fn take_assertion_notes(&mut self) -> Vec<AssertionNote> {
+        Vec::new()
     }
 
     /// Sets input `ports[k]` to `values[ports[k]]` for each `k` (`values` has one slot per
@@ -96,6 +157,33 @@ impl<B: Block + ?Sized> Block for Box<B> {
     }
     fn failed_assertion(&self, e: &VltError) -> Option<(&'static str, String)> {
         (**self).failed_assertion(e)
+    }
+    fn signals(&self) -> &[SignalInfo] {
+        (**self).signals()
+    }
+    fn read_signals(&self, out: &mut [u128]) {
+        (**self).read_signals(out)
+    }
+    fn peek(&self, name: &str) -> Result<u128, String> {
+        (**self).peek(name)
+    }
+    fn deposit(&mut self, name: &str, v: u128) -> Result<(), String> {
+        (**self).deposit(name, v)
+    }
+    fn force(&mut self, name: &str, v: u128) -> Result<(), String> {
+        (**self).force(name, v)
+    }
+    fn release(&mut self, name: &str) -> Result<(), String> {
+        (**self).release(name)
+    }
+    fn cover_properties(&self) -> Vec<(&'static str, u64)> {
+        (**self).cover_properties()
+    }
+    fn assertion_passes(&self) -> Vec<(&'static str, u64)> {
+        (**self).assertion_passes()
+    }
+    fn take_assertion_notes(&mut self) -> Vec<AssertionNote> {
+        (**self).take_assertion_notes()
     }
 }
 

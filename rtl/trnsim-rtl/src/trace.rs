@@ -339,6 +339,30 @@ impl<B: Block> Block for Recorder<B> {
     fn close_vcd(&mut self) {
         self.inner.close_vcd()
     }
+    fn reset(&self) -> Option<crate::block::ResetInfo> {
+        self.inner.reset()
+    }
+    fn failed_assertion(&self, e: &VltError) -> Option<(&'static str, String)> {
+        self.inner.failed_assertion(e)
+    }
+    fn signals(&self) -> &[crate::block::SignalInfo] {
+        self.inner.signals()
+    }
+    fn read_signals(&self, out: &mut [u128]) {
+        self.inner.read_signals(out)
+    }
+    fn peek(&self, name: &str) -> Result<u128, String> {
+        self.inner.peek(name)
+    }
+    fn cover_properties(&self) -> Vec<(&'static str, u64)> {
+        self.inner.cover_properties()
+    }
+    fn assertion_passes(&self) -> Vec<(&'static str, u64)> {
+        self.inner.assertion_passes()
+    }
+    fn take_assertion_notes(&mut self) -> Vec<crate::block::AssertionNote> {
+        self.inner.take_assertion_notes()
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ mod hbm_bank;
 mod islip;
 mod replay_buf;
 mod rtl;
+mod rtl_inside;
 mod sbuf_bank;
 mod sram_bank;
 mod swap;

@@ -174,9 +174,9 @@ mod rtl {
 
     #[test]
     fn islip_rtl_equals_fabric_islip_directly() {
-        let mut r = Rtl(IslipArbiterN8I3::new().unwrap());
+        let mut r = Rtl::wrap(IslipArbiterN8I3::new().unwrap());
         assert!(agree_with_fabric(&mut r, ArbMode::Islip, 8, 3, 100_000, 5).unwrap() > 100_000);
-        let mut r = Rtl(RrmArbiterN5I2::new().unwrap());
+        let mut r = Rtl::wrap(RrmArbiterN5I2::new().unwrap());
         assert!(agree_with_fabric(&mut r, ArbMode::Rrm, 5, 2, 100_000, 6).unwrap() > 100_000);
     }
 

@@ -27,6 +27,18 @@ pub struct PortInfo {
     pub width: u32,
 }
 
+/// An internal signal a model exposes (Verilator public: `public_flat_rw` or `_rd`), named by
+/// its path below the top module (`cnt`, `u_core.acc`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignalInfo {
+    /// Path below the top module.
+    pub name: String,
+    /// Width in bits (at most 128; wider signals are not listed).
+    pub width: u32,
+    /// Whether the testbench may write it (`public_flat_rw`).
+    pub writable: bool,
+}
+
 /// What went wrong inside a Verilated model.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -104,6 +116,9 @@ pub trait Verilated: Sized {
     const RESET: Option<ResetInfo> = None;
     /// Labelled assertions of the sources it was built from: (file name, line, label).
     const ASSERTIONS: &'static [(&'static str, u32, &'static str)] = &[];
+    /// The RTL's `cover property` statements: (path below the top: the label, or
+    /// `u_core.c_x` in a submodule; file name; line), in [`Verilated::cover_counts`]' order.
+    const COVERS: &'static [(&'static str, &'static str, u32)] = &[];
     /// A fresh model (own `VerilatedContext`, so own time and `$finish` state).
     fn new() -> Result<Self, VltError>;
     /// Evaluates the model; errors on `$finish`, `$stop`, `$fatal`.
@@ -131,6 +146,25 @@ pub trait Verilated: Sized {
     fn time(&self) -> u64;
     /// Sets simulated time.
     fn set_time(&mut self, t: u64);
+    /// The public internal signals (none unless the build or the sources made some public).
+    fn signals(&self) -> &[SignalInfo] {
+        &[]
+    }
+    /// The value of signal `i` (an index into [`Verilated::signals`]).
+    fn peek_signal(&self, _i: usize) -> u128 {
+        0
+    }
+    /// Writes signal `i` (masked to its width). The model sees it at its next evaluation; a
+    /// register keeps it until the logic assigns it again.
+    fn poke_signal(&mut self, _i: usize, _v: u128) {}
+    /// How often each `cover property` matched so far (`out[k]` for `COVERS[k]`).
+    fn cover_counts(&self, _out: &mut [u32]) {}
+    /// The messages of assertions that failed since the last call, oldest first, as Verilator
+    /// wrote them (`[T] %Warning: FILE:LINE: Assertion failed in HIER: TEXT`; see
+    /// [`AssertionNote::parse`]).
+    fn take_notes(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// clk low, eval, dump: outputs reflect this cycle's inputs.
     fn settle(&mut self) -> Result<(), VltError> {
@@ -159,7 +193,7 @@ pub trait Verilated: Sized {
 #[doc(hidden)]
 pub mod codegen {
     #![allow(missing_docs)]
-    pub use super::{PortInfo, ResetInfo, Verilated, VltError};
+    pub use super::{PortInfo, ResetInfo, SignalInfo, Verilated, VltError};
     use std::ffi::CString;
     use std::path::Path;
 
@@ -192,6 +226,65 @@ pub mod codegen {
     #[allow(dead_code)]
     pub fn words_to_u128(w: &[u32]) -> u128 {
         w.iter().take(4).enumerate().fold(0, |acc, (k, &x)| acc | (x as u128) << (32 * k))
+    }
+
+    /// Moves the runtime's pending assertion messages of this thread into `into`.
+    #[cfg(feature = "rtl")]
+    #[allow(dead_code)]
+    pub fn take_notes(into: &mut Vec<String>) {
+        extern "C" {
+            fn vlt_note_count() -> std::os::raw::c_int;
+            fn vlt_note(i: std::os::raw::c_int) -> *const std::os::raw::c_char;
+            fn vlt_notes_clear();
+        }
+        // SAFETY: the runtime shim's thread-local list, read then cleared on this thread.
+        unsafe {
+            for i in 0..vlt_note_count() {
+                into.push(std::ffi::CStr::from_ptr(vlt_note(i)).to_string_lossy().into_owned());
+            }
+            vlt_notes_clear();
+        }
+        // Bounded: a model that fails an assertion every cycle keeps the first 4096 messages
+        // not yet taken; the count of those dropped is not kept.
+        into.truncate(4096);
+    }
+
+    /// Reads a public signal of `width` bits stored as `bytes`-byte integers (0: 32-bit words).
+    ///
+    /// # Safety
+    /// `p` points at the signal's storage in a live model.
+    #[allow(dead_code)]
+    pub unsafe fn read_signal(p: *mut std::os::raw::c_void, bytes: u32, width: u32) -> u128 {
+        match bytes {
+            1 => u128::from(*(p as *const u8)),
+            2 => u128::from(*(p as *const u16)),
+            4 => u128::from(*(p as *const u32)),
+            8 => u128::from(*(p as *const u64)),
+            _ => {
+                let words = width.div_ceil(32).min(4) as usize;
+                (0..words).fold(0u128, |a, k| a | u128::from(*(p as *const u32).add(k)) << (32 * k))
+            }
+        }
+    }
+
+    /// Writes a public signal (masked to `width`; see [`read_signal`]).
+    ///
+    /// # Safety
+    /// `p` points at the signal's storage in a live model.
+    #[allow(dead_code)]
+    pub unsafe fn write_signal(p: *mut std::os::raw::c_void, bytes: u32, width: u32, v: u128) {
+        let v = if width >= 128 { v } else { v & ((1u128 << width) - 1) };
+        match bytes {
+            1 => *(p as *mut u8) = v as u8,
+            2 => *(p as *mut u16) = v as u16,
+            4 => *(p as *mut u32) = v as u32,
+            8 => *(p as *mut u64) = v as u64,
+            _ => {
+                for k in 0..width.div_ceil(32).min(4) as usize {
+                    *(p as *mut u32).add(k) = (v >> (32 * k)) as u32;
+                }
+            }
+        }
     }
 
     #[allow(dead_code)]
@@ -239,4 +332,78 @@ pub fn failed_assertion_in(
     let line: u32 = line.parse().ok()?;
     let name = Path::new(file).file_name()?.to_string_lossy();
     table.iter().find(|(f, l, _)| *f == name && *l == line).map(|&(_, _, label)| (label, format!("{name}:{line}")))
+}
+
+/// Severity of a failing assertion's action (`$info`, `$warning`, `$error`; Verilator 5.006
+/// reports an assertion's `$fatal` as an error, and an assertion without an action block as an
+/// error).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    /// `$info`: counted, the run goes on.
+    Info,
+    /// `$warning`: counted, the run goes on.
+    Warning,
+    /// `$error` (and the default action): the model stops (`$stop`).
+    Error,
+}
+
+/// One failing assertion, from the message Verilator writes for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AssertionNote {
+    /// Its severity.
+    pub severity: Severity,
+    /// `file:line` of the assertion (file name only).
+    pub at: String,
+    /// The assertion's label (the last part of its hierarchy: `a_count_bounded`), or the
+    /// hierarchy's last scope when it has none.
+    pub label: String,
+    /// The action's text (`$warning("...")`), empty when none.
+    pub message: String,
+}
+
+impl AssertionNote {
+    /// Parses `[T] %Warning: FILE:LINE: Assertion failed in HIER: TEXT` (`%Info`, `%Error`).
+    pub fn parse(line: &str) -> Option<AssertionNote> {
+        // `[T] %Warning: ...`, `[T] %Error: ...`; `$info` is `[T] -Info: ...`.
+        let rest = line.trim_end().split_once("] ")?.1;
+        let rest = rest.strip_prefix('%').or_else(|| rest.strip_prefix('-'))?;
+        let (sev, rest) = rest.split_once(": ")?;
+        let severity = match sev {
+            "Info" => Severity::Info,
+            "Warning" => Severity::Warning,
+            "Error" | "Fatal" => Severity::Error,
+            _ => return None,
+        };
+        let (at, rest) = rest.split_once(": Assertion failed in ")?;
+        let (hier, message) = rest.split_once(": ").unwrap_or((rest, ""));
+        let (file, line) = at.rsplit_once(':')?;
+        let file = Path::new(file).file_name()?.to_string_lossy();
+        let label = hier.rsplit('.').next().unwrap_or(hier).to_string();
+        Some(AssertionNote { severity, at: format!("{file}:{line}"), label, message: message.to_string() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assertion_messages_parse_by_severity_and_label() {
+        let w =
+            AssertionNote::parse("[30] %Warning: /x/t.sv:12: Assertion failed in TOP.t.a_warn: cnt is 7\n").unwrap();
+        assert_eq!(
+            w,
+            AssertionNote {
+                severity: Severity::Warning,
+                at: "t.sv:12".into(),
+                label: "a_warn".into(),
+                message: "cnt is 7".into()
+            }
+        );
+        let e = AssertionNote::parse("[0] %Error: t.sv:15: Assertion failed in TOP.t.a_imm").unwrap();
+        assert_eq!((e.severity, e.label.as_str(), e.message.as_str()), (Severity::Error, "a_imm", ""));
+        let i = AssertionNote::parse("[600] -Info: d.sv:23: Assertion failed in d.a_60: ticks reached 60").unwrap();
+        assert_eq!((i.severity, i.label.as_str()), (Severity::Info, "a_60"));
+        assert!(AssertionNote::parse("hello from $display").is_none());
+    }
 }

@@ -30,13 +30,16 @@ use std::process::Command;
 use std::{env, fs};
 
 mod ports;
+mod probe;
 mod profile;
+mod wrapper;
 use ports::Port;
 pub use ports::MAX_PORT_BITS;
 pub use profile::profile_advice;
+use wrapper::{rust_wrapper, shim_cpp};
 
 /// Bumped whenever the generated shim or Rust wrapper changes shape.
-const GENERATOR_VERSION: u32 = 7;
+const GENERATOR_VERSION: u32 = 10;
 const CXX_FLAGS: &[&str] = &[
     "-faligned-new",
     "-fcf-protection=none",
@@ -139,6 +142,9 @@ pub struct Model {
     /// The reset input, if the block has one (default: `rst`, synchronous active-high, when
     /// the RTL has a port of that name).
     pub reset: Option<Reset>,
+    /// Internal signals made public and writable, as (module, variable); module `None` is the
+    /// top. The testbench reads them (`peek`, coverage) and deposits or forces them.
+    pub public: Vec<(Option<String>, String)>,
 }
 
 impl Model {
@@ -160,7 +166,21 @@ impl Model {
             params: Vec::new(),
             clock: "clk".into(),
             reset: None,
+            public: Vec::new(),
         }
+    }
+    /// Makes the top module's signal `var` public and writable (Verilator's `public_flat_rw`):
+    /// the testbench can read it (`peek`, cover points on it) and deposit or force it.
+    /// `/*verilator public_flat_rw*/` on a declaration in the source does the same.
+    pub fn public(mut self, var: &str) -> Model {
+        self.public.push((None, var.into()));
+        self
+    }
+    /// Makes signal `var` of every instance of `module` public and writable (named by its
+    /// instance path below the top at run time: `u_core.acc`).
+    pub fn public_in(mut self, module: &str, var: &str) -> Model {
+        self.public.push((Some(module.into()), var.into()));
+        self
     }
     /// Adds an `` `include `` directory.
     pub fn include_dir(mut self, dir: impl Into<PathBuf>) -> Model {
@@ -327,13 +347,18 @@ fn compiler(vlt: &Verilator) -> cc::Build {
 }
 
 fn build_runtime(vlt: &Verilator, cache: &Path) -> Result<PathBuf, String> {
-    const FILES: &[&str] = &["verilated.cpp", "verilated_threads.cpp", "verilated_vcd_c.cpp"];
+    const FILES: &[&str] = &["verilated.cpp", "verilated_threads.cpp", "verilated_vcd_c.cpp", "verilated_cov.cpp"];
     let shim = include_str!("runtime_shim.cpp");
     let dir = cache.join(format!("runtime-{}", hash_of(&[vlt.version.as_bytes(), shim.as_bytes()])));
     cached(&dir, |tmp| {
         let shim_path = tmp.join("vlt_runtime_shim.cpp");
         fs::write(&shim_path, shim).map_err(|e| e.to_string())?;
+        // Assertion messages go through the shim's vlt_printf (probe.rs).
+        let decl = tmp.join("vlt_printf.h");
+        fs::write(&decl, "#ifdef __cplusplus\nextern \"C\"\n#endif\nvoid vlt_printf(const char* fmt, ...);\n")
+            .map_err(|e| e.to_string())?;
         let mut b = compiler(vlt);
+        b.flag("-DVL_PRINTF=vlt_printf").flag("-include").flag(decl.display().to_string());
         b.out_dir(tmp).file(shim_path);
         for f in FILES {
             b.file(vlt.root.join("include").join(f));
@@ -350,7 +375,10 @@ fn verilator_args(m: &Model, prefix: &str) -> Vec<String> {
         ["--cc", "-O3", "--x-assign", "fast", "--x-initial", "fast"].iter().map(|s| s.to_string()).collect();
     // Assertions stay on: a failing SystemVerilog assertion stops the model (`$stop`), and the
     // diff reports it by its label (ASSERTIONS, below).
-    args.extend(["--assert", "-Wno-fatal", "--timescale-override", "1ns/1ns", "--trace"].map(String::from));
+    // `--coverage-user`: `cover property` statements count (probe.rs reads the counters).
+    args.extend(
+        ["--assert", "--coverage-user", "-Wno-fatal", "--timescale-override", "1ns/1ns", "--trace"].map(String::from),
+    );
     args.extend(["--prefix".into(), prefix.to_string(), "--top-module".into(), m.top.clone()]);
     args.extend(m.params.iter().map(|(k, v)| format!("-G{k}={v}")));
     for (k, v) in &m.defines {
@@ -365,7 +393,11 @@ fn verilator_args(m: &Model, prefix: &str) -> Vec<String> {
 /// Verilates `m` into `mdir` and reads and checks its ports ([`ports::check`]).
 fn verilate(vlt: &Verilator, m: &Model, args: &[String], mdir: &Path) -> Result<Vec<Port>, String> {
     let mut cmd = Command::new(&vlt.bin);
-    cmd.args(args).arg("--Mdir").arg(mdir).args(&m.sources);
+    cmd.args(args).arg("--Mdir").arg(mdir);
+    if let Some(cfg) = probe::write_public_config(m, mdir)? {
+        cmd.arg(cfg);
+    }
+    cmd.args(probe::sources_with_pass_covers(m, mdir)?);
     let out = cmd.output().map_err(|e| format!("running verilator: {e}"))?;
     if !out.status.success() {
         return Err(format!("verilator failed on model {}:\n{}", m.name, String::from_utf8_lossy(&out.stderr)));
@@ -407,8 +439,8 @@ fn build_model(vlt: &Verilator, m: &Model, cache: &Path) -> Result<(PathBuf, Str
             key.push(fs::read(&f).map_err(|e| format!("{}: {e}", f.display()))?);
         }
     }
-    // The clock and reset declarations shape the wrapper.
-    key.push(format!("{} {:?}", m.clock, m.reset).into_bytes());
+    // The clock and reset declarations shape the wrapper; the public signals the model.
+    key.push(format!("{} {:?} {:?}", m.clock, m.reset, m.public).into_bytes());
     let key_refs: Vec<&[u8]> = key.iter().map(|k| k.as_slice()).collect();
     let dir = cache.join(format!("{}-{}", m.name, hash_of(&key_refs)));
     cached(&dir, |tmp| {
@@ -422,10 +454,11 @@ fn build_model(vlt: &Verilator, m: &Model, cache: &Path) -> Result<(PathBuf, Str
                 writeln!(all, "#include \"{}\"", mdir.join(format!("{f}.cpp")).display()).unwrap();
             }
         }
-        all.push_str(&shim_cpp(m, &prefix, &ports));
+        let covers = probe::cover_points(&mdir, &m.top)?;
+        all.push_str(&shim_cpp(m, &prefix, &ports, &covers));
         let all_path = tmp.join("vlt_all.cpp");
         fs::write(&all_path, all).map_err(|e| e.to_string())?;
-        fs::write(tmp.join("wrapper.rs"), rust_wrapper(m, &ports)).map_err(|e| e.to_string())?;
+        fs::write(tmp.join("wrapper.rs"), rust_wrapper(m, &ports, &covers)).map_err(|e| e.to_string())?;
         let mut b = compiler(vlt);
         b.out_dir(tmp).include(&mdir).file(&all_path);
         b.try_compile(&format!("vlt_{}", m.name)).map_err(|e| format!("compiling model {}: {e}", m.name))
@@ -454,230 +487,4 @@ fn mk_list(mk: &str, var: &str) -> Vec<String> {
         }
     }
     out
-}
-
-/// The reset as the wrapper declares it: the declared one, else a `rst` input (synchronous,
-/// active-high, trnsim's convention), else none.
-fn reset_of(m: &Model, ports: &[Port]) -> Option<Reset> {
-    m.reset.clone().or_else(|| ports.iter().any(|p| p.name == "rst" && p.input).then(|| Reset::sync_high("rst")))
-}
-
-fn shim_cpp(m: &Model, prefix: &str, ports: &[Port]) -> String {
-    let n = &m.name;
-    let mut ptrs = String::new();
-    for (i, p) in ports.iter().enumerate() {
-        // An unpacked array's elements are contiguous from its address (VlWide's words are its
-        // only member), so its address is its first element's.
-        let expr = if p.words > 0 && p.dims.is_empty() {
-            format!("s->top->{}.data()", p.name)
-        } else {
-            format!("&s->top->{}", p.name)
-        };
-        writeln!(ptrs, "    out[{i}] = (void*){expr};").unwrap();
-    }
-    include_str!("model_shim.cpp").replace("@PREFIX@", prefix).replace("@M@", n).replace("@PORT_PTRS@", &ptrs)
-}
-
-/// A plain port's typed accessors (appended to `acc`) and its `set_u128` arm (inputs) and
-/// `get_u128` expression.
-fn plain_accessors(acc: &mut String, i: usize, p: &Port) -> (Option<String>, String) {
-    let (name, rty, width) = (&p.name, p.elem_ty(), p.elem_width);
-    let wide = p.words > 0;
-    let mut set = None;
-    if p.input {
-        let body = if wide {
-            format!("let d = self.ptrs[{i}] as *mut u32; for (k, w) in v.iter().enumerate() {{ unsafe {{ *d.add(k) = w & word_mask({width}, k) }} }}")
-        } else {
-            let m = if rty == "u64" { format!("mask({width})") } else { format!("(mask({width}) as {rty})") };
-            format!("unsafe {{ *(self.ptrs[{i}] as *mut {rty}) = v & {m} }}")
-        };
-        let arg = if wide { format!("&{rty}") } else { rty.clone() };
-        writeln!(acc, "    /// Sets input `{name}` ({width} bits; bits above are ignored).\n    #[inline]\n    pub fn set_{name}(&mut self, v: {arg}) {{ {body} }}").unwrap();
-        set = Some(if wide {
-            format!("self.set_{name}(&u128_to_words(v))")
-        } else {
-            format!("self.set_{name}(v as {rty})")
-        });
-    }
-    let body = if wide {
-        format!("let d = self.ptrs[{i}] as *const u32; let mut v = [0u32; {}]; for (k, w) in v.iter_mut().enumerate() {{ *w = unsafe {{ *d.add(k) }} }} v", p.words)
-    } else {
-        format!("unsafe {{ *(self.ptrs[{i}] as *const {rty}) }}")
-    };
-    writeln!(
-        acc,
-        "    /// Reads port `{name}` ({width} bits).\n    #[inline]\n    pub fn {name}(&self) -> {rty} {{ {body} }}"
-    )
-    .unwrap();
-    let get = if wide { format!("words_to_u128(&self.{name}())") } else { format!("self.{name}() as u128") };
-    (set, get)
-}
-
-/// An unpacked array port's accessors (`[element; N]`, elements in Verilator's storage order)
-/// and its `u128` packing: element k at bits `k*W ..` (the whole array fits 128 bits: checked).
-fn array_accessors(acc: &mut String, i: usize, p: &Port) -> (Option<String>, String) {
-    let (name, ety, w, words, n) = (&p.name, p.elem_ty(), p.elem_width, p.words as usize, p.elems());
-    let wide = words > 0;
-    let dims: Vec<String> = p.dims.iter().map(|d| format!("[{d}]")).collect();
-    let what = format!("unpacked array {} of {w}-bit elements", dims.join(""));
-    let mut set = None;
-    if p.input {
-        let body = if wide {
-            format!("let d = self.ptrs[{i}] as *mut u32; for (k, e) in v.iter().enumerate() {{ for (j, x) in e.iter().enumerate() {{ unsafe {{ *d.add(k * {words} + j) = x & word_mask({w}, j) }} }} }}")
-        } else {
-            let m = if ety == "u64" { format!("mask({w})") } else { format!("(mask({w}) as {ety})") };
-            format!("let d = self.ptrs[{i}] as *mut {ety}; for (k, e) in v.iter().enumerate() {{ unsafe {{ *d.add(k) = e & {m} }} }}")
-        };
-        writeln!(acc, "    /// Sets input `{name}`, an {what} (bits above each element's width are ignored).\n    #[inline]\n    pub fn set_{name}(&mut self, v: &[{ety}; {n}]) {{ {body} }}").unwrap();
-        let conv = if wide { "u128_to_words(x)".to_string() } else { format!("x as {ety}") };
-        set = Some(format!(
-            "{{ let e: [{ety}; {n}] = std::array::from_fn(|k| {{ let x = v >> (k as u32 * {w}); {conv} }}); self.set_{name}(&e) }}"
-        ));
-    }
-    let body = if wide {
-        format!("std::array::from_fn(|k| std::array::from_fn(|j| unsafe {{ *(self.ptrs[{i}] as *const u32).add(k * {words} + j) }}))")
-    } else {
-        format!("std::array::from_fn(|k| unsafe {{ *(self.ptrs[{i}] as *const {ety}).add(k) }})")
-    };
-    writeln!(
-        acc,
-        "    /// Reads port `{name}`, an {what}.\n    #[inline]\n    pub fn {name}(&self) -> [{ety}; {n}] {{ {body} }}"
-    )
-    .unwrap();
-    let conv = if wide { "words_to_u128(e)" } else { "*e as u128" };
-    let get = format!("self.{name}().iter().enumerate().fold(0u128, |a, (k, e)| a | ({conv}) << (k as u32 * {w}))");
-    (set, get)
-}
-
-fn rust_wrapper(m: &Model, ports: &[Port]) -> String {
-    let (n, ty) = (&m.name, &m.rust_name);
-    let mut s = String::new();
-    let mut infos = String::new();
-    let mut acc = String::new();
-    let (mut set_arms, mut get_arms, mut get_all) = (String::new(), String::new(), String::new());
-    for (i, p) in ports.iter().enumerate() {
-        // The clock is `clk` at the Rust interface, whatever its RTL name.
-        let info_name = if p.name == m.clock { "clk" } else { p.name.as_str() };
-        writeln!(infos, "        PortInfo {{ name: {info_name:?}, input: {}, width: {} }},", p.input, p.width())
-            .unwrap();
-        let (set, get) =
-            if p.dims.is_empty() { plain_accessors(&mut acc, i, p) } else { array_accessors(&mut acc, i, p) };
-        if let Some(set) = set {
-            writeln!(set_arms, "            {i} => {set},").unwrap();
-        }
-        writeln!(get_arms, "            {i} => {get},").unwrap();
-        writeln!(get_all, "        out[{i}] = {get};").unwrap();
-    }
-    let params: Vec<String> = m.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    write!(
-        s,
-        r#"
-mod ffi_{n} {{
-    use std::os::raw::{{c_char, c_int, c_void}};
-    extern "C" {{
-        pub fn vlt_{n}_new() -> *mut c_void;
-        pub fn vlt_{n}_delete(m: *mut c_void);
-        pub fn vlt_{n}_eval(m: *mut c_void) -> c_int;
-        pub fn vlt_{n}_ports(m: *mut c_void, out: *mut *mut c_void);
-        pub fn vlt_{n}_trace_open(m: *mut c_void, path: *const c_char) -> c_int;
-        pub fn vlt_{n}_trace_dump(m: *mut c_void, t: u64);
-        pub fn vlt_{n}_trace_close(m: *mut c_void);
-    }}
-}}
-
-/// Verilated `{top}` ({params}) from {srcs}. `!Send`: create and use it on one thread.
-pub struct {ty} {{
-    h: std::ptr::NonNull<std::os::raw::c_void>,
-    ptrs: [*mut std::os::raw::c_void; {np}],
-    time: u64,
-    tracing: bool,
-    _not_send: std::marker::PhantomData<*mut ()>,
-}}
-
-impl {ty} {{
-{acc}}}
-
-impl Verilated for {ty} {{
-    const TOP: &'static str = {top:?};
-    const RESET: Option<ResetInfo> = {reset};
-    const ASSERTIONS: &'static [(&'static str, u32, &'static str)] = ASSERTIONS;
-    const PORTS: &'static [PortInfo] = &[
-{infos}    ];
-    fn new() -> Result<Self, VltError> {{
-        let h = std::ptr::NonNull::new(unsafe {{ ffi_{n}::vlt_{n}_new() }}).ok_or_else(VltError::last)?;
-        let mut ptrs = [std::ptr::null_mut(); {np}];
-        unsafe {{ ffi_{n}::vlt_{n}_ports(h.as_ptr(), ptrs.as_mut_ptr()) }};
-        Ok(Self {{ h, ptrs, time: 0, tracing: false, _not_send: std::marker::PhantomData }})
-    }}
-    #[inline]
-    fn eval(&mut self) -> Result<(), VltError> {{
-        match unsafe {{ ffi_{n}::vlt_{n}_eval(self.h.as_ptr()) }} {{
-            0 => Ok(()),
-            1 => Err(VltError::Finish),
-            _ => Err(VltError::last()),
-        }}
-    }}
-    #[inline]
-    fn set_clk(&mut self, v: bool) {{ {ty}::set_{clock}(self, v as u8) }}
-    #[inline]
-    fn set_u128(&mut self, port: usize, v: u128) {{
-        match port {{
-{set_arms}            _ => panic!("{{}}: port {{port}} is not an input", Self::TOP),
-        }}
-    }}
-    #[inline]
-    fn get_u128(&self, port: usize) -> u128 {{
-        match port {{
-{get_arms}            _ => panic!("{{}}: no port {{port}}", Self::TOP),
-        }}
-    }}
-    #[inline]
-    fn get_all(&self, out: &mut [u128]) {{
-        let out = &mut out[..{np}];
-{get_all}    }}
-    fn open_vcd(&mut self, path: &std::path::Path) -> Result<(), VltError> {{
-        let c = path_cstring(path)?;
-        match unsafe {{ ffi_{n}::vlt_{n}_trace_open(self.h.as_ptr(), c.as_ptr()) }} {{
-            0 => {{ self.tracing = true; Ok(()) }}
-            -1 => Err(VltError::TraceAlreadyOpen),
-            _ => Err(VltError::TraceOpen(path.display().to_string())),
-        }}
-    }}
-    #[inline]
-    fn dump(&mut self, t: u64) {{
-        if self.tracing {{ unsafe {{ ffi_{n}::vlt_{n}_trace_dump(self.h.as_ptr(), t) }} }}
-    }}
-    fn close_vcd(&mut self) {{
-        if self.tracing {{ unsafe {{ ffi_{n}::vlt_{n}_trace_close(self.h.as_ptr()) }}; self.tracing = false; }}
-    }}
-    #[inline]
-    fn time(&self) -> u64 {{ self.time }}
-    #[inline]
-    fn set_time(&mut self, t: u64) {{ self.time = t }}
-}}
-
-impl Drop for {ty} {{
-    fn drop(&mut self) {{ unsafe {{ ffi_{n}::vlt_{n}_delete(self.h.as_ptr()) }} }}
-}}
-"#,
-        top = m.top,
-        clock = m.clock,
-        reset = match reset_of(m, ports) {
-            Some(r) => format!(
-                "Some(ResetInfo {{ name: {:?}, active_low: {}, asynchronous: {} }})",
-                r.name, r.active_low, r.asynchronous
-            ),
-            None => "None".into(),
-        },
-        params = if params.is_empty() { "defaults".into() } else { params.join(", ") },
-        srcs = m
-            .sources
-            .iter()
-            .map(|p| p.file_name().unwrap_or_default().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join(", "),
-        np = ports.len(),
-    )
-    .unwrap();
-    s
 }

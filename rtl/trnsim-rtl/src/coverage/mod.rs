@@ -42,6 +42,10 @@ pub enum Expr {
     Const(u128),
     /// 1 if the expression is zero, else 0 (logical negation: `!full`).
     Not(Box<Expr>),
+    /// An internal signal's value (`Block::signals`: the RTL's Verilator public signals, by
+    /// path below the top). A cover point naming one is sampled only on the sides that have
+    /// it (the RTL's; the model's too if it exposes the same name).
+    Signal(&'static str),
 }
 
 impl Expr {
@@ -53,6 +57,23 @@ impl Expr {
     pub fn all(names: &[&'static str]) -> Expr {
         Expr::All(names.iter().map(|n| Expr::Port(n)).collect())
     }
+    /// An internal signal's value ([`Expr::Signal`]).
+    pub fn signal(name: &'static str) -> Expr {
+        Expr::Signal(name)
+    }
+    /// The internal signals the expression reads.
+    fn signals(&self, out: &mut Vec<&'static str>) {
+        match self {
+            Expr::Signal(n) => out.push(n),
+            Expr::All(v) | Expr::Any(v) => v.iter().for_each(|e| e.signals(out)),
+            Expr::Eq(e, _) | Expr::Not(e) => e.signals(out),
+            Expr::Gt(a, b) => {
+                a.signals(out);
+                b.signals(out);
+            }
+            _ => {}
+        }
+    }
     fn resolve(&self, ports: &[PortInfo]) -> Result<R, String> {
         let idx = |n: &str| {
             ports
@@ -62,6 +83,9 @@ impl Expr {
         };
         Ok(match self {
             Expr::Port(n) => R::Port(idx(n)?),
+            Expr::Signal(n) => {
+                R::Port(ports.iter().position(|p| p.name == *n).ok_or_else(|| format!("no internal signal {n}"))?)
+            }
             Expr::Pop(n) => R::Pop(idx(n)?),
             Expr::Bit(n, k) => R::Bit(idx(n)?, *k),
             Expr::Lane(n, k, w) => R::Lane(idx(n)?, *k, *w),
@@ -362,12 +386,42 @@ impl CoverageReport {
     }
 }
 
+impl Cover {
+    /// The internal signals ([`Expr::Signal`]) the cover point reads, its guard's too.
+    pub fn signals(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        match &self.kind {
+            Kind::Ranges(e, _) | Kind::Transitions(e, _) | Kind::Sequences(e, _) => e.signals(&mut out),
+            Kind::Cross(t, _) => t.iter().for_each(|(_, e)| e.signals(&mut out)),
+            Kind::CrossBins(t) => t.iter().for_each(|(_, e, _)| e.signals(&mut out)),
+            Kind::Bits(_) | Kind::Lanes(..) => {}
+        }
+        if let Some(g) = &self.guard {
+            g.signals(&mut out);
+        }
+        out
+    }
+}
+
 impl Coverage {
     /// The cover points `covers` over a block with ports `ports`; an error names a cover point
     /// that does not fit the ports.
     pub fn new(covers: &[Cover], ports: &[PortInfo]) -> Result<Coverage, String> {
+        Coverage::with_signals(covers, ports, &[])
+    }
+
+    /// The cover points `covers` over ports `ports` and internal signals `signals`: samples
+    /// take the ports' values followed by the signals' (in these orders). A cover point naming
+    /// a signal this side has not is left out of this side's report (an unknown port is an
+    /// error, as in [`Coverage::new`]).
+    pub fn with_signals(covers: &[Cover], ports: &[PortInfo], signals: &[PortInfo]) -> Result<Coverage, String> {
+        let all: Vec<PortInfo> = ports.iter().chain(signals).copied().collect();
+        let ports = all.as_slice();
         let mut points = Vec::with_capacity(covers.len());
         for c in covers {
+            if c.signals().iter().any(|n| !signals.iter().any(|s| s.name == *n)) {
+                continue;
+            }
             let err = |e: String| format!("cover point {}: {e}", c.name);
             let port = |n: &str| -> Result<(usize, u32), String> {
                 ports

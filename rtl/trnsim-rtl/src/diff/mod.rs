@@ -343,12 +343,19 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
         let n = crate::monitor::Monitors::new(&cfg.monitors, d.ports()).map_err(DiffError::Ports)?;
         Some((m, n.with_reset(d.reset(), d.ports())))
     };
+    let (rsig, dsig) = (crate::block::signal_ports(r.signals()), crate::block::signal_ports(d.signals()));
     let mut cover = if cfg.coverage.is_empty() {
         None
     } else {
-        let m = Coverage::new(&cfg.coverage, r.ports()).map_err(DiffError::Ports)?;
-        Some((m, Coverage::new(&cfg.coverage, d.ports()).map_err(DiffError::Ports)?))
+        check_signals(&cfg.coverage, &rsig, &dsig)?;
+        let m = Coverage::with_signals(&cfg.coverage, r.ports(), &rsig).map_err(DiffError::Ports)?;
+        Some((m, Coverage::with_signals(&cfg.coverage, d.ports(), &dsig).map_err(DiffError::Ports)?))
     };
+    // Ports then internal signals, for the cover points on signals (empty when none are read).
+    let reads_signals = cfg.coverage.iter().any(|c| !c.signals().is_empty());
+    let mut rbuf = vec![0u128; if reads_signals && !rsig.is_empty() { n + rsig.len() } else { 0 }];
+    let mut dbuf = vec![0u128; if reads_signals && !dsig.is_empty() { d.ports().len() + dsig.len() } else { 0 }];
+    let mut assertions = Vec::new();
     for cycle in 0..cycles {
         if let Some((from, to, (mp, rp), mv)) = vcd {
             if cycle == to.saturating_add(1) {
@@ -480,8 +487,21 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
             *h += now[i] as u64;
         }
         if let Some((m, t)) = cover.as_mut() {
-            m.sample(now);
-            t.sample(dut_values);
+            if rbuf.is_empty() {
+                m.sample(now);
+            } else {
+                rbuf[..n].copy_from_slice(now);
+                r.read_signals(&mut rbuf[n..]);
+                m.sample(&rbuf);
+            }
+            if dbuf.is_empty() {
+                t.sample(dut_values);
+            } else {
+                let k = dut_values.len();
+                dbuf[..k].copy_from_slice(dut_values);
+                d.read_signals(&mut dbuf[k..]);
+                t.sample(&dbuf);
+            }
             // Every 256 cycles: stop once both sides reached the asked coverage.
             if let Some(p) = cfg.until_coverage {
                 if (cycle + 1).is_multiple_of(256) && m.percent() >= p && t.percent() >= p {
@@ -496,6 +516,11 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
         r.posedge().map_err(|e| DiffError::Sim(cycle, e))?;
         if let Err(e) = d.posedge() {
             return Err(rtl_failure(d, cycle, e, &dut_history));
+        }
+        // Assertions that failed without stopping the RTL ($warning, $info), this cycle.
+        let notes = d.take_assertion_notes();
+        if !notes.is_empty() {
+            report::count_notes(&mut assertions, notes, cycle);
         }
     }
     let transactions = match board.as_mut() {
@@ -513,7 +538,34 @@ fn lockstep<R: Block, D: Block, S: Stimulus>(
     };
     let high_cycles = one_bit.iter().zip(high).map(|(&i, h)| (r.ports()[i].name, h)).collect();
     let coverage = cover.map(|(m, t)| (m.report(), t.report()));
-    Ok(DiffReport { cycles: ran, high_cycles, transactions, coverage, waves: None })
+    let (cover_properties, assertion_passes) = (d.cover_properties(), d.assertion_passes());
+    Ok(DiffReport {
+        cycles: ran,
+        high_cycles,
+        transactions,
+        coverage,
+        waves: None,
+        cover_properties,
+        assertions,
+        assertion_passes,
+    })
+}
+
+/// Every internal signal a cover point reads is on one side at least.
+fn check_signals(covers: &[crate::coverage::Cover], r: &[PortInfo], d: &[PortInfo]) -> Result<(), DiffError> {
+    for c in covers {
+        for s in c.signals() {
+            if !r.iter().chain(d).any(|p| p.name == s) {
+                let public: Vec<&str> = r.iter().chain(d).map(|p| p.name).collect();
+                let public = if public.is_empty() { "none".to_string() } else { public.join(", ") };
+                return Err(DiffError::Ports(format!(
+                    "cover point {}: no internal signal {s} on either side (public signals: {public})",
+                    c.name
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The RTL's error `e` in `cycle`: a failed assertion named by its label with the RTL's

@@ -270,6 +270,76 @@ pub struct DiffReport {
     pub coverage: Option<(CoverageReport, CoverageReport)>,
     /// The waveforms written (`Waves::All` or a window the run reached): model, RTL, merged.
     pub waves: Option<super::WavePaths>,
+    /// The RTL's `cover property` statements and how often each matched.
+    pub cover_properties: Vec<(&'static str, u64)>,
+    /// The RTL's assertions that failed without stopping it (`$warning`, `$info`), by label.
+    pub assertions: Vec<AssertionCount>,
+    /// How often each of the RTL's labelled concurrent assertions passed.
+    pub assertion_passes: Vec<(&'static str, u64)>,
+}
+
+/// How often one assertion failed with one severity, and its first failure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AssertionCount {
+    /// The assertion's label.
+    pub label: String,
+    /// `file:line`.
+    pub at: String,
+    /// Its action's severity.
+    pub severity: crate::block::Severity,
+    /// Failures.
+    pub count: u64,
+    /// The first failure's cycle and message.
+    pub first_cycle: u64,
+    /// The first failure's message (the action's text).
+    pub message: String,
+}
+
+/// Adds `notes` (failures seen in `cycle`) to `counts`.
+pub(crate) fn count_notes(counts: &mut Vec<AssertionCount>, notes: Vec<crate::block::AssertionNote>, cycle: u64) {
+    for n in notes {
+        match counts.iter_mut().find(|c| c.label == n.label && c.at == n.at && c.severity == n.severity) {
+            Some(c) => c.count += 1,
+            None => counts.push(AssertionCount {
+                label: n.label,
+                at: n.at,
+                severity: n.severity,
+                count: 1,
+                first_cycle: cycle,
+                message: n.message,
+            }),
+        }
+    }
+}
+
+impl DiffReport {
+    /// The RTL's cover properties and non-fatal assertion failures, a line each (empty when
+    /// there are none).
+    pub fn rtl_checks(&self) -> String {
+        let mut s = String::new();
+        for (label, n) in &self.cover_properties {
+            s.push_str(&format!("  cover property {label}: {n} matches\n"));
+        }
+        for (label, n) in &self.assertion_passes {
+            s.push_str(&format!("  assertion {label}: {n} passes\n"));
+        }
+        for a in &self.assertions {
+            s.push_str(&format!(
+                "  assertion {} ({}): {} {}, first at cycle {}{}\n",
+                a.label,
+                a.at,
+                a.count,
+                match a.severity {
+                    crate::block::Severity::Info => "infos",
+                    crate::block::Severity::Warning => "warnings",
+                    crate::block::Severity::Error => "errors",
+                },
+                a.first_cycle,
+                if a.message.is_empty() { String::new() } else { format!(": {}", a.message) }
+            ));
+        }
+        s
+    }
 }
 
 impl DiffReport {
