@@ -545,3 +545,15 @@ fn hierarchical_rhd_matches_every_receive_and_crosses_in_log_steps() {
     let e = build_runs(Op::AllGather, Algo::HierarchicalRhd, 8, 64, &(0..8).collect::<Vec<_>>(), 4).unwrap_err();
     assert!(e.contains("does not implement all_gather"), "{e}");
 }
+
+#[test]
+fn auto_takes_halving_doubling_across_from_128_servers() {
+    use crate::collective::{auto_algo_in, Algo, Op, RHD_ACROSS_FROM_SERVERS};
+    assert_eq!(RHD_ACROSS_FROM_SERVERS, 128);
+    for size in [1u64 << 10, 1 << 20, 1 << 30] {
+        assert_eq!(auto_algo_in(Op::AllReduce, 128 * 144, size, Some(144)), Algo::HierarchicalRhd);
+        assert_eq!(auto_algo_in(Op::AllReduce, 6945 * 144, size, Some(144)), Algo::HierarchicalRhd);
+    }
+    assert_eq!(auto_algo_in(Op::AllReduce, 127 * 144, 1 << 20, Some(144)), Algo::Pipelined);
+    assert_eq!(auto_algo_in(Op::AllGather, 128 * 144, 1 << 20, Some(144)), Algo::Hierarchical);
+}
