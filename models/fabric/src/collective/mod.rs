@@ -173,7 +173,8 @@ impl std::str::FromStr for Collective {
 /// From this many servers on, `auto` runs an all-reduce as [`Algo::HierarchicalRhd`]: the
 /// pipelined and direct algorithms send every rank a message to each of `m / 2` (pipelined)
 /// or `n` (direct) peers per step, and the hierarchical ring takes `2(m - 1)` steps across,
-/// where halving-doubling takes `2 log2 m` (docs/scaleout.md measures the crossover).
+/// where halving-doubling takes `2 log2 m`. Twice the largest preset's 64 servers, so every
+/// preset keeps its choice; the crossover against pipelined is not measured (E).
 pub const RHD_ACROSS_FROM_SERVERS: usize = 128;
 
 /// Spec §7 (D A10, Trn2 intra-node): Mesh below 1 MB ...
