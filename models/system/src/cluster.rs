@@ -151,7 +151,7 @@ pub const MAX_CLUSTER_CHIPS: usize = 4096;
 pub const MAX_FLOW_ULTRASERVERS: u32 = 8192;
 /// The most chips of a cluster the flow-level network takes: 1,048,576 (2^20), room for the
 /// 1,000,080-chip UltraCluster (6,945 Trn3 Gen2 UltraServers). Routes are computed from the
-/// cluster's structure, so memory grows with chips and links: about 2.5 GB at 1,000,080 chips
+/// cluster's structure, so memory grows with chips and links: about 3.8 GB peak at 1,000,080 chips
 /// with a hierarchical halving-doubling all-reduce in flight.
 pub const MAX_FLOW_CLUSTER_CHIPS: usize = 1_048_576;
 
