@@ -42,10 +42,12 @@ pub struct CollectiveArgs {
     pub stepfactor: u64,
     /// The algorithm: ring, rhd (recursive halving-doubling), direct, tree (broadcast),
     /// hierarchical (all-reduce, all-gather, reduce-scatter: rings inside servers and across
-    /// them), pipelined (all-reduce: server mates, direct-link pairs and the other servers at
+    /// them), hierarchical-rhd (all-reduce: rings inside servers, recursive halving-doubling
+    /// across them: 2 log2 m steps across m servers instead of 2(m - 1)), pipelined (all-reduce: server mates, direct-link pairs and the other servers at
     /// once, over chunks; the fastest from ~3 MB on the Trn3 UltraServers), auto (by size; over
     /// two or more servers an all-reduce of 1 MB or more runs pipelined, an all-gather or
-    /// reduce-scatter hierarchical). See docs/whatif.md.
+    /// reduce-scatter hierarchical; over 128 servers or more an all-reduce runs
+    /// hierarchical-rhd). See docs/whatif.md and docs/scaleout.md.
     #[arg(long, default_value = "auto")]
     pub algo: String,
     /// Ranks taking part: the first N chips in ring order (default: every chip).
@@ -131,11 +133,12 @@ fn parse_algo(s: &str) -> Result<Algo, String> {
         "direct" | "mesh" => Algo::Direct,
         "tree" => Algo::Tree,
         "hierarchical" => Algo::Hierarchical,
+        "hierarchical-rhd" | "hierarchical_rhd" => Algo::HierarchicalRhd,
         "pipelined" => Algo::Pipelined,
         "auto" => Algo::Auto,
         _ => {
             return Err(format!(
-                "unknown algorithm {s:?} (allowed: ring, rhd, direct, tree, hierarchical, pipelined, auto)"
+                "unknown algorithm {s:?} (allowed: ring, rhd, direct, tree, hierarchical, hierarchical-rhd, pipelined, auto)"
             ))
         }
     })
@@ -529,6 +532,7 @@ mod tests {
     #[test]
     fn algorithms_parse_by_their_command_line_names() {
         assert_eq!(parse_algo("pipelined"), Ok(Algo::Pipelined));
+        assert_eq!(parse_algo("hierarchical-rhd"), Ok(Algo::HierarchicalRhd));
         assert_eq!(parse_algo("hierarchical"), Ok(Algo::Hierarchical));
         assert!(parse_algo("pipeline").unwrap_err().contains("hierarchical, pipelined, auto"));
     }

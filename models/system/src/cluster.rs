@@ -21,7 +21,8 @@
 //! Left out: hosts, the NIC's message rate, switch buffers (documented, not modelled), and
 //! three-tier networks (a two-tier Clos of radix-`R` switches connects at most `R^2 / 2`
 //! NIC ports: 131,072 with 512-port switches such as
-//! models/configs/system/flow-only/eth-102.4t.ron).
+//! models/configs/system/flow-only/eth-102.4t.ron; the million-chip file takes 2,048-port
+//! chassis switches instead, models/configs/system/flow-only/eth-409.6t-chassis.ron).
 
 use crate::chip::spec::{efa_latency_ps, Chip, ChipError};
 use crate::chip::ultraserver::UltraServer;
@@ -147,12 +148,12 @@ pub const MAX_ULTRASERVERS: u32 = 64;
 /// packet of every message: 4,096 chips already take minutes per all-reduce).
 pub const MAX_CLUSTER_CHIPS: usize = 4096;
 /// The most UltraServers in a cluster for the flow-level network.
-pub const MAX_FLOW_ULTRASERVERS: u32 = 2048;
-/// The most chips of a cluster the flow-level network takes: 131,072, as many NIC ports as a
-/// two-tier Clos of 512-port switches connects. Routes are computed from the cluster's
-/// structure, so memory grows with chips and links (about 1.5 GB at this size with a
-/// hierarchical all-reduce in flight).
-pub const MAX_FLOW_CLUSTER_CHIPS: usize = 131_072;
+pub const MAX_FLOW_ULTRASERVERS: u32 = 8192;
+/// The most chips of a cluster the flow-level network takes: 1,048,576 (2^20), room for the
+/// 1,000,080-chip UltraCluster (6,945 Trn3 Gen2 UltraServers). Routes are computed from the
+/// cluster's structure, so memory grows with chips and links: about 3.8 GB peak at 1,000,080 chips
+/// with a hierarchical halving-doubling all-reduce in flight.
+pub const MAX_FLOW_CLUSTER_CHIPS: usize = 1_048_576;
 
 /// Which network a cluster is checked for: the limits differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

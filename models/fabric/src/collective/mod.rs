@@ -107,11 +107,23 @@ pub enum Algo {
     Pipelined,
     /// Chosen by size: [`auto_algo`] (spec §7's sweet spots). Resolved before a run.
     Auto,
+    /// All-reduce as [`Algo::Hierarchical`], with recursive halving-doubling across servers
+    /// instead of a ring: `2 log2 m` steps across (two more when `m` is not a power of two)
+    /// instead of `2(m - 1)` ([`schedule`]'s `hierarchical_rhd`).
+    HierarchicalRhd,
 }
 
 /// All algorithms, in the order error messages list them.
-pub const ALGOS: [Algo; 7] =
-    [Algo::Ring, Algo::Direct, Algo::HalvingDoubling, Algo::Tree, Algo::Hierarchical, Algo::Pipelined, Algo::Auto];
+pub const ALGOS: [Algo; 8] = [
+    Algo::Ring,
+    Algo::Direct,
+    Algo::HalvingDoubling,
+    Algo::Tree,
+    Algo::Hierarchical,
+    Algo::HierarchicalRhd,
+    Algo::Pipelined,
+    Algo::Auto,
+];
 
 impl Algo {
     /// Name as in configurations ("ring").
@@ -124,6 +136,7 @@ impl Algo {
             Algo::Hierarchical => "hierarchical",
             Algo::Pipelined => "pipelined",
             Algo::Auto => "auto",
+            Algo::HierarchicalRhd => "hierarchical_rhd",
         }
     }
 }
@@ -156,6 +169,13 @@ impl std::str::FromStr for Collective {
         Ok(Collective { op, algo })
     }
 }
+
+/// From this many servers on, `auto` runs an all-reduce as [`Algo::HierarchicalRhd`]: the
+/// pipelined and direct algorithms send every rank a message to each of `m / 2` (pipelined)
+/// or `n` (direct) peers per step, and the hierarchical ring takes `2(m - 1)` steps across,
+/// where halving-doubling takes `2 log2 m`. Twice the largest preset's 64 servers, so every
+/// preset keeps its choice; the crossover against pipelined is not measured (E).
+pub const RHD_ACROSS_FROM_SERVERS: usize = 128;
 
 /// Spec §7 (D A10, Trn2 intra-node): Mesh below 1 MB ...
 pub const MESH_BELOW_BYTES: u64 = 1_000_000;
@@ -194,9 +214,14 @@ pub fn auto_algo(op: Op, n: usize, size: u64) -> Algo {
 /// faster than the ring at every size measured, 64 KiB to 256 MiB, on the Trn2 and Trn3
 /// UltraServers and across two UltraServers, docs/scaleout.md); anything else is
 /// [`auto_algo`]'s spec policy. (Direct stays faster than pipelined up to ~3 MB on the Trn3
-/// presets, ~0.7 MB on the Trn2 torus; the 1 MB threshold is the spec's.)
+/// presets, ~0.7 MB on the Trn2 torus; the 1 MB threshold is the spec's.) From
+/// [`RHD_ACROSS_FROM_SERVERS`] servers on, an all-reduce of any size runs
+/// [`Algo::HierarchicalRhd`].
 pub fn auto_algo_in(op: Op, n: usize, size: u64, per_server: Option<usize>) -> Algo {
     let servers = per_server.filter(|&k| k > 0 && n.is_multiple_of(k)).map_or(1, |k| n / k);
+    if op == Op::AllReduce && servers >= RHD_ACROSS_FROM_SERVERS {
+        return Algo::HierarchicalRhd;
+    }
     if op == Op::AllReduce && size >= MESH_BELOW_BYTES && servers >= 2 {
         return Algo::Pipelined;
     }
@@ -293,8 +318,15 @@ pub fn run(topo: &Topology, coll: Collective, size: u64, p: &Params) -> Result<R
 /// fairly within a step).
 pub fn run_flow(topo: &Topology, coll: Collective, size: u64, p: &Params) -> Result<Row, String> {
     let coll = coll.resolve_in(topo.chips, size, Some(topo.chips_per_server));
-    let progs = schedule::build_runs(coll.op, coll.algo, topo.chips, size, &topo.ring, topo.chips_per_server)?;
-    let r = flow::run_runs(topo, progs, p.step_overhead.as_ps(), p.limit.as_ps())?;
+    let (overhead, limit) = (p.step_overhead.as_ps(), p.limit.as_ps());
+    let r = if coll.algo == Algo::HierarchicalRhd && coll.op == Op::AllReduce && topo.chips >= 2 {
+        // One rank's program at a time: a million ranks' steps would take gigabytes at once.
+        let (n, k) = (topo.chips, schedule::hierarchical_rhd_check(topo.chips, topo.chips_per_server)?);
+        flow::run_runs(topo, (0..n).map(|r| schedule::hierarchical_rhd_rank(n, size, k, r)), overhead, limit)?
+    } else {
+        let progs = schedule::build_runs(coll.op, coll.algo, topo.chips, size, &topo.ring, topo.chips_per_server)?;
+        flow::run_runs(topo, progs, overhead, limit)?
+    };
     let time_s = r.finish_ps() * 1e-12;
     let algbw = if time_s <= 0.0 { 0.0 } else { size as f64 / time_s / 1e9 };
     let busbw_gbps = algbw * coll.op.busbw_factor(topo.chips);

@@ -50,6 +50,10 @@ pub fn build_runs(
     if resolved == Algo::Hierarchical && n >= 2 && matches!(op, Op::AllReduce | Op::AllGather | Op::ReduceScatter) {
         return hierarchical_runs(op, n, size, per_server);
     }
+    if resolved == Algo::HierarchicalRhd && n >= 2 && op == Op::AllReduce {
+        let k = hierarchical_rhd_check(n, per_server)?;
+        return Ok((0..n).map(|r| hierarchical_rhd_rank(n, size, k, r)).collect());
+    }
     Ok(build_in(op, resolved, n, size, ring, per_server)?.into_iter().map(runs_of).collect())
 }
 
@@ -80,6 +84,7 @@ pub const REGISTRY: &[(Algo, &[Op], ScheduleFn)] = &[
     (Algo::Tree, &[Op::Broadcast], binomial_tree),
     (Algo::Hierarchical, &[Op::AllReduce, Op::AllGather, Op::ReduceScatter], hierarchical),
     (Algo::Pipelined, &[Op::AllReduce], pipelined),
+    (Algo::HierarchicalRhd, &[Op::AllReduce], hierarchical_rhd),
 ];
 
 /// Pipelined-chain broadcast: the buffer is cut into about `sqrt((n - 2) x size /
@@ -142,7 +147,7 @@ pub fn for_members(
         return Err(format!("member chip {c}, but the topology has {chips} chips (0..{})", chips.saturating_sub(1)));
     }
     let per_server = members_per_server(members, chips_per_server.max(1));
-    if matches!(algo, Algo::Hierarchical | Algo::Pipelined) && per_server.is_none() {
+    if matches!(algo, Algo::Hierarchical | Algo::HierarchicalRhd | Algo::Pipelined) && per_server.is_none() {
         return Err(format!(
             "{} needs the members listed server by server with the same number on each server of {chips_per_server} chips",
             algo.name()
@@ -342,4 +347,92 @@ fn hierarchical_runs(op: Op, n: usize, size: u64, per_server: usize) -> Result<V
 /// The pipelined multi-level all-reduce: see [`crate::collective::pipelined`].
 fn pipelined(_op: Op, n: usize, size: u64, _ring: &[usize], per_server: usize) -> Result<Vec<Program>, String> {
     crate::collective::pipelined::programs(n, size, per_server)
+}
+
+/// The hierarchical all-reduce with recursive halving-doubling across servers (as NCCL's and
+/// ASTRA-sim's multi-dimensional all-reduces): a ring reduce-scatter inside each server
+/// (`k - 1` steps of `size / k`), an all-reduce of that piece among the ranks with the same
+/// local index on every server by recursive halving-doubling (Rabenseifner; `2 log2 p` steps,
+/// halving then doubling, exchanging `piece / 2^(t + 1)` with the partner at distance
+/// `p / 2^(t + 1)`), and a ring all-gather inside each server. When the `m` servers are not a
+/// power of two, `p` is the largest power of two below `m` and the first `2 (m - p)` servers
+/// pair up: each even one sends its whole piece to the odd one after it first (one step),
+/// takes no part in the halving-doubling, and receives the result from it last (one step);
+/// the other ranks spend those two steps idle (each still costs its step overhead, as every
+/// step of the step model does). `2(k - 1) + 2 log2 p (+ 2)` steps against the hierarchical
+/// ring's `2(k - 1) + 2(m - 1)`: across 6,945 UltraServers, 26 steps across instead of 13,888.
+fn hierarchical_rhd(_op: Op, n: usize, size: u64, _ring: &[usize], per_server: usize) -> Result<Vec<Program>, String> {
+    let k = hierarchical_rhd_check(n, per_server)?;
+    Ok((0..n)
+        .map(|r| {
+            let runs = hierarchical_rhd_rank(n, size, k, r);
+            runs.into_iter().flat_map(|(st, c)| std::iter::repeat_n(st, c as usize)).collect()
+        })
+        .collect())
+}
+
+/// The ranks per server [`hierarchical_rhd`] groups `n` ranks by, or why not.
+pub fn hierarchical_rhd_check(n: usize, per_server: usize) -> Result<usize, String> {
+    let k = per_server.max(1);
+    if !n.is_multiple_of(k) {
+        return Err(format!("hierarchical_rhd: {n} ranks do not fill servers of {k}"));
+    }
+    if u32::try_from(n).is_err() {
+        return Err(format!("hierarchical_rhd: {n} ranks: too many"));
+    }
+    Ok(k)
+}
+
+/// Rank `r`'s program of [`hierarchical_rhd`] as runs of equal steps (built one rank at a
+/// time: a million ranks' programs are never all held as steps at once). `k` from
+/// [`hierarchical_rhd_check`].
+pub fn hierarchical_rhd_rank(n: usize, size: u64, k: usize, r: usize) -> Runs {
+    let m = n / k;
+    let (s, j) = (r / k, r % k);
+    let piece = size.div_ceil(k as u64);
+    let chip = |server: usize| server * k + j;
+    let step = |sends: Vec<(usize, u64)>, recvs: u32| Step { sends, recvs };
+    let mut steps: Vec<Step> = Vec::new();
+    if m >= 2 {
+        let p = 1usize << (usize::BITS - 1 - m.leading_zeros());
+        let extra = m - p;
+        let levels = p.trailing_zeros() as usize;
+        // Servers below `2 extra`: the even ones fold into the odd ones after them.
+        let folded = s < 2 * extra && s % 2 == 0;
+        let virt = if s < 2 * extra { s / 2 } else { s - extra };
+        let real = |v: usize| if v < extra { 2 * v + 1 } else { v + extra };
+        if extra > 0 {
+            steps.push(match (s < 2 * extra, folded) {
+                (true, true) => step(vec![(chip(s + 1), piece)], 0),
+                (true, false) => step(vec![], 1),
+                _ => step(vec![], 0),
+            });
+        }
+        let exchange = |t: usize| {
+            if folded {
+                return step(vec![], 0);
+            }
+            let bytes = piece.div_ceil(1u64 << (t + 1)).max(1);
+            step(vec![(chip(real(virt ^ (p >> (t + 1)))), bytes)], 1)
+        };
+        steps.extend((0..levels).map(exchange));
+        steps.extend((0..levels).rev().map(exchange));
+        if extra > 0 {
+            steps.push(match (s < 2 * extra, folded) {
+                (true, true) => step(vec![], 1),
+                (true, false) => step(vec![(chip(s - 1), piece)], 0),
+                _ => step(vec![], 0),
+            });
+        }
+    }
+    let inside = Step { sends: vec![(s * k + (j + 1) % k, piece)], recvs: 1 };
+    let mut runs: Runs = Vec::with_capacity(steps.len() + 2);
+    if k > 1 {
+        runs.push((inside.clone(), (k - 1) as u32));
+    }
+    runs.extend(runs_of(steps));
+    if k > 1 {
+        runs.push((inside, (k - 1) as u32));
+    }
+    runs
 }

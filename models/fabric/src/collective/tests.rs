@@ -490,3 +490,70 @@ fn packet_runs_too_large_for_memory_are_refused_not_truncated() {
     let done = crate::collective::run_concurrent(&t, progs, &Params::default()).unwrap();
     assert!(done[1] > 0 && done[0] > 0, "{done:?}");
 }
+
+#[test]
+fn hierarchical_rhd_matches_every_receive_and_crosses_in_log_steps() {
+    use crate::collective::schedule::{build_in, build_runs};
+    use crate::collective::{Algo, Op};
+    for (n, k, size) in [(8, 4, 1u64 << 20), (12, 4, 1200), (6, 1, 4096), (4, 4, 77), (7, 1, 1000), (40, 4, 1 << 20)] {
+        let m = n / k;
+        let ring: Vec<usize> = (0..n).collect();
+        let progs = build_in(Op::AllReduce, Algo::HierarchicalRhd, n, size, &ring, k).unwrap();
+        let runs = build_runs(Op::AllReduce, Algo::HierarchicalRhd, n, size, &ring, k).unwrap();
+        let p = if m >= 1 { 1usize << (usize::BITS - 1 - m.leading_zeros()) } else { 1 };
+        let across = if m >= 2 { 2 * p.trailing_zeros() as usize + if p < m { 2 } else { 0 } } else { 0 };
+        let piece = size.div_ceil(k as u64);
+        for (r, prog) in progs.iter().enumerate() {
+            assert_eq!(prog.len(), 2 * (k - 1) + across, "{n}/{k} rank {r}: steps");
+            let expand: Vec<_> =
+                runs[r].iter().flat_map(|(st, c)| std::iter::repeat_n(st.clone(), *c as usize)).collect();
+            assert_eq!(&expand, prog, "runs are the steps run-length coded");
+            // Steps across servers send only to the same local index on another server.
+            for st in &prog[k - 1..k - 1 + across] {
+                for &(d, b) in &st.sends {
+                    assert!(d % k == r % k && d / k != r / k && b >= 1 && b <= piece, "{n}/{k} rank {r}: {d} {b}");
+                }
+            }
+        }
+        // Every step's receives are exactly the messages sent to that rank in that step.
+        for t in 0..progs[0].len() {
+            let mut got = vec![0u32; n];
+            for prog in &progs {
+                for &(d, _) in &prog[t].sends {
+                    got[d] += 1;
+                }
+            }
+            for (r, prog) in progs.iter().enumerate() {
+                assert_eq!(got[r], prog[t].recvs, "{n}/{k}: step {t} rank {r}");
+            }
+        }
+        // The ranks of the halving-doubling send 2 (1 - 1/p) of the piece across (rounded up
+        // per step); a folded pair's sends add a piece each way.
+        let sent: Vec<u64> = progs
+            .iter()
+            .map(|prog| prog[k - 1..k - 1 + across].iter().flat_map(|s| s.sends.iter().map(|x| x.1)).sum())
+            .collect();
+        let ideal = 2 * (piece - piece / p as u64);
+        assert!(
+            sent.iter().all(|&b| b == 0 || b == piece || b >= ideal && b <= ideal + 2 * across as u64 + piece),
+            "{sent:?}"
+        );
+    }
+    // Ranks that do not fill their servers are refused.
+    let e = build_runs(Op::AllReduce, Algo::HierarchicalRhd, 10, 64, &(0..10).collect::<Vec<_>>(), 4).unwrap_err();
+    assert!(e.contains("do not fill servers of 4"), "{e}");
+    let e = build_runs(Op::AllGather, Algo::HierarchicalRhd, 8, 64, &(0..8).collect::<Vec<_>>(), 4).unwrap_err();
+    assert!(e.contains("does not implement all_gather"), "{e}");
+}
+
+#[test]
+fn auto_takes_halving_doubling_across_from_128_servers() {
+    use crate::collective::{auto_algo_in, Algo, Op, RHD_ACROSS_FROM_SERVERS};
+    assert_eq!(RHD_ACROSS_FROM_SERVERS, 128);
+    for size in [1u64 << 10, 1 << 20, 1 << 30] {
+        assert_eq!(auto_algo_in(Op::AllReduce, 128 * 144, size, Some(144)), Algo::HierarchicalRhd);
+        assert_eq!(auto_algo_in(Op::AllReduce, 6945 * 144, size, Some(144)), Algo::HierarchicalRhd);
+    }
+    assert_eq!(auto_algo_in(Op::AllReduce, 127 * 144, 1 << 20, Some(144)), Algo::Pipelined);
+    assert_eq!(auto_algo_in(Op::AllGather, 128 * 144, 1 << 20, Some(144)), Algo::Hierarchical);
+}

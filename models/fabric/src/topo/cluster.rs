@@ -591,4 +591,38 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn halving_doubling_across_ultraservers_keeps_the_packet_networks_time_by_flows() {
+        let p = Params::default();
+        let c = "all_reduce:hierarchical_rhd".parse::<Collective>().unwrap();
+        // 4 UltraServers (a power of two) and 6 (two pairs fold before and unfold after).
+        for (u, spines, placement) in [(4, 2, Placement::Rail), (6, 4, Placement::Contiguous)] {
+            let t = build("c", &scale_up(), &net(u, 8, spines, placement)).unwrap();
+            for size in [1u64 << 20, 16 << 20] {
+                let packet = collective::run(&t, c, size, &p).unwrap();
+                assert_eq!(packet.algo, collective::Algo::HierarchicalRhd);
+                let flow = collective::run_flow(&t, c, size, &p).unwrap();
+                let d = flow.time_us / packet.row.time_us - 1.0;
+                // Within 5 %, but for folded pairs at 16 MiB: the others' first halving
+                // messages reach an odd server of a pair while its partner's whole piece is
+                // still arriving; flows serve the older step first, packets interleave. The
+                // gap (-17.0 %) is held so that drift shows (docs/validation.md).
+                let ok = if u == 6 && size > 1 << 20 { (-0.20..-0.14).contains(&d) } else { d.abs() < 0.05 };
+                assert!(ok, "{u} x {size}: flow {flow:?}, packet {:?} ({:+.1} %)", packet.row, d * 100.0);
+                assert_eq!(collective::run_flow(&t, c, size, &p).unwrap(), flow, "flow runs repeat exactly");
+            }
+        }
+    }
+
+    #[test]
+    fn halving_doubling_across_beats_the_ring_across_many_ultraservers() {
+        // 16 UltraServers: 30 steps across by the ring, 8 by halving-doubling, each paying
+        // the NICs' 10 us.
+        let t = build("c", &scale_up(), &net(16, 8, 8, Placement::Contiguous)).unwrap();
+        let p = Params::default();
+        let run = |a: &str| collective::run_flow(&t, a.parse::<Collective>().unwrap(), 1 << 20, &p).unwrap();
+        let (ring, rhd) = (run("all_reduce:hierarchical"), run("all_reduce:hierarchical_rhd"));
+        assert!(2.0 * rhd.time_us < ring.time_us, "{rhd:?} against {ring:?}");
+    }
 }

@@ -114,19 +114,19 @@ fn a_cluster_above_4096_chips_is_refused_by_the_packet_network_and_taken_by_the_
     let e = d.resolve().unwrap_err();
     assert!(located_at(&e, "trn3-gen2-ultracluster-8.ron (built in)", "ultraservers"), "{e}");
     assert!(e.contains("= 4176 chips; the packet-level network takes at most 4096"), "{e}");
-    assert!(e.contains("the flow-level network (--network flow) takes up to 131072"), "{e}");
+    assert!(e.contains("the flow-level network (--network flow) takes up to 1048576"), "{e}");
 }
 
 #[test]
 fn the_flow_networks_own_limits_are_checked_and_located() {
     use crate::cluster::Level;
     let cases = [
-        ("ultraservers=2049", "2049 is out of range (allowed: 1..=2048) (the value of --set ultraservers=2049)"),
+        ("ultraservers=8193", "8193 is out of range (allowed: 1..=8192) (the value of --set ultraservers=8193)"),
         (
-            "ultraservers=911",
-            "911 UltraServers of 144 chips = 131184 chips; the flow-level network takes at most 131072",
+            "ultraservers=7282",
+            "7282 UltraServers of 144 chips = 1048608 chips; the flow-level network takes at most 1048576",
         ),
-        ("ultraservers=0", "0 is out of range (allowed: 1..=2048)"),
+        ("ultraservers=0", "0 is out of range (allowed: 1..=8192)"),
     ];
     for (set, want) in cases {
         let mut d = doc("trn3-gen2-ultracluster-8");
@@ -148,4 +148,17 @@ fn the_100000_chip_cluster_file_runs_on_the_flow_network_only() {
     let Resolved::UltraCluster(c) = d.resolve_for(Level::Flow).unwrap() else { panic!("not a cluster") };
     assert_eq!(c.topology.chips, 100_080);
     assert_eq!(c.switch.spec.name, "eth-102.4t", "the switch beside the file");
+}
+
+#[test]
+fn the_million_chip_cluster_file_runs_on_the_flow_network_only() {
+    use crate::cluster::Level;
+    let path = crate::chip::ultraserver::presets_dir().join("flow-only/trn3-gen2-ultracluster-6945.ron");
+    let d = SystemDoc::load(&path).unwrap();
+    let e = d.resolve().unwrap_err();
+    assert!(e.contains(":17:5: ultraservers: 6945 is out of range (allowed: 1..=64)"), "{e}");
+    let Resolved::UltraCluster(c) = d.resolve_for(Level::Flow).unwrap() else { panic!("not a cluster") };
+    assert_eq!(c.topology.chips, 1_000_080);
+    assert_eq!(c.switch.spec.name, "eth-409.6t-chassis", "the switch beside the file");
+    assert_eq!(c.scale_out.shape(144).unwrap().leaves, 977);
 }

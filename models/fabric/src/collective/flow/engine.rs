@@ -98,13 +98,13 @@ impl Engine {
 
 /// Flattens `progs` ([`Programs`]) and makes each chip's engine; refuses programs the engines'
 /// fields cannot count, and sends to chips that do not exist.
-pub(super) fn flatten(progs: Vec<Runs>) -> Result<(Programs, Vec<Engine>), String> {
+pub(super) fn flatten(progs: impl ExactSizeIterator<Item = Runs>) -> Result<(Programs, Vec<Engine>), String> {
     let chips = progs.len();
     if u32::try_from(chips).is_err() || u32::try_from(chips).is_ok_and(|n| n >= TIMER) {
         return Err(format!("{chips} chips: too many for the flow-level network"));
     }
     let (mut runs, mut sends, mut engines) = (Vec::new(), Vec::new(), Vec::with_capacity(chips));
-    for (c, p) in progs.into_iter().enumerate() {
+    for (c, p) in progs.enumerate() {
         let len = p.iter().map(|r| u64::from(r.1)).sum::<u64>();
         let len = u32::try_from(len).map_err(|_| format!("chip {c}: more than {} steps", u32::MAX))?;
         let first = runs.len();

@@ -99,11 +99,17 @@ impl InFlight {
 /// Runs per-chip step programs (index = chip) over `topo` as flows, with `overhead_ps` of
 /// software time before each step's sends, until every chip is done or `limit_ps` passes.
 pub fn run(topo: &Topology, progs: Vec<Program>, overhead_ps: u64, limit_ps: u64) -> Result<FlowRun, String> {
-    run_runs(topo, progs.into_iter().map(crate::collective::schedule::runs_of).collect(), overhead_ps, limit_ps)
+    run_runs(topo, progs.into_iter().map(crate::collective::schedule::runs_of), overhead_ps, limit_ps)
 }
 
-/// [`run`] with each program as runs of equal steps ([`crate::collective::schedule::runs`]).
-pub fn run_runs(topo: &Topology, progs: Vec<Runs>, overhead_ps: u64, limit_ps: u64) -> Result<FlowRun, String> {
+/// [`run`] with each program as runs of equal steps ([`crate::collective::schedule::runs_of`]),
+/// taken one chip at a time (a generator's programs are never all held as steps at once).
+pub fn run_runs<I>(topo: &Topology, progs: I, overhead_ps: u64, limit_ps: u64) -> Result<FlowRun, String>
+where
+    I: IntoIterator<Item = Runs>,
+    I::IntoIter: ExactSizeIterator,
+{
+    let progs = progs.into_iter();
     if progs.len() != topo.chips {
         return Err(format!("{} programs for {} chips", progs.len(), topo.chips));
     }
