@@ -6,10 +6,10 @@
 //! written for.
 
 use crate::common::{scratch, trnsim};
-use trnsim_harness::kernels::format::Format;
-use trnsim_harness::kernels::geometry::Geometry;
-use trnsim_harness::kernels::plan::{plan_on, GemmOp};
 use trnsim_harness::workload::{self, Compute, Options};
+use trnsim_kernels::format::Format;
+use trnsim_kernels::geometry::Geometry;
+use trnsim_kernels::plan::{plan_on, GemmOp};
 use trnsim_system::doc::{Resolved, SystemDoc};
 use trnsim_workloads::format::{parse, Checked};
 
