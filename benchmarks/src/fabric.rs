@@ -12,6 +12,7 @@ use trnsim_fabric::link::{attach, effective_payload_bytes_per_s, BondedLink, Lin
 use trnsim_fabric::switch::traffic::{saturation_throughput, study_config, sweep, BenchParams, SweepParams};
 use trnsim_fabric::switch::{Queueing, SwitchConfig};
 use trnsim_kernel::{Dur, Frequency, SimBuilder, SimOptions, Simulation, StatsReport};
+use trnsim_system::energy_stats::{fabric_counts, Counts, COUNTS_OWNER};
 
 /// One link of `params` between a packet source (`spec`, seed 7) and an order-checking sink,
 /// on a 1 GHz clock, run until idle (at most `limit`): the simulation, the validated link and
@@ -160,22 +161,25 @@ fn collectives(
     use trnsim_fabric::collective::{run, Collective, Params};
     let sw = Stopwatch::start();
     let mut headline = Vec::new();
+    let mut counts = Counts::default();
     for (coll, sizes) in runs {
         let c: Collective = coll.parse()?;
         for &size in sizes.iter() {
-            let r = run(topo, c, size, &Params::default())?.row;
+            let run = run(topo, c, size, &Params::default())?;
+            let r = &run.row;
             let tag = format!("{}_{}B", coll.replace(':', "_"), r.size_bytes);
             headline.push((format!("{tag}_time_us"), r.time_us));
             headline.push((format!("{tag}_busbw_GBps"), r.busbw_gbps));
+            let c = fabric_counts(topo, run.edge_stats.iter().map(|e| e.bytes), run.finish_ps);
+            counts = counts.plus(&c);
         }
     }
     let (wall_s, cpu_s) = sw.elapsed();
-    Ok(BenchResult {
-        name: name.into(),
-        headline,
-        stats: StatsReport::default(),
-        speed: Speed { wall_s, cpu_s, ..Speed::default() },
-    })
+    // The runs' bytes and time, one after another, for the energy (priced by the fabric's
+    // table where the run knows its system: `trnsim run NAME`, `--system`).
+    let mut stats = StatsReport::default();
+    stats.owners.insert(COUNTS_OWNER.to_string(), counts.to_owner());
+    Ok(BenchResult { name: name.into(), headline, stats, speed: Speed { wall_s, cpu_s, ..Speed::default() } })
 }
 
 /// One-way latency of unloaded `payload`-byte packets (5, 2 us apart) over one link of the

@@ -8,9 +8,11 @@
 //! draws, `power, tensor (W)`, ..., each sample placed at its step's start, so a counter's step
 //! function integrates to the run's energy exactly (up to the trace's nanosecond timestamps).
 //!
-//! Cost: nothing per simulated cycle; one gathering of the counting components' statistics
-//! per step (they are plain fields, written when asked), so a run of `T` simulated time pays
-//! `T / SAMPLE` gatherings however busy or idle its components are. Left out: bursts shorter
+//! Cost: nothing per simulated cycle; one read of the counting components' and links' action
+//! counters per step ([`trnsim_kernel::Component::counters`]: plain fields, no names built,
+//! nothing allocated; which components and links count is found once from their names), so
+//! a run of `T` simulated time pays `T / SAMPLE` reads however busy or idle its components
+//! are. Left out: bursts shorter
 //! than a step (a sample is the step's mean power); power is priced at the end of each step,
 //! so the first step of a command that ends in the next one is counted in the next.
 
@@ -19,12 +21,12 @@ use std::rc::Rc;
 use std::sync::Arc;
 use trnsim_fabric::topo::Topology;
 use trnsim_kernel::{
-    Dur, RecordKind, RunError, Simulation, Stop, Time, TraceError, TraceRecord, TraceSink, TrackDecl, TrackId,
-    TrackKind,
+    ComponentId, Dur, RecordKind, RunError, Simulation, Stop, Time, TraceError, TraceRecord, TraceSink, TrackDecl,
+    TrackId, TrackKind,
 };
 use trnsim_system::chip::Chip;
 use trnsim_system::energy::{chip_static_w, EnergyTable};
-use trnsim_system::energy_stats::{price, wired_ports, Counts, PARTS};
+use trnsim_system::energy_stats::{price, wired_ports, Counts, Role, PARTS};
 
 /// Simulated time between two power samples.
 pub const SAMPLE: Dur = Dur::from_ns(100);
@@ -65,6 +67,10 @@ pub struct Sampler {
     static_w: Vec<f64>,
     /// Counts at the last sample, per group (the chips, then the switches).
     prev: Vec<Counts>,
+    /// Counts now, per group (read into at each sample; the buffer is reused).
+    cur: Vec<Counts>,
+    /// What a sample reads (found at the first sample).
+    plan: Option<Plan>,
     /// Each group's track and its counters ([`PARTS`] order; the total at [`TOTAL`]).
     tracks: Vec<(Option<TrackId>, [Option<TrackId>; PARTS.len()])>,
     /// The value each counter last took.
@@ -93,12 +99,34 @@ pub fn attach(trace: Trace, chip: &Chip, topo: Option<&Topology>) -> (Trace, Opt
         chips,
         static_w,
         prev: vec![Counts::default(); chips + 1],
+        cur: vec![Counts::default(); chips + 1],
+        plan: None,
         tracks: vec![(None, [None; PARTS.len()]); chips + 1],
         last: vec![[f64::NAN; PARTS.len()]; chips + 1],
         root: None,
         at: Time::ZERO,
     };
     (Some((Box::new(Shared(inner)) as Box<dyn TraceSink>, opts)), Some(sampler))
+}
+
+/// The components and links whose counters a sample reads, each with its group and role.
+struct Plan {
+    comps: Vec<(ComponentId, usize, Role)>,
+    links: Vec<(usize, usize, Role)>,
+}
+
+impl Plan {
+    /// The counting components and links of `sim`, by their names (as [`Counts::of`] reads a
+    /// report's owners), grouped over `chips` chips and the switches.
+    fn of(sim: &Simulation, chips: usize) -> Plan {
+        let comps = (sim.component_names().iter().enumerate())
+            .filter_map(|(i, n)| Some((ComponentId::from_index(i), group_of(n, chips), Role::of(n)?)))
+            .collect();
+        let links = (sim.links().iter().enumerate())
+            .filter_map(|(i, l)| Some((i, group_of(&format!("link:{}", l.name), chips), Role::of_link(&l.name)?)))
+            .collect();
+        Plan { comps, links }
+    }
 }
 
 /// The group (chip index, or `chips` for the switches) a report owner's counts belong to:
@@ -146,14 +174,22 @@ impl Sampler {
         Ok(stop)
     }
 
-    /// The counts of `sim` now, per group.
-    fn counts(&self, sim: &Simulation) -> Vec<Counts> {
-        let (rep, _) = sim.report_where(&Counts::reads);
-        let mut out = vec![Counts::default(); self.chips + 1];
-        for (owner, m) in rep.owners.iter().filter(|(o, _)| *o != "kernel") {
-            out[group_of(owner, self.chips)].add(owner, m);
+    /// Reads the counts of `sim` now, per group, into `self.cur` (the counting components'
+    /// and links' counters, found once from their names: nothing named, gathered or
+    /// allocated per sample).
+    fn read(&mut self, sim: &Simulation) {
+        let chips = self.chips;
+        let plan = self.plan.get_or_insert_with(|| Plan::of(sim, chips));
+        self.cur.iter_mut().for_each(|c| *c = Counts::default());
+        for &(id, g, role) in &plan.comps {
+            let c = &mut self.cur[g];
+            sim.read_counters(id, &mut |name, n| c.add_count(role, name, n));
         }
-        out
+        for &(id, g, role) in &plan.links {
+            if let Some(bytes) = sim.link_bytes(id) {
+                self.cur[g].add_count(role, "bytes", bytes);
+            }
+        }
     }
 
     fn sample(&mut self, sim: &Simulation) -> Result<(), TraceError> {
@@ -162,9 +198,9 @@ impl Sampler {
         if dt_s <= 0.0 {
             return Ok(());
         }
-        let counts = self.counts(sim);
-        for (g, c) in counts.iter().enumerate() {
-            let e = price(&c.since(&self.prev[g]), &self.table, &self.chip, None);
+        self.read(sim);
+        for g in 0..self.cur.len() {
+            let e = price(&self.cur[g].since(&self.prev[g]), &self.table, &self.chip, None);
             let mut w = [0.0; PARTS.len()];
             for (k, j) in e.parts_j.iter().enumerate().take(TOTAL) {
                 w[k] = j / dt_s;
@@ -172,7 +208,7 @@ impl Sampler {
             w[TOTAL] = self.static_w[g] + w[..TOTAL].iter().sum::<f64>();
             self.put(g, self.at, &w)?;
         }
-        self.prev = counts;
+        std::mem::swap(&mut self.prev, &mut self.cur);
         self.at = now;
         Ok(())
     }

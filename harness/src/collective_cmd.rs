@@ -16,7 +16,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use trnsim_fabric::collective::{self, Algo, Collective, Op, Params};
 use trnsim_system::cluster::Level;
-use trnsim_system::doc::SystemDoc;
+use trnsim_system::doc::{DocKind, SystemDoc};
+use trnsim_system::energy_stats::{fabric_counts, price_fabric};
 
 /// `trnsim collective` arguments.
 #[derive(Args, Debug)]
@@ -203,6 +204,11 @@ pub struct Row {
     pub busbw: f64,
     /// The algorithm that ran.
     pub algo: &'static str,
+    /// The fabric's energy over the run (NeuronLink bits, switch flits, the static power of
+    /// every wired port), in microjoules; left out when the system names no energy table,
+    /// on an UltraCluster and on the flow-level network (it counts no bytes per link).
+    #[serde(rename = "energy_uJ", skip_serializing_if = "Option::is_none")]
+    pub energy_uj: Option<f64>,
 }
 
 /// The sizes of a sweep: `min`, then multiplied by `factor` up to `max`.
@@ -252,6 +258,12 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
         (None, Some(n)) => return Err(usage(format!("-r {n} is out of range (allowed: 2..={})", topo.chips))),
         (None, None) => topo.ring.clone(),
     };
+    // The fabric's energy table: a fabric file's, or an UltraServer chip's (an UltraCluster's
+    // EFA switches are not in the tables).
+    let table = match doc.kind() {
+        DocKind::Fabric | DocKind::UltraServer => doc.energy().map_err(usage)?,
+        _ => None,
+    };
     let params = Params { step_overhead: a.step_overhead, ..Params::default() };
     let coll = Collective { op, algo };
     let all = sizes(a.minbytes, a.maxbytes, a.stepfactor);
@@ -272,8 +284,15 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
         if flow {
             let r = collective::run_flow(topo, coll, size, &params).map_err(|e| (e, 1))?;
             let algo = coll.resolve_in(topo.chips, size, Some(topo.chips_per_server)).algo.name();
-            let row =
-                Row { size, count: size / esize, time_us: r.time_us, algbw: r.algbw_gbps, busbw: r.busbw_gbps, algo };
+            let row = Row {
+                size,
+                count: size / esize,
+                time_us: r.time_us,
+                algbw: r.algbw_gbps,
+                busbw: r.busbw_gbps,
+                algo,
+                energy_uj: None,
+            };
             if a.format == "nccl-tests" {
                 println!("{}", nccl_row(&row, &a.datatype, op));
             } else {
@@ -303,6 +322,10 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
             algbw: r.row.algbw_gbps,
             busbw: r.row.busbw_gbps,
             algo: r.algo.name(),
+            energy_uj: table.as_ref().map(|t| {
+                let c = fabric_counts(topo, r.edge_stats.iter().map(|e| e.bytes), r.finish_ps);
+                price_fabric(&c, t, topo).total_j * 1e6
+            }),
         };
         // Rows print as each size completes.
         if a.format == "nccl-tests" {
@@ -338,6 +361,13 @@ pub fn run(a: CollectiveArgs) -> Result<(), (String, i32)> {
         rows.last().map_or("-", |r| r.algo),
         a.network
     );
+    let energy: Option<f64> = rows.iter().map(|r| r.energy_uj).sum();
+    if let Some(e) = energy {
+        eprintln!(
+            "fabric energy over the {} sizes: {e:.3} uJ (NeuronLinks, switches, wired ports' static power)",
+            rows.len()
+        );
+    }
     if let Some(p) = &a.json {
         let doc = serde_json::json!({
             "trnsim": env!("CARGO_PKG_VERSION"), "op": op.name(), "system": doc.name(),
@@ -547,7 +577,15 @@ mod tests {
 
     #[test]
     fn nccl_tests_rows_have_their_thirteen_columns() {
-        let r = Row { size: 1048576, count: 262144, time_us: 105.93, algbw: 9.9, busbw: 17.33, algo: "ring" };
+        let r = Row {
+            size: 1048576,
+            count: 262144,
+            time_us: 105.93,
+            algbw: 9.9,
+            busbw: 17.33,
+            algo: "ring",
+            energy_uj: None,
+        };
         let line = nccl_row(&r, "fp32", Op::AllReduce);
         assert_eq!(line, "     1048576        262144     float     sum      -1   105.93    9.90   17.33    N/A   105.93    9.90   17.33    N/A");
         assert_eq!(line.split_whitespace().count(), 13);

@@ -299,22 +299,27 @@ pub fn run(job: &Job, opts: RunOpts, plots: Option<&std::path::Path>) -> Result<
 /// Inserts the run's energy figures (when the chip names an energy table) into its headline
 /// at `at`.
 fn add_energy(js: &JobSystem, r: &mut BenchResult, at: usize) {
-    if let (Some(t), Some(c)) = (&js.energy, js.resolved.chip()) {
-        use trnsim_system::energy_stats::{price, Counts};
-        let e = price(&Counts::of(&r.stats), t, c, js.resolved.fabric()).headline();
-        r.headline.splice(at..at, e);
-    }
+    use trnsim_system::energy_stats::{price, price_fabric, Counts, COUNTS_OWNER};
+    let Some(t) = &js.energy else { return };
+    let e = match (js.resolved.chip(), js.resolved.fabric()) {
+        (Some(c), fabric) => price(&Counts::of(&r.stats), t, c, fabric).headline(),
+        // A fabric alone: its collectives' bytes and time (a benchmark that keeps none has
+        // nothing to price).
+        (None, Some(f)) if r.stats.owners.contains_key(COUNTS_OWNER) => {
+            price_fabric(&Counts::of(&r.stats), t, f).fabric_headline()
+        }
+        (None, _) => return,
+    };
+    r.headline.splice(at..at, e);
 }
 
 /// A benchmark run on its own system (`trnsim run NAME`, no `--system`): its energy figures,
 /// priced by the energy table of the system preset it runs on ([`ON_SYSTEM`]), added to its
 /// headline before the figures of a partitioned run (`threads`, `ranks`), as a run with
-/// `--system` adds them. Benchmarks that run no chip (a fabric alone, a core, a stack) get none.
+/// `--system` adds them: a chip's table prices a run of chips, a fabric file's a fabric's
+/// collectives. Benchmarks that run on no system (a core, a stack, one link or switch) get none.
 pub fn add_builtin_energy(r: &mut BenchResult) -> Result<(), String> {
-    let Some((needs, preset)) = entry(&r.name) else { return Ok(()) };
-    if needs == Needs::Fabric {
-        return Ok(());
-    }
+    let Some((_, preset)) = entry(&r.name) else { return Ok(()) };
     let job = jobs(std::slice::from_ref(&r.name), Some(preset), &[], &[])?.remove(0);
     let at = r.headline.iter().position(|(k, _)| k == "threads" || k == "ranks").unwrap_or(r.headline.len());
     add_energy(&job.resolve()?, r, at);

@@ -85,6 +85,9 @@ struct InFlight {
 /// count as `fp8`.
 pub const MAC_FORMATS: [&str; 5] = ["bf16", "fp16", "fp32", "fp8", "mxfp8"];
 
+/// The statistics naming the tensor engine's MACs, `macs_<format>` in [`MAC_FORMATS`] order.
+pub const MAC_COUNTERS: [&str; 5] = ["macs_bf16", "macs_fp16", "macs_fp32", "macs_fp8", "macs_mxfp8"];
+
 /// The [`MAC_FORMATS`] index of a matmul whose moving operand is `d` (None: not a matmul format).
 fn mac_format(d: crate::isa::Dtype) -> Option<usize> {
     use crate::isa::Dtype;
@@ -679,8 +682,8 @@ impl Component for EngineUnit {
         }
         out.count("flops", s.flops);
         if self.engine == Engine::Tensor {
-            for (name, &n) in MAC_FORMATS.iter().zip(&s.macs) {
-                out.count(&["macs_", name].concat(), n);
+            for (name, &n) in MAC_COUNTERS.iter().zip(&s.macs) {
+                out.count(name, n);
             }
         }
         out.count("sbuf_bytes", s.sbuf_bytes);
@@ -692,6 +695,20 @@ impl Component for EngineUnit {
         }
         let span = s.last.saturating_sub(s.first.unwrap_or(0)).max(1);
         out.value("utilization", s.busy_cycles as f64 / span as f64);
+    }
+
+    /// Instructions, flops, the tensor engine's MACs by format, SBUF and PSUM bytes.
+    fn counters(&self, out: &mut dyn FnMut(&'static str, u64)) {
+        let s = &self.stats;
+        out("instructions", s.instrs);
+        out("flops", s.flops);
+        if self.engine == Engine::Tensor {
+            for (name, &n) in MAC_COUNTERS.iter().zip(&s.macs) {
+                out(name, n);
+            }
+        }
+        out("sbuf_bytes", s.sbuf_bytes);
+        out("psum_bytes", s.psum_bytes);
     }
 
     fn has_outstanding_work(&self) -> bool {

@@ -49,6 +49,14 @@ pub trait Component: std::any::Any {
     /// Writes this component's statistics (called at report time; units in the names).
     fn report(&self, _out: &mut StatsWriter<'_>) {}
 
+    /// Gives `out` this component's action counters: totals among the integer counts its
+    /// [`Component::report`] writes, under the same names and equal to them (`out` may see a
+    /// name more than once; the values add). For readers that sample a run many times (power
+    /// over time): no name is built and nothing allocated, where a report builds every
+    /// statistic. Which counts a component gives is its own choice (those something prices);
+    /// the default gives none.
+    fn counters(&self, _out: &mut dyn FnMut(&'static str, u64)) {}
+
     /// Does, up to `now` (the end of a run; `clock` is the component's own), the work an idle
     /// component owes but would do only when next woken. Every successful run call ends with
     /// it, serial or partitioned (each partition its own components), before anything

@@ -604,6 +604,27 @@ impl Simulation {
         (report, left_out)
     }
 
+    /// Gives `out` component `id`'s action counters ([`Component::counters`]); nothing for an
+    /// id out of range.
+    pub fn read_counters(&self, id: ComponentId, out: &mut dyn FnMut(&'static str, u64)) {
+        if let Some(c) = self.comps.get(id.index()) {
+            c.counters(out);
+        }
+    }
+
+    /// The bytes link `id` (an index of [`Simulation::links`]) has carried so far, as its
+    /// report's `bytes` says; None for a link that keeps no statistics
+    /// ([`crate::SimBuilder::keep_link_stats_where`]), one whose state another partition
+    /// holds, or an id out of range.
+    pub fn link_bytes(&self, id: usize) -> Option<u64> {
+        let r = *self.core.links.refs.get(id)?;
+        if r.slot == crate::link::NO_SLOT {
+            return None;
+        }
+        let arena = &self.core.links.arenas[r.arena as usize];
+        arena.records(r.slot).then(|| arena.stats(r.slot).bytes)
+    }
+
     pub(crate) fn deadlock_report(&mut self, stalled_for: Dur) -> DeadlockReport {
         let now = self.core.now;
         let mut full = Vec::new();

@@ -362,9 +362,15 @@ impl SystemDoc {
     /// the HBM figures of the chip's stack preset (models/configs/mem/hbm-energy.ron) when the
     /// table gives none. A chip that names no table leaves the tree as it is.
     fn attach_energy(mut self) -> Result<SystemDoc, String> {
-        let Some(chip_src) = &self.chip else { return Ok(self) };
+        // A fabric alone names its table in the fabric file; a system with a chip, in the chip's.
+        let (chip_src, part) = match (&self.chip, &self.fabric) {
+            (Some(c), _) => (c, "chip"),
+            (None, Some(f)) if self.kind == DocKind::Fabric => (f, "fabric"),
+            _ => return Ok(self),
+        };
         let chip = self.tree.get("chip");
-        let name = chip.and_then(|c| c.get("energy")).and_then(Value::as_str).unwrap_or_default().to_string();
+        let name = self.tree.get(part).and_then(|c| c.get("energy")).and_then(Value::as_str).unwrap_or_default();
+        let name = name.to_string();
         if name.is_empty() {
             return Ok(self);
         }
@@ -383,7 +389,7 @@ impl SystemDoc {
             return Err(at(format!("unknown energy table {name:?} (known: {}; or a .ron file)", known.join(", "))));
         };
         let mut table: EnergyTable = crate::located::from_ron(&file, &text).map_err(|e| e.to_string())?;
-        if table.hbm_energy.is_none() {
+        if table.hbm_energy.is_none() && chip.is_some() {
             // The stack as the tree holds it: its fields (named by their `name`), or a name.
             let preset = chip
                 .map(|c| &c["hbm"]["preset"])

@@ -31,6 +31,9 @@ pub const COUNTS_OWNER: &str = "energy_counts";
 /// The tensor engine's MAC formats, as its statistics `macs_<name>` name them.
 pub const MAC_FORMATS: [&str; 5] = ["bf16", "fp16", "fp32", "fp8", "mxfp8"];
 
+/// The tensor engine's statistics of MACs, in [`MAC_FORMATS`] order.
+const MAC_COUNTS: [&str; 5] = ["macs_bf16", "macs_fp16", "macs_fp32", "macs_fp8", "macs_mxfp8"];
+
 /// The action counts of a run, over every chip and switch: what energy is priced from.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Counts {
@@ -101,6 +104,59 @@ fn is_chip(name: &str) -> bool {
     l.strip_prefix("chip").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// What a counting component or link is to the energy accounting: which of its counts
+/// ([`trnsim_kernel::Component::counters`], the same names in its report) are priced as what.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A tensor engine: MACs by format, SBUF and PSUM bytes.
+    Tensor,
+    /// A vector (0), scalar (1) or GpSimd (2) engine: element operations (`flops`), SBUF and
+    /// PSUM bytes.
+    Engine(usize),
+    /// A DMA block: bytes moved, SBUF and PSUM bytes.
+    Dma,
+    /// An HBM stack: commands and data bursts.
+    Hbm,
+    /// A NeuronLink out of a chip: its bytes are link bytes.
+    Link,
+    /// A NeuronLink out of a scale-up switch: link bytes and switch bytes.
+    SwitchLink,
+    /// A link between a chip and an EFA switch (either way): the chip's NIC's bytes.
+    Efa,
+}
+
+impl Role {
+    /// The role of report owner `owner` (`nc0.tensor`, `chip003.hbm1`, `link:A.tx.B.0 -> ..`;
+    /// None: nothing it counts is priced, the kernel's owner included).
+    pub fn of(owner: &str) -> Option<Role> {
+        if let Some(link) = owner.strip_prefix("link:") {
+            return Role::of_link(link);
+        }
+        match last_part(owner) {
+            "tensor" => Some(Role::Tensor),
+            "vector" => Some(Role::Engine(0)),
+            "scalar" => Some(Role::Engine(1)),
+            "gpsimd" => Some(Role::Engine(2)),
+            "dma" => Some(Role::Dma),
+            l if l.starts_with("hbm") => Some(Role::Hbm),
+            _ => None,
+        }
+    }
+
+    /// The role of the link called `name` (`FROM.PORT -> TO.PORT`, without `link:`).
+    pub fn of_link(name: &str) -> Option<Role> {
+        let from = name.split(" -> ").next().unwrap_or("");
+        let (node, peer) = from.split_once(".tx.")?;
+        match (is_chip(node), node.starts_with("efa."), peer.starts_with("efa.")) {
+            (true, _, true) => Some(Role::Efa),
+            (_, true, _) if is_chip(peer.rsplit_once('.').map_or(peer, |(p, _)| p)) => Some(Role::Efa),
+            (_, true, _) => None,
+            (true, _, false) => Some(Role::Link),
+            (false, false, _) => Some(Role::SwitchLink),
+        }
+    }
+}
+
 impl Counts {
     /// Whether a report owner holds counts this accounting reads (a filter for gathering only
     /// those: engines, DMA blocks, HBM stacks, fabric links, the kernel).
@@ -108,9 +164,7 @@ impl Counts {
         if let Some(link) = owner.strip_prefix("link:") {
             return link.contains(".tx.");
         }
-        owner == "kernel"
-            || matches!(last_part(owner), "tensor" | "vector" | "scalar" | "gpsimd" | "dma")
-            || last_part(owner).starts_with("hbm")
+        owner == "kernel" || Role::of(owner).is_some()
     }
 
     /// The counts of `s`: its [`COUNTS_OWNER`] if it has one (a report cut to its first chip),
@@ -128,57 +182,53 @@ impl Counts {
 
     /// Adds the counts of one report owner.
     pub fn add(&mut self, owner: &str, m: &BTreeMap<String, StatValue>) {
-        if let Some(link) = owner.strip_prefix("link:") {
-            let from = link.split(" -> ").next().unwrap_or("");
-            let Some((node, peer)) = from.split_once(".tx.") else { return };
-            let bytes = int(m, "bytes");
-            match (is_chip(node), node.starts_with("efa."), peer.starts_with("efa.")) {
-                (true, _, true) => self.efa_bytes += bytes,
-                (_, true, _) if is_chip(peer.rsplit_once('.').map_or(peer, |(p, _)| p)) => self.efa_bytes += bytes,
-                (_, true, _) => {}
-                (true, _, false) => self.link_bytes += bytes,
-                (false, false, _) => {
-                    self.link_bytes += bytes;
-                    self.switch_bytes += bytes;
-                }
-            }
-            return;
+        let Some(role) = Role::of(owner) else { return };
+        if role == Role::Hbm && !m.contains_key("cmd_ACT") {
+            return; // not a stack (a stack always counts its commands)
         }
-        let last = last_part(owner);
-        match last {
-            "tensor" => {
-                for (k, f) in MAC_FORMATS.iter().enumerate() {
-                    self.macs[k] += int(m, &["macs_", f].concat());
+        for (k, v) in m {
+            if let StatValue::Int(n) = v {
+                self.add_count(role, k, *n);
+            }
+        }
+    }
+
+    /// Adds count `name` = `n` of a component or link in `role` (names as its report writes
+    /// them; a name the role does not price is left out).
+    pub fn add_count(&mut self, role: Role, name: &str, n: u64) {
+        match (role, name) {
+            (Role::Tensor | Role::Engine(_) | Role::Dma, "sbuf_bytes") => self.sbuf_bytes += n,
+            (Role::Tensor | Role::Engine(_) | Role::Dma, "psum_bytes") => self.psum_bytes += n,
+            (Role::Tensor, _) => {
+                if let Some(k) = MAC_COUNTS.iter().position(|m| *m == name) {
+                    self.macs[k] += n;
                 }
-                self.sbuf_bytes += int(m, "sbuf_bytes");
-                self.psum_bytes += int(m, "psum_bytes");
             }
-            "vector" | "scalar" | "gpsimd" => {
-                let k = ["vector", "scalar", "gpsimd"].iter().position(|e| *e == last).unwrap_or(0);
-                self.ops[k] += int(m, "flops");
-                self.sbuf_bytes += int(m, "sbuf_bytes");
-                self.psum_bytes += int(m, "psum_bytes");
-            }
-            "dma" => {
-                self.dma_bytes += int(m, "bytes");
-                self.sbuf_bytes += int(m, "sbuf_bytes");
-                self.psum_bytes += int(m, "psum_bytes");
-            }
-            _ if last.starts_with("hbm") && m.contains_key("cmd_ACT") => {
-                let c = |k: &str| int(m, k);
-                let cmds = [
-                    c("cmd_ACT"),
-                    c("cmd_PRE") + c("cmd_PREA") + c("cmd_RDA") + c("cmd_WRA"),
-                    c("cmd_RD") + c("cmd_RDA"),
-                    c("cmd_WR") + c("cmd_WRA"),
-                    c("cmd_REF"),
-                    c("cmd_REFPB"),
-                ];
-                for (a, b) in self.hbm_cmds.iter_mut().zip(cmds) {
-                    *a += b;
+            (Role::Engine(k), "flops") => self.ops[k.min(2)] += n,
+            (Role::Dma, "bytes") => self.dma_bytes += n,
+            (Role::Hbm, "reads" | "writes") => self.hbm_bursts += n,
+            (Role::Hbm, _) => {
+                let slots: &[usize] = match name {
+                    "cmd_ACT" => &[0],
+                    "cmd_PRE" | "cmd_PREA" => &[1],
+                    "cmd_RDA" => &[1, 2],
+                    "cmd_WRA" => &[1, 3],
+                    "cmd_RD" => &[2],
+                    "cmd_WR" => &[3],
+                    "cmd_REF" => &[4],
+                    "cmd_REFPB" => &[5],
+                    _ => &[],
+                };
+                for &i in slots {
+                    self.hbm_cmds[i] += n;
                 }
-                self.hbm_bursts += c("reads") + c("writes");
             }
+            (Role::Link, "bytes") => self.link_bytes += n,
+            (Role::SwitchLink, "bytes") => {
+                self.link_bytes += n;
+                self.switch_bytes += n;
+            }
+            (Role::Efa, "bytes") => self.efa_bytes += n,
             _ => {}
         }
     }
@@ -212,6 +262,30 @@ impl Counts {
             efa_bytes: g(20),
             sim_ps: g(21),
         }
+    }
+
+    /// The counts of `self` and `other` together (two runs one after another: their times add).
+    pub fn plus(&self, other: &Counts) -> Counts {
+        let mut out = self.clone();
+        for (a, b) in out.values_mut().into_iter().zip(other.values()) {
+            *a = a.saturating_add(b);
+        }
+        out
+    }
+
+    fn values_mut(&mut self) -> Vec<&mut u64> {
+        let mut v: Vec<&mut u64> = self.macs.iter_mut().collect();
+        v.extend(self.ops.iter_mut());
+        v.extend([&mut self.sbuf_bytes, &mut self.psum_bytes, &mut self.dma_bytes]);
+        v.extend(self.hbm_cmds.iter_mut());
+        v.extend([
+            &mut self.hbm_bursts,
+            &mut self.link_bytes,
+            &mut self.switch_bytes,
+            &mut self.efa_bytes,
+            &mut self.sim_ps,
+        ]);
+        v
     }
 
     /// The counts since `earlier` (a snapshot of the same run).
@@ -309,7 +383,51 @@ pub fn price(c: &Counts, t: &EnergyTable, chip: &Chip, topo: Option<&Topology>) 
     StatsEnergy { total_j: parts_j.iter().sum(), parts_j, sim_s, chips, flops: c.flops() }
 }
 
+/// The counts of a packet-level fabric run on `topo` that took `sim_ps`: the payload bytes each
+/// edge carried (`edge_bytes`, in edge order) as NeuronLink bytes and, on an edge out of a
+/// switch, as switch bytes.
+pub fn fabric_counts(topo: &Topology, edge_bytes: impl IntoIterator<Item = u64>, sim_ps: u64) -> Counts {
+    let mut c = Counts { sim_ps, ..Counts::default() };
+    for (e, bytes) in topo.edges.iter().zip(edge_bytes) {
+        let role = match topo.nodes[e.from].kind {
+            NodeKind::Chip => Role::Link,
+            NodeKind::Switch => Role::SwitchLink,
+        };
+        c.add_count(role, "bytes", bytes);
+    }
+    c
+}
+
+/// The energy of a fabric alone (a collective on a fabric file, no chip) with counts `c`,
+/// priced by `t`: NeuronLink bits and switch flits, plus the static power of every wired chip
+/// port (its SerDes) and switch port over the simulated time. The chips' own power is not
+/// counted (a fabric file has no chip); on an UltraServer [`price`] counts both.
+pub fn price_fabric(c: &Counts, t: &EnergyTable, topo: &Topology) -> StatsEnergy {
+    let f = |n: u64| n as f64;
+    let mut parts_j = [0.0f64; 12];
+    parts_j[8] = f(c.link_bytes) * 8.0 * t.neuronlink_serdes.pj_per_bit * 1e-12;
+    parts_j[9] = f(c.switch_bytes) / f64::from(t.fabric_switch.flit_bytes) * t.fabric_switch.pj_per_flit * 1e-12;
+    let sim_s = c.sim_ps as f64 * 1e-12;
+    let (ports, switch_ports) = wired_ports(Some(topo), topo.chips);
+    let chip_ports: f64 = ports.iter().map(|&p| f64::from(p)).sum();
+    let static_w = chip_ports * t.neuronlink_serdes.static_w_per_port
+        + f64::from(switch_ports) * t.fabric_switch.static_w_per_port;
+    parts_j[11] = static_w * sim_s;
+    StatsEnergy { total_j: parts_j.iter().sum(), parts_j, sim_s, chips: topo.chips, flops: 0.0 }
+}
+
 impl StatsEnergy {
+    /// Headline figures of a fabric alone ([`price_fabric`]): energy in total, of the
+    /// NeuronLinks, the switches and the ports' static power (mJ), and the fabric's mean power.
+    pub fn fabric_headline(&self) -> Vec<(String, f64)> {
+        let mut h = vec![("energy_mJ".to_string(), self.total_j * 1e3)];
+        for (k, n) in [(8, "neuronlink"), (9, "switch"), (11, "static")] {
+            h.push((format!("energy_{n}_mJ"), self.parts_j[k] * 1e3));
+        }
+        h.push(("power_W".into(), if self.sim_s > 0.0 { self.total_j / self.sim_s } else { 0.0 }));
+        h
+    }
+
     /// Headline figures: energy by component and in total (mJ: cycle-level runs are short),
     /// the system's mean power, mean power per chip, GFLOPS/W.
     pub fn headline(&self) -> Vec<(String, f64)> {

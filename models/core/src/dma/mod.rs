@@ -314,6 +314,15 @@ impl Component for DmaBlock {
         stats::write(out, &self.book.stats, &engines);
     }
 
+    /// Bytes moved, SBUF and PSUM bytes, over every engine (as the report's totals).
+    fn counters(&self, out: &mut dyn FnMut(&'static str, u64)) {
+        for e in &self.engines {
+            out("bytes", e.stats.bytes);
+            out("sbuf_bytes", e.stats.sbuf_bytes);
+            out("psum_bytes", e.stats.psum_bytes);
+        }
+    }
+
     fn has_outstanding_work(&self) -> bool {
         self.book.stats.in_flight > 0 || !self.book.sems.is_empty()
     }

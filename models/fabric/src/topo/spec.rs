@@ -37,6 +37,11 @@ pub struct TopologySpec {
     /// `min(packet_bytes, encoding max payload)`.
     #[serde(default = "default_packet_bytes")]
     pub packet_bytes: u32,
+    /// The energy table a run of this fabric alone (collectives, `fabric-*`) is priced by: a
+    /// built-in table's name or a `.ron` file beside this one (empty: none, and such runs
+    /// report no energy). In an UltraServer the chip's table prices the whole system.
+    #[serde(default)]
+    pub energy: String,
 }
 
 fn default_phy() -> String {

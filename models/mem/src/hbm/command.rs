@@ -57,6 +57,21 @@ impl Command {
         }
     }
 
+    /// The statistic counting this command's issues, `cmd_<name>`.
+    pub fn counter_name(self) -> &'static str {
+        match self {
+            Command::Act => "cmd_ACT",
+            Command::Pre => "cmd_PRE",
+            Command::PreAll => "cmd_PREA",
+            Command::Rd => "cmd_RD",
+            Command::Wr => "cmd_WR",
+            Command::RdA => "cmd_RDA",
+            Command::WrA => "cmd_WRA",
+            Command::Ref => "cmd_REF",
+            Command::RefPb => "cmd_REFPB",
+        }
+    }
+
     /// Parses a mnemonic written by [`Command::name`].
     pub fn from_name(s: &str) -> Option<Command> {
         Command::ALL.into_iter().find(|c| c.name() == s)

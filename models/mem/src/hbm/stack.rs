@@ -23,7 +23,7 @@
 //! order per address.
 
 use crate::hbm::channel::{Channel, StepOut};
-use crate::hbm::command::{CommandRecord, CommandSink};
+use crate::hbm::command::{Command, CommandRecord, CommandSink};
 use crate::hbm::config::ControllerConfig;
 use crate::hbm::controller::{Completion, Entry, PcController, Shared};
 use crate::hbm::mapping::AddressMap;
@@ -1306,6 +1306,26 @@ impl Component for HbmStack {
         self.catch_up_all(None, bound, true);
         debug_assert!(self.fresh.is_empty(), "a channel with no request completes none");
         self.settling = false;
+    }
+
+    /// Reads, writes and each command's issues, summed over every pseudo-channel (as the
+    /// report's totals).
+    fn counters(&self, out: &mut dyn FnMut(&'static str, u64)) {
+        let (mut reads, mut writes) = (0u64, 0u64);
+        let mut cmds = [0u64; Command::COUNT];
+        for (ci, pi) in self.pc_indices() {
+            let s = self.pc_stats(ci, pi);
+            reads += s.reads;
+            writes += s.writes;
+            for (a, b) in cmds.iter_mut().zip(s.commands) {
+                *a += b;
+            }
+        }
+        out("reads", reads);
+        out("writes", writes);
+        for c in Command::ALL {
+            out(c.counter_name(), cmds[c as usize]);
+        }
     }
 
     fn has_outstanding_work(&self) -> bool {

@@ -79,7 +79,11 @@ impl PcStats {
         out.count(&[prefix, "row_misses"].concat(), self.row_misses);
         out.count(&[prefix, "row_conflicts"].concat(), self.row_conflicts);
         for c in crate::hbm::Command::ALL {
-            out.count(&format!("{prefix}cmd_{}", c.name()), self.commands[c as usize]);
+            let n = self.commands[c as usize];
+            match prefix {
+                "" => out.count(c.counter_name(), n),
+                _ => out.count(&[prefix, c.counter_name()].concat(), n),
+            }
         }
         out.histogram(&[prefix, "read_latency"].concat(), "ns", &self.read_latency, ns_per_cycle);
         out.histogram(&[prefix, "write_latency"].concat(), "ns", &self.write_latency, ns_per_cycle);
