@@ -2,12 +2,16 @@
 //! chip (`--compute cycle`), every other node as [`SystemCosts`] gives it.
 //!
 //! - **Gemm**: [`crate::gemm`] programs planned by [`crate::plan`], in the node's format
-//!   (bf16, fp16, fp32, fp8, mxfp8). Weights stored in mxfp4 (`weight_dtype: "mxfp4"`) against
-//!   mxfp8 activations on a core whose `tensor.formats.mxfp4` has MXFP8's MACs per PE (nc-v4,
-//!   nc-v5) move at 4 bits a weight and multiply at the MXFP8 rate (the core file's MXFP4
-//!   rate; the ISA has no MXFP4 operand, so the matmul is MXFP8's); on other cores, or
-//!   against other activations, they are dequantized on the vector engine into the matmul's
-//!   format, the work a core without MXFP4 matmuls does. Activations and weights in two other formats
+//!   (bf16, fp16, fp32, fp8, mxfp8). BF16 or FP16 activations against MX weights (mxfp4 or
+//!   mxfp8) on a core with `quantize_mx` and an MXFP8 matmul (nc-v4, nc-v5) are quantized to
+//!   MXFP8 on the vector engine (the block scales and the cast, as NKI's MX kernels do) and
+//!   multiply at the MX rate. Weights stored in mxfp4 (`weight_dtype: "mxfp4"`) against
+//!   MXFP8 activations on a core whose `tensor.formats.mxfp4` has MXFP8's MACs per PE (nc-v4)
+//!   move at 4 bits a weight and multiply at the MXFP8 rate (the core file's MXFP4
+//!   rate; the ISA has no MXFP4 operand, so the matmul is MXFP8's); on other cores (nc-v2,
+//!   nc-v3: no MX matmul; nc-v5: MXFP4 at another rate than the ISA's operand) they are
+//!   dequantized on the vector engine into the matmul's format, the work a core without
+//!   MXFP4 matmuls does. Activations and weights in two other formats
 //!   multiply in the slower of the two at the core's rates (the other operand's cast is not
 //!   charged).
 //! - **Elementwise**: [`crate::elementwise`] programs.
@@ -142,10 +146,24 @@ impl<'a> CycleCosts<'a> {
         Ok(())
     }
 
-    /// The matmul format of a GEMM in `dtype` against weights in `weights`, and whether the
-    /// weights are dequantized from MXFP4; checked against the core's formats.
-    fn gemm_format(&self, dtype: &str, weights: &str) -> Result<(Format, bool), String> {
+    /// The core quantizes to MXFP8 on its vector engine (`costs.vector.quantize_mx`) and
+    /// multiplies MXFP8 at the ISA's packing: 16-bit activations against MX weights are then
+    /// quantized on the chip and multiplied at the MX rate.
+    fn quantizes_to_mx(&self, dtype: &str, weights: &str) -> bool {
+        let core = &self.inner.chip.core;
+        trnsim_workloads::costs::quantize_mx_ops(core, dtype, weights).is_some()
+            && matches!(core.tensor.formats.mxfp8, Some(r) if r.macs_per_pe == Format::Mxfp8.rows_per_partition())
+    }
+
+    /// The matmul format of a GEMM in `dtype` against weights in `weights`, whether the
+    /// weights are stored in MXFP4, and whether the activations are quantized to MXFP8 on the
+    /// chip ([`Self::quantizes_to_mx`]: BF16 or FP16 activations against MX weights); checked
+    /// against the core's formats.
+    fn gemm_format(&self, dtype: &str, weights: &str) -> Result<(Format, bool, bool), String> {
         let mxfp4 = weights == "mxfp4";
+        if self.quantizes_to_mx(dtype, weights) {
+            return Ok((Format::Mxfp8, mxfp4, true));
+        }
         let want = match (dtype, mxfp4) {
             ("mxfp4" | "mxfp8", _) => "mxfp8",
             (d, _) => d,
@@ -173,7 +191,7 @@ impl<'a> CycleCosts<'a> {
         };
         let rate = core.tensor.formats.entries().find(|(k, _)| *k == f.asm()).and_then(|(_, r)| r);
         match rate {
-            Some(r) if r.macs_per_pe == f.rows_per_partition() => Ok((f, mxfp4)),
+            Some(r) if r.macs_per_pe == f.rows_per_partition() => Ok((f, mxfp4, false)),
             Some(r) => Err(format!(
                 "core {}'s {} matmul does {} MACs per PE per column (tensor.formats.{}.macs_per_pe); the ISA's {} operand packs {} K-row(s) per partition, so only --compute roofline runs it",
                 core.name,
@@ -251,7 +269,7 @@ impl Costs for CycleCosts<'_> {
             Op::Gemm { m, k, n, dtype, count, a_resident, b_resident, weight_dtype } => {
                 self.check_array()?;
                 let weights = weight_dtype.as_deref().unwrap_or(dtype);
-                let (format, mxfp4) = self.gemm_format(dtype, weights)?;
+                let (format, mxfp4, a_quantize) = self.gemm_format(dtype, weights)?;
                 let native = mxfp4 && format == Format::Mxfp8 && self.native_mxfp4();
                 let (w_mxfp4, w_native_mxfp4) = (mxfp4 && !native, native);
                 self.models.insert(kind, "cycle");
@@ -265,6 +283,7 @@ impl Costs for CycleCosts<'_> {
                     format,
                     w_mxfp4,
                     w_native_mxfp4,
+                    a_quantize,
                 };
                 self.gemm_ns(&g).map_err(|e| format!("{e} (use --compute roofline)"))
             }

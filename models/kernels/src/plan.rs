@@ -66,6 +66,8 @@ pub struct GemmOp {
     pub w_mxfp4: bool,
     /// B is stored in MXFP4 and the tensor engine takes it natively (at MXFP8's rate).
     pub w_native_mxfp4: bool,
+    /// A is stored in BF16 and quantized to the MX `format` on the vector engine.
+    pub a_quantize: bool,
 }
 
 /// The plan of `g` on `cores` cores.
@@ -92,7 +94,9 @@ pub fn plan(cores: u32, g: &GemmOp) -> Result<Plan, String> {
         c if c >= 8 => c.div_ceil(4) * 4,
         c => c,
     };
-    let x_block = m_t * u64::from(f.rows_per_partition()) * u64::from(f.bytes());
+    // A quantized on the chip also holds its BF16 staging (twice its bytes) in A's region.
+    let staged = if g.a_quantize { 3 } else { 1 };
+    let x_block = m_t * u64::from(f.rows_per_partition()) * u64::from(f.bytes()) * staged;
     let u = |v: u64| u32::try_from(v).map_err(|_| format!("{}: a tile dimension does not fit 32 bits", what()));
     let variant = Variant {
         act_fn: "identity",
@@ -101,6 +105,7 @@ pub fn plan(cores: u32, g: &GemmOp) -> Result<Plan, String> {
         format: f,
         w_mxfp4: g.w_mxfp4,
         w_native_mxfp4: g.w_native_mxfp4,
+        x_quantize: g.a_quantize,
         // Weights streamed from HBM at <= 128 tokens: the decode form. Resident weights keep
         // the stationary form: no stream to keep up with, and its `Yᵀ` tail (activation and
         // store over 128 partitions of `tokens` each) is the shorter one (the MoE benchmark's
@@ -166,6 +171,7 @@ mod tests {
             format: Format::Bf16,
             w_mxfp4: false,
             w_native_mxfp4: false,
+            a_quantize: false,
         }
     }
 

@@ -272,6 +272,7 @@ mod tests {
             format,
             w_mxfp4,
             w_native_mxfp4: false,
+            a_quantize: false,
         };
         for chip in [trnsim_system::chip::trn3().unwrap(), trnsim_system::chip::trn2().unwrap()] {
             let cores = chip.spec.cores;
