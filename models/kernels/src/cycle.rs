@@ -22,17 +22,25 @@
 //!   dtype is).
 //! - **Kernel** (an opaque Chakra node: flops and bytes, no shape): the roofline.
 //!
-//! Left out: nodes do not overlap one another on a chip.
+//! Each program's time comes with its edges ([`Timing`]: the start until its first data
+//! instruction issues, its last one's completion until the end: the DMA start latency and
+//! first loads, the last stores): a node tiled into several programs runs them back to back
+//! with those edges overlapped ([`repeated`]), and the schedule overlaps consecutive compute
+//! nodes' edges the same way ([`edge_overlap_ns`]), as a step compiled into one graph issues
+//! the next op's loads while the previous computes.
+//!
+//! Left out: the bandwidth those early loads take from the op they overlap, and ops that
+//! overlap beyond their edges.
 
 use crate::attention::{self, AttnPlan};
 use crate::elementwise::{self, EltPlan};
 use crate::format::Format;
 use crate::gemm;
 use crate::plan::{self, GemmOp, Plan};
-use crate::run::{chip_key, on_threads, program_time, OpRuns};
+use crate::run::{chip_key, on_threads, program_time, OpRuns, Timing};
 use std::collections::{BTreeMap, BTreeSet};
 use trnsim_workloads::costs::SystemCosts;
-use trnsim_workloads::exec::Costs;
+use trnsim_workloads::exec::{edge_overlap_ns, Costs};
 use trnsim_workloads::format::Op;
 
 /// Node times with compute nodes run as kernel programs on the cycle-level chip.
@@ -99,9 +107,14 @@ impl<'a> CycleCosts<'a> {
 
     /// A GEMM node's time in ns.
     pub fn gemm_ns(&mut self, g: &GemmOp) -> Result<f64, String> {
+        Ok(self.gemm_timed(g)?.0)
+    }
+
+    /// A GEMM node's time and edges in ns ([`repeated`]).
+    fn gemm_timed(&mut self, g: &GemmOp) -> Result<(f64, f64, f64), String> {
         let mut p = plan::plan(self.inner.chip.spec.cores, g)?;
         p.variant.dma_piece = self.dma_piece;
-        Ok(self.gemm_program_ns(&p)? * p.reps as f64)
+        Ok(repeated(self.gemm_program(&p)?, p.reps as f64))
     }
 
     /// Per-core program texts of a GEMM plan on this chip.
@@ -111,6 +124,11 @@ impl<'a> CycleCosts<'a> {
 
     /// One program of plan `p`, in ns (cached).
     pub fn gemm_program_ns(&mut self, p: &Plan) -> Result<f64, String> {
+        Ok(self.gemm_program(p)?.ns())
+    }
+
+    /// One program of plan `p` with its edges (cached).
+    fn gemm_program(&mut self, p: &Plan) -> Result<Timing, String> {
         let key = format!("{}|gemm|{:?}|{:?}", self.chip_key, p.shape, p.variant);
         p.shape.check_for(&p.variant)?;
         let (t, _) = program_time(&self.op_runs, self.inner.chip, &self.chip_key, &key, "gemm", || self.gemm_texts(p))?;
@@ -120,13 +138,17 @@ impl<'a> CycleCosts<'a> {
 
     /// An elementwise node's time in ns.
     pub fn elementwise_ns(&mut self, elements: u64, ops: u32, dtype: &str) -> Result<f64, String> {
+        Ok(self.elementwise_timed(elements, ops, dtype)?.0)
+    }
+
+    fn elementwise_timed(&mut self, elements: u64, ops: u32, dtype: &str) -> Result<(f64, f64, f64), String> {
         let p = elementwise::plan(self.inner.chip.spec.cores, elements, ops, elt_format(dtype))?;
         let key = format!("{}|elementwise|{:?}", self.chip_key, EltPlan { reps: 1, ..p });
         let chip = self.inner.chip;
         let texts = || (0..chip.spec.cores).map(|i| elementwise::program(&p, i)).collect();
         let (t, _) = program_time(&self.op_runs, chip, &self.chip_key, &key, "elementwise", texts)?;
         self.programs.insert(key);
-        Ok(t * p.reps as f64)
+        Ok(repeated(t, p.reps as f64))
     }
 
     /// The core's tensor engine takes MXFP4 at MXFP8's MACs per PE (`tensor.formats.mxfp4`).
@@ -205,7 +227,7 @@ impl<'a> CycleCosts<'a> {
         }
     }
 
-    fn attention_ns(&mut self, op: &Op) -> Result<f64, String> {
+    fn attention_timed(&mut self, op: &Op) -> Result<(f64, f64, f64), String> {
         let Op::Attention { batch, heads, seq, kv_seq, kv_heads, head_dim, causal, dtype } = op else {
             return Err("not an attention".into());
         };
@@ -226,8 +248,20 @@ impl<'a> CycleCosts<'a> {
         let texts = || (0..chip.spec.cores).map(|i| attention::program(&p, i)).collect();
         let (t, _) = program_time(&self.op_runs, chip, &self.chip_key, &key, "attention", texts)?;
         self.programs.insert(key);
-        Ok(t * p.reps_num as f64 / p.reps_den as f64)
+        Ok(repeated(t, p.reps_num as f64 / p.reps_den as f64))
     }
+}
+
+/// `reps` runs of a program timed `t` back to back (a tiled node), each overlapping its
+/// neighbours' edges as consecutive nodes do ([`edge_overlap_ns`]): the node's time, the
+/// first run's head and the last run's tail, in ns. A fraction of a run (a node smaller than
+/// one program) scales all three.
+fn repeated(t: Timing, reps: f64) -> (f64, f64, f64) {
+    let (ns, head, tail) = (t.ns(), t.head_ns(), t.tail_ns());
+    if reps <= 1.0 {
+        return (ns * reps, head * reps, tail * reps);
+    }
+    (ns * reps - (reps - 1.0) * edge_overlap_ns(ns, tail, ns, head), head, tail)
 }
 
 /// The SBUF format of an elementwise op in `dtype`: activations in an MX format are BF16
@@ -264,6 +298,14 @@ impl Costs for CycleCosts<'_> {
     }
 
     fn compute_ns(&mut self, op: &Op) -> Result<f64, String> {
+        Ok(self.compute_timing(op)?.0)
+    }
+
+    /// GEMM, elementwise and attention nodes with their programs' edges ([`run::Timing`],
+    /// [`repeated`]); other compute nodes the roofline's, without edges.
+    ///
+    /// [`run::Timing`]: crate::run::Timing
+    fn compute_timing(&mut self, op: &Op) -> Result<(f64, f64, f64), String> {
         let kind = op.kind();
         match op {
             Op::Gemm { m, k, n, dtype, count, a_resident, b_resident, weight_dtype } => {
@@ -285,20 +327,20 @@ impl Costs for CycleCosts<'_> {
                     w_native_mxfp4,
                     a_quantize,
                 };
-                self.gemm_ns(&g).map_err(|e| format!("{e} (use --compute roofline)"))
+                self.gemm_timed(&g).map_err(|e| format!("{e} (use --compute roofline)"))
             }
             Op::Elementwise { elements, ops, dtype } => {
                 self.models.insert(kind, "cycle");
-                self.elementwise_ns(*elements, *ops, dtype)
+                self.elementwise_timed(*elements, *ops, dtype)
             }
             Op::Attention { .. } => {
                 self.check_array()?;
                 self.models.insert(kind, "cycle");
-                self.attention_ns(op)
+                self.attention_timed(op)
             }
             other => {
                 self.models.insert(kind, "roofline");
-                self.inner.compute_ns(other)
+                Ok((self.inner.compute_ns(other)?, 0.0, 0.0))
             }
         }
     }

@@ -12,16 +12,16 @@
 //!   the tokens stationary, the weights the moving operand); the contraction (`k`) at most what
 //!   SBUF's A region holds (`k x m x bytes <= 8 MiB` over 128 partitions), rounded up to the
 //!   format's K-block (128 rows, 512 in MXFP8); the columns at most 64 chunks per core;
-//! - a node larger than that is tiled: its time is the tile program's time times the tiles
-//!   (tiles run one after the other, each reading its operands; a split contraction's
-//!   partial sums are not re-read). A node that fits is one program, its time the program's
-//!   own.
+//! - a node larger than that is tiled: the tile programs run one after the other, each
+//!   reading its operands, their edges (first loads, last stores) overlapped as consecutive
+//!   nodes' are (`crate::cycle`); a split contraction's partial sums are not re-read. A node
+//!   that fits is one program, its time the program's own.
 //!
 //! `a_resident` drops the loads of A, `b_resident` the loads of B (then all of B's slabs must
 //! fit in SBUF at once, else the tile is narrowed).
 //!
 //! Left out: when the cores do not split evenly over the GEMMs, every core still runs the
-//! program (the spare cores' DMA traffic is counted); tiles do not overlap one another.
+//! program (the spare cores' DMA traffic is counted); tiles overlap only their edges.
 
 use crate::format::Format;
 use crate::gemm::{Shape, Variant};
