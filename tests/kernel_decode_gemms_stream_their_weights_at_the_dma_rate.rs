@@ -46,6 +46,7 @@ fn a_decode_gemm_takes_at_most_1_35x_its_weights_load_and_beats_the_stationary_f
             format: Format::Bf16,
             w_mxfp4: false,
             w_native_mxfp4: false,
+            a_quantize: false,
         };
         let mut p = plan(chip.spec.cores, &g).unwrap();
         assert!(p.variant.w_moving, "m {m} <= 128 plans the decode form");

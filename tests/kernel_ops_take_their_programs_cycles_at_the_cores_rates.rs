@@ -46,7 +46,14 @@ fn an_op_through_the_workload_takes_its_programs_time_under_trnsim_core() {
     let sys = system(&["chip.cores=1", "chip.dies=1", "chip.hbm.stacks=1", "chip.hbm.cores_per_stack=1"]);
     let chip = sys.chip().unwrap();
     let piece = trnsim_workloads::costs::dma_bytes_per_partition(chip) as u32;
-    for (name, format, dtype) in [("bf16", Format::Bf16, "bf16"), ("mxfp8", Format::Mxfp8, "mxfp8")] {
+    // The last: BF16 activations quantized to MXFP8 on the vector engine against MXFP4 weights
+    // the tensor engine takes at the MX rate.
+    let cases = [
+        ("bf16", Format::Bf16, "dtype: \"bf16\"", false),
+        ("mxfp8", Format::Mxfp8, "dtype: \"mxfp8\"", false),
+        ("bf16-mxfp4", Format::Mxfp8, "dtype: \"bf16\", weight_dtype: Some(\"mxfp4\")", true),
+    ];
+    for (name, format, dtype, mx4) in cases {
         let g = GemmOp {
             m: 8,
             k: 2048,
@@ -56,13 +63,17 @@ fn an_op_through_the_workload_takes_its_programs_time_under_trnsim_core() {
             b_resident: false,
             format,
             w_mxfp4: false,
-            w_native_mxfp4: false,
+            w_native_mxfp4: mx4,
+            a_quantize: mx4,
         };
         let mut p = plan(1, &g).unwrap();
         p.variant.dma_piece = piece;
         assert_eq!(p.reps, 1, "one program");
         let text = gemm::program_with(&p.shape, 0, &p.variant);
-        let w = one_node(&format!("Gemm(m: 8, k: 2048, n: 1024, dtype: \"{dtype}\")"));
+        if mx4 {
+            assert!(text.contains("quantize_mx") && text.contains("mxfp8"), "X quantized on the chip");
+        }
+        let w = one_node(&format!("Gemm(m: 8, k: 2048, n: 1024, {dtype})"));
         let ns = cycle_ns(&w, &sys);
         assert_eq!(format!("{:.3}", ns / 1e3), core_us(name, &text), "{name} GEMM: workload node and trnsim core");
     }

@@ -68,28 +68,41 @@ fn mixed(m: u64, k: u64, n: u64, dtype: &str, weights: &str) -> Op {
 }
 
 #[test]
-fn mxfp4_weights_read_their_bytes_and_multiply_at_the_slower_formats_rate() {
+fn mxfp4_weights_read_their_bytes_and_multiply_at_the_mx_rate_or_the_slower_formats() {
     let sys = SystemDoc::open("trn3-chip").unwrap().resolve().unwrap();
     let mut c = SystemCosts::new(sys.chip().unwrap(), None, 0.8);
     let t = |c: &mut SystemCosts, op: &Op| c.compute_ns(op).unwrap();
     // Compute-bound: MXFP4 weights against MXFP8 activations at NC-v4's 4x; against BF16
-    // activations at BF16's rate (the slower of the two).
+    // activations too, quantized to MXFP8 on the vector engine (quantize_mx, 4 elements a lane
+    // a cycle: far less than the matmul here).
     let bf16 = t(&mut c, &mixed(8192, 8192, 8192, "bf16", "bf16"));
     let mx = t(&mut c, &mixed(8192, 8192, 8192, "mxfp8", "mxfp4"));
     let wide = t(&mut c, &mixed(8192, 8192, 8192, "bf16", "mxfp4"));
-    assert!((bf16 / mx - 4.0).abs() < 1e-9 && (wide / bf16 - 1.0).abs() < 1e-9, "{bf16} {mx} {wide}");
+    assert!((bf16 / mx - 4.0).abs() < 1e-9 && (wide / mx - 1.0).abs() < 1e-9, "{bf16} {mx} {wide}");
     // A decode-shaped GEMM is bound by its bytes: MXFP4 weights are 17/32 of a byte each.
     let bw = c.hbm_bytes_per_ns().unwrap();
     let (k, n) = (8192.0, 8192.0);
     let dec = t(&mut c, &mixed(1, 8192, 8192, "mxfp8", "mxfp4"));
     let want = ((k + n) * 33.0 / 32.0 + k * n * 17.0 / 32.0) / bw;
     assert!((dec / want - 1.0).abs() < 1e-9, "{dec} ns against {want}");
-    // MXFP4 weights against BF16 activations are dequantized on the vector engine: 2
-    // operations a weight, on 8 cores x 128 lanes, slower here than reading them.
+    // Against BF16 activations (quantized on the chip) the same bytes bind it, the
+    // activations at 2 bytes each.
+    let quant = t(&mut c, &mixed(1, 8192, 8192, "bf16", "mxfp4"));
+    let want = ((k + n) * 2.0 + k * n * 17.0 / 32.0) / bw;
+    assert!((quant / want - 1.0).abs() < 1e-9, "{quant} ns against {want}");
+    // On a core without quantize_mx, MXFP4 weights against BF16 activations multiply at BF16's
+    // rate and are dequantized on the vector engine: 2 operations a weight, on 8 cores x 128
+    // lanes, slower here than reading them.
+    let mut doc = SystemDoc::open("trn3-chip").unwrap();
+    doc.set("chip.core.costs.vector.quantize_mx=None").unwrap();
+    let noq = doc.resolve().unwrap();
+    let mut c = SystemCosts::new(noq.chip().unwrap(), None, 0.8);
     let deq = t(&mut c, &mixed(1, 8192, 8192, "bf16", "mxfp4"));
     let hz = sys.chip().unwrap().core.clock(trnsim_core::isa::Engine::Vector).as_hz() as f64;
     let vector = 2.0 * k * n / (8.0 * 128.0 * hz) * 1e9;
     assert!((deq / vector - 1.0).abs() < 1e-9 && deq > dec, "{deq} ns against {vector}");
+    let wide = t(&mut c, &mixed(8192, 8192, 8192, "bf16", "mxfp4"));
+    assert!((wide / bf16 - 1.0).abs() < 1e-9, "{wide} against bf16 {bf16}");
     // On Trn2 (NC-v3, no MXFP4) the same node is refused.
     let trn2 = SystemDoc::open("trn2-chip").unwrap().resolve().unwrap();
     let e =

@@ -107,15 +107,22 @@ fn link(latency: u64, depth: u32) -> LinkSpec {
     LinkSpec { latency: Cycles(latency), depth, credit_latency: Cycles(1), bandwidth: Bandwidth::Unlimited }
 }
 
-/// Every matmul operand's format is one the core's tensor engine multiplies.
+/// Every matmul operand's format is one the core's tensor engine multiplies, and every
+/// quantize_mx runs on a core that has it.
 fn check_formats(program: &Program, spec: &CoreSpec) -> Result<(), String> {
     for (engine, stream) in &program.streams {
         for (i, instr) in stream.instrs.iter().enumerate() {
+            let line = stream.lines.get(i).copied().unwrap_or(0);
             let src = match instr {
                 Instr::LoadStationary { src, .. } | Instr::MultiplyMoving { src, .. } => src,
+                Instr::QuantizeMx { .. } if spec.costs.vector.quantize_mx.is_none() => {
+                    return Err(format!(
+                        "{}:{line}: {engine}: core {} has no quantize_mx (costs.vector.quantize_mx is None)",
+                        program.source, spec.name
+                    ))
+                }
                 _ => continue,
             };
-            let line = stream.lines.get(i).copied().unwrap_or(0);
             let (f, packing) = (src.dtype.name(), crate::spec::isa_packing(src.dtype));
             match spec.rate(src.dtype) {
                 None => {

@@ -113,6 +113,9 @@ fn data_cost(engine: Engine, instr: &Instr, c: &EngineCosts) -> Option<(Cost, u6
         }
         Instr::TensorScalar { src, .. } => (on(v.tensor_scalar, s.tensor_scalar), src.free_elems()),
         Instr::TensorCopy { src, .. } => (on(v.tensor_copy, s.tensor_copy), src.free_elems()),
+        // A core without QuantizeMX (None) refuses the instruction before it runs
+        // (`core::build`); its tensor_copy's cost stands in for any other caller.
+        Instr::QuantizeMx { src, .. } => (v.quantize_mx.unwrap_or(v.tensor_copy), src.free_elems()),
         Instr::TensorTensor { op, a, b, .. } => {
             let all_bf16 = a.dtype == Dtype::Bf16 && b.dtype == Dtype::Bf16;
             let fast = a.mem == Mem::Psum

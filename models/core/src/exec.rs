@@ -41,7 +41,8 @@ pub fn inputs(i: &Instr) -> Few<Ap> {
         | Instr::TensorScalar { src, .. }
         | Instr::Activation { src, .. }
         | Instr::TensorReduce { src, .. }
-        | Instr::TensorCopy { src, .. } => Few::of(Some(src), None),
+        | Instr::TensorCopy { src, .. }
+        | Instr::QuantizeMx { src, .. } => Few::of(Some(src), None),
         _ => Few::of(None, None),
     }
 }
@@ -58,6 +59,7 @@ pub fn outputs(i: &Instr) -> Few<(Ap, bool)> {
         | Instr::Memset { dst, .. }
         | Instr::Iota { dst, .. } => Few::of(Some((dst, false)), None),
         Instr::Activation { dst, reduce, .. } => Few::of(Some((dst, false)), reduce.map(|(_, r)| (r, false))),
+        Instr::QuantizeMx { dst, scales, .. } => Few::of(Some((dst, false)), Some((scales, false))),
         _ => Few::of(None, None),
     }
 }
@@ -164,6 +166,7 @@ pub fn compute(i: &Instr, inputs: &[Vec<u8>], weights: Option<(&Ap, &[Vec<u8>])>
             vec![numeric::encode(dst.dtype, &reduce_rows(op, &x, src.partitions as usize))]
         }
         Instr::TensorCopy { src, dst } => vec![numeric::encode(dst.dtype, &dec(0, &src))],
+        Instr::QuantizeMx { src, .. } => quantize_mx(&dec(0, &src), src.partitions as usize),
         Instr::Memset { dst, value } => {
             vec![numeric::encode(dst.dtype, &vec![value; (dst.free_elems() * dst.partitions as u64) as usize])]
         }
@@ -176,6 +179,32 @@ pub fn compute(i: &Instr, inputs: &[Vec<u8>], weights: Option<(&Ap, &[Vec<u8>])>
         }
         _ => Vec::new(),
     }
+}
+
+/// quantize_mx's two outputs (elements in SBUF order, scales as K/32 partitions x columns)
+/// of `x`, a BF16/FP16 operand in SBUF order on `partitions` partitions.
+fn quantize_mx(x: &[f32], partitions: usize) -> Vec<Vec<u8>> {
+    let cols = x.len() / (4 * partitions.max(1));
+    let k = 4 * partitions;
+    // SBUF order (p, j x cols + c) to K-major (j x partitions + p, c).
+    let mut km = vec![0f32; x.len()];
+    for p in 0..partitions {
+        for j in 0..4 {
+            for c in 0..cols {
+                km[(j * partitions + p) * cols + c] = x[p * 4 * cols + j * cols + c];
+            }
+        }
+    }
+    let (e, scales) = numeric::mx::quantize_mx_along_k(&km, k, cols);
+    let mut elements = vec![0u8; e.len()];
+    for p in 0..partitions {
+        for j in 0..4 {
+            for c in 0..cols {
+                elements[p * 4 * cols + j * cols + c] = e[(j * partitions + p) * cols + c];
+            }
+        }
+    }
+    vec![elements, scales]
 }
 
 /// Reorders an MXFP8 operand from SBUF order (partition p, free index j x cols + c) to K x cols

@@ -2,13 +2,16 @@
 //! chip (`--compute cycle`), every other node as [`SystemCosts`] gives it.
 //!
 //! - **Gemm**: [`crate::gemm`] programs planned by [`crate::plan`] for the chip's core
-//!   ([`crate::geometry`]: its array, SBUF and PSUM), in the node's format
-//!   (bf16, fp16, fp32, fp8, mxfp8). Weights stored in mxfp4 (`weight_dtype: "mxfp4"`) against
-//!   mxfp8 activations on a core whose `tensor.formats.mxfp4` has MXFP8's MACs per PE (nc-v4,
-//!   nc-v5) move at 4 bits a weight and multiply at the MXFP8 rate (the core file's MXFP4
-//!   rate; the ISA has no MXFP4 operand, so the matmul is MXFP8's); on other cores, or
-//!   against other activations, they are dequantized on the vector engine into the matmul's
-//!   format, the work a core without MXFP4 matmuls does. Activations and weights in two other formats
+//!   ([`crate::geometry`]: its array, SBUF and PSUM), in the node's format (bf16, fp16, fp32, fp8, mxfp8). BF16 or FP16 activations against MX weights (mxfp4 or
+//!   mxfp8) on a core with `quantize_mx` and an MXFP8 matmul (nc-v4, nc-v5) are quantized to
+//!   MXFP8 on the vector engine (the block scales and the cast, as NKI's MX kernels do) and
+//!   multiply at the MX rate. Weights stored in mxfp4 (`weight_dtype: "mxfp4"`) against
+//!   MXFP8 activations on a core whose `tensor.formats.mxfp4` has MXFP8's MACs per PE (nc-v4)
+//!   move at 4 bits a weight and multiply at the MXFP8 rate (the core file's MXFP4
+//!   rate; the ISA has no MXFP4 operand, so the matmul is MXFP8's); on other cores (nc-v2,
+//!   nc-v3: no MX matmul; nc-v5: MXFP4 at another rate than the ISA's operand) they are
+//!   dequantized on the vector engine into the matmul's format, the work a core without
+//!   MXFP4 matmuls does. Activations and weights in two other formats
 //!   multiply in the slower of the two at the core's rates (the other operand's cast is not
 //!   charged).
 //! - **Elementwise**: [`crate::elementwise`] programs (128 partitions on any core).
@@ -20,7 +23,15 @@
 //!   node is refused at its line, naming the field.
 //! - **Kernel** (an opaque Chakra node: flops and bytes, no shape): the roofline.
 //!
-//! Left out: nodes do not overlap one another on a chip.
+//! Each program's time comes with its edges ([`Timing`]: the start until its first data
+//! instruction issues, its last one's completion until the end: the DMA start latency and
+//! first loads, the last stores): a node tiled into several programs runs them back to back
+//! with those edges overlapped ([`repeated`]), and the schedule overlaps consecutive compute
+//! nodes' edges the same way ([`edge_overlap_ns`]), as a step compiled into one graph issues
+//! the next op's loads while the previous computes.
+//!
+//! Left out: the bandwidth those early loads take from the op they overlap, and ops that
+//! overlap beyond their edges.
 
 use crate::attention::{self, AttnPlan};
 use crate::elementwise::{self, EltPlan};
@@ -28,10 +39,10 @@ use crate::format::Format;
 use crate::gemm;
 use crate::geometry::Geometry;
 use crate::plan::{self, GemmOp, Plan};
-use crate::run::{chip_key, on_threads, program_time, OpRuns};
+use crate::run::{chip_key, on_threads, program_time, OpRuns, Timing};
 use std::collections::{BTreeMap, BTreeSet};
 use trnsim_workloads::costs::SystemCosts;
-use trnsim_workloads::exec::Costs;
+use trnsim_workloads::exec::{edge_overlap_ns, Costs};
 use trnsim_workloads::format::Op;
 
 /// Node times with compute nodes run as kernel programs on the cycle-level chip.
@@ -111,7 +122,7 @@ impl<'a> CycleCosts<'a> {
             return Err("not a gemm".into());
         };
         let weights = weight_dtype.as_deref().unwrap_or(dtype);
-        let (format, mxfp4) = self.gemm_format(dtype, weights)?;
+        let (format, mxfp4, a_quantize) = self.gemm_format(dtype, weights)?;
         let native = mxfp4 && format == Format::Mxfp8 && self.native_mxfp4();
         Ok(GemmOp {
             m: *m,
@@ -123,6 +134,7 @@ impl<'a> CycleCosts<'a> {
             format,
             w_mxfp4: mxfp4 && !native,
             w_native_mxfp4: native,
+            a_quantize,
         })
     }
 
@@ -141,10 +153,15 @@ impl<'a> CycleCosts<'a> {
 
     /// A GEMM node's time in ns.
     pub fn gemm_ns(&mut self, g: &GemmOp) -> Result<f64, String> {
+        Ok(self.gemm_timed(g)?.0)
+    }
+
+    /// A GEMM node's time and edges in ns ([`repeated`]).
+    fn gemm_timed(&mut self, g: &GemmOp) -> Result<(f64, f64, f64), String> {
         let geo = self.geometry()?;
         let mut p = plan::plan_on(self.inner.chip.spec.cores, &geo, g)?;
         p.variant.dma_piece = self.dma_piece;
-        Ok(self.gemm_program_ns(&p)? * p.reps as f64)
+        Ok(repeated(self.gemm_program(&p)?, p.reps as f64))
     }
 
     /// Per-core program texts of a GEMM plan on this chip.
@@ -154,6 +171,11 @@ impl<'a> CycleCosts<'a> {
 
     /// One program of plan `p`, in ns (cached).
     pub fn gemm_program_ns(&mut self, p: &Plan) -> Result<f64, String> {
+        Ok(self.gemm_program(p)?.ns())
+    }
+
+    /// One program of plan `p` with its edges (cached).
+    fn gemm_program(&mut self, p: &Plan) -> Result<Timing, String> {
         let key = format!("{}|gemm|{:?}|{:?}", self.chip_key, p.shape, p.variant);
         p.shape.check_in(&p.variant, &p.geometry)?;
         let (t, _) = program_time(&self.op_runs, self.inner.chip, &self.chip_key, &key, "gemm", || self.gemm_texts(p))?;
@@ -163,6 +185,10 @@ impl<'a> CycleCosts<'a> {
 
     /// An elementwise node's time in ns.
     pub fn elementwise_ns(&mut self, elements: u64, ops: u32, dtype: &str) -> Result<f64, String> {
+        Ok(self.elementwise_timed(elements, ops, dtype)?.0)
+    }
+
+    fn elementwise_timed(&mut self, elements: u64, ops: u32, dtype: &str) -> Result<(f64, f64, f64), String> {
         let p = elementwise::plan(self.inner.chip.spec.cores, elements, ops, elt_format(dtype))?;
         let key = format!("{}|elementwise|{:?}", self.chip_key, EltPlan { reps: 1, ..p });
         let chip = self.inner.chip;
@@ -170,7 +196,7 @@ impl<'a> CycleCosts<'a> {
         let texts = || (0..chip.spec.cores).map(|i| elementwise::program_on(&p, i, ppe)).collect();
         let (t, _) = program_time(&self.op_runs, chip, &self.chip_key, &key, "elementwise", texts)?;
         self.programs.insert(key);
-        Ok(t * p.reps as f64)
+        Ok(repeated(t, p.reps as f64))
     }
 
     /// The core's tensor engine takes MXFP4 at MXFP8's MACs per PE (`tensor.formats.mxfp4`).
@@ -179,10 +205,24 @@ impl<'a> CycleCosts<'a> {
         matches!((f.mxfp4, f.mxfp8), (Some(a), Some(b)) if a.macs_per_pe == b.macs_per_pe)
     }
 
-    /// The matmul format of a GEMM in `dtype` against weights in `weights`, and whether the
-    /// weights are dequantized from MXFP4; checked against the core's formats.
-    fn gemm_format(&self, dtype: &str, weights: &str) -> Result<(Format, bool), String> {
+    /// The core quantizes to MXFP8 on its vector engine (`costs.vector.quantize_mx`) and
+    /// multiplies MXFP8 at the ISA's packing: 16-bit activations against MX weights are then
+    /// quantized on the chip and multiplied at the MX rate.
+    fn quantizes_to_mx(&self, dtype: &str, weights: &str) -> bool {
+        let core = &self.inner.chip.core;
+        trnsim_workloads::costs::quantize_mx_ops(core, dtype, weights).is_some()
+            && matches!(core.tensor.formats.mxfp8, Some(r) if r.macs_per_pe == Format::Mxfp8.rows_per_partition())
+    }
+
+    /// The matmul format of a GEMM in `dtype` against weights in `weights`, whether the
+    /// weights are stored in MXFP4, and whether the activations are quantized to MXFP8 on the
+    /// chip ([`Self::quantizes_to_mx`]: BF16 or FP16 activations against MX weights); checked
+    /// against the core's formats.
+    fn gemm_format(&self, dtype: &str, weights: &str) -> Result<(Format, bool, bool), String> {
         let mxfp4 = weights == "mxfp4";
+        if self.quantizes_to_mx(dtype, weights) {
+            return Ok((Format::Mxfp8, mxfp4, true));
+        }
         let want = match (dtype, mxfp4) {
             ("mxfp4" | "mxfp8", _) => "mxfp8",
             (d, _) => d,
@@ -210,7 +250,7 @@ impl<'a> CycleCosts<'a> {
         };
         let rate = core.tensor.formats.entries().find(|(k, _)| *k == f.asm()).and_then(|(_, r)| r);
         match rate {
-            Some(r) if r.macs_per_pe == f.rows_per_partition() => Ok((f, mxfp4)),
+            Some(r) if r.macs_per_pe == f.rows_per_partition() => Ok((f, mxfp4, false)),
             Some(r) => Err(format!(
                 "core {}'s {} matmul does {} MACs per PE per column (tensor.formats.{}.macs_per_pe); the ISA's {} operand packs {} K-row(s) per partition, so only --compute roofline runs it",
                 core.name,
@@ -224,7 +264,7 @@ impl<'a> CycleCosts<'a> {
         }
     }
 
-    fn attention_ns(&mut self, op: &Op) -> Result<f64, String> {
+    fn attention_timed(&mut self, op: &Op) -> Result<(f64, f64, f64), String> {
         let Op::Attention { batch, heads, seq, kv_seq, kv_heads, head_dim, causal, dtype } = op else {
             return Err("not an attention".into());
         };
@@ -246,8 +286,20 @@ impl<'a> CycleCosts<'a> {
         let texts = || (0..chip.spec.cores).map(|i| attention::program_on(&p, i, ppe)).collect();
         let (t, _) = program_time(&self.op_runs, chip, &self.chip_key, &key, "attention", texts)?;
         self.programs.insert(key);
-        Ok(t * p.reps_num as f64 / p.reps_den as f64)
+        Ok(repeated(t, p.reps_num as f64 / p.reps_den as f64))
     }
+}
+
+/// `reps` runs of a program timed `t` back to back (a tiled node), each overlapping its
+/// neighbours' edges as consecutive nodes do ([`edge_overlap_ns`]): the node's time, the
+/// first run's head and the last run's tail, in ns. A fraction of a run (a node smaller than
+/// one program) scales all three.
+fn repeated(t: Timing, reps: f64) -> (f64, f64, f64) {
+    let (ns, head, tail) = (t.ns(), t.head_ns(), t.tail_ns());
+    if reps <= 1.0 {
+        return (ns * reps, head * reps, tail * reps);
+    }
+    (ns * reps - (reps - 1.0) * edge_overlap_ns(ns, tail, ns, head), head, tail)
 }
 
 /// The SBUF format of an elementwise op in `dtype`: activations in an MX format are BF16
@@ -284,25 +336,33 @@ impl Costs for CycleCosts<'_> {
     }
 
     fn compute_ns(&mut self, op: &Op) -> Result<f64, String> {
+        Ok(self.compute_timing(op)?.0)
+    }
+
+    /// GEMM, elementwise and attention nodes with their programs' edges ([`run::Timing`],
+    /// [`repeated`]); other compute nodes the roofline's, without edges.
+    ///
+    /// [`run::Timing`]: crate::run::Timing
+    fn compute_timing(&mut self, op: &Op) -> Result<(f64, f64, f64), String> {
         let kind = op.kind();
         match op {
             Op::Gemm { .. } => {
                 let g = self.gemm_op(op)?;
                 self.models.insert(kind, "cycle");
-                self.gemm_ns(&g).map_err(|e| format!("{e} (use --compute roofline)"))
+                self.gemm_timed(&g).map_err(|e| format!("{e} (use --compute roofline)"))
             }
             Op::Elementwise { elements, ops, dtype } => {
                 self.models.insert(kind, "cycle");
-                self.elementwise_ns(*elements, *ops, dtype)
+                self.elementwise_timed(*elements, *ops, dtype)
             }
             Op::Attention { .. } => {
                 self.check_attention()?;
                 self.models.insert(kind, "cycle");
-                self.attention_ns(op)
+                self.attention_timed(op)
             }
             other => {
                 self.models.insert(kind, "roofline");
-                self.inner.compute_ns(other)
+                Ok((self.inner.compute_ns(other)?, 0.0, 0.0))
             }
         }
     }

@@ -8,16 +8,19 @@
 //! set of entries), the chip description and the per-core program texts. An entry:
 //!
 //! ```text
-//! trnsim op cache 1
+//! trnsim op cache 2
 //! build 5f0e…(32 hex digits)
 //! digest 9a3c…(32 hex digits, the file's name)
 //! label gemm
 //! ps 16152000
+//! head 1854000
+//! tail 1402000
 //! check 1b2c3d4e5f607182
 //! ```
 //!
-//! `ps` is the simulated time in picoseconds (1 ..= the kernel time limit), `check` the
-//! XXH3-64 of the lines before it. An entry is never trusted blindly: one that is not a
+//! `ps` is the simulated time in picoseconds (1 ..= the kernel time limit), `head` and `tail`
+//! the program's edges ([`crate::run::Timing`]: `head + tail <= ps`), `check` the XXH3-64 of
+//! the lines before it. An entry is never trusted blindly: one that is not a
 //! regular file of at most 4 KiB, or whose lines, build, digest, time range or check do not
 //! hold, is reported on stderr as `file:line:col: field: message` and ignored; the program is
 //! simulated and the entry written again. Entries are written to a temporary file and renamed
@@ -28,6 +31,7 @@
 //! protection against someone who can write the directory and forges a consistent entry
 //! (the check detects corruption, not forgery).
 
+use crate::run::Timing;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -35,7 +39,7 @@ use std::sync::OnceLock;
 use twox_hash::{XxHash3_128, XxHash3_64};
 
 /// The entry format's version (the folder's name and an entry's first line).
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Most entries a cache directory holds.
 pub const MAX_ENTRIES: u64 = 100_000;
 /// Largest entry file read, in bytes.
@@ -56,8 +60,8 @@ pub struct DiskCache {
 /// What a lookup found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Found {
-    /// The simulated time, in ps.
-    Time(u64),
+    /// The simulated time and its edges.
+    Time(Timing),
     /// No entry.
     Missing,
     /// An entry that does not hold (`file:line:col: field: message`): ignored.
@@ -143,17 +147,17 @@ impl DiskCache {
             return Found::Bad(format!("{}:1:1: entry: cannot read: {e}", path.display()));
         }
         match parse(&text, self.build, digest) {
-            Ok(ps) => {
+            Ok(t) => {
                 self.read.fetch_add(1, Ordering::Relaxed);
-                Found::Time(ps)
+                Found::Time(t)
             }
             Err((line, col, field, msg)) => Found::Bad(format!("{}:{line}:{col}: {field}: {msg}", path.display())),
         }
     }
 
-    /// Stores `ps` for `digest` (a program `label`), unless the cache is full. Errors writing
+    /// Stores `t` for `digest` (a program `label`), unless the cache is full. Errors writing
     /// are returned (the caller notes them; the run's result does not depend on the cache).
-    pub fn store(&self, digest: u128, label: &str, ps: u64) -> Result<(), String> {
+    pub fn store(&self, digest: u128, label: &str, t: Timing) -> Result<(), String> {
         let path = self.path(digest);
         let replacing = path.exists();
         if !replacing && self.entries.load(Ordering::Relaxed) >= MAX_ENTRIES {
@@ -168,7 +172,7 @@ impl DiskCache {
         let dir = path.parent().ok_or("op cache: entry without a folder")?;
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
         let tmp = dir.join(format!(".tmp-{}-{}", std::process::id(), self.tmp.fetch_add(1, Ordering::Relaxed)));
-        std::fs::write(&tmp, entry_text(self.build, digest, label, ps))
+        std::fs::write(&tmp, entry_text(self.build, digest, label, t))
             .and_then(|_| std::fs::rename(&tmp, &path))
             .map_err(|e| {
                 let _ = std::fs::remove_file(&tmp);
@@ -205,19 +209,22 @@ fn count_entries(root: &Path) -> u64 {
 }
 
 /// An entry's text.
-pub fn entry_text(build: u128, digest: u128, label: &str, ps: u64) -> String {
+pub fn entry_text(build: u128, digest: u128, label: &str, t: Timing) -> String {
     let label: String =
         label.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(64).collect();
-    let body = format!("trnsim op cache {VERSION}\nbuild {build:032x}\ndigest {digest:032x}\nlabel {label}\nps {ps}\n");
+    let Timing { end: ps, head, tail } = t;
+    let body = format!(
+        "trnsim op cache {VERSION}\nbuild {build:032x}\ndigest {digest:032x}\nlabel {label}\nps {ps}\nhead {head}\ntail {tail}\n"
+    );
     format!("{body}check {:016x}\n", XxHash3_64::oneshot(body.as_bytes()))
 }
 
 type Bad = (usize, usize, &'static str, String);
 
 /// The time of an entry's text, checked against the build and digest expected.
-fn parse(text: &str, build: u128, digest: u128) -> Result<u64, Bad> {
+fn parse(text: &str, build: u128, digest: u128) -> Result<Timing, Bad> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let want = ["trnsim op cache", "build", "digest", "label", "ps", "check"];
+    let want = ["trnsim op cache", "build", "digest", "label", "ps", "head", "tail", "check"];
     if lines.len() != want.len() || !text.ends_with('\n') {
         let n = lines.len().clamp(1, want.len());
         return Err((n, 1, "entry", format!("{} lines, not the {} of an entry", lines.len(), want.len())));
@@ -251,12 +258,20 @@ fn parse(text: &str, build: u128, digest: u128) -> Result<u64, Bad> {
         Ok(v) if (1..=limit).contains(&v) => v,
         _ => return Err((5, col, "ps", format!("not a time of 1..={limit} ps"))),
     };
-    let body: String = lines[..5].concat();
-    let check = value(5)?;
+    let head = match value(5)?.parse::<u64>() {
+        Ok(v) if v <= ps => v,
+        _ => return Err((6, want[5].len() + 2, "head", format!("not a time of 0..={ps} ps (the entry's ps)"))),
+    };
+    let tail = match value(6)?.parse::<u64>() {
+        Ok(v) if v <= ps - head => v,
+        _ => return Err((7, want[6].len() + 2, "tail", format!("not a time of 0..={} ps (ps - head)", ps - head))),
+    };
+    let body: String = lines[..7].concat();
+    let check = value(7)?;
     if check != format!("{:016x}", XxHash3_64::oneshot(body.as_bytes())) {
-        return Err((6, want[5].len() + 2, "check", "does not match the entry's lines (a damaged entry)".into()));
+        return Err((8, want[7].len() + 2, "check", "does not match the entry's lines (a damaged entry)".into()));
     }
-    Ok(ps)
+    Ok(Timing { end: ps, head, tail })
 }
 
 #[cfg(test)]
@@ -276,14 +291,17 @@ mod tests {
         let d = c.digest("chip", "gemm", &["a".into(), "b".into()]);
         assert_ne!(d, c.digest("chip", "gemm", &["ab".into()]), "texts are delimited");
         assert_eq!(c.lookup(d), Found::Missing);
-        c.store(d, "gemm", 16_152_000).unwrap();
-        assert_eq!(c.lookup(d), Found::Time(16_152_000));
+        let t = |end| Timing { end, head: 1_854_000.min(end), tail: 0 };
+        c.store(d, "gemm", Timing { end: 16_152_000, head: 1_854_000, tail: 1_402_000 }).unwrap();
+        assert_eq!(c.lookup(d), Found::Time(Timing { end: 16_152_000, head: 1_854_000, tail: 1_402_000 }));
         let p = c.path(d);
         let good = std::fs::read_to_string(&p).unwrap();
         for (bad, want) in [
-            (good.replace("ps 16152000", "ps 16152001"), ":6:7: check:"),
+            (good.replace("ps 16152000", "ps 16152001"), ":8:7: check:"),
             (good.replace("ps 16152000", "ps 0"), ":5:4: ps:"),
-            (good.replace("trnsim op cache 1", "trnsim op cache 9"), ":1:17: version:"),
+            (good.replace("head 1854000", "head 16152001"), ":6:6: head:"),
+            (good.replace("tail 1402000", "tail 14298001"), ":7:6: tail:"),
+            (good.replace("trnsim op cache 2", "trnsim op cache 9"), ":1:17: version:"),
             (good.lines().take(3).collect::<Vec<_>>().join("\n"), ":3:1: entry:"),
             ("\u{0}\u{1}".repeat(10), ":1:1: entry:"),
         ] {
@@ -295,10 +313,10 @@ mod tests {
         }
         // Another build's entry, or another digest's, copied over this one.
         let other = DiskCache::open_for(&dir, "--op-cache", 8).unwrap();
-        std::fs::write(&p, entry_text(8, d, "gemm", 5)).unwrap();
+        std::fs::write(&p, entry_text(8, d, "gemm", t(5))).unwrap();
         assert!(matches!(c.lookup(d), Found::Bad(e) if e.contains(":2:7: build:")));
-        assert_eq!(other.lookup(d), Found::Time(5));
-        std::fs::write(&p, entry_text(7, d ^ 1, "gemm", 5)).unwrap();
+        assert_eq!(other.lookup(d), Found::Time(t(5)));
+        std::fs::write(&p, entry_text(7, d ^ 1, "gemm", t(5))).unwrap();
         assert!(matches!(c.lookup(d), Found::Bad(e) if e.contains(":3:8: digest:")));
         // Not a regular file, or too large.
         std::fs::remove_file(&p).unwrap();
@@ -308,8 +326,8 @@ mod tests {
         std::fs::write(&p, "x".repeat(5000)).unwrap();
         assert!(matches!(c.lookup(d), Found::Bad(_)));
         // Storing again replaces the bad entry.
-        c.store(d, "gemm", 42).unwrap();
-        assert_eq!(c.lookup(d), Found::Time(42));
+        c.store(d, "gemm", t(42)).unwrap();
+        assert_eq!(c.lookup(d), Found::Time(t(42)));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

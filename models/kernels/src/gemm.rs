@@ -36,11 +36,16 @@
 //! over), to any other format two (that cast, then a `tensor_tensor mul` by the scales
 //! broadcast over their 32-element blocks).
 //!
+//! Activations stored in BF16 against MX weights on a core with `quantize_mx`
+//! ([`Variant::x_quantize`]) land in a BF16 staging area and the vector engine quantizes them
+//! to MXFP8 (one `quantize_mx` per K-block: the block scales and the scaled cast), so the
+//! matmul runs at the MX rate; the quantization is charged at the core's `quantize_mx` cost.
+//!
 //! Per core, semaphores: s0 weight slabs landed (16 per slab, 18 with scales), s1 `X` blocks
 //! landed (16 per block, 18 with scales), s2 chunks multiplied (signalled once per group of
 //! chunks, and per chunk in the last group; their slabs consumed, their PSUM banks full), s3
 //! chunks activated, s4 chunks stored (16 per chunk; in the decode form one per 8 tokens),
-//! s6 slabs dequantized (MXFP4 only).
+//! s6 slabs dequantized (MXFP4 only), s7 K-blocks of X quantized (`x_quantize` only).
 //! Queues: loads on q0 (QoS class 0), stores on q1 (class 1).
 //!
 //! On another core ([`program_in`] with its [`Geometry`]) every 128 above is the array's: a
@@ -210,6 +215,12 @@ impl Shape {
         if v.w_native_mxfp4 {
             ok &= f == Format::Mxfp8 && !v.w_mxfp4;
         }
+        if v.x_quantize {
+            // X's BF16 staging (twice X's bytes) follows X in its region.
+            ok &= f == Format::Mxfp8
+                && !v.x_resident
+                && 3 * u64::from(self.kb_at(f, g)) * u64::from(xb) <= u64::from(l.size(l.x));
+        }
         if v.w_mxfp4 {
             ok &= STAGE_BUFS * packed_bpp(self, f, g) <= l.size(l.stage)
                 && STAGE_BUFS * stage_scale_bpp(self, f, g) <= l.size(l.stage_scales);
@@ -277,6 +288,11 @@ pub struct Variant {
     pub format: Format,
     /// W is stored in MXFP4 and dequantized by the vector engine into `format`.
     pub w_mxfp4: bool,
+    /// X is stored in BF16 and quantized to MXFP8 on the chip (`format` must be mxfp8): it lands
+    /// in a BF16 staging area after X's and the vector engine's `quantize_mx` (the block scales
+    /// and the scaled cast, one instruction per K-block) writes X and its scales for the
+    /// matmul, as NKI's MX kernels quantize their activations.
+    pub x_quantize: bool,
     /// W is stored in MXFP4 and the tensor engine takes it as it is (a core whose
     /// `tensor.formats.mxfp4` has MXFP8's MACs per PE): its DMAs move 4 bits a weight into
     /// W's ring, and the matmuls run as MXFP8's (`format` must be mxfp8).
@@ -304,6 +320,7 @@ impl Default for Variant {
             w_resident: false,
             format: Format::Bf16,
             w_mxfp4: false,
+            x_quantize: false,
             w_native_mxfp4: false,
             dma_piece: 0,
             w_moving: false,
@@ -318,6 +335,8 @@ pub const DOORBELL_SEM: u8 = 4;
 pub const CC_DONE_SEM: u8 = 5;
 /// Semaphore the vector engine increments once per dequantized MXFP4 slab.
 const DEQUANT_SEM: u8 = 6;
+/// Semaphore the vector engine increments once per K-block of X quantized to MXFP8.
+const QUANT_SEM: u8 = 7;
 
 /// Per-core layout figures of one program.
 struct Layout {
@@ -362,7 +381,7 @@ impl Layout {
             yb,
             wblk: c * f.rows_per_partition() * f.bytes(),
             per_slab: g.engines(p) * pieces(dma_bytes(s, v, f, g), v.dma_piece) + scales,
-            per_x: g.engines(p) + if f.is_mx() { g.engines(scale_parts(g)) } else { 0 },
+            per_x: g.engines(p) + if f.is_mx() && !v.x_quantize { g.engines(scale_parts(g)) } else { 0 },
             ws: w_scale_bpp(s, f, g),
             y_parts: if v.w_moving { s.tokens } else { c },
             per_y: g.engines(if v.w_moving { s.tokens } else { c }),
@@ -416,16 +435,22 @@ pub fn program_in(s: &Shape, core: u32, v: &Variant, g: &Geometry) -> String {
     let x_dmas = if v.w_moving { 1 } else { kb };
     let x_len = l.xb * (kb / x_dmas);
     let x_stride = if v.w_moving { u64::from(x_len + PAD) } else { x_stride };
+    // X quantized on the chip lands in BF16 in its staging area, twice MXFP8's bytes.
+    let (x_sbuf, x_dt, x_stride) = if v.x_quantize {
+        (x_stage(s, &l), "bf16", if v.w_moving { u64::from(2 * x_len + PAD) } else { u64::from(2 * l.xb + PAD) })
+    } else {
+        (sb.x, l.dt, x_stride)
+    };
+    let x_scale = if v.x_quantize { 2 } else { 1 };
     for k in (0..x_dmas).filter(|_| !v.x_resident) {
         let hbm = base + X_HBM + u64::from(k) * u64::from(p) * x_stride;
         let _ = writeln!(
             sync,
-            "    dma_start q0 hbm {hbm:#x} stride {x_stride} -> sbuf[0:{p}] +{:#x} [{}:1] {}, sem=s1",
-            sb.x + k * l.xb,
+            "    dma_start q0 hbm {hbm:#x} stride {x_stride} -> sbuf[0:{p}] +{:#x} [{}:1] {x_dt}, sem=s1",
+            x_sbuf + k * l.xb * x_scale,
             x_len / l.f.bytes(),
-            l.dt
         );
-        if l.f.is_mx() {
+        if l.f.is_mx() && !v.x_quantize {
             let xs_len = s.tokens * (kb / x_dmas);
             let hbm = base + XS_HBM + u64::from(k) * u64::from(sp) * u64::from(xs_len + PAD);
             let _ = writeln!(
@@ -448,13 +473,26 @@ pub fn program_in(s: &Shape, core: u32, v: &Variant, g: &Geometry) -> String {
         }
         load_slab(&mut sync, s, v, &l, base, sl);
     }
-    let vector = v.w_mxfp4 && loads_w;
-    let vec = if vector { dequant_stream(s, v, &l) } else { String::new() };
+    let dequant = v.w_mxfp4 && loads_w;
+    let vector = dequant || v.x_quantize;
+    let vec = if vector {
+        let mut out = String::from(".engine vector\n");
+        if v.x_quantize {
+            quantize_x(&mut out, s, &l, x_dmas);
+        }
+        if dequant {
+            dequant_stream(&mut out, s, v, &l);
+        }
+        out.push_str("    halt\n");
+        out
+    } else {
+        String::new()
+    };
     let mut signalled = 0;
     for c in 0..chunks {
         let (g, sl, j) = (c / cpg, c / cps, c % cps);
         if j == 0 && loads_w {
-            let _ = if vector {
+            let _ = if dequant {
                 writeln!(te, "    sem_wait s{DEQUANT_SEM} >= {}", sl + 1)
             } else {
                 writeln!(te, "    sem_wait s0 >= {}", l.per_slab * (sl + 1))
@@ -464,7 +502,9 @@ pub fn program_in(s: &Shape, core: u32, v: &Variant, g: &Geometry) -> String {
             let _ = writeln!(te, "    sem_wait s3 >= {}", (g - 1) * cpg); // group g - 2's banks drained by the activation
         }
         for k in 0..kb {
-            if c == 0 && !v.x_resident && k < x_dmas {
+            if c == 0 && v.x_quantize {
+                let _ = writeln!(te, "    sem_wait s{QUANT_SEM} >= {}", k + 1);
+            } else if c == 0 && !v.x_resident && k < x_dmas {
                 let _ = writeln!(te, "    sem_wait s1 >= {}", l.per_x * (k + 1));
             }
             let w = w_buf(sl) + (j * kb + k) * l.wblk;
@@ -605,10 +645,36 @@ fn load_slab(sync: &mut String, s: &Shape, v: &Variant, l: &Layout, base: u64, s
     }
 }
 
+/// Where X's BF16 staging starts (right after X's MXFP8 K-blocks).
+fn x_stage(s: &Shape, l: &Layout) -> u32 {
+    l.sb.x + s.kb_at(l.f, &l.g) * l.xb
+}
+
+/// The vector engine's quantization of X (landed in BF16 by `x_dmas` DMAs) into MXFP8, one
+/// `quantize_mx` per K-block, each signalled on [`QUANT_SEM`] for the tensor engine.
+fn quantize_x(out: &mut String, s: &Shape, l: &Layout, x_dmas: u32) {
+    let (p, sp) = (l.g.partitions, scale_parts(&l.g));
+    let per_dma = l.kb / x_dmas;
+    let n = l.xb; // elements per partition of one K-block (4 K-rows per token)
+    for k in 0..l.kb {
+        if k % per_dma == 0 {
+            let _ = writeln!(out, "    sem_wait s1 >= {}", l.per_x * (k / per_dma + 1));
+        }
+        let _ = writeln!(
+            out,
+            "    quantize_mx sbuf[0:{p}] +{:#x} [{n}:1] bf16 -> sbuf[0:{p}] +{:#x} [{n}:1] mxfp8, scales=sbuf[0:{sp}] +{:#x} [{}:1] fp8e4m3",
+            x_stage(s, l) + k * 2 * l.xb,
+            l.sb.x + k * l.xb,
+            l.sb.xs + k * s.tokens,
+            s.tokens
+        );
+        let _ = writeln!(out, "    sem_inc s{QUANT_SEM}, 1");
+    }
+}
+
 /// The vector engine's stream that dequantizes each MXFP4 slab from the staging ring into W's
 /// ring (and its scales into W's scale ring, for an MXFP8 matmul).
-fn dequant_stream(s: &Shape, v: &Variant, l: &Layout) -> String {
-    let mut out = String::from(".engine vector\n");
+fn dequant_stream(out: &mut String, s: &Shape, v: &Variant, l: &Layout) {
     let elems = l.slab / l.f.bytes();
     let (g, sb) = (&l.g, &l.sb);
     let (p, sp) = (g.partitions, scale_parts(g));
@@ -645,8 +711,6 @@ fn dequant_stream(s: &Shape, v: &Variant, l: &Layout) -> String {
         let _ = writeln!(out, "    sem_inc s{DEQUANT_SEM}, 1");
     }
     let _ = v;
-    out.push_str("    halt\n");
-    out
 }
 
 #[cfg(test)]
@@ -679,6 +743,34 @@ mod tests {
             assert_eq!(src.contains(".engine vector"), w_mxfp4);
             assert_eq!(src.contains("scales="), f.is_mx());
         }
+    }
+
+    #[test]
+    fn bf16_activations_are_quantized_to_mxfp8_per_k_block_before_the_tensor_engine_takes_them() {
+        let s = Shape { tokens: 8, d_model: 2048, d_ff_per_core: 1024, ..SHAPE };
+        for (w_moving, w_native_mxfp4, w_mxfp4) in [(true, true, false), (false, true, false), (true, false, true)] {
+            let v = Variant {
+                format: Format::Mxfp8,
+                x_quantize: true,
+                w_moving,
+                w_native_mxfp4,
+                w_mxfp4,
+                dma_piece: 2048,
+                ..Variant::default()
+            };
+            s.check_for(&v).unwrap();
+            let src = program_with(&s, 0, &v);
+            assembles(&src);
+            assert_eq!(src.matches("quantize_mx").count(), 4, "one per K-block of 512");
+            assert_eq!(src.matches("sem_inc s7").count(), 4);
+            assert!(!src.contains("fp8e4m3, sem=s1"), "no scales of X are loaded: they are computed");
+            assert!(src.contains("bf16, sem=s1"), "X lands in BF16");
+            assert_eq!(src.contains("sem_wait s6"), w_mxfp4, "the tensor engine waits for dequantized slabs only then");
+        }
+        let resident = Variant { format: Format::Mxfp8, x_quantize: true, x_resident: true, ..Variant::default() };
+        assert!(s.check_for(&resident).is_err(), "X resident is already quantized");
+        let bf = Variant { x_quantize: true, ..Variant::default() };
+        assert!(s.check_for(&bf).is_err(), "quantized X multiplies in MXFP8");
     }
 
     #[test]

@@ -14,19 +14,20 @@
 //!   whose weights stream from HBM run the decode form ([`crate::gemm::Variant::w_moving`]:
 //!   the tokens stationary, the weights the moving operand; at most the array's columns); the
 //!   contraction (`k`) at most what SBUF's A region (a quarter of each partition,
-//!   [`Geometry::layout`]) holds (`k x m x bytes <= 8 MiB` over 128 partitions of 256 KiB),
-//!   rounded up to the format's K-block (128 rows, 512 in MXFP8); the columns at most 64
-//!   chunks per core;
-//! - a node larger than that is tiled: its time is the tile program's time times the tiles
-//!   (tiles run one after the other, each reading its operands; a split contraction's
-//!   partial sums are not re-read). A node that fits is one program, its time the program's
-//!   own.
+//!   [`Geometry::layout`]) holds (`k x m x bytes <= 8 MiB` over 128 partitions of 256 KiB;
+//!   a third of that when the activations are quantized on the chip, which holds them in
+//!   BF16 beside their MXFP8 copy), rounded up to the format's K-block (128 rows, 512 in
+//!   MXFP8); the columns at most 64 chunks per core;
+//! - a node larger than that is tiled: the tile programs run one after the other, each
+//!   reading its operands, their edges (first loads, last stores) overlapped as consecutive
+//!   nodes' are (`crate::cycle`); a split contraction's partial sums are not re-read. A node
+//!   that fits is one program, its time the program's own.
 //!
 //! `a_resident` drops the loads of A, `b_resident` the loads of B (then all of B's slabs must
 //! fit in SBUF at once, else the tile is narrowed).
 //!
 //! Left out: when the cores do not split evenly over the GEMMs, every core still runs the
-//! program (the spare cores' DMA traffic is counted); tiles do not overlap one another.
+//! program (the spare cores' DMA traffic is counted); tiles overlap only their edges.
 
 use crate::format::Format;
 use crate::gemm::{Shape, Variant};
@@ -69,6 +70,8 @@ pub struct GemmOp {
     pub w_mxfp4: bool,
     /// B is stored in MXFP4 and the tensor engine takes it natively (at MXFP8's rate).
     pub w_native_mxfp4: bool,
+    /// A is stored in BF16 and quantized to the MX `format` on the vector engine.
+    pub a_quantize: bool,
 }
 
 /// The plan of `g` on `cores` cores of the presets' geometry ([`Geometry::NC_128`]).
@@ -103,7 +106,9 @@ pub fn plan_on(cores: u32, geo: &Geometry, g: &GemmOp) -> Result<Plan, String> {
         c if c >= 8 => c.div_ceil(4) * 4,
         c => c,
     };
-    let x_block = m_t * u64::from(f.rows_per_partition()) * u64::from(f.bytes());
+    // A quantized on the chip also holds its BF16 staging (twice its bytes) in A's region.
+    let staged = if g.a_quantize { 3 } else { 1 };
+    let x_block = m_t * u64::from(f.rows_per_partition()) * u64::from(f.bytes()) * staged;
     let u = |v: u64| u32::try_from(v).map_err(|_| format!("{}: a tile dimension does not fit 32 bits", what()));
     let variant = Variant {
         act_fn: "identity",
@@ -112,6 +117,7 @@ pub fn plan_on(cores: u32, geo: &Geometry, g: &GemmOp) -> Result<Plan, String> {
         format: f,
         w_mxfp4: g.w_mxfp4,
         w_native_mxfp4: g.w_native_mxfp4,
+        x_quantize: g.a_quantize,
         // Weights streamed from HBM at <= 128 tokens: the decode form. Resident weights keep
         // the stationary form: no stream to keep up with, and its `Yᵀ` tail (activation and
         // store over 128 partitions of `tokens` each) is the shorter one (the MoE benchmark's
@@ -182,6 +188,7 @@ mod tests {
             format: Format::Bf16,
             w_mxfp4: false,
             w_native_mxfp4: false,
+            a_quantize: false,
         }
     }
 

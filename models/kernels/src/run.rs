@@ -10,6 +10,7 @@
 use crate::disk::{DiskCache, Found};
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use trnsim_core::engine::EngineUnit;
 use trnsim_core::isa::asm::{assemble, render_errors, AsmOptions};
 use trnsim_kernel::{Dur, SimBuilder, SimOptions, TickOrder, Time};
 use trnsim_system::chip::{self, Chip};
@@ -23,23 +24,58 @@ pub fn chip_key(chip: &Chip) -> String {
     format!("{:?}|{:?}|{:?}|{:?}", chip.spec, chip.core, chip.hbm, chip.dma)
 }
 
+/// A program's simulated time and its two edges, in ps: `head`, from its start until the
+/// first data instruction of any engine issues (its first loads' DMA start latency and
+/// transfer), and `tail`, from the last data instruction's completion to its end (its last
+/// stores). A compiled graph overlaps both with the ops before and after it
+/// ([`crate::cycle`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timing {
+    /// The time until every engine has halted.
+    pub end: u64,
+    /// Start to the first data instruction's issue (at most `end`).
+    pub head: u64,
+    /// The last data instruction's completion to the end (at most `end - head`).
+    pub tail: u64,
+}
+
+impl Timing {
+    /// The time, in ns.
+    pub fn ns(&self) -> f64 {
+        Time::from_ps(self.end).as_ns_f64()
+    }
+    /// The head, in ns.
+    pub fn head_ns(&self) -> f64 {
+        Time::from_ps(self.head).as_ns_f64()
+    }
+    /// The tail, in ns.
+    pub fn tail_ns(&self) -> f64 {
+        Time::from_ps(self.tail).as_ns_f64()
+    }
+}
+
 /// Runs `texts` (one program per core of `chip`, `label` naming them in errors) on the
 /// cycle-level chip; the time until every engine has halted, in ns.
 pub fn run_programs(chip: &Chip, label: &str, texts: &[String]) -> Result<f64, String> {
-    Ok(run_programs_ps(chip, label, texts, true)?.as_ns_f64())
+    Ok(run_programs_ps(chip, label, texts, true)?.ns())
+}
+
+/// [`run_programs`] with the program's edges ([`Timing`]).
+pub fn run_programs_timed(chip: &Chip, label: &str, texts: &[String]) -> Result<Timing, String> {
+    run_programs_ps(chip, label, texts, true)
 }
 
 /// [`run_programs`] on every core and stack of `chip`, never cut to one stack ([`one_stack`]):
 /// the reference the cut is checked against.
 pub fn run_programs_whole(chip: &Chip, label: &str, texts: &[String]) -> Result<f64, String> {
-    Ok(run_programs_ps(chip, label, texts, false)?.as_ns_f64())
+    Ok(run_programs_ps(chip, label, texts, false)?.ns())
 }
 
-/// [`run_programs`], the time as the simulation's end. Nothing but the time is read, so the
-/// run keeps no link statistics and writes no trace, and where every stack's cores run the
-/// same programs as the first stack's, only that stack and its cores are simulated
-/// ([`one_stack`]).
-fn run_programs_ps(chip: &Chip, label: &str, texts: &[String], cut: bool) -> Result<Time, String> {
+/// [`run_programs`], the time as the simulation's end and the program's edges read from its
+/// engines' first issue and last completion. Nothing else is read, so the run keeps no link
+/// statistics and writes no trace, and where every stack's cores run the same programs as the
+/// first stack's, only that stack and its cores are simulated ([`one_stack`]).
+fn run_programs_ps(chip: &Chip, label: &str, texts: &[String], cut: bool) -> Result<Timing, String> {
     let opts = AsmOptions::for_core(&chip.core);
     let programs = texts
         .iter()
@@ -54,8 +90,24 @@ fn run_programs_ps(chip: &Chip, label: &str, texts: &[String], cut: bool) -> Res
     let mut b = SimBuilder::with_options(SimOptions { tick_order: TickOrder::Structural, ..SimOptions::default() });
     let ids = chip::build(&mut b, chip, programs, false)?;
     b.keep_link_stats_where(&|_| false).map_err(|e| e.to_string())?;
-    let sim = chip::run_to_end(b, &[ids], None, KERNEL_TIME_LIMIT)?;
-    Ok(sim.now())
+    let ids = [ids];
+    let sim = chip::run_to_end(b, &ids, None, KERNEL_TIME_LIMIT)?;
+    let end = sim.now().as_ps();
+    // The first data instruction's issue and the last one's completion over every engine.
+    let (mut first, mut last) = (end, 0u64);
+    for core in &ids[0].cores {
+        for (e, id) in &core.engines {
+            let Some(unit) = sim.component::<EngineUnit>(*id) else { continue };
+            let Some(clock) = core.clocks.iter().find(|(c, _)| c == e).map(|(_, k)| sim.clock(*k)) else { continue };
+            if let Some(f) = unit.stats.first {
+                first = first.min(clock.edge(f).as_ps());
+                last = last.max(clock.edge(unit.stats.last).as_ps());
+            }
+        }
+    }
+    let head = first.min(end);
+    let tail = end.saturating_sub(last.max(head));
+    Ok(Timing { end, head, tail })
 }
 
 /// The chip cut to its first stack and that stack's cores, when running `texts` on it ends at
@@ -83,7 +135,7 @@ pub fn one_stack(chip: &Chip, texts: &[String]) -> Option<Chip> {
 #[derive(Clone, Copy)]
 enum Slot {
     Running,
-    Done(f64),
+    Done(Timing),
 }
 
 struct Cache {
@@ -108,7 +160,7 @@ struct Claim<'k> {
 }
 
 impl Claim<'_> {
-    fn fill(mut self, t: f64) {
+    fn fill(mut self, t: Timing) {
         slots().insert(self.key.to_string(), Slot::Done(t));
         self.filled = true;
         cache().done.notify_all();
@@ -126,7 +178,7 @@ impl Drop for Claim<'_> {
 
 /// The cached time of `key`, or the claim to simulate it (waiting while another thread
 /// simulates it).
-fn claim(key: &str) -> Result<f64, Claim<'_>> {
+fn claim(key: &str) -> Result<Timing, Claim<'_>> {
     let mut s = slots();
     loop {
         match s.get(key) {
@@ -147,7 +199,7 @@ pub fn is_cached(key: &str) -> bool {
 
 /// [`run_programs`] once per process for each distinct `key` (which must name the programs
 /// and the chip: [`chip_key`] and the kernel's plan): the time, and whether it was cached.
-pub fn cached(key: &str, run: impl FnOnce() -> Result<f64, String>) -> Result<(f64, bool), String> {
+pub fn cached(key: &str, run: impl FnOnce() -> Result<Timing, String>) -> Result<(Timing, bool), String> {
     match claim(key) {
         Ok(t) => Ok((t, true)),
         Err(c) => {
@@ -169,7 +221,7 @@ pub struct OpRuns {
 }
 
 /// The time of `label`'s per-core programs (`texts`, made only if they must be simulated or
-/// looked up on disk) on `chip`, in ns, once per process for each `key` (the chip's
+/// looked up on disk) on `chip`, with its edges, once per process for each `key` (the chip's
 /// [`chip_key`], `chip_key`, followed by the kernel's plan). With an on-disk cache, a program
 /// simulated by an earlier process of this build is read from it (entries that do not hold are
 /// noted and simulated again), and one simulated here is stored. Also whether it was cached.
@@ -180,31 +232,29 @@ pub fn program_time(
     key: &str,
     label: &str,
     texts: impl FnOnce() -> Vec<String>,
-) -> Result<(f64, bool), String> {
+) -> Result<(Timing, bool), String> {
     let c = match claim(key) {
         Ok(t) => return Ok((t, true)),
         Err(c) => c,
     };
     let texts = texts();
     let Some(disk) = &ops.disk else {
-        let t = run_programs(chip, label, &texts)?;
+        let t = run_programs_ps(chip, label, &texts, true)?;
         c.fill(t);
         return Ok((t, false));
     };
     let digest = disk.digest(chip_key, label, &texts);
     match disk.lookup(digest) {
-        Found::Time(ps) => {
-            let t = Time::from_ps(ps).as_ns_f64();
+        Found::Time(t) => {
             c.fill(t);
             return Ok((t, true));
         }
         Found::Missing => {}
         Found::Bad(e) => eprintln!("note: {e} (an op cache entry that does not hold: ignored, simulated again)"),
     }
-    let end = run_programs_ps(chip, label, &texts, true)?;
-    let t = end.as_ns_f64();
+    let t = run_programs_ps(chip, label, &texts, true)?;
     c.fill(t);
-    if let Err(e) = disk.store(digest, label, end.as_ps()) {
+    if let Err(e) = disk.store(digest, label, t) {
         eprintln!("note: op cache: {e} (the time is not kept)");
     }
     Ok((t, false))
@@ -272,6 +322,7 @@ mod tests {
             format,
             w_mxfp4,
             w_native_mxfp4: false,
+            a_quantize: false,
         };
         for chip in [trnsim_system::chip::trn3().unwrap(), trnsim_system::chip::trn2().unwrap()] {
             let cores = chip.spec.cores;
@@ -299,6 +350,21 @@ mod tests {
         }
     }
 
+    /// An elementwise program's first data instruction waits for its first load (the DMA
+    /// start latency, 1.3 us on NC-v4, and the transfer) and its last store starts after its
+    /// last data instruction: both edges are at least that latency, and they leave the
+    /// compute between them.
+    #[test]
+    fn a_programs_edges_are_its_first_loads_and_last_stores() {
+        let chip = trnsim_system::chip::trn3().unwrap();
+        let e = crate::elementwise::plan(chip.spec.cores, 1 << 22, 4, crate::format::Format::Bf16).unwrap();
+        let texts: Vec<String> = (0..chip.spec.cores).map(|i| crate::elementwise::program(&e, i)).collect();
+        let t = run_programs_timed(&chip, "elementwise", &texts).unwrap();
+        assert!(t.head >= 1_300_000 && t.tail >= 1_300_000, "{t:?}");
+        assert!(t.head + t.tail < t.end, "{t:?}");
+        assert_eq!(t.ns().to_bits(), run_programs(&chip, "elementwise", &texts).unwrap().to_bits());
+    }
+
     #[test]
     fn a_key_asked_for_on_many_threads_is_run_once() {
         let runs = AtomicUsize::new(0);
@@ -307,10 +373,10 @@ mod tests {
             let (t, _) = cached(&key, || {
                 runs.fetch_add(1, Ordering::SeqCst);
                 std::thread::sleep(std::time::Duration::from_millis(20));
-                Ok(3.5)
+                Ok(Timing { end: 3500, head: 1000, tail: 500 })
             })
             .unwrap();
-            assert_eq!(t, 3.5);
+            assert_eq!(t, Timing { end: 3500, head: 1000, tail: 500 });
             true
         });
         assert_eq!(runs.load(Ordering::SeqCst), 1);
@@ -320,10 +386,11 @@ mod tests {
     #[test]
     fn a_failed_run_is_not_cached_and_a_waiter_runs_it_again() {
         let key = format!("test-fail-{}", std::process::id());
+        let t = |end| Timing { end, head: 0, tail: 0 };
         assert!(cached(&key, || Err("no".into())).is_err());
         assert!(!is_cached(&key));
-        assert_eq!(cached(&key, || Ok(1.0)).unwrap(), (1.0, false));
-        assert_eq!(cached(&key, || Ok(2.0)).unwrap(), (1.0, true));
+        assert_eq!(cached(&key, || Ok(t(1))).unwrap(), (t(1), false));
+        assert_eq!(cached(&key, || Ok(t(2))).unwrap(), (t(1), true));
     }
 
     #[test]

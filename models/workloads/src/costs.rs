@@ -122,6 +122,19 @@ pub fn scaling_ops(dtype: &str, weight_dtype: &str, a_elems: f64, b_elems: f64) 
     quantize + dequantize
 }
 
+/// Vector-engine operations per activation element (at one element per lane per cycle) that
+/// quantizing 16-bit activations to MXFP8 costs on `core` (its `costs.vector.quantize_mx`
+/// rate), when a GEMM of `dtype` activations against `weight_dtype` weights is run that way:
+/// BF16 or FP16 activations against MX weights on a core with `quantize_mx` and an MXFP8
+/// matmul, as NKI's MX kernels quantize activations on the fly. None otherwise.
+pub fn quantize_mx_ops(core: &trnsim_core::spec::CoreSpec, dtype: &str, weight_dtype: &str) -> Option<f64> {
+    let q = core.costs.vector.quantize_mx?;
+    let applies = matches!(dtype, "bf16" | "fp16")
+        && matches!(weight_dtype, "mxfp4" | "mxfp8")
+        && core.tensor.formats.mxfp8.is_some();
+    applies.then(|| f64::from(q.cycles) / f64::from(q.elements.max(1)))
+}
+
 /// Checks that `chip`'s core multiplies in every format the workload's compute nodes name
 /// (a GEMM's `dtype` and `weight_dtype`, an attention's or a kernel's `dtype`), before
 /// anything runs; the error is located at the first node that names a missing one.
@@ -182,10 +195,18 @@ impl crate::exec::Costs for SystemCosts<'_> {
                 let flops = 2.0 * m * k * n * c;
                 let (a, b) = (if *a_resident { 0.0 } else { m * k }, if *b_resident { 0.0 } else { k * n });
                 let bytes = ((a + m * n) * e + b * we) * c;
-                // Mixed formats multiply at the slower format's rate (both must exist on the
-                // core); scaling work on the vector engine runs beside the tensor engine.
-                let tensor = self.tensor_ns(flops, dtype)?.max(self.tensor_ns(flops, wd)?);
-                let scaling = self.vector_ns(scaling_ops(dtype, wd, m * k * c, k * n * c));
+                // 16-bit activations against MX weights on a core that quantizes to MX: the
+                // activations are quantized on the vector engine (at its quantize_mx rate)
+                // and the matmul runs at the weights' rate. Otherwise mixed formats multiply
+                // at the slower format's rate (both must exist on the core); scaling work on
+                // the vector engine runs beside the tensor engine.
+                let (tensor, scaling) = match quantize_mx_ops(&self.chip.core, dtype, wd) {
+                    Some(per_elem) => (self.tensor_ns(flops, wd)?, self.vector_ns(per_elem * m * k * c)),
+                    None => (
+                        self.tensor_ns(flops, dtype)?.max(self.tensor_ns(flops, wd)?),
+                        self.vector_ns(scaling_ops(dtype, wd, m * k * c, k * n * c)),
+                    ),
+                };
                 tensor.max(scaling).max(bytes / bw)
             }
             Op::Attention { batch, heads, seq, kv_seq, kv_heads, head_dim, causal, dtype } => {

@@ -4,6 +4,10 @@
 //! How long each node takes comes from a [`Costs`] model; the schedule, the overlap of
 //! communication with compute, and the breakdown are computed here, in exact nanoseconds.
 //!
+//! Compute nodes that run back to back on a rank overlap their edges (a node's first loads
+//! and last stores, as a model with edges times them: [`Costs::compute_timing`],
+//! [`edge_overlap_ns`]); a node without edges (the roofline's) overlaps nothing.
+//!
 //! Left out: contention between a rank's queues (a collective's DMA traffic does not slow
 //! the compute's; separate collectives running at the same time do not share links unless
 //! the cost model runs them together), and data-dependent timing.
@@ -18,6 +22,13 @@ pub trait Costs {
     fn prepare(&mut self, _ops: &[&Op]) {}
     /// A compute node's time on one rank, in ns.
     fn compute_ns(&mut self, op: &Op) -> Result<f64, String>;
+    /// A compute node's time with its edges, in ns: (time, head, tail), `head` the part before
+    /// its first compute instruction (its first loads) and `tail` the part after its last (its
+    /// last stores), which overlap the compute nodes before and after it on the rank
+    /// ([`edge_overlap_ns`]). A model that times no such edges (the roofline) gives 0 for both.
+    fn compute_timing(&mut self, op: &Op) -> Result<(f64, f64, f64), String> {
+        Ok((self.compute_ns(op)?, 0.0, 0.0))
+    }
     /// A memory node's time on one rank, in ns.
     fn memory_ns(&mut self, op: &Op) -> Result<f64, String>;
     /// A communication node run by every group of `groups` at once (chip numbers): each
@@ -25,6 +36,18 @@ pub trait Costs {
     fn comm_ns(&mut self, op: &Op, groups: &[Vec<usize>]) -> Result<Vec<f64>, String>;
     /// A send/recv where each `(src, dst)` pair moves `bytes`: each pair's time in ns.
     fn send_recv_ns(&mut self, bytes: u64, pairs: &[(usize, usize)]) -> Result<Vec<f64>, String>;
+}
+
+/// How much of two compute nodes run back to back on one rank overlaps, in ns: the next
+/// node's head (its first loads, issued while the previous one computes, as a compiled graph
+/// issues them) hides behind the previous node's compute (its time less its tail), and the
+/// previous node's tail (its last stores) behind the next node's compute (its time less its
+/// head). Left out: the bandwidth the early loads take from the previous node, and that the
+/// next node's input would stay in SBUF rather than go through HBM.
+pub fn edge_overlap_ns(prev_ns: f64, prev_tail: f64, next_ns: f64, next_head: f64) -> f64 {
+    let hidden_head = next_head.min(prev_ns - prev_tail).max(0.0);
+    let hidden_tail = prev_tail.min(next_ns - next_head).max(0.0);
+    hidden_head + hidden_tail
 }
 
 /// One node instance on one rank.
@@ -123,12 +146,14 @@ pub fn run(c: &Checked, chips: usize, costs: &mut dyn Costs) -> Result<Report, S
     let compute: Vec<&Op> = w.nodes.iter().map(|nd| &nd.op).filter(|op| op.queue() == Queue::Compute).collect();
     costs.prepare(&compute);
     let mut dur: Vec<Vec<f64>> = Vec::with_capacity(n); // per node, per rank
+    let mut edges = vec![(0.0f64, 0.0f64); n]; // per compute node: head, tail
     let mut stats = Vec::new();
     for (i, nd) in w.nodes.iter().enumerate() {
         let mut d = vec![0.0; ranks];
         match nd.op.queue() {
             Queue::Compute => {
-                let t = costs.compute_ns(&nd.op)?;
+                let (t, head, tail) = costs.compute_timing(&nd.op)?;
+                edges[i] = (head, tail);
                 c.node_ranks[i].iter().for_each(|&r| d[r as usize] = t);
             }
             Queue::Memory => {
@@ -141,6 +166,9 @@ pub fn run(c: &Checked, chips: usize, costs: &mut dyn Costs) -> Result<Report, S
     }
     let mut end = vec![vec![0.0f64; ranks]; n]; // per node, the latest repetition's end
     let mut free = vec![[0.0f64; 3]; ranks];
+    // Per rank, the last compute node's end, length and tail: a compute node that starts as it
+    // ends overlaps their edges ([`edge_overlap_ns`]).
+    let mut last_compute: Vec<Option<(f64, f64, f64)>> = vec![None; ranks];
     let mut spans = Vec::new();
     let q = |queue: Queue| queue as usize;
     for iter in 0..w.repeat {
@@ -158,7 +186,20 @@ pub fn run(c: &Checked, chips: usize, costs: &mut dyn Costs) -> Result<Report, S
             }
             for &r in &c.node_ranks[i] {
                 let r = r as usize;
-                let (s, e) = (starts[r], starts[r] + dur[i][r]);
+                let mut len = dur[i][r];
+                if qi == q(Queue::Compute) {
+                    let (head, tail) = edges[i];
+                    // Only nodes with edges (programs timed on the chip) overlap: a node
+                    // without (the roofline's) has nothing measured to hide.
+                    let timed = head > 0.0 || tail > 0.0;
+                    if let Some((prev_end, prev_len, prev_tail)) = last_compute[r] {
+                        if timed && prev_end == starts[r] {
+                            len -= edge_overlap_ns(prev_len, prev_tail, len, head);
+                        }
+                    }
+                    last_compute[r] = timed.then_some((starts[r] + len, len, tail));
+                }
+                let (s, e) = (starts[r], starts[r] + len);
                 end[i][r] = e;
                 free[r][qi] = e;
                 spans.push(Span { rank: r as u32, node: i, iter, queue: nd.op.queue(), start_ns: s, end_ns: e });

@@ -159,7 +159,9 @@ pub enum Op {
         /// B's format in HBM when it differs from `dtype` (weights stored in MXFP4 and
         /// multiplied against activations in `dtype`): B's bytes are this format's, the matmul
         /// runs at the slower of the two formats' rates, and the scaling work is charged on
-        /// the vector engine (costs.rs). None: B is in `dtype`.
+        /// the vector engine (costs.rs); BF16 or FP16 activations against MX weights on a core
+        /// with `quantize_mx` are quantized to MXFP8 and the matmul runs at the weights' rate.
+        /// None: B is in `dtype`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         weight_dtype: Option<String>,
     },

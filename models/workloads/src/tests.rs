@@ -246,3 +246,50 @@ fn gemm_formats_run_at_the_cores_own_rates() {
     assert_eq!(format::dtype_size("mxfp8"), Some(33.0 / 32.0));
     assert_eq!(format::dtype_size("int4"), None);
 }
+
+/// Compute nodes of 10 ns with a 4 ns head and a 3 ns tail (the [`Fixed`] model otherwise).
+struct Edged;
+
+impl Costs for Edged {
+    fn compute_ns(&mut self, _: &Op) -> Result<f64, String> {
+        Ok(10.0)
+    }
+    fn compute_timing(&mut self, _: &Op) -> Result<(f64, f64, f64), String> {
+        Ok((10.0, 4.0, 3.0))
+    }
+    fn memory_ns(&mut self, op: &Op) -> Result<f64, String> {
+        Fixed.memory_ns(op)
+    }
+    fn comm_ns(&mut self, op: &Op, groups: &[Vec<usize>]) -> Result<Vec<f64>, String> {
+        Fixed.comm_ns(op, groups)
+    }
+    fn send_recv_ns(&mut self, bytes: u64, pairs: &[(usize, usize)]) -> Result<Vec<f64>, String> {
+        Fixed.send_recv_ns(bytes, pairs)
+    }
+}
+
+#[test]
+fn back_to_back_compute_nodes_overlap_their_edges_and_a_node_that_waited_does_not() {
+    assert_eq!(exec::edge_overlap_ns(10.0, 3.0, 10.0, 4.0), 7.0, "the head behind 7 ns, the tail behind 6");
+    assert_eq!(exec::edge_overlap_ns(2.0, 1.0, 10.0, 4.0), 1.0 + 1.0, "only 1 ns of the previous node computes");
+    assert_eq!(exec::edge_overlap_ns(10.0, 3.0, 1.0, 4.0), 4.0, "the next node has no compute to hide a tail behind");
+    let chain = r#"Workload(name: "chain", ranks: 1, nodes: [
+        (id: 0, name: "a", op: Gemm(m: 128, k: 128, n: 128)),
+        (id: 1, name: "b", op: Elementwise(elements: 1024), data_deps: [0]),
+        (id: 2, name: "c", op: Gemm(m: 128, k: 128, n: 128), data_deps: [1]),
+    ])"#;
+    let c = format::parse("chain.ron", chain).unwrap();
+    // a 0-10; b from 10, 7 ns of its 10 overlapped: to 13; c from 13, its head behind b's 3
+    // ns of compute (10 - 7 - its tail 3 = 0: min(4, 3 - 3) = 0) and b's tail behind c: to 20.
+    let r = exec::run(&c, 1, &mut Edged).unwrap();
+    assert_eq!(r.step_ns, 20.0);
+    assert_eq!(exec::run(&c, 1, &mut Fixed).unwrap().step_ns, 30.0, "no edges, no overlap");
+    // A compute node that waits for a load does not start as the previous one ends.
+    let waits = r#"Workload(name: "waits", ranks: 1, nodes: [
+        (id: 0, name: "a", op: Gemm(m: 128, k: 128, n: 128)),
+        (id: 1, name: "ld", op: Load(bytes: 4096)),
+        (id: 2, name: "c", op: Gemm(m: 128, k: 128, n: 128), data_deps: [0, 1]),
+    ])"#;
+    let c = format::parse("waits.ron", waits).unwrap();
+    assert_eq!(exec::run(&c, 1, &mut Edged).unwrap().step_ns, 30.0, "c starts at 20 after the load, alone");
+}

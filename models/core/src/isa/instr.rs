@@ -407,6 +407,20 @@ pub enum Instr {
         /// Output: one element per partition.
         dst: Ap,
     },
+    /// Vector (NC-v4 and later: `costs.vector.quantize_mx`): quantizes a BF16/FP16 operand
+    /// laid out as an MXFP8 one (4 K-rows per partition, K = 4 x partitions, row k =
+    /// j x partitions + p at free index j x columns + c of partition p) to MXFP8: for each
+    /// block of 32 K-rows of a column, its E8M0 scale (from the block's largest magnitude) into
+    /// `scales` and the elements divided by it and cast to E4M3 into `dst` (nki.isa.quantize_mx).
+    QuantizeMx {
+        /// BF16 or FP16 input, partitions a multiple of 32, elements a multiple of 4.
+        src: Ap,
+        /// MXFP8 output, `src`'s shape.
+        dst: Ap,
+        /// One byte per block: partitions / 8 partitions x columns (the `scales=` layout of a
+        /// matmul).
+        scales: Ap,
+    },
     /// Vector, scalar or GpSimd: dst = src (with a cast to dst's type).
     TensorCopy {
         /// Input.
@@ -505,6 +519,7 @@ impl Instr {
             Instr::Activation { .. } => "activation",
             Instr::TensorReduce { .. } => "tensor_reduce",
             Instr::TensorCopy { .. } => "tensor_copy",
+            Instr::QuantizeMx { .. } => "quantize_mx",
             Instr::Memset { .. } => "memset",
             Instr::Iota { .. } => "iota",
             Instr::DmaStart { .. } => "dma_start",
@@ -525,6 +540,7 @@ impl Instr {
             Instr::TensorTensor { .. } | Instr::TensorReduce { .. } => &[Vector, GpSimd],
             Instr::TensorScalar { .. } => &[Vector, Scalar, GpSimd],
             Instr::Activation { .. } => &[Scalar],
+            Instr::QuantizeMx { .. } => &[Vector],
             Instr::TensorCopy { .. } => &[Vector, Scalar, GpSimd],
             Instr::Memset { .. } => &[Vector, GpSimd],
             Instr::Iota { .. } => &[GpSimd],

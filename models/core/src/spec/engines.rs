@@ -45,6 +45,12 @@ pub struct EngineCosts {
     pub gpsimd: GpSimdCosts,
 }
 
+/// An optional cost every core file must still write (`None` or `Some(...)`): serde would
+/// otherwise take a missing one as `None`, a silent default.
+fn required_cost<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Cost>, D::Error> {
+    Option::<Cost>::deserialize(d)
+}
+
 /// One instruction kind's initiation interval: max(`min_interval`, ceil(N x `cycles` /
 /// `elements`)) + `overhead`, in the engine's cycles, for N free elements per partition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,6 +113,10 @@ pub struct VectorCosts {
     pub memset: Cost,
     /// memset of BF16 to zero: N/2.
     pub memset_zero_bf16: Cost,
+    /// quantize_mx (NC-v4 and later: 4 elements per partition per cycle, spec §2); None on a
+    /// core without it, which refuses the instruction.
+    #[serde(deserialize_with = "required_cost")]
+    pub quantize_mx: Option<Cost>,
 }
 
 /// The scalar engine's costs (A9).
@@ -206,6 +216,9 @@ impl EngineCosts {
             ("memset_zero_bf16", v.memset_zero_bf16),
         ] {
             c.validate(&format!("vector.{name}"))?;
+        }
+        if let Some(c) = v.quantize_mx {
+            c.validate("vector.quantize_mx")?;
         }
         let s = &self.scalar;
         range("scalar.latency_cycles", s.latency_cycles, 0, MAX_CYCLES, " cycles")?;

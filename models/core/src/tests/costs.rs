@@ -5,7 +5,7 @@
 use super::matmul::ap;
 use crate::core::{build, CoreOptions};
 use crate::engine::EngineUnit;
-use crate::isa::{Accumulate, ActFn, AluOp, Dtype, Engine, Instr, Mem, Program, Stream};
+use crate::isa::{Accumulate, ActFn, AluOp, Ap, Dtype, Engine, Instr, Mem, Program, Stream};
 use trnsim_kernel::{Dur, SimBuilder};
 
 /// The cost rows are the full-rate intervals: measured on NC-v4 with its warm-up throttle off
@@ -146,6 +146,28 @@ fn every_cost_row_is_the_measured_issue_interval() {
             Instr::TensorReduce { op: AluOp::Max, src: bf(0, 300), dst: bf(0x8000, 1) },
             150,
         ),
+        (
+            "quantize_mx N=512 bf16 (4 elements a cycle)",
+            Engine::Vector,
+            vec![],
+            Instr::QuantizeMx {
+                src: bf(0, 512),
+                dst: ap(Mem::Sbuf, 0x8000, 512, Dtype::MxFp8E4m3),
+                scales: Ap { partitions: 16, ..ap(Mem::Sbuf, 0xC000, 128, Dtype::Fp8E4m3) },
+            },
+            128,
+        ),
+        (
+            "quantize_mx N=64 bf16 (MIN_II 64)",
+            Engine::Vector,
+            vec![],
+            Instr::QuantizeMx {
+                src: bf(0, 64),
+                dst: ap(Mem::Sbuf, 0x8000, 64, Dtype::MxFp8E4m3),
+                scales: Ap { partitions: 16, ..ap(Mem::Sbuf, 0xC000, 16, Dtype::Fp8E4m3) },
+            },
+            64,
+        ),
         ("memset N=300", Engine::Vector, vec![], Instr::Memset { dst: f32s(0x8000, 300), value: 1.0 }, 300),
         ("memset N=300 zero bf16", Engine::Vector, vec![], Instr::Memset { dst: bf(0x8000, 300), value: 0.0 }, 150),
         (
@@ -242,4 +264,20 @@ fn latency_delays_results_and_not_the_interval_and_control_costs_are_the_files()
     };
     let (fast, slowed) = (count(&CoreOptions::default()), count(&slow));
     assert_eq!(slowed - fast, 16 * 2, "sixteen register instructions, two more cycles each");
+}
+
+#[test]
+fn a_core_without_quantize_mx_refuses_it_naming_the_field() {
+    let bf = |off, n| ap(Mem::Sbuf, off, n, Dtype::Bf16);
+    let q = Instr::QuantizeMx {
+        src: bf(0, 64),
+        dst: ap(Mem::Sbuf, 0x8000, 64, Dtype::MxFp8E4m3),
+        scales: Ap { partitions: 16, ..ap(Mem::Sbuf, 0xC000, 16, Dtype::Fp8E4m3) },
+    };
+    let program =
+        Program { source: "q.asm".into(), streams: vec![(Engine::Vector, Stream { instrs: vec![q], lines: vec![3] })] };
+    let v3 = CoreOptions { spec: crate::spec::preset("nc-v3").unwrap(), ..CoreOptions::default() };
+    let e = build(&mut SimBuilder::new(), "nc0", &program, &v3, None).err().unwrap();
+    assert_eq!(e, "q.asm:3: vector: core nc-v3 has no quantize_mx (costs.vector.quantize_mx is None)");
+    assert!(build(&mut SimBuilder::new(), "nc0", &program, &CoreOptions::default(), None).is_ok(), "nc-v4 has it");
 }

@@ -123,6 +123,7 @@ fn shapes(p: &Parsed<'_>, line: u32, st: &mut Option<Stationary>, columns: u32) 
             Ok(())
         }
         Instr::TensorReduce { .. } => one_per_partition(p, "src", "dst"),
+        Instr::QuantizeMx { src, dst, scales } => quantize_mx(p, src, dst, scales),
         Instr::DmaStart { .. } if p.aps.len() == 2 => same_partitions(p),
         _ => Ok(()),
     }
@@ -134,6 +135,42 @@ fn same_partitions(p: &Parsed<'_>) -> R<()> {
         return Ok(());
     }
     fail(d.at, d.field, format!("`dst` has {} partitions but `src` has {}", d.ap.partitions, s.ap.partitions))
+}
+
+/// quantize_mx: BF16/FP16 in, MXFP8 out of the same shape, on 32, 64, 96 or 128 partitions
+/// and 4 K-rows per partition; one scale byte per 32 K-rows of a column.
+fn quantize_mx(p: &Parsed<'_>, src: &Ap, dst: &Ap, scales: &Ap) -> R<()> {
+    let at = |f: &str| find(p, f).at;
+    if !matches!(src.dtype, Dtype::Bf16 | Dtype::Fp16) {
+        return fail(at("src"), "src", format!("quantize_mx reads bf16 or fp16, not {}", src.dtype.name()));
+    }
+    if dst.dtype != Dtype::MxFp8E4m3 {
+        return fail(at("dst"), "dst", format!("quantize_mx writes mxfp8, not {}", dst.dtype.name()));
+    }
+    if !src.partitions.is_multiple_of(32) {
+        let msg =
+            format!("a block is 32 K-rows over 32 partitions: {} partitions is not a multiple of 32", src.partitions);
+        return fail(at("src"), "src", msg);
+    }
+    if !elems(src).is_multiple_of(4) {
+        let msg = format!("mxfp8 packs 4 K-rows per partition: {} elements is not a multiple of 4", elems(src));
+        return fail(at("src"), "src", msg);
+    }
+    same_shape(p, "src", "dst")?;
+    if scales.dtype.bytes() != 1 {
+        let msg = format!("scales are one byte each: use a 1-byte type, not {}", scales.dtype.name());
+        return fail(at("scales"), "scales", msg);
+    }
+    let (want_p, want_f) = (src.partitions / 8, elems(src) / 4);
+    if scales.partitions != want_p || elems(scales) != want_f {
+        let msg = format!(
+            "one scale per 32 K-rows of a column: `scales` needs {want_p} partitions x {want_f} elements, not {} x {}",
+            scales.partitions,
+            elems(scales)
+        );
+        return fail(at("scales"), "scales", msg);
+    }
+    Ok(())
 }
 
 /// MXFP8 operands need scales (one byte each); other types take none.

@@ -20,7 +20,7 @@ pub(super) struct Parsed<'a> {
 type R<T> = Result<T, LineError>;
 
 /// Every mnemonic, in documentation order.
-pub(super) const MNEMONICS: [&str; 17] = [
+pub(super) const MNEMONICS: [&str; 18] = [
     "ldweights",
     "matmul",
     "transpose",
@@ -29,6 +29,7 @@ pub(super) const MNEMONICS: [&str; 17] = [
     "activation",
     "tensor_reduce",
     "tensor_copy",
+    "quantize_mx",
     "memset",
     "iota",
     "dma_start",
@@ -53,6 +54,7 @@ pub(super) fn instruction<'a>(c: &mut Cursor<'_, 'a>, opts: &AsmOptions) -> R<Pa
         "activation" => p.activation(),
         "tensor_reduce" => p.tensor_reduce(),
         "tensor_copy" => p.unary(|src, dst| Instr::TensorCopy { src, dst }),
+        "quantize_mx" => p.quantize_mx(),
         "memset" => p.memset(),
         "iota" => p.iota(),
         "dma_start" => p.dma_start(),
@@ -238,6 +240,21 @@ impl<'a> P<'_, '_, 'a> {
         self.arrow()?;
         let dst = self.ap("dst", Role::Output)?;
         Ok(make(src, dst))
+    }
+
+    /// `quantize_mx SRC -> DST, scales=AP` (the scales are required).
+    fn quantize_mx(&mut self) -> R<Instr> {
+        let src = self.ap("src", Role::Input)?;
+        self.arrow()?;
+        let dst = self.ap("dst", Role::Output)?;
+        self.comma("scales")?;
+        let (k, at) = self.c.word("scales", "`scales=`")?;
+        if k != "scales" {
+            return fail(at, "scales", format!("expected `scales=`, found `{k}`"));
+        }
+        self.c.expect(Tok::Eq, "scales")?;
+        let scales = self.ap("scales", Role::Output)?;
+        Ok(Instr::QuantizeMx { src, dst, scales })
     }
 
     fn tensor_tensor(&mut self) -> R<Instr> {

@@ -105,6 +105,10 @@ fn instr_text(out: &mut String, i: &Instr) {
             scales(out, s);
         }
         Instr::Transpose { src, dst } | Instr::TensorCopy { src, dst } => flow(out, src, dst),
+        Instr::QuantizeMx { src, dst, scales: s } => {
+            flow(out, src, dst);
+            scales(out, &Some(*s));
+        }
         Instr::TensorTensor { op, a, b, dst } => {
             let _ = write!(out, "{} ", op.name());
             ap(out, a);

@@ -183,6 +183,19 @@ fn compute_instr(rng: &mut Rng, e: Engine, kind: i64) -> Instr {
         3 => Instr::TensorReduce { op: rng.pick(&reduce_ops), src, dst: one_per_partition(rng, e, p) },
         4 => Instr::TensorCopy { src, dst },
         5 => Instr::Memset { dst, value: rng.float() },
+        6 => {
+            // quantize_mx: 32..128 partitions from 0, 4 K-rows per partition, scales on an
+            // eighth of the partitions.
+            let (parts, cols) = (32 * rng.range(1, 4) as u16, rng.range(1, 16) as u16);
+            let d = [Dim { size: 4 * cols, stride: 1 }];
+            let (sm, dm, cm) = (mem_for(rng, e, false), mem_for(rng, e, true), mem_for(rng, e, true));
+            let dt = rng.pick(&[Dtype::Bf16, Dtype::Fp16]);
+            let src = place(rng, sm, (0, parts), &d, dt);
+            let dst = place(rng, dm, (0, parts), &d, Dtype::MxFp8E4m3);
+            let sd = [Dim { size: cols, stride: 1 }];
+            let scales = place(rng, cm, (0, parts / 8), &sd, Dtype::Fp8E4m3);
+            Instr::QuantizeMx { src, dst, scales }
+        }
         _ => Instr::Iota { dst, base: rng.i32(), step: rng.i32(), partition_step: rng.i32() },
     }
 }
@@ -236,7 +249,7 @@ fn control_instr(rng: &mut Rng) -> Instr {
 
 fn random_instr(rng: &mut Rng, e: Engine, st: &mut TensorState) -> Instr {
     loop {
-        let kind = rng.range(0, 6);
+        let kind = rng.range(0, 7);
         let i = match rng.range(0, 9) {
             0..=2 if e == Engine::Tensor => tensor_instr(rng, st),
             0..=4 if e != Engine::Tensor => compute_instr(rng, e, kind),
@@ -327,6 +340,7 @@ fn token_soup_never_panics() {
         "activation",
         "tensor_reduce",
         "tensor_copy",
+        "quantize_mx",
         "memset",
         "iota",
         "dma_start",
