@@ -5,10 +5,10 @@
 //! (engines, DMA blocks, HBM stacks) stopped mid-run, in both HBM and DMA fidelities.
 
 use std::collections::BTreeMap;
-use trnsim_harness::chip::{self, Chip};
-use trnsim_harness::e2e;
-use trnsim_harness::neuroncore::assemble_text;
+use trnsim_benchmarks::e2e;
+use trnsim_benchmarks::neuroncore::assemble_text;
 use trnsim_kernel::{ComponentId, Dur, SimBuilder, StatValue};
+use trnsim_system::chip::{self, Chip};
 
 /// Every counter of every component and link, checked against the report; the totals of a
 /// few, to see that the run was busy.

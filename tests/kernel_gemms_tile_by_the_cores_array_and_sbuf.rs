@@ -94,6 +94,7 @@ fn the_tiles_come_from_the_cores_array_and_sbuf() {
         format: Format::Bf16,
         w_mxfp4: false,
         w_native_mxfp4: false,
+        a_quantize: false,
     };
     let at = |side: u32, bpp: u32| Geometry {
         partitions: side,
