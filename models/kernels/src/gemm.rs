@@ -217,9 +217,7 @@ impl Shape {
         }
         if v.x_quantize {
             // X's BF16 staging (twice X's bytes) follows X in its region.
-            ok &= f == Format::Mxfp8
-                && !v.x_resident
-                && 3 * u64::from(self.kb_at(f, g)) * xb <= u64::from(l.size(l.x));
+            ok &= f == Format::Mxfp8 && !v.x_resident && 3 * u64::from(self.kb_at(f, g)) * xb <= u64::from(l.size(l.x));
         }
         if v.w_mxfp4 {
             ok &= STAGE_BUFS * packed_bpp(self, f, g) <= l.size(l.stage)
