@@ -564,7 +564,7 @@ mod tests {
         assert_eq!(parse_algo("pipelined"), Ok(Algo::Pipelined));
         assert_eq!(parse_algo("hierarchical-rhd"), Ok(Algo::HierarchicalRhd));
         assert_eq!(parse_algo("hierarchical"), Ok(Algo::Hierarchical));
-        assert!(parse_algo("pipeline").unwrap_err().contains("hierarchical, pipelined, auto"));
+        assert!(parse_algo("pipeline").unwrap_err().contains("hierarchical, hierarchical-rhd, pipelined, auto"));
     }
 
     #[test]
