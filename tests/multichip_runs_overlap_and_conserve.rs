@@ -153,10 +153,12 @@ fn tp_trace_loads_with_a_track_per_engine_queue_pseudo_channel_and_link_used() {
         "select count(distinct t.id) from counter k join track t on k.track_id = t.id join track p on t.parent_id = p.id where p.name glob 'hbm[0-3]' and t.name glob 'ch*.pc* bandwidth'",
         // 3: fabric link tracks with packet slices
         "select count(distinct t.id) from slice s join track t on s.track_id = t.id where s.name = 'packet' and t.name glob 'tx.*'",
-        // 4: collective phases (one slice per all-reduce per chip)
-        "select count(*) from slice where name = 'collective'",
+        // 4: collective phases on the collective engines (one slice per all-reduce per chip)
+        "select count(*) from slice s join track t on s.track_id = t.id where s.name = 'collective' and t.name not glob 'CC-core*'",
         // 5: slices that never end
         "select count(*) from slice where dur < 0",
+        // 6: the cores' CC-core rows (one slice per all-reduce per core)
+        "select count(*) from slice s join track t on s.track_id = t.id where s.name = 'collective' and t.name glob 'CC-core*'",
     ];
     let Some(tp) = TraceProcessor::for_tests(&root()) else { return };
     let rows = tp.query(&path, &sql).unwrap_or_else(|e| panic!("{e}"));
@@ -167,6 +169,7 @@ fn tp_trace_loads_with_a_track_per_engine_queue_pseudo_channel_and_link_used() {
     assert_eq!(one(3), used_links, "a packet track for every fabric link that carried traffic");
     assert_eq!(one(4), 4 * i64::from(TP.phases), "a collective slice per all-reduce per chip");
     assert_eq!(one(5), 0);
+    assert_eq!(one(6), 4 * 8 * i64::from(TP.phases), "a CC-core slice per all-reduce per core");
 }
 
 /// Whole chips split by chip (each partition makes only its own chips' engines, memories and
