@@ -202,3 +202,25 @@ pub fn is_located(e: &str) -> bool {
     let col = parts.next().is_some_and(|s| s.trim().parse::<u64>().is_ok());
     line && col && parts.next().is_some() && !e.trim_end().contains('\n')
 }
+
+/// trn3-chip with each `PATH=VALUE` of `sets` applied (`--set`), resolved.
+pub fn system<S: AsRef<str>>(sets: &[S]) -> trnsim_system::doc::Resolved {
+    let mut doc = trnsim_system::doc::SystemDoc::open("trn3-chip").unwrap();
+    for s in sets {
+        doc.set(s.as_ref()).unwrap();
+    }
+    doc.resolve().unwrap()
+}
+
+/// A one-rank workload of the single node `op` (RON, e.g. `Gemm(m: 8, ...)`).
+pub fn one_node(op: &str) -> trnsim_workloads::format::Checked {
+    let text = format!("Workload(name: \"op\", ranks: 1, nodes: [Node(id: 0, name: \"n\", op: {op})])");
+    trnsim_workloads::format::parse("op.ron", &text).unwrap()
+}
+
+/// Workload `w`'s step time on `sys` in ns, every op on the cycle-level chip.
+pub fn cycle_ns(w: &trnsim_workloads::format::Checked, sys: &trnsim_system::doc::Resolved) -> f64 {
+    use trnsim_harness::workload::{self, Compute, Options};
+    let opts = Options { efficiency: Some(0.5), compute: Compute::Cycle, ..Default::default() };
+    workload::run(w, sys, &opts).unwrap().report.step_ns
+}

@@ -5,13 +5,10 @@
 //! the field, nothing run; so is an attention node on an array the attention kernel is not
 //! written for.
 
-use crate::common::{scratch, trnsim};
-use trnsim_harness::workload::{self, Compute, Options};
+use crate::common::{cycle_ns, one_node, scratch, system, trnsim};
 use trnsim_kernels::format::Format;
 use trnsim_kernels::geometry::Geometry;
 use trnsim_kernels::plan::{plan_on, GemmOp};
-use trnsim_system::doc::{Resolved, SystemDoc};
-use trnsim_workloads::format::{parse, Checked};
 
 /// The sets that make trn3-chip's cores `n` x `n` (SBUF and PSUM of `n` partitions, the 16 DMA
 /// engines `n / 16` partitions each) with `bpp` SBUF bytes per partition (in banks of 16 KiB),
@@ -27,23 +24,6 @@ fn square(n: u32, bpp: u32) -> Vec<String> {
         format!("chip.core.sbuf.banks={}", bpp / 16384),
         "chip.core.costs.tensor.throttle.enabled=false".into(),
     ]
-}
-
-fn system(sets: &[String]) -> Resolved {
-    let mut doc = SystemDoc::open("trn3-chip").unwrap();
-    for s in sets {
-        doc.set(s).unwrap();
-    }
-    doc.resolve().unwrap()
-}
-
-fn one_node(op: &str) -> Checked {
-    parse("op.ron", &format!("Workload(name: \"op\", ranks: 1, nodes: [Node(id: 0, name: \"n\", op: {op})])")).unwrap()
-}
-
-fn cycle_ns(w: &Checked, sys: &Resolved) -> f64 {
-    let opts = Options { efficiency: Some(0.5), compute: Compute::Cycle, ..Default::default() };
-    workload::run(w, sys, &opts).unwrap().report.step_ns
 }
 
 #[test]

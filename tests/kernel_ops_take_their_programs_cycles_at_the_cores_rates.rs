@@ -3,30 +3,12 @@
 //! core file's MXFP8 rate against BF16; a run gives byte-identical reports with the op cache
 //! cold and warm; every report says which model timed each node kind.
 
-use crate::common::{scratch, trnsim};
+use crate::common::{cycle_ns, one_node, scratch, system, trnsim};
 use trnsim_harness::workload::{self, Compute, Options};
 use trnsim_kernels::format::Format;
 use trnsim_kernels::plan::{plan, GemmOp};
 use trnsim_kernels::{attention, elementwise, gemm, run};
-use trnsim_system::doc::{Resolved, SystemDoc};
-use trnsim_workloads::format::{parse, Checked};
-
-fn system(sets: &[&str]) -> Resolved {
-    let mut doc = SystemDoc::open("trn3-chip").unwrap();
-    for s in sets {
-        doc.set(s).unwrap();
-    }
-    doc.resolve().unwrap()
-}
-
-fn one_node(op: &str) -> Checked {
-    parse("op.ron", &format!("Workload(name: \"op\", ranks: 1, nodes: [Node(id: 0, name: \"n\", op: {op})])")).unwrap()
-}
-
-fn cycle_ns(w: &Checked, sys: &Resolved) -> f64 {
-    let opts = Options { efficiency: Some(0.5), compute: Compute::Cycle, ..Default::default() };
-    workload::run(w, sys, &opts).unwrap().report.step_ns
-}
+use trnsim_workloads::format::parse;
 
 /// `trnsim core FILE` on one core: the simulated time it prints, in us (3 decimals).
 fn core_us(name: &str, text: &str) -> String {
@@ -90,7 +72,7 @@ fn an_op_through_the_workload_takes_its_programs_time_under_trnsim_core() {
 
 #[test]
 fn mxfp8_gemms_run_at_the_core_files_mxfp8_rate() {
-    let sys = system(&[]);
+    let sys = system::<&str>(&[]);
     let chip = sys.chip().unwrap();
     let want = trnsim_workloads::costs::tensor_rate(&chip.core, "mxfp8").unwrap();
     assert_eq!(want, 4.0, "nc-v4: MXFP8 at 4 MACs per PE, BF16 at 1");
@@ -109,7 +91,7 @@ fn mxfp8_gemms_run_at_the_core_files_mxfp8_rate() {
 
 #[test]
 fn reports_are_byte_identical_with_the_op_cache_cold_and_warm_and_name_their_models() {
-    let sys = system(&[]);
+    let sys = system::<&str>(&[]);
     let w = parse(
         "w.ron",
         "Workload(name: \"w\", ranks: 1, nodes: [
